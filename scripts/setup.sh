@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that fabricctl's build, tests and benchmarks need.
+# Idempotent: when everything is present it changes nothing and runs no apt-get at all.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  bazel-bootstrap bazel-rules-java bazel-platforms g++ git ca-certificates
+  protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev libgrpc-dev
+  libabsl-dev libspdlog-dev libfmt-dev libcli11-dev catch2 libyaml-cpp-dev
+  libsqlite3-dev libssl-dev libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
+  # tests: network-namespace lab, TLS material, report validators
+  iproute2 openssl libxml2-utils python3
+  # benchmarks: reference tools
+  iperf3 sockperf perftest
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
