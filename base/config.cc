@@ -1,0 +1,355 @@
+#include "base/config.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "base/tls.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/duration.pb.h"
+#include "google/protobuf/reflection.h"
+#include "yaml-cpp/yaml.h"
+
+namespace fabricctl {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::EnumValueDescriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+// Walks a YAML tree against a message descriptor, filling the message by reflection.
+class YamlReader {
+ public:
+  explicit YamlReader(std::string source) : source_(std::move(source)) {}
+
+  absl::Status ReadMessage(const YAML::Node& node, const std::string& path, Message* message) {
+    if (node.IsNull()) return absl::OkStatus();
+    if (!node.IsMap()) return Error(node, path, "expected a mapping of keys");
+    const Descriptor* descriptor = message->GetDescriptor();
+    for (const auto& entry : node) {
+      const YAML::Node& key = entry.first;
+      if (!key.IsScalar()) return Error(key, path, "keys must be plain names");
+      std::string name = key.Scalar();
+      std::string key_path = path.empty() ? name : absl::StrCat(path, ".", name);
+      const FieldDescriptor* field = descriptor->FindFieldByName(name);
+      if (field == nullptr) {
+        return Error(key, key_path, absl::StrCat("unknown key (known: ", KnownKeys(descriptor), ")"));
+      }
+      if (auto status = ReadField(entry.second, key_path, field, message); !status.ok()) {
+        return status;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Error(const YAML::Node& node, const std::string& path, const std::string& what) {
+    const YAML::Mark mark = node.Mark();
+    std::string where = mark.is_null() ? source_ : absl::StrCat(source_, ":", mark.line + 1);
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", path, ": ", what));
+  }
+
+  static std::string KnownKeys(const Descriptor* descriptor) {
+    std::vector<std::string> names;
+    for (int i = 0; i < descriptor->field_count(); ++i) names.push_back(descriptor->field(i)->name());
+    return absl::StrJoin(names, ", ");
+  }
+
+  absl::Status ReadField(const YAML::Node& node, const std::string& path,
+                         const FieldDescriptor* field, Message* message) {
+    if (field->is_map()) {
+      if (node.IsNull()) return absl::OkStatus();
+      if (!node.IsMap()) return Error(node, path, "expected a mapping");
+      const Reflection* reflection = message->GetReflection();
+      for (const auto& entry : node) {
+        Message* item = reflection->AddMessage(message, field);
+        const Descriptor* item_type = item->GetDescriptor();
+        if (auto s = SetScalar(entry.first, path, item_type->map_key(), item); !s.ok()) return s;
+        std::string item_path = absl::StrCat(path, ".", entry.first.Scalar());
+        if (auto s = SetValue(entry.second, item_path, item_type->map_value(), item); !s.ok()) {
+          return s;
+        }
+      }
+      return absl::OkStatus();
+    }
+    if (field->is_repeated()) {
+      if (node.IsNull()) return absl::OkStatus();
+      if (!node.IsSequence()) return Error(node, path, "expected a list");
+      for (size_t i = 0; i < node.size(); ++i) {
+        if (auto s = SetValue(node[i], absl::StrCat(path, "[", i, "]"), field, message); !s.ok()) {
+          return s;
+        }
+      }
+      return absl::OkStatus();
+    }
+    return SetValue(node, path, field, message);
+  }
+
+  // Sets a singular field, or appends to a repeated one.
+  absl::Status SetValue(const YAML::Node& node, const std::string& path,
+                        const FieldDescriptor* field, Message* message) {
+    if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
+      return SetScalar(node, path, field, message);
+    }
+    const Reflection* reflection = message->GetReflection();
+    Message* child = field->is_repeated() ? reflection->AddMessage(message, field)
+                                          : reflection->MutableMessage(message, field);
+    if (field->message_type()->full_name() == "google.protobuf.Duration") {
+      return SetDuration(node, path, static_cast<google::protobuf::Duration*>(child));
+    }
+    return ReadMessage(node, path, child);
+  }
+
+  absl::Status SetDuration(const YAML::Node& node, const std::string& path,
+                           google::protobuf::Duration* out) {
+    absl::Duration d;
+    if (!node.IsScalar() || !absl::ParseDuration(node.Scalar(), &d) || d < absl::ZeroDuration()) {
+      return Error(node, path, "expected a duration such as 500ms, 30s or 2m");
+    }
+    int64_t nanos = absl::ToInt64Nanoseconds(d);
+    out->set_seconds(nanos / 1000000000);
+    out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+    return absl::OkStatus();
+  }
+
+  absl::Status SetScalar(const YAML::Node& node, const std::string& path,
+                         const FieldDescriptor* field, Message* message) {
+    if (!node.IsScalar()) return Error(node, path, "expected a single value");
+    const std::string& text = node.Scalar();
+    const Reflection* r = message->GetReflection();
+    const bool rep = field->is_repeated();
+    switch (field->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_STRING:
+        rep ? r->AddString(message, field, text) : r->SetString(message, field, text);
+        return absl::OkStatus();
+      case FieldDescriptor::CPPTYPE_BOOL: {
+        std::string lower = absl::AsciiStrToLower(text);
+        bool value;
+        if (lower == "true" || lower == "yes" || lower == "on") {
+          value = true;
+        } else if (lower == "false" || lower == "no" || lower == "off") {
+          value = false;
+        } else {
+          return Error(node, path, absl::StrCat("expected true or false, got '", text, "'"));
+        }
+        rep ? r->AddBool(message, field, value) : r->SetBool(message, field, value);
+        return absl::OkStatus();
+      }
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+      case FieldDescriptor::CPPTYPE_FLOAT: {
+        double value;
+        if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) {
+          return Error(node, path, absl::StrCat("expected a number, got '", text, "'"));
+        }
+        if (field->cpp_type() == FieldDescriptor::CPPTYPE_FLOAT) {
+          rep ? r->AddFloat(message, field, value) : r->SetFloat(message, field, value);
+        } else {
+          rep ? r->AddDouble(message, field, value) : r->SetDouble(message, field, value);
+        }
+        return absl::OkStatus();
+      }
+      case FieldDescriptor::CPPTYPE_INT32:
+      case FieldDescriptor::CPPTYPE_INT64: {
+        int64_t value;
+        bool is32 = field->cpp_type() == FieldDescriptor::CPPTYPE_INT32;
+        if (!absl::SimpleAtoi(text, &value) ||
+            (is32 && (value < std::numeric_limits<int32_t>::min() ||
+                      value > std::numeric_limits<int32_t>::max()))) {
+          return Error(node, path, absl::StrCat("expected an integer, got '", text, "'"));
+        }
+        if (is32) {
+          rep ? r->AddInt32(message, field, value) : r->SetInt32(message, field, value);
+        } else {
+          rep ? r->AddInt64(message, field, value) : r->SetInt64(message, field, value);
+        }
+        return absl::OkStatus();
+      }
+      case FieldDescriptor::CPPTYPE_UINT32:
+      case FieldDescriptor::CPPTYPE_UINT64: {
+        uint64_t value;
+        bool is32 = field->cpp_type() == FieldDescriptor::CPPTYPE_UINT32;
+        if (text.empty() || text[0] == '-' || !absl::SimpleAtoi(text, &value) ||
+            (is32 && value > std::numeric_limits<uint32_t>::max())) {
+          return Error(node, path,
+                       absl::StrCat("expected a non-negative integer, got '", text, "'"));
+        }
+        if (is32) {
+          rep ? r->AddUInt32(message, field, value) : r->SetUInt32(message, field, value);
+        } else {
+          rep ? r->AddUInt64(message, field, value) : r->SetUInt64(message, field, value);
+        }
+        return absl::OkStatus();
+      }
+      case FieldDescriptor::CPPTYPE_ENUM: {
+        const EnumValueDescriptor* value = FindEnumValue(field, text);
+        if (value == nullptr) {
+          return Error(node, path, absl::StrCat("unknown value '", text, "' (expected ",
+                                                EnumChoices(field), ")"));
+        }
+        rep ? r->AddEnum(message, field, value) : r->SetEnum(message, field, value);
+        return absl::OkStatus();
+      }
+      case FieldDescriptor::CPPTYPE_MESSAGE:
+        break;
+    }
+    return Error(node, path, "unsupported field type");
+  }
+
+  // Enum values are written without the type prefix, in lower case: "full" for PAIRING_FULL.
+  static std::string ShortEnumName(const EnumValueDescriptor* value) {
+    std::string name = value->name();
+    std::string prefix;
+    for (char c : value->type()->name()) {
+      if (std::isupper(static_cast<unsigned char>(c)) && !prefix.empty()) prefix += '_';
+      prefix += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    prefix += '_';
+    if (name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
+    return absl::AsciiStrToLower(name);
+  }
+
+  static const EnumValueDescriptor* FindEnumValue(const FieldDescriptor* field,
+                                                  const std::string& text) {
+    const auto* type = field->enum_type();
+    for (int i = 1; i < type->value_count(); ++i) {  // 0 is UNSPECIFIED, never a choice
+      if (ShortEnumName(type->value(i)) == absl::AsciiStrToLower(text) ||
+          type->value(i)->name() == text) {
+        return type->value(i);
+      }
+    }
+    return nullptr;
+  }
+
+  static std::string EnumChoices(const FieldDescriptor* field) {
+    std::vector<std::string> names;
+    for (int i = 1; i < field->enum_type()->value_count(); ++i) {
+      names.push_back(ShortEnumName(field->enum_type()->value(i)));
+    }
+    return absl::StrJoin(names, ", ");
+  }
+
+  std::string source_;
+};
+
+// Finds the YAML node of a dotted key path, for the line number of a validation error.
+YAML::Node FindNode(const YAML::Node& node, const std::vector<std::string>& parts, size_t i = 0) {
+  if (i == parts.size()) return node;
+  if (!node.IsMap()) return YAML::Node();
+  const YAML::Node child = node[parts[i]];  // const lookup: inserts nothing
+  if (!child) return YAML::Node();
+  return FindNode(child, parts, i + 1);
+}
+
+absl::Status Validate(const v1::Config& config, const YAML::Node& root,
+                      const std::string& source) {
+  auto fail = [&](const std::string& key, const std::string& what) {
+    YAML::Node node = FindNode(root, absl::StrSplit(key, '.'));
+    std::string where = (node && !node.Mark().is_null())
+                            ? absl::StrCat(source, ":", node.Mark().line + 1)
+                            : source;
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", key, ": ", what));
+  };
+  const auto& e = config.expect();
+  const auto& t = config.thresholds();
+  if (e.link_rate_gbps() < 0 || e.link_rate_gbps() > 3200) {
+    return fail("expect.link_rate_gbps", "must be between 0 and 3200 Gb/s");
+  }
+  if (e.netdev_mtu() != 0 && (e.netdev_mtu() < 576 || e.netdev_mtu() > 65536)) {
+    return fail("expect.netdev_mtu", "must be between 576 and 65536");
+  }
+  if (e.roce_mtu() != 0 && e.roce_mtu() != 256 && e.roce_mtu() != 512 && e.roce_mtu() != 1024 &&
+      e.roce_mtu() != 2048 && e.roce_mtu() != 4096) {
+    return fail("expect.roce_mtu", "must be 256, 512, 1024, 2048 or 4096");
+  }
+  if (e.has_pfc_priority() && e.pfc_priority() > 7) {
+    return fail("expect.pfc_priority", "must be a priority from 0 to 7");
+  }
+  if (t.min_bw_efficiency() <= 0 || t.min_bw_efficiency() > 1) {
+    return fail("thresholds.min_bw_efficiency", "must be in (0, 1]");
+  }
+  if (t.relative_bw() <= 0 || t.relative_bw() > 1) {
+    return fail("thresholds.relative_bw", "must be in (0, 1]");
+  }
+  if (t.relative_lat() < 1) return fail("thresholds.relative_lat", "must be at least 1");
+  if (t.max_robust_z() <= 0) return fail("thresholds.max_robust_z", "must be positive");
+  if (t.relative_allreduce_busbw() <= 0 || t.relative_allreduce_busbw() > 1) {
+    return fail("thresholds.relative_allreduce_busbw", "must be in (0, 1]");
+  }
+  const auto& p = config.probes();
+  if (p.iterations() != 0 && p.has_duration()) {
+    return fail("probes.iterations", "iterations and duration exclude each other");
+  }
+  if (p.gid_index() < -1 || p.gid_index() > 255) {
+    return fail("probes.gid_index", "must be -1 (automatic) or 0-255");
+  }
+  const auto& tls = config.tls();
+  int tls_given = !tls.cert().empty() + !tls.key().empty() + !tls.ca().empty();
+  if (tls_given != 0 && tls_given != 3) {
+    return fail("tls", "cert, key and ca go together: give all three, or none");
+  }
+  return absl::OkStatus();
+}
+
+void ApplyDefaults(v1::Config* c) {
+  auto* t = c->mutable_thresholds();
+  if (!t->has_min_bw_efficiency()) t->set_min_bw_efficiency(0.90);
+  if (!t->has_relative_bw()) t->set_relative_bw(0.93);
+  if (!t->has_relative_lat()) t->set_relative_lat(2.1);
+  if (!t->has_max_robust_z()) t->set_max_robust_z(3.5);
+  if (!t->has_relative_allreduce_busbw()) t->set_relative_allreduce_busbw(0.85);
+  auto* p = c->mutable_probes();
+  if (p->sizes().empty()) p->set_sizes("64K:1M");
+  if (p->iterations() == 0 && !p->has_duration()) p->set_iterations(1000);
+  if (p->tcp_streams() == 0) p->set_tcp_streams(1);
+  if (!p->has_gid_index()) p->set_gid_index(-1);
+  auto* s = c->mutable_sweep();
+  if (s->pairing() == v1::PAIRING_UNSPECIFIED) s->set_pairing(v1::PAIRING_FULL);
+  if (s->sample_rounds() == 0) s->set_sample_rounds(3);
+  if (!s->has_pair_timeout()) s->mutable_pair_timeout()->set_seconds(60);
+  if (s->retests() == 0) s->set_retests(1);
+  auto* tls = c->mutable_tls();
+  if (tls->controller_identity().empty()) tls->set_controller_identity("fabric-controller");
+}
+
+}  // namespace
+
+absl::Status YamlToMessage(const std::string& yaml, const std::string& source, Message* message) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ":", e.mark.line + 1, ": YAML syntax error: ", e.msg));
+  }
+  return YamlReader(source).ReadMessage(root, "", message);
+}
+
+v1::Config DefaultConfig() {
+  v1::Config config;
+  ApplyDefaults(&config);
+  return config;
+}
+
+absl::StatusOr<v1::Config> ParseConfig(const std::string& yaml, const std::string& source) {
+  v1::Config config;
+  if (auto status = YamlToMessage(yaml, source, &config); !status.ok()) return status;
+  ApplyDefaults(&config);
+  YAML::Node root = YAML::Load(yaml);  // parsed once already: cannot throw here
+  if (auto status = Validate(config, root, source); !status.ok()) return status;
+  return config;
+}
+
+absl::StatusOr<v1::Config> LoadConfig(const std::string& path) {
+  auto text = ReadFileToString(path, "--config");
+  if (!text.ok()) return text.status();
+  return ParseConfig(*text, path);
+}
+
+}  // namespace fabricctl

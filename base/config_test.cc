@@ -1,0 +1,136 @@
+#include "base/config.h"
+
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+namespace fabricctl {
+namespace {
+
+std::string ErrorOf(const std::string& yaml) {
+  auto config = ParseConfig(yaml, "cluster.yaml");
+  REQUIRE_FALSE(config.ok());
+  return std::string(config.status().message());
+}
+
+}  // namespace
+
+TEST_CASE("The keys later work relies on are read into the proto") {
+  auto config = ParseConfig(R"(
+expect:
+  link_rate_gbps: 400      # per RDMA port
+  netdev_mtu: 9000
+  roce_mtu: 4096
+  pfc_priority: 3
+  ecn: true
+  dscp_trust: true
+  gpudirect: true
+thresholds:
+  min_bw_efficiency: 0.90
+  relative_bw: 0.93
+  relative_lat: 2.1
+)",
+                            "cluster.yaml");
+  REQUIRE(config.ok());
+  CHECK(config->expect().link_rate_gbps() == 400);
+  CHECK(config->expect().netdev_mtu() == 9000);
+  CHECK(config->expect().roce_mtu() == 4096);
+  REQUIRE(config->expect().has_pfc_priority());
+  CHECK(config->expect().pfc_priority() == 3);
+  CHECK(config->expect().ecn());
+  CHECK(config->expect().dscp_trust());
+  CHECK(config->expect().gpudirect());
+  CHECK(config->thresholds().min_bw_efficiency() == Approx(0.90));
+  CHECK(config->thresholds().relative_bw() == Approx(0.93));
+  CHECK(config->thresholds().relative_lat() == Approx(2.1));
+}
+
+TEST_CASE("Defaults fill what the file leaves out") {
+  auto config = ParseConfig("expect: {link_rate_gbps: 200}\n", "c.yaml");
+  REQUIRE(config.ok());
+  CHECK(config->thresholds().relative_bw() == Approx(0.93));
+  CHECK(config->sweep().pairing() == v1::PAIRING_FULL);
+  CHECK(config->sweep().pair_timeout().seconds() == 60);
+  CHECK(config->probes().gid_index() == -1);
+  CHECK_FALSE(config->expect().has_pfc_priority());
+  auto empty = ParseConfig("", "empty.yaml");
+  REQUIRE(empty.ok());
+  CHECK(empty->tls().controller_identity() == "fabric-controller");
+}
+
+TEST_CASE("Enums, durations, lists and maps are read by name") {
+  auto config = ParseConfig(R"(
+sweep:
+  pairing: sample
+  pair_timeout: 1500ms
+  probes: [rdma_write_bw, tcp_bw]
+nodes:
+  - node: n1
+    labels: {rack: r1}
+)",
+                            "c.yaml");
+  REQUIRE(config.ok());
+  CHECK(config->sweep().pairing() == v1::PAIRING_SAMPLE);
+  CHECK(config->sweep().pair_timeout().seconds() == 1);
+  CHECK(config->sweep().pair_timeout().nanos() == 500000000);
+  REQUIRE(config->sweep().probes_size() == 2);
+  CHECK(config->sweep().probes(1) == "tcp_bw");
+  REQUIRE(config->nodes_size() == 1);
+  CHECK(config->nodes(0).labels().at("rack") == "r1");
+}
+
+TEST_CASE("Unknown keys are errors naming file, line and key") {
+  CHECK(ErrorOf("expect:\n  link_rate_gbps: 400\n  mtu: 9000\n") ==
+        "cluster.yaml:3: expect.mtu: unknown key (known: link_rate_gbps, netdev_mtu, roce_mtu, "
+        "pfc_priority, ecn, dscp_trust, gpudirect, min_memlock_bytes, pcie_speed_gts)");
+  CHECK(ErrorOf("expekt: {}\n").rfind("cluster.yaml:1: expekt: unknown key", 0) == 0);
+}
+
+TEST_CASE("Bad values are errors naming file, line and key") {
+  CHECK(ErrorOf("expect:\n  netdev_mtu: big\n") ==
+        "cluster.yaml:2: expect.netdev_mtu: expected a non-negative integer, got 'big'");
+  CHECK(ErrorOf("expect:\n  netdev_mtu: -1\n") ==
+        "cluster.yaml:2: expect.netdev_mtu: expected a non-negative integer, got '-1'");
+  CHECK(ErrorOf("expect:\n  ecn: maybe\n") ==
+        "cluster.yaml:2: expect.ecn: expected true or false, got 'maybe'");
+  CHECK(ErrorOf("sweep:\n  pairing: ring\n") ==
+        "cluster.yaml:2: sweep.pairing: unknown value 'ring' (expected full, quick, sample, file)");
+  CHECK(ErrorOf("sweep:\n  pair_timeout: soon\n") ==
+        "cluster.yaml:2: sweep.pair_timeout: expected a duration such as 500ms, 30s or 2m");
+  CHECK(ErrorOf("expect: [1, 2]\n") == "cluster.yaml:1: expect: expected a mapping of keys");
+}
+
+TEST_CASE("Out-of-range values are errors naming file, line and key") {
+  CHECK(ErrorOf("\nthresholds:\n  relative_bw: 1.5\n") ==
+        "cluster.yaml:3: thresholds.relative_bw: must be in (0, 1]");
+  CHECK(ErrorOf("thresholds:\n  min_bw_efficiency: 0\n") ==
+        "cluster.yaml:2: thresholds.min_bw_efficiency: must be in (0, 1]");
+  CHECK(ErrorOf("expect:\n  roce_mtu: 9000\n") ==
+        "cluster.yaml:2: expect.roce_mtu: must be 256, 512, 1024, 2048 or 4096");
+  CHECK(ErrorOf("expect:\n  pfc_priority: 8\n") ==
+        "cluster.yaml:2: expect.pfc_priority: must be a priority from 0 to 7");
+  CHECK(ErrorOf("thresholds:\n  relative_lat: 0.5\n") ==
+        "cluster.yaml:2: thresholds.relative_lat: must be at least 1");
+}
+
+TEST_CASE("YAML syntax errors name the line") {
+  CHECK(ErrorOf("expect:\n  link_rate_gbps: [400\n").rfind("cluster.yaml:", 0) == 0);
+}
+
+TEST_CASE("A missing file is an error naming it") {
+  auto config = LoadConfig("/nonexistent/fabric.yaml");
+  REQUIRE_FALSE(config.ok());
+  CHECK(std::string(config.status().message()).find("'/nonexistent/fabric.yaml'") !=
+        std::string::npos);
+}
+
+TEST_CASE("The example configurations load") {
+  for (const char* path : {"configs/roce-h100.yaml", "configs/infiniband-ndr.yaml"}) {
+    INFO(path);
+    auto config = LoadConfig(path);
+    REQUIRE(config.ok());
+    CHECK(config->expect().link_rate_gbps() == 400);
+  }
+}
+
+}  // namespace fabricctl
