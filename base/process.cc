@@ -1,0 +1,66 @@
+#include "base/process.h"
+
+#include <signal.h>
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "base/exit_code.h"
+#include "base/version.h"
+
+namespace fabricctl {
+
+void AddCommonFlags(CLI::App& app, const std::string& binary, CommonFlags* flags) {
+  app.set_version_flag("--version", absl::StrCat(binary, " ", kVersion));
+  app.add_option("--log-level", flags->logging.level,
+                 "trace, debug, info, warn, error, critical or off")
+      ->capture_default_str();
+  app.add_option("--log-format", flags->logging.format, "text or json (one object per line)")
+      ->capture_default_str();
+  app.add_option("--tls-cert", flags->tls.cert_path, "PEM certificate of this process (mTLS)");
+  app.add_option("--tls-key", flags->tls.key_path, "PEM private key of this process");
+  app.add_option("--tls-ca", flags->tls.ca_path, "PEM certificate of the cluster's CA");
+  app.add_flag("--insecure", flags->tls.insecure,
+               "allow plain text on non-loopback addresses (logs a warning)");
+  app.add_option("--config", flags->config_path, "YAML configuration (configs/README.md)");
+}
+
+std::optional<int> ParseFlags(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUnknown;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& text,
+                                                     const std::string& flag) {
+  absl::Duration d;
+  if (!absl::ParseDuration(text, &d) || d <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, ": '", text, "' is not a positive duration (such as 500ms, 10s or 2m)"));
+  }
+  return d;
+}
+
+void BlockTerminationSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+std::string WaitForTerminationSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int signal = 0;
+  sigwait(&set, &signal);
+  return signal == SIGINT ? "SIGINT" : "SIGTERM";
+}
+
+}  // namespace fabricctl

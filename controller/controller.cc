@@ -1,0 +1,52 @@
+#include "controller/controller.h"
+
+#include "absl/strings/str_cat.h"
+#include "base/logging.h"
+#include "base/net_address.h"
+#include "grpcpp/server_builder.h"
+
+namespace fabricctl::controller {
+
+absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions options) {
+  auto listen = ParseHostPort(options.listen, "--listen");
+  if (!listen.ok()) return listen.status();
+  auto security = TransportSecurity::Create(options.tls, {listen->host});
+  if (!security.ok()) return security.status();
+  auto log = Logger("controller");
+  if (security->insecure_override()) {
+    log->warn("--insecure: serving plain text on {}; agents and clients are not authenticated",
+              options.listen);
+  }
+  if (options.registry.stale_after <= options.registry.heartbeat_interval) {
+    return absl::InvalidArgumentError(
+        "--stale-after must be longer than --heartbeat-interval");
+  }
+
+  std::unique_ptr<Controller> controller(new Controller());
+  auto store = Store::Open(options.db_path);
+  if (!store.ok()) return store.status();
+  controller->store_ = *std::move(store);
+  controller->registry_ =
+      std::make_unique<RegistryService>(controller->store_.get(), options.registry);
+
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(listen->ToString(), security->ServerCredentials(), &port);
+  builder.RegisterService(controller->registry_.get());
+  controller->server_ = builder.BuildAndStart();
+  if (!controller->server_ || port == 0) {
+    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", options.listen));
+  }
+  controller->address_ = HostPort{listen->host, static_cast<uint16_t>(port)}.ToString();
+  log->info("serving on {} ({}), database {}", controller->address_,
+            security->tls() ? "mutual TLS" : "plain text", options.db_path);
+  return controller;
+}
+
+void Controller::Shutdown(absl::Duration grace) {
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoSeconds(grace));
+}
+
+Controller::~Controller() { Shutdown(absl::Seconds(1)); }
+
+}  // namespace fabricctl::controller

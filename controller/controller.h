@@ -1,0 +1,49 @@
+#ifndef FABRICCTL_CONTROLLER_CONTROLLER_H_
+#define FABRICCTL_CONTROLLER_CONTROLLER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "base/tls.h"
+#include "controller/registry_service.h"
+#include "controller/store.h"
+#include "grpcpp/server.h"
+#include "proto/config.pb.h"
+
+namespace fabricctl::controller {
+
+struct ControllerOptions {
+  // HOST:PORT to serve gRPC on; port 0 picks a free port (see Controller::address()).
+  std::string listen = "127.0.0.1:7400";
+  // SQLite database of the registry and history.
+  std::string db_path = "fabric-controller.db";
+  RegistryOptions registry;
+  TlsOptions tls;
+  v1::Config config;
+};
+
+// fabric-controller: the registry (and later the sweep engine) behind one gRPC server.
+class Controller {
+ public:
+  // Opens the store, decides transport security and starts serving.
+  static absl::StatusOr<std::unique_ptr<Controller>> Start(ControllerOptions options);
+  ~Controller();
+
+  // The address actually bound, HOST:PORT.
+  const std::string& address() const { return address_; }
+  // Stops accepting calls and waits (at most `grace`) for the running ones.
+  void Shutdown(absl::Duration grace);
+
+ private:
+  Controller() = default;
+
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<RegistryService> registry_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+};
+
+}  // namespace fabricctl::controller
+
+#endif  // FABRICCTL_CONTROLLER_CONTROLLER_H_

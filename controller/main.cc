@@ -1,0 +1,58 @@
+// fabric-controller: the cluster daemon. Flags only; the work is in //controller:controller.
+#include <cstdio>
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "base/config.h"
+#include "base/exit_code.h"
+#include "base/process.h"
+#include "controller/controller.h"
+
+int main(int argc, char** argv) {
+  using namespace fabricctl;
+  BlockTerminationSignals();
+  CLI::App app("fabric-controller: node registry, sweeps, health map and history",
+               "fabric-controller");
+  CommonFlags common;
+  AddCommonFlags(app, "fabric-controller", &common);
+  controller::ControllerOptions options;
+  std::string heartbeat = "10s", stale_after = "30s";
+  app.add_option("--listen", options.listen, "HOST:PORT to serve on (port 0: any free port)")
+      ->capture_default_str();
+  app.add_option("--db", options.db_path, "SQLite database of the registry and history")
+      ->capture_default_str();
+  app.add_option("--heartbeat-interval", heartbeat, "how often agents heartbeat")
+      ->capture_default_str();
+  app.add_option("--stale-after", stale_after, "a node silent this long is stale")
+      ->capture_default_str();
+  if (auto exit_code = ParseFlags(app, argc, argv)) return *exit_code;
+  auto fail = [](const absl::Status& s) {
+    std::cerr << "fabric-controller: " << s.message() << "\n";
+    return kExitUnknown;
+  };
+  if (auto s = SetupLogging(common.logging); !s.ok()) return fail(s);
+  options.tls = common.tls;
+  if (!common.config_path.empty()) {
+    auto config = LoadConfig(common.config_path);
+    if (!config.ok()) return fail(config.status());
+    options.config = *std::move(config);
+  } else {
+    options.config = DefaultConfig();
+  }
+  auto hb = ParsePositiveDuration(heartbeat, "--heartbeat-interval");
+  if (!hb.ok()) return fail(hb.status());
+  auto stale = ParsePositiveDuration(stale_after, "--stale-after");
+  if (!stale.ok()) return fail(stale.status());
+  options.registry.heartbeat_interval = *hb;
+  options.registry.stale_after = *stale;
+
+  auto controller = controller::Controller::Start(std::move(options));
+  if (!controller.ok()) return fail(controller.status());
+  // The one line on stdout: scripts and tests read the bound address from it.
+  std::printf("fabric-controller listening on %s\n", (*controller)->address().c_str());
+  std::fflush(stdout);
+  std::string signal = WaitForTerminationSignal();
+  Logger("controller")->info("{}: shutting down", signal);
+  (*controller)->Shutdown(absl::Seconds(5));
+  return kExitOk;
+}

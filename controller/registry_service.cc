@@ -1,0 +1,133 @@
+#include "controller/registry_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "base/grpc_status.h"
+#include "base/logging.h"
+#include "base/net_address.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace fabricctl::controller {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+constexpr size_t kMaxNameLength = 253;  // a DNS name
+constexpr int kMaxInterfaces = 1024;
+constexpr int kMaxAddressesPerInterface = 64;
+constexpr int kMaxRdmaDevices = 256;
+constexpr int kMaxPortsPerDevice = 16;
+constexpr int kMaxGpus = 64;
+constexpr int kMaxLabels = 64;
+constexpr int kMaxListNames = 100000;
+
+absl::Status ValidateNodeName(const std::string& name, const std::string& field) {
+  if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(field, " is empty"));
+  if (name.size() > kMaxNameLength) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " is longer than ", kMaxNameLength, " characters"));
+  }
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " '", name, "' may hold only letters, digits, '-', '.' and '_'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+google::protobuf::Timestamp ToProto(absl::Time t) {
+  return TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(t));
+}
+
+}  // namespace
+
+absl::Status ValidateInventory(const v1::NodeInventory& inventory) {
+  if (auto s = ValidateNodeName(inventory.node_name(), "inventory.node_name"); !s.ok()) return s;
+  if (auto a = ParseHostPort(inventory.agent_address(), "inventory.agent_address"); !a.ok()) {
+    return a.status();
+  } else if (a->port == 0) {
+    return absl::InvalidArgumentError("inventory.agent_address: port 0 cannot be dialled");
+  }
+  auto bound = [](int size, int max, const char* field) {
+    return size <= max ? absl::OkStatus()
+                       : absl::InvalidArgumentError(
+                             absl::StrCat(field, " has ", size, " entries; at most ", max));
+  };
+  for (auto s : {bound(inventory.interfaces_size(), kMaxInterfaces, "inventory.interfaces"),
+                 bound(inventory.rdma_devices_size(), kMaxRdmaDevices, "inventory.rdma_devices"),
+                 bound(inventory.gpus_size(), kMaxGpus, "inventory.gpus"),
+                 bound(static_cast<int>(inventory.labels_size()), kMaxLabels, "inventory.labels")}) {
+    if (!s.ok()) return s;
+  }
+  for (const auto& itf : inventory.interfaces()) {
+    if (auto s = bound(itf.addresses_size(), kMaxAddressesPerInterface,
+                       "inventory.interfaces.addresses");
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (const auto& dev : inventory.rdma_devices()) {
+    if (auto s = bound(dev.ports_size(), kMaxPortsPerDevice, "inventory.rdma_devices.ports");
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+v1::NodeState NodeStateAt(const StoredNode& node, absl::Time now, absl::Duration stale_after) {
+  return now - node.last_seen > stale_after ? v1::NODE_STALE : v1::NODE_ONLINE;
+}
+
+RegistryService::RegistryService(Store* store, RegistryOptions options)
+    : store_(store), options_(std::move(options)) {}
+
+grpc::Status RegistryService::Register(grpc::ServerContext* context,
+                                       const v1::RegisterRequest* request,
+                                       v1::RegisterResponse* response) {
+  const auto& inventory = request->inventory();
+  if (auto s = ValidateInventory(inventory); !s.ok()) return ToGrpcStatus(s);
+  if (auto s = store_->UpsertNode(inventory, options_.now()); !s.ok()) return ToGrpcStatus(s);
+  Logger("registry")->info("node {} registered from {} ({} RDMA devices, {} GPUs)",
+                           inventory.node_name(), inventory.agent_address(),
+                           inventory.rdma_devices_size(), inventory.gpus_size());
+  *response->mutable_heartbeat_interval() = TimeUtil::MicrosecondsToDuration(
+      absl::ToInt64Microseconds(options_.heartbeat_interval));
+  return grpc::Status::OK;
+}
+
+grpc::Status RegistryService::Heartbeat(grpc::ServerContext* context,
+                                        const v1::HeartbeatRequest* request,
+                                        v1::HeartbeatResponse* response) {
+  if (auto s = ValidateNodeName(request->node_name(), "node_name"); !s.ok()) return ToGrpcStatus(s);
+  auto known = store_->TouchNode(request->node_name(), options_.now());
+  if (!known.ok()) return ToGrpcStatus(known.status());
+  response->set_known(*known);
+  return grpc::Status::OK;
+}
+
+grpc::Status RegistryService::ListNodes(grpc::ServerContext* context,
+                                        const v1::ListNodesRequest* request,
+                                        v1::ListNodesResponse* response) {
+  if (request->names_size() > kMaxListNames) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("names has ", request->names_size(), " entries; at most ",
+                                     kMaxListNames));
+  }
+  std::vector<std::string> names(request->names().begin(), request->names().end());
+  auto nodes = store_->ListNodes(names);
+  if (!nodes.ok()) return ToGrpcStatus(nodes.status());
+  const absl::Time now = options_.now();
+  for (auto& node : *nodes) {
+    v1::NodeStatus* out = response->add_nodes();
+    out->set_state(NodeStateAt(node, now, options_.stale_after));
+    *out->mutable_first_seen() = ToProto(node.first_seen);
+    *out->mutable_last_seen() = ToProto(node.last_seen);
+    *out->mutable_inventory() = std::move(node.inventory);
+  }
+  *response->mutable_stale_after() =
+      TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(options_.stale_after));
+  return grpc::Status::OK;
+}
+
+}  // namespace fabricctl::controller

@@ -1,0 +1,57 @@
+#ifndef FABRICCTL_CONTROLLER_STORE_H_
+#define FABRICCTL_CONTROLLER_STORE_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "proto/inventory.pb.h"
+
+struct sqlite3;
+
+namespace fabricctl::controller {
+
+// A node as the registry keeps it.
+struct StoredNode {
+  v1::NodeInventory inventory;
+  absl::Time first_seen;
+  absl::Time last_seen;
+};
+
+// The controller's durable state in one SQLite database (WAL mode): the node registry now,
+// sweeps, results and findings as history. Every write is committed before the call returns,
+// so a controller restart loses nothing that was acknowledged.
+//
+// Thread-safe: one connection, serialised by a mutex (the write rate is a few per second per
+// hundred nodes; SQLite's own locking is not needed within one process).
+class Store {
+ public:
+  // Opens (creating if needed) the database at `path` and migrates its schema.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Inserts or replaces a node's inventory; first_seen is kept across re-registrations.
+  absl::Status UpsertNode(const v1::NodeInventory& inventory, absl::Time now);
+
+  // Records a heartbeat. Returns false when the node is not registered.
+  absl::StatusOr<bool> TouchNode(const std::string& name, absl::Time now);
+
+  // All nodes, ordered by name; only `names` when not empty.
+  absl::StatusOr<std::vector<StoredNode>> ListNodes(const std::vector<std::string>& names) const;
+
+ private:
+  explicit Store(sqlite3* db) : db_(db) {}
+  absl::Status Exec(const char* sql);
+
+  mutable std::mutex mu_;
+  sqlite3* db_;  // owned
+};
+
+}  // namespace fabricctl::controller
+
+#endif  // FABRICCTL_CONTROLLER_STORE_H_

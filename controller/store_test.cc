@@ -1,0 +1,80 @@
+#include "controller/store.h"
+
+#include <cstdlib>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+namespace fabricctl::controller {
+namespace {
+
+std::string TempDb(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  std::string path = std::string(dir ? dir : "/tmp") + "/" + name;
+  for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
+  return path;
+}
+
+v1::NodeInventory Node(const std::string& name, const std::string& address) {
+  v1::NodeInventory inv;
+  inv.set_node_name(name);
+  inv.set_agent_address(address);
+  return inv;
+}
+
+}  // namespace
+
+TEST_CASE("Nodes are upserted, touched and listed in name order") {
+  auto store = Store::Open(TempDb("upsert.db"));
+  REQUIRE(store.ok());
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  REQUIRE((*store)->UpsertNode(Node("node-b", "127.0.0.1:2"), t0).ok());
+  REQUIRE((*store)->UpsertNode(Node("node-a", "127.0.0.1:1"), t0 + absl::Seconds(1)).ok());
+
+  auto touched = (*store)->TouchNode("node-b", t0 + absl::Seconds(5));
+  REQUIRE(touched.ok());
+  CHECK(*touched);
+  auto unknown = (*store)->TouchNode("node-z", t0);
+  REQUIRE(unknown.ok());
+  CHECK_FALSE(*unknown);
+
+  // Re-registration replaces the inventory and keeps first_seen.
+  REQUIRE((*store)->UpsertNode(Node("node-b", "127.0.0.1:9"), t0 + absl::Seconds(7)).ok());
+
+  auto nodes = (*store)->ListNodes({});
+  REQUIRE(nodes.ok());
+  REQUIRE(nodes->size() == 2);
+  CHECK((*nodes)[0].inventory.node_name() == "node-a");
+  CHECK((*nodes)[1].inventory.agent_address() == "127.0.0.1:9");
+  CHECK((*nodes)[1].first_seen == t0);
+  CHECK((*nodes)[1].last_seen == t0 + absl::Seconds(7));
+
+  auto only = (*store)->ListNodes({"node-b"});
+  REQUIRE(only.ok());
+  REQUIRE(only->size() == 1);
+  CHECK((*only)[0].inventory.node_name() == "node-b");
+}
+
+TEST_CASE("What was written survives closing and reopening the database") {
+  std::string path = TempDb("reopen.db");
+  {
+    auto store = Store::Open(path);
+    REQUIRE(store.ok());
+    REQUIRE((*store)->UpsertNode(Node("node-a", "127.0.0.1:1"), absl::FromUnixSeconds(5)).ok());
+  }
+  auto reopened = Store::Open(path);
+  REQUIRE(reopened.ok());
+  auto nodes = (*reopened)->ListNodes({});
+  REQUIRE(nodes.ok());
+  REQUIRE(nodes->size() == 1);
+  CHECK((*nodes)[0].last_seen == absl::FromUnixSeconds(5));
+}
+
+TEST_CASE("A database that cannot be opened is an error naming the path") {
+  auto store = Store::Open("/nonexistent-dir/fabric.db");
+  REQUIRE_FALSE(store.ok());
+  CHECK(std::string(store.status().message()).find("'/nonexistent-dir/fabric.db'") !=
+        std::string::npos);
+}
+
+}  // namespace fabricctl::controller
