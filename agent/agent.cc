@@ -1,0 +1,188 @@
+#include "agent/agent.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "agent/inventory.h"
+#include "base/grpc_status.h"
+#include "base/logging.h"
+#include "base/net_address.h"
+#include "google/protobuf/util/time_util.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/server_builder.h"
+
+namespace fabricctl::agent {
+namespace {
+
+bool IsWildcard(const std::string& host) { return host == "0.0.0.0" || host == "::"; }
+
+std::chrono::system_clock::time_point Deadline(absl::Duration timeout) {
+  return std::chrono::system_clock::now() + absl::ToChronoMicroseconds(timeout);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
+  auto listen = ParseHostPort(options.listen, "--listen");
+  if (!listen.ok()) return listen.status();
+  std::vector<std::string> hosts = {listen->host};
+  if (!options.controller.empty()) {
+    auto controller = ParseHostPort(options.controller, "--controller");
+    if (!controller.ok()) return controller.status();
+    hosts.push_back(controller->host);
+  }
+  if (!options.advertise.empty()) {
+    auto advertise = ParseHostPort(options.advertise, "--advertise");
+    if (!advertise.ok()) return advertise.status();
+    hosts.push_back(advertise->host);
+  }
+  auto security = TransportSecurity::Create(options.tls, hosts);
+  if (!security.ok()) return security.status();
+  auto log = Logger("agent");
+  if (security->insecure_override()) {
+    log->warn("--insecure: plain text on {}; the controller is not authenticated",
+              options.listen);
+  }
+
+  std::unique_ptr<Agent> agent(new Agent());
+  agent->sysfs_ = std::make_unique<probes::SysfsRoot>(options.sysfs_root);
+  agent->node_name_ = options.node_name.empty() ? Hostname() : options.node_name;
+
+  // The inventory callback reads address_ after the server has bound it.
+  Agent* self = agent.get();
+  agent->service_ = std::make_unique<AgentService>(options.controller_identity, [self] {
+    InventoryOptions inventory;
+    inventory.node_name = self->node_name_;
+    inventory.agent_address = self->address_;
+    inventory.labels = self->options_.labels;
+    return CollectInventory(inventory, *self->sysfs_);
+  });
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(listen->ToString(), security->ServerCredentials(), &port);
+  builder.RegisterService(agent->service_.get());
+  agent->server_ = builder.BuildAndStart();
+  if (!agent->server_ || port == 0) {
+    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", options.listen));
+  }
+  if (!options.advertise.empty()) {
+    auto advertise = ParseHostPort(options.advertise, "--advertise");
+    agent->address_ = advertise->port == 0
+                          ? HostPort{advertise->host, static_cast<uint16_t>(port)}.ToString()
+                          : advertise->ToString();
+  } else {
+    std::string host = IsWildcard(listen->host) ? Hostname() : listen->host;
+    agent->address_ = HostPort{host, static_cast<uint16_t>(port)}.ToString();
+  }
+  log->info("node {} serving on {} ({})", agent->node_name_, agent->address_,
+            security->tls() ? "mutual TLS" : "plain text");
+
+  if (!options.controller.empty()) {
+    agent->controller_ = v1::ControllerService::NewStub(
+        grpc::CreateChannel(options.controller, security->ChannelCredentials()));
+  }
+  agent->options_ = std::move(options);
+  if (agent->controller_) agent->registration_ = std::thread([self] { self->RegistrationLoop(); });
+  return agent;
+}
+
+bool Agent::WaitFor(absl::Duration d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return !cv_.wait_for(lock, absl::ToChronoMicroseconds(d), [this] { return stopping_; });
+}
+
+absl::StatusOr<absl::Duration> Agent::Register() {
+  v1::RegisterRequest request;
+  InventoryOptions inventory;
+  inventory.node_name = node_name_;
+  inventory.agent_address = address_;
+  inventory.labels = options_.labels;
+  *request.mutable_inventory() = CollectInventory(inventory, *sysfs_);
+  v1::RegisterResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(options_.rpc_timeout));
+  grpc::Status status = controller_->Register(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  absl::Duration heartbeat = absl::Microseconds(
+      google::protobuf::util::TimeUtil::DurationToMicroseconds(response.heartbeat_interval()));
+  return heartbeat > absl::ZeroDuration() ? heartbeat : absl::Seconds(10);
+}
+
+absl::StatusOr<bool> Agent::Heartbeat() {
+  v1::HeartbeatRequest request;
+  request.set_node_name(node_name_);
+  v1::HeartbeatResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(options_.rpc_timeout));
+  grpc::Status status = controller_->Heartbeat(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response.known();
+}
+
+void Agent::RegistrationLoop() {
+  auto log = Logger("agent");
+  const std::string& controller = options_.controller;
+  constexpr absl::Duration kFirstBackoff = absl::Milliseconds(200);
+  bool registered = false;
+  bool announced = false;
+  bool failing = false;  // log a failure once, and the recovery once
+  absl::Duration heartbeat = absl::Seconds(10);
+  absl::Duration backoff = kFirstBackoff;
+  for (;;) {
+    absl::Duration wait = heartbeat;
+    if (!registered) {
+      auto interval = Register();
+      if (interval.ok()) {
+        registered = true;
+        failing = false;
+        heartbeat = wait = *interval;
+        backoff = kFirstBackoff;
+        log->info("registered with controller {} as {} (heartbeat every {})", controller,
+                  node_name_, absl::FormatDuration(heartbeat));
+        if (!announced && options_.on_registered) options_.on_registered();
+        announced = true;
+      } else {
+        if (!failing) {
+          log->warn("cannot register with controller {}: {}; retrying", controller,
+                    std::string(interval.status().message()));
+        }
+        failing = true;
+        wait = backoff;
+        backoff = std::min(backoff * 2, options_.max_retry_backoff);
+      }
+    } else {
+      auto known = Heartbeat();
+      if (!known.ok()) {
+        if (!failing) {
+          log->warn("heartbeat to controller {} failed: {}", controller,
+                    std::string(known.status().message()));
+        }
+        failing = true;
+      } else {
+        if (failing) log->info("controller {} reachable again", controller);
+        failing = false;
+        if (!*known) {
+          log->info("controller {} does not know this node; registering again", controller);
+          registered = false;
+          wait = absl::ZeroDuration();
+        }
+      }
+    }
+    if (!WaitFor(wait)) return;
+  }
+}
+
+void Agent::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (registration_.joinable()) registration_.join();
+  if (server_) server_->Shutdown(Deadline(absl::Seconds(2)));
+}
+
+Agent::~Agent() { Shutdown(); }
+
+}  // namespace fabricctl::agent

@@ -1,0 +1,86 @@
+#ifndef FABRICCTL_AGENT_AGENT_H_
+#define FABRICCTL_AGENT_AGENT_H_
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "agent/agent_service.h"
+#include "base/tls.h"
+#include "grpcpp/server.h"
+#include "probes/audit/sysfs_root.h"
+#include "proto/config.pb.h"
+#include "proto/controller.grpc.pb.h"
+
+namespace fabricctl::agent {
+
+struct AgentOptions {
+  // HOST:PORT to serve on; port 0 picks a free port.
+  std::string listen = "0.0.0.0:7401";
+  // HOST:PORT the controller dials; empty: the listen address (with the hostname in place of
+  // a wildcard host) and the bound port.
+  std::string advertise;
+  // Controller to register with; empty: serve only (fabricctl check works without one).
+  std::string controller;
+  // Name to register under; empty: the hostname.
+  std::string node_name;
+  std::map<std::string, std::string> labels;
+  // Deadline of every RPC to the controller.
+  absl::Duration rpc_timeout = absl::Seconds(5);
+  // Longest wait between registration attempts while the controller is unreachable.
+  absl::Duration max_retry_backoff = absl::Seconds(10);
+  // Certificate identity (CN or SAN) of the only caller allowed to run probes here.
+  std::string controller_identity = "fabric-controller";
+  TlsOptions tls;
+  std::string sysfs_root = "/";
+  v1::Config config;
+  // Called once, from the registration thread, after the first successful registration.
+  std::function<void()> on_registered;
+};
+
+// fabric-agent: serves AgentService and keeps itself registered with the controller —
+// registering, heartbeating at the interval the controller asks for, and registering again
+// whenever the controller has forgotten it or was unreachable.
+class Agent {
+ public:
+  static absl::StatusOr<std::unique_ptr<Agent>> Start(AgentOptions options);
+  ~Agent();
+
+  const std::string& address() const { return address_; }
+  const std::string& node_name() const { return node_name_; }
+  // Stops the registration loop and the server.
+  void Shutdown();
+
+ private:
+  Agent() = default;
+  void RegistrationLoop();
+  // One registration; returns the heartbeat interval the controller asks for.
+  absl::StatusOr<absl::Duration> Register();
+  // One heartbeat; returns whether the controller knows this node.
+  absl::StatusOr<bool> Heartbeat();
+  // Waits up to `d`; returns false when shutting down.
+  bool WaitFor(absl::Duration d);
+
+  AgentOptions options_;
+  std::unique_ptr<probes::SysfsRoot> sysfs_;
+  std::unique_ptr<AgentService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::ControllerService::Stub> controller_;
+  std::string address_;
+  std::string node_name_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // guarded by mu_
+  std::thread registration_;
+};
+
+}  // namespace fabricctl::agent
+
+#endif  // FABRICCTL_AGENT_AGENT_H_

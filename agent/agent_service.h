@@ -1,0 +1,29 @@
+#ifndef FABRICCTL_AGENT_AGENT_SERVICE_H_
+#define FABRICCTL_AGENT_AGENT_SERVICE_H_
+
+#include <functional>
+#include <string>
+
+#include "proto/agent.grpc.pb.h"
+
+namespace fabricctl::agent {
+
+// fabric-agent's gRPC service. Every call must come from the controller's identity when the
+// server runs with mutual TLS (PERMISSION_DENIED otherwise). Methods not overridden here answer
+// UNIMPLEMENTED, the generated default.
+class AgentService : public v1::AgentService::Service {
+ public:
+  // `inventory` is called per request so that the answer is current.
+  AgentService(std::string controller_identity, std::function<v1::NodeInventory()> inventory);
+
+  grpc::Status GetInventory(grpc::ServerContext* context, const v1::GetInventoryRequest* request,
+                            v1::NodeInventory* response) override;
+
+ private:
+  std::string controller_identity_;
+  std::function<v1::NodeInventory()> inventory_;
+};
+
+}  // namespace fabricctl::agent
+
+#endif  // FABRICCTL_AGENT_AGENT_SERVICE_H_
