@@ -1,0 +1,44 @@
+#include "cli/controller_client.h"
+
+#include "absl/strings/str_cat.h"
+#include "base/grpc_status.h"
+#include "base/logging.h"
+#include "base/net_address.h"
+#include "grpcpp/create_channel.h"
+
+namespace fabricctl::cli {
+
+absl::StatusOr<std::unique_ptr<v1::ControllerService::Stub>> ConnectController(
+    const ControllerTarget& target) {
+  auto address = ParseHostPort(target.address, "--controller");
+  if (!address.ok()) return address.status();
+  auto security = TransportSecurity::Create(target.tls, {address->host});
+  if (!security.ok()) return security.status();
+  if (security->insecure_override()) {
+    Logger("fabricctl")->warn("--insecure: plain text to {}", target.address);
+  }
+  return v1::ControllerService::NewStub(
+      grpc::CreateChannel(address->ToString(), security->ChannelCredentials()));
+}
+
+std::chrono::system_clock::time_point DeadlineAfter(absl::Duration timeout) {
+  return std::chrono::system_clock::now() + absl::ToChronoMicroseconds(timeout);
+}
+
+absl::Status DescribeRpcFailure(const ControllerTarget& target, const grpc::Status& status) {
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      return absl::UnavailableError(absl::StrCat("controller ", target.address,
+                                                 " unreachable: ", status.error_message()));
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return absl::DeadlineExceededError(
+          absl::StrCat("controller ", target.address, " did not answer within ",
+                       absl::FormatDuration(target.timeout)));
+    default:
+      return absl::Status(FromGrpcStatus(status).code(),
+                          absl::StrCat("controller ", target.address, ": ",
+                                       status.error_message()));
+  }
+}
+
+}  // namespace fabricctl::cli

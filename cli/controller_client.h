@@ -1,0 +1,36 @@
+#ifndef FABRICCTL_CLI_CONTROLLER_CLIENT_H_
+#define FABRICCTL_CLI_CONTROLLER_CLIENT_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "base/tls.h"
+#include "proto/controller.grpc.pb.h"
+
+namespace fabricctl::cli {
+
+// Where and how fabricctl reaches the controller.
+struct ControllerTarget {
+  std::string address = "127.0.0.1:7400";  // --controller (or $FABRICCTL_CONTROLLER)
+  absl::Duration timeout = absl::Seconds(5);  // deadline of every RPC
+  TlsOptions tls;
+};
+
+// A stub for the controller; transport security decided as for the daemons (mTLS, or plain
+// text on loopback / with --insecure).
+absl::StatusOr<std::unique_ptr<v1::ControllerService::Stub>> ConnectController(
+    const ControllerTarget& target);
+
+// A deadline `timeout` from now, for grpc::ClientContext::set_deadline.
+std::chrono::system_clock::time_point DeadlineAfter(absl::Duration timeout);
+
+// "controller 127.0.0.1:7400 unreachable: connection refused (deadline 5s)" and the like:
+// a failed call turned into one line naming the controller and the cause.
+absl::Status DescribeRpcFailure(const ControllerTarget& target, const grpc::Status& status);
+
+}  // namespace fabricctl::cli
+
+#endif  // FABRICCTL_CLI_CONTROLLER_CLIENT_H_
