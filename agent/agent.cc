@@ -82,6 +82,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
         grpc::CreateChannel(options.controller, security->ChannelCredentials()));
   }
   agent->options_ = std::move(options);
+  if (agent->options_.on_listening) agent->options_.on_listening(agent->address_);
   if (agent->controller_) agent->registration_ = std::thread([self] { self->RegistrationLoop(); });
   return agent;
 }

@@ -40,6 +40,8 @@ struct AgentOptions {
   TlsOptions tls;
   std::string sysfs_root = "/";
   v1::Config config;
+  // Called once with the bound address, before registration starts.
+  std::function<void(const std::string&)> on_listening;
   // Called once, from the registration thread, after the first successful registration.
   std::function<void()> on_registered;
 };

@@ -5,7 +5,6 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_split.h"
 #include "agent/agent.h"
-#include "base/config.h"
 #include "base/exit_code.h"
 #include "base/process.h"
 
@@ -27,9 +26,10 @@ int main(int argc, char** argv) {
                  "HOST:PORT the controller dials (default: the listen address)");
   app.add_option("--node-name", options.node_name, "name to register under (default: hostname)");
   app.add_option("--label", labels, "KEY=VALUE node label (rack, leaf, ...); repeatable");
+  options.controller_identity.clear();  // default from the configuration's tls section
   app.add_option("--controller-identity", options.controller_identity,
-                 "certificate name of the only caller allowed to run probes")
-      ->capture_default_str();
+                 "certificate name of the only caller allowed to run probes "
+                 "(default: tls.controller_identity, fabric-controller)");
   app.add_option("--sysfs-root", options.sysfs_root, "root of sysfs/procfs reads")
       ->capture_default_str();
   app.add_option("--rpc-timeout", rpc_timeout, "deadline of every RPC to the controller")
@@ -40,14 +40,12 @@ int main(int argc, char** argv) {
     std::cerr << "fabric-agent: " << s.message() << "\n";
     return kExitUnknown;
   };
-  if (auto s = SetupLogging(common.logging); !s.ok()) return fail(s);
+  auto config = ApplyCommonFlags(&common);
+  if (!config.ok()) return fail(config.status());
+  options.config = *std::move(config);
   options.tls = common.tls;
-  if (!common.config_path.empty()) {
-    auto config = LoadConfig(common.config_path);
-    if (!config.ok()) return fail(config.status());
-    options.config = *std::move(config);
-  } else {
-    options.config = DefaultConfig();
+  if (options.controller_identity.empty()) {
+    options.controller_identity = options.config.tls().controller_identity();
   }
   for (const auto& label : labels) {
     std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
@@ -65,11 +63,13 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   };
 
+  // Scripts and tests read the bound address from this line; it comes before "registered".
+  options.on_listening = [](const std::string& address) {
+    std::printf("fabric-agent listening on %s\n", address.c_str());
+    std::fflush(stdout);
+  };
   auto agent = agent::Agent::Start(std::move(options));
   if (!agent.ok()) return fail(agent.status());
-  // Scripts and tests read the bound address from this line.
-  std::printf("fabric-agent listening on %s\n", (*agent)->address().c_str());
-  std::fflush(stdout);
   std::string signal = WaitForTerminationSignal();
   Logger("agent")->info("{}: shutting down", signal);
   (*agent)->Shutdown();

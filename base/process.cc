@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "base/config.h"
 #include "base/exit_code.h"
 #include "base/version.h"
 
@@ -23,6 +24,23 @@ void AddCommonFlags(CLI::App& app, const std::string& binary, CommonFlags* flags
   app.add_flag("--insecure", flags->tls.insecure,
                "allow plain text on non-loopback addresses (logs a warning)");
   app.add_option("--config", flags->config_path, "YAML configuration (configs/README.md)");
+}
+
+absl::StatusOr<v1::Config> ApplyCommonFlags(CommonFlags* flags) {
+  if (auto s = SetupLogging(flags->logging); !s.ok()) return s;
+  v1::Config config = DefaultConfig();
+  if (!flags->config_path.empty()) {
+    auto loaded = LoadConfig(flags->config_path);
+    if (!loaded.ok()) return loaded.status();
+    config = *std::move(loaded);
+  }
+  TlsOptions& tls = flags->tls;
+  if (tls.cert_path.empty() && tls.key_path.empty() && tls.ca_path.empty()) {
+    tls.cert_path = config.tls().cert();
+    tls.key_path = config.tls().key();
+    tls.ca_path = config.tls().ca();
+  }
+  return config;
 }
 
 std::optional<int> ParseFlags(CLI::App& app, int argc, char** argv) {

@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "base/logging.h"
 #include "base/tls.h"
+#include "proto/config.pb.h"
 
 namespace fabricctl {
 
@@ -22,6 +23,11 @@ struct CommonFlags {
 // Adds --log-level, --log-format, --tls-cert, --tls-key, --tls-ca, --insecure and --config
 // (and --version printing `binary` and the version) to `app`.
 void AddCommonFlags(CLI::App& app, const std::string& binary, CommonFlags* flags);
+
+// After parsing: sets up logging, loads the configuration file (or the defaults) and takes the
+// TLS paths from its `tls` section where no --tls-* flag was given. Errors name the flag or the
+// file, line and key.
+absl::StatusOr<v1::Config> ApplyCommonFlags(CommonFlags* flags);
 
 // Parses the command line. Returns the exit code when the process should stop now: 0 after
 // --help or --version, kExitUnknown (3) after a usage error (CLI11 prints the message).

@@ -27,9 +27,16 @@ std::chrono::system_clock::time_point DeadlineAfter(absl::Duration timeout) {
 
 absl::Status DescribeRpcFailure(const ControllerTarget& target, const grpc::Status& status) {
   switch (status.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-      return absl::UnavailableError(absl::StrCat("controller ", target.address,
-                                                 " unreachable: ", status.error_message()));
+    case grpc::StatusCode::UNAVAILABLE: {
+      // A refused TLS handshake surfaces only as a closed socket.
+      bool closed = status.error_message().find("Socket closed") != std::string::npos ||
+                    status.error_message().find("handshake") != std::string::npos;
+      return absl::UnavailableError(absl::StrCat(
+          "controller ", target.address, " unreachable: ", status.error_message(),
+          closed ? " (the connection was closed: does the controller use mutual TLS, and "
+                   "did its CA sign --tls-cert?)"
+                 : ""));
+    }
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::DeadlineExceededError(
           absl::StrCat("controller ", target.address, " did not answer within ",

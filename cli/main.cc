@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
   };
   // Diagnostics only; results go to stdout in the chosen format.
   if (common.logging.level == "info") common.logging.level = "warn";
-  if (auto s = SetupLogging(common.logging); !s.ok()) return fail(s);
+  auto config = ApplyCommonFlags(&common);
+  if (!config.ok()) return fail(config.status());
   cli::ControllerTarget target;
   target.address = controller;
   target.tls = common.tls;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "base/exit_code.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"

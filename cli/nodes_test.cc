@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/time/clock.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace fabricctl::cli {

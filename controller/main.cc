@@ -3,7 +3,6 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
-#include "base/config.h"
 #include "base/exit_code.h"
 #include "base/process.h"
 #include "controller/controller.h"
@@ -30,15 +29,10 @@ int main(int argc, char** argv) {
     std::cerr << "fabric-controller: " << s.message() << "\n";
     return kExitUnknown;
   };
-  if (auto s = SetupLogging(common.logging); !s.ok()) return fail(s);
+  auto config = ApplyCommonFlags(&common);
+  if (!config.ok()) return fail(config.status());
+  options.config = *std::move(config);
   options.tls = common.tls;
-  if (!common.config_path.empty()) {
-    auto config = LoadConfig(common.config_path);
-    if (!config.ok()) return fail(config.status());
-    options.config = *std::move(config);
-  } else {
-    options.config = DefaultConfig();
-  }
   auto hb = ParsePositiveDuration(heartbeat, "--heartbeat-interval");
   if (!hb.ok()) return fail(hb.status());
   auto stale = ParsePositiveDuration(stale_after, "--stale-after");

@@ -3,6 +3,7 @@
 
 #include <functional>
 
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "controller/store.h"
 #include "proto/controller.grpc.pb.h"
