@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/skip.h"
+
 namespace fabricctl::probes {
 
 TEST_CASE("Port rates follow the IBTA width and speed encodings") {
@@ -21,10 +23,9 @@ TEST_CASE("Port rates follow the IBTA width and speed encodings") {
 TEST_CASE("Listing devices either finds devices with ports or says why there are none") {
   auto devices = ListRdmaDevices(SysfsRoot("/"));
   if (!devices.ok()) {
-    WARN("no RDMA device here: " << devices.status().message());
     CHECK(absl::IsNotFound(devices.status()));
     CHECK_FALSE(devices.status().message().empty());
-    return;
+    FABRIC_SKIP("no RDMA device on this machine: " << devices.status().message());
   }
   REQUIRE_FALSE(devices->empty());
   for (const auto& device : *devices) {

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Sets up the machine (scripts/setup.sh), builds everything and runs every test with Bazel,
+# then prints one line "N passed, N failed, N skipped" counting test cases across all targets.
+# Extra arguments go to `bazel test` (e.g. scripts/test.sh --test_output=all).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+bazel test //... "$@"
+rc=$?
+
+# Count test cases from each target's log (Catch2's closing lines); a target whose log has no
+# closing line (it crashed, timed out or did not build) counts as one failed test.
+passed=0 failed=0 skipped=0
+for target in $(bazel query 'tests(//...)' 2>/dev/null); do
+  path=${target#//}; path=${path/://}
+  log="bazel-testlogs/$path/test.log"
+  if [[ ! -f $log ]]; then failed=$((failed + 1)); echo "no log: $target"; continue; fi
+  if line=$(grep -E '^All tests passed \(' "$log" | tail -1) && [[ -n $line ]]; then
+    cases=$(sed -E 's/.* in ([0-9]+) test case.*/\1/' <<<"$line")
+    p=$cases f=0
+  elif line=$(grep -E '^test cases: ' "$log" | tail -1) && [[ -n $line ]]; then
+    p=$(sed -nE 's/.*\| *([0-9]+) passed.*/\1/p' <<<"$line"); p=${p:-0}
+    f=$(sed -nE 's/.*\| *([0-9]+) failed.*/\1/p' <<<"$line"); f=${f:-0}
+  else
+    p=0 f=1; echo "no test summary: $target"
+  fi
+  # Test cases that skipped for want of hardware say so with a SKIPPED: line (tests/skip.h).
+  s=$(grep -c '^SKIPPED: ' "$log" || true)
+  passed=$((passed + p - s)) failed=$((failed + f)) skipped=$((skipped + s))
+done
+echo "$passed passed, $failed failed, $skipped skipped"
+if ((rc == 0 && failed > 0)); then rc=1; fi
+exit $rc
