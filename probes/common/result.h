@@ -1,0 +1,61 @@
+#ifndef FABRICCTL_PROBES_COMMON_RESULT_H_
+#define FABRICCTL_PROBES_COMMON_RESULT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fabricctl::probes {
+
+// One bandwidth row, as one line of ib_write_bw's table. Gb/s is 1e9 bit/s.
+struct BwPoint {
+  uint64_t size_bytes = 0;
+  uint64_t iterations = 0;  // messages measured (all streams or queue pairs together)
+  std::optional<double> bw_peak_gbps;  // absent where not measured (TCP, duration mode)
+  double bw_avg_gbps = 0;
+  double msg_rate_mpps = 0;
+};
+
+// One latency row, as one line of ib_write_lat's table: one-way time (RTT/2) in microseconds.
+struct LatPoint {
+  uint64_t size_bytes = 0;
+  uint64_t iterations = 0;
+  double t_min_us = 0;
+  double t_max_us = 0;
+  double t_typical_us = 0;  // median
+  double t_avg_us = 0;
+  double t_stdev_us = 0;
+  double t_p99_us = 0;
+  double t_p999_us = 0;
+};
+
+enum class Outcome {
+  kOk,       // measured
+  kSkipped,  // does not apply here (no device, memlock too low); see reason
+  kFailed,   // could not run; see reason; nothing measured
+  kTimeout,  // killed by its deadline
+};
+
+// What one probe run produced. Plain data; proto conversion is in probes/common/convert.
+struct ProbeRun {
+  std::string kind;  // "tcp_bw", "rdma_write_lat", ...
+  Outcome outcome = Outcome::kFailed;
+  std::string reason;
+  std::string device;  // "tcp", "mlx5_0:1"
+  std::vector<BwPoint> bw;
+  std::vector<LatPoint> lat;
+  double elapsed_s = 0;
+
+  static ProbeRun Skipped(std::string kind, std::string reason) {
+    ProbeRun run;
+    run.kind = std::move(kind);
+    run.outcome = Outcome::kSkipped;
+    run.reason = std::move(reason);
+    return run;
+  }
+};
+
+}  // namespace fabricctl::probes
+
+#endif  // FABRICCTL_PROBES_COMMON_RESULT_H_
