@@ -1,0 +1,34 @@
+#include "probes/client.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "probes/table.h"
+
+namespace fabricctl::probes {
+
+ProbeRun RunProbeClient(const ProbeParams& params, const ServerAddress& server,
+                        const ProbeLimits& limits, bool end_session) {
+  const Probe* probe = FindProbe(params.kind);
+  ProbeRun run;
+  if (probe == nullptr) {
+    run.reason = absl::StrCat("no probe of kind ", v1::ProbeKind_Name(params.kind));
+    return run;
+  }
+  run.kind = probe->name();
+  if (auto s = ValidateParams(params, limits); !s.ok()) {
+    run.reason = std::string(s.message());
+    return run;
+  }
+  run = probe->Run(params, server);
+  if (end_session) {
+    auto fd = ConnectTcp(server.host, server.port, absl::Seconds(5));
+    if (fd.ok()) {
+      v1::ProbeHello bye;
+      bye.set_bye(true);
+      (void)SendFrame(fd->get(), bye, absl::Now() + absl::Seconds(5));
+    }
+  }
+  return run;
+}
+
+}  // namespace fabricctl::probes

@@ -1,0 +1,118 @@
+#include "probes/common/params.h"
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/time_util.h"
+#include "probes/common/sizes.h"
+
+namespace fabricctl::probes {
+
+using google::protobuf::util::TimeUtil;
+
+absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
+  auto invalid = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
+  if (!v1::ProbeKind_IsValid(p.kind) || p.kind == v1::PROBE_KIND_UNSPECIFIED) {
+    return invalid("probe kind unspecified");
+  }
+  if (p.sizes_bytes.empty()) return invalid("--sizes: no message size");
+  for (uint64_t size : p.sizes_bytes) {
+    if (size == 0) return invalid("--sizes: size 0");
+    if (size > limits.max_message_bytes) {
+      return invalid("--sizes: size ", FormatSize(size), " is above the cap of ",
+                     FormatSize(limits.max_message_bytes), " bytes");
+    }
+  }
+  const bool by_time = p.duration > absl::ZeroDuration();
+  if (by_time == (p.iterations > 0)) {
+    return invalid("--iters and --duration: give exactly one of them");
+  }
+  if (p.iterations > limits.max_iterations) {
+    return invalid("--iters: ", p.iterations, " is above the cap of ", limits.max_iterations);
+  }
+  if (p.warmup_iterations > limits.max_iterations) {
+    return invalid("--warmup: ", p.warmup_iterations, " is above the cap of ",
+                   limits.max_iterations);
+  }
+  if (p.tcp_streams == 0 || p.tcp_streams > limits.max_streams) {
+    return invalid("--streams: must be 1 to ", limits.max_streams);
+  }
+  if (p.rdma.queue_pairs == 0 || p.rdma.queue_pairs > limits.max_queue_pairs) {
+    return invalid("--qps: must be 1 to ", limits.max_queue_pairs);
+  }
+  if (p.rdma.gid_index < -1 || p.rdma.gid_index > 255) {
+    return invalid("--gid-index: must be -1 (automatic) or 0-255");
+  }
+  if (p.rdma.tx_depth > 8192) return invalid("--tx-depth: at most 8192");
+  if (by_time) {
+    absl::Duration total = p.duration * static_cast<double>(p.sizes_bytes.size());
+    if (total > limits.max_duration) {
+      return invalid("--duration: ", absl::FormatDuration(p.duration), " per size x ",
+                     p.sizes_bytes.size(), " sizes exceeds the cap of ",
+                     absl::FormatDuration(limits.max_duration));
+    }
+  } else {
+    long double total = 0;
+    for (uint64_t size : p.sizes_bytes) {
+      total += static_cast<long double>(size) * static_cast<long double>(p.iterations) *
+               (p.tcp_streams > 1 ? p.tcp_streams : 1);
+    }
+    if (total > static_cast<long double>(limits.max_total_bytes)) {
+      return invalid("--iters: the sweep would move ", static_cast<double>(total / (1ull << 30)),
+                     " GiB, above the cap of ", limits.max_total_bytes >> 30, " GiB");
+    }
+  }
+  return absl::OkStatus();
+}
+
+v1::ProbeSpec ToSpec(const ProbeParams& p) {
+  v1::ProbeSpec spec;
+  spec.set_kind(p.kind);
+  auto* m = spec.mutable_measurement();
+  for (uint64_t size : p.sizes_bytes) m->add_sizes_bytes(size);
+  m->set_iterations(static_cast<uint32_t>(p.iterations));
+  if (p.duration > absl::ZeroDuration()) {
+    *m->mutable_duration() =
+        TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(p.duration));
+  }
+  m->set_warmup_iterations(static_cast<uint32_t>(p.warmup_iterations));
+  if (p.kind == v1::TCP_BW || p.kind == v1::TCP_LAT) {
+    spec.mutable_tcp()->set_streams(p.tcp_streams);
+  } else {
+    auto* r = spec.mutable_rdma();
+    r->set_device(p.rdma.device);
+    r->set_port(p.rdma.port);
+    r->set_gid_index(p.rdma.gid_index);
+    r->set_tx_depth(p.rdma.tx_depth);
+    r->set_cq_moderation(p.rdma.cq_moderation);
+    r->set_inline_bytes(p.rdma.inline_bytes);
+    r->set_bidirectional(p.rdma.bidirectional);
+    r->set_queue_pairs(p.rdma.queue_pairs);
+  }
+  return spec;
+}
+
+ProbeParams FromSpec(const v1::ProbeSpec& spec) {
+  ProbeParams p;
+  p.kind = spec.kind();
+  const auto& m = spec.measurement();
+  p.sizes_bytes.assign(m.sizes_bytes().begin(), m.sizes_bytes().end());
+  p.iterations = m.iterations();
+  if (m.has_duration()) {
+    p.duration = absl::Nanoseconds(TimeUtil::DurationToNanoseconds(m.duration()));
+  }
+  p.warmup_iterations = m.warmup_iterations();
+  if (spec.has_tcp()) p.tcp_streams = std::max<uint32_t>(1, spec.tcp().streams());
+  if (spec.has_rdma()) {
+    const auto& r = spec.rdma();
+    p.rdma.device = r.device();
+    p.rdma.port = r.port();
+    p.rdma.gid_index = r.has_gid_index() ? r.gid_index() : -1;
+    p.rdma.tx_depth = r.tx_depth();
+    p.rdma.cq_moderation = r.cq_moderation();
+    p.rdma.inline_bytes = r.inline_bytes();
+    p.rdma.bidirectional = r.bidirectional();
+    p.rdma.queue_pairs = std::max<uint32_t>(1, r.queue_pairs());
+  }
+  return p;
+}
+
+}  // namespace fabricctl::probes

@@ -1,0 +1,60 @@
+#ifndef FABRICCTL_PROBES_COMMON_PARAMS_H_
+#define FABRICCTL_PROBES_COMMON_PARAMS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "proto/probe.pb.h"
+
+namespace fabricctl::probes {
+
+// RDMA endpoint and queue-pair settings (perftest's flags in brackets).
+struct RdmaParams {
+  std::string device;            // -d; empty: the first device with an active port
+  uint32_t port = 0;             // -i; 0: the first active port
+  int32_t gid_index = -1;        // -x; -1: picked as perftest does (RoCE v2, IPv4 first)
+  uint32_t tx_depth = 0;         // -t; 0: 128 for bandwidth, 1 for latency
+  uint32_t cq_moderation = 0;    // -Q; 0: 100, and 1 above 8 KiB as perftest forces
+  int32_t inline_bytes = -1;     // -I; -1: the device's default (WRITE 220, SEND 236)
+  bool bidirectional = false;    // -b
+  uint32_t queue_pairs = 1;      // -q
+};
+
+// One probe request, after defaults. Plain data; the proto ProbeSpec is its wire form.
+struct ProbeParams {
+  v1::ProbeKind kind = v1::PROBE_KIND_UNSPECIFIED;
+  std::vector<uint64_t> sizes_bytes;  // ascending
+  // Measured iterations per size; 0 when `duration` is set.
+  uint64_t iterations = 0;
+  // Measured time per size; zero when `iterations` is set.
+  absl::Duration duration = absl::ZeroDuration();
+  uint64_t warmup_iterations = 0;
+  uint32_t tcp_streams = 1;
+  RdmaParams rdma;
+};
+
+// Hard caps every node enforces on every request, whoever sent it.
+struct ProbeLimits {
+  uint64_t max_message_bytes = 64ull << 20;    // 64 MiB
+  uint64_t max_total_bytes = 256ull << 30;     // 256 GiB moved by one probe
+  absl::Duration max_duration = absl::Minutes(10);  // wall time of one probe
+  uint64_t max_iterations = 10'000'000;        // per size
+  uint32_t max_streams = 64;
+  uint32_t max_queue_pairs = 64;
+  uint64_t max_memory_bytes = 1ull << 30;      // buffers of one probe
+};
+
+// Checks a request against the caps and for consistency. Errors name the field:
+// "--sizes: size 128M is above the cap of 64M bytes", "--iters and --duration exclude ...".
+absl::Status ValidateParams(const ProbeParams& params, const ProbeLimits& limits);
+
+// Wire form, both ways. FromSpec validates nothing beyond the shape; call ValidateParams.
+v1::ProbeSpec ToSpec(const ProbeParams& params);
+ProbeParams FromSpec(const v1::ProbeSpec& spec);
+
+}  // namespace fabricctl::probes
+
+#endif  // FABRICCTL_PROBES_COMMON_PARAMS_H_

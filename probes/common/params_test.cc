@@ -1,0 +1,89 @@
+#include "probes/common/params.h"
+
+#include <catch2/catch.hpp>
+
+namespace fabricctl::probes {
+namespace {
+
+ProbeParams Valid() {
+  ProbeParams p;
+  p.kind = v1::TCP_BW;
+  p.sizes_bytes = {65536, 1 << 20};
+  p.iterations = 1000;
+  return p;
+}
+
+std::string ErrorOf(const ProbeParams& p, const ProbeLimits& limits = {}) {
+  auto status = ValidateParams(p, limits);
+  REQUIRE_FALSE(status.ok());
+  return std::string(status.message());
+}
+
+}  // namespace
+
+TEST_CASE("A valid request passes, and survives the wire form") {
+  ProbeParams p = Valid();
+  p.tcp_streams = 4;
+  p.warmup_iterations = 10;
+  REQUIRE(ValidateParams(p, {}).ok());
+  ProbeParams back = FromSpec(ToSpec(p));
+  CHECK(back.kind == v1::TCP_BW);
+  CHECK(back.sizes_bytes == p.sizes_bytes);
+  CHECK(back.iterations == 1000);
+  CHECK(back.warmup_iterations == 10);
+  CHECK(back.tcp_streams == 4);
+
+  ProbeParams rdma = Valid();
+  rdma.kind = v1::RDMA_WRITE_BW;
+  rdma.iterations = 0;
+  rdma.duration = absl::Milliseconds(1500);
+  rdma.rdma.device = "rxe0";
+  rdma.rdma.gid_index = 1;
+  rdma.rdma.bidirectional = true;
+  ProbeParams rdma_back = FromSpec(ToSpec(rdma));
+  CHECK(rdma_back.duration == absl::Milliseconds(1500));
+  CHECK(rdma_back.rdma.device == "rxe0");
+  CHECK(rdma_back.rdma.gid_index == 1);
+  CHECK(rdma_back.rdma.bidirectional);
+  // An unset GID index on the wire means automatic.
+  v1::ProbeSpec spec = ToSpec(rdma);
+  spec.mutable_rdma()->clear_gid_index();
+  CHECK(FromSpec(spec).rdma.gid_index == -1);
+}
+
+TEST_CASE("Caps and inconsistencies are refused with the field named") {
+  ProbeLimits limits;
+  limits.max_message_bytes = 1 << 20;
+  ProbeParams big = Valid();
+  big.sizes_bytes = {2 << 20};
+  CHECK(ErrorOf(big, limits) == "--sizes: size 2M is above the cap of 1M bytes");
+
+  ProbeParams both = Valid();
+  both.duration = absl::Seconds(1);
+  CHECK(ErrorOf(both) == "--iters and --duration: give exactly one of them");
+  ProbeParams neither = Valid();
+  neither.iterations = 0;
+  CHECK(ErrorOf(neither) == "--iters and --duration: give exactly one of them");
+
+  ProbeParams long_run = Valid();
+  long_run.iterations = 0;
+  long_run.duration = absl::Minutes(6);
+  CHECK(ErrorOf(long_run).find("exceeds the cap of 10m") != std::string::npos);
+
+  ProbeParams heavy = Valid();
+  heavy.iterations = 10'000'000;
+  heavy.tcp_streams = 64;
+  CHECK(ErrorOf(heavy).find("--iters: the sweep would move") == 0);
+
+  ProbeParams streams = Valid();
+  streams.tcp_streams = 0;
+  CHECK(ErrorOf(streams) == "--streams: must be 1 to 64");
+  ProbeParams empty = Valid();
+  empty.sizes_bytes.clear();
+  CHECK(ErrorOf(empty) == "--sizes: no message size");
+  ProbeParams kindless = Valid();
+  kindless.kind = v1::PROBE_KIND_UNSPECIFIED;
+  CHECK(ErrorOf(kindless) == "probe kind unspecified");
+}
+
+}  // namespace fabricctl::probes

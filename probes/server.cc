@@ -1,0 +1,99 @@
+#include "probes/server.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "probes/table.h"
+
+namespace fabricctl::probes {
+
+absl::StatusOr<std::unique_ptr<ProbeServer>> ProbeServer::Listen(const std::string& host,
+                                                                 uint16_t port,
+                                                                 ProbeLimits limits) {
+  auto listener = ListenTcp(host, port);
+  if (!listener.ok()) return listener.status();
+  std::unique_ptr<ProbeServer> server(new ProbeServer(*std::move(listener), limits));
+  if (!server->wake_.valid()) return absl::InternalError("eventfd failed");
+  return server;
+}
+
+ProbeServer::ProbeServer(Listener listener, ProbeLimits limits)
+    : listener_(std::move(listener)),
+      limits_(limits),
+      wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+ProbeServer::~ProbeServer() { Stop(); }
+
+void ProbeServer::Stop() {
+  stopping_ = true;
+  uint64_t one = 1;
+  if (wake_.valid()) (void)!::write(wake_.get(), &one, sizeof(one));
+}
+
+absl::Status ProbeServer::Handle(UniqueFd connection, bool* bye) {
+  v1::ProbeHello hello;
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  if (auto s = RecvFrame(connection.get(), &hello, deadline); !s.ok()) return s;
+  if (hello.bye()) {
+    *bye = true;
+    return absl::OkStatus();
+  }
+  v1::ProbeWelcome welcome;
+  const Probe* probe = FindProbe(hello.spec().kind());
+  ProbeParams params = FromSpec(hello.spec());
+  absl::Status valid = ValidateParams(params, limits_);
+  if (probe == nullptr) {
+    welcome.set_error(absl::StrCat("this server has no probe of kind ",
+                                   v1::ProbeKind_Name(hello.spec().kind())));
+  } else if (!valid.ok()) {
+    welcome.set_error(std::string(valid.message()));
+  } else if (std::find(params.sizes_bytes.begin(), params.sizes_bytes.end(),
+                       hello.size_bytes()) == params.sizes_bytes.end()) {
+    welcome.set_error(absl::StrCat("size ", hello.size_bytes(), " is not in the request"));
+  }
+  if (!welcome.error().empty()) {
+    (void)SendFrame(connection.get(), welcome, deadline);
+    return absl::InvalidArgumentError(welcome.error());
+  }
+  if (auto s = SendFrame(connection.get(), welcome, deadline); !s.ok()) return s;
+  return probe->Serve(std::move(connection), hello, limits_);
+}
+
+absl::Status ProbeServer::Serve(bool one_off) {
+  std::vector<std::thread> threads;
+  std::atomic<bool> session_over{false};
+  while (!stopping_ && !session_over) {
+    pollfd fds[2] = {{listener_.fd.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
+    int ready = ::poll(fds, 2, -1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents & POLLIN) break;
+    auto connection = AcceptTcp(listener_, absl::ZeroDuration());
+    if (!connection.ok()) continue;
+    threads.emplace_back([this, fd = std::make_shared<UniqueFd>(*std::move(connection)),
+                          one_off, &session_over]() mutable {
+      bool bye = false;
+      absl::Status status = Handle(std::move(*fd), &bye);
+      if (!status.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (first_error_.ok()) first_error_ = status;
+      }
+      if (bye && one_off) {
+        session_over = true;
+        Stop();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  return one_off ? first_error_ : absl::OkStatus();
+}
+
+}  // namespace fabricctl::probes

@@ -1,0 +1,53 @@
+#ifndef FABRICCTL_PROBES_SERVER_H_
+#define FABRICCTL_PROBES_SERVER_H_
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "probes/common/params.h"
+#include "probes/net/socket.h"
+
+namespace fabricctl::probes {
+
+// The server half of every pair probe behind one TCP port (like ib_write_bw without a host
+// argument, or iperf3 -s). Each connection starts with a ProbeHello; the server validates it
+// against its caps, answers a ProbeWelcome, and hands the connection to the probe named in the
+// hello, on a thread of its own. Every thread is joined before Serve returns.
+class ProbeServer {
+ public:
+  // Binds host:port (port 0: any free port).
+  static absl::StatusOr<std::unique_ptr<ProbeServer>> Listen(const std::string& host,
+                                                             uint16_t port, ProbeLimits limits);
+  ~ProbeServer();
+
+  uint16_t port() const { return listener_.port; }
+
+  // Serves until Stop(), or with `one_off` until a client ends its session (ProbeHello.bye).
+  // Returns the first error of a probe connection only in one-off mode (a standalone server
+  // reports what went wrong); a long-running server logs and goes on.
+  absl::Status Serve(bool one_off);
+
+  // Makes Serve return; callable from any thread.
+  void Stop();
+
+ private:
+  explicit ProbeServer(Listener listener, ProbeLimits limits);
+  // Reads the hello and either refuses it or runs the probe's server half.
+  absl::Status Handle(UniqueFd connection, bool* bye);
+
+  Listener listener_;
+  ProbeLimits limits_;
+  UniqueFd wake_;  // eventfd that interrupts the accept loop
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  absl::Status first_error_;  // guarded by mu_
+};
+
+}  // namespace fabricctl::probes
+
+#endif  // FABRICCTL_PROBES_SERVER_H_

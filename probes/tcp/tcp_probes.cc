@@ -1,0 +1,275 @@
+#include "probes/tcp/tcp_probes.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "probes/common/stats.h"
+
+namespace fabricctl::probes {
+namespace {
+
+// Slack on top of a phase's own time for connection set-up and the final count.
+constexpr absl::Duration kSlack = absl::Seconds(30);
+// Server-side read buffer: large reads keep the receiver cheaper than the sender.
+constexpr size_t kReceiveChunk = 1 << 20;
+// Acknowledges the end of a warm-up.
+constexpr char kWarmAck = 'W';
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The hot path uses blocking calls (no poll per message); a socket timeout bounds each one.
+void SetIoTimeout(int fd, absl::Duration timeout) {
+  timeval tv = absl::ToTimeval(std::max(timeout, absl::Milliseconds(1)));
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+absl::Status IoError(const char* what) {
+  if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    return absl::DeadlineExceededError(absl::StrCat(what, ": timed out"));
+  }
+  return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
+}
+
+absl::Status WriteFull(int fd, const char* data, size_t n) {
+  while (n > 0) {
+    ssize_t sent = ::send(fd, data, n, MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      return IoError("send");
+    }
+    data += sent;
+    n -= static_cast<size_t>(sent);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadFull(int fd, char* data, size_t n) {
+  while (n > 0) {
+    ssize_t got = ::recv(fd, data, n, 0);
+    if (got == 0) return absl::UnavailableError("recv: connection closed by peer");
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return IoError("recv");
+    }
+    data += got;
+    n -= static_cast<size_t>(got);
+  }
+  return absl::OkStatus();
+}
+
+// Time one connection of the phase may take: its own measurement plus slack.
+absl::Duration PhaseBudget(const ProbeParams& p) {
+  return (p.duration > absl::ZeroDuration() ? p.duration : absl::Minutes(5)) + kSlack;
+}
+
+// Connects, says hello and waits for the welcome. A refusal by the server is FailedPrecondition
+// carrying the server's reason.
+absl::StatusOr<UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size, uint32_t stream,
+                                   const ServerAddress& server) {
+  auto fd = ConnectTcp(server.host, server.port, absl::Seconds(10));
+  if (!fd.ok()) return fd.status();
+  v1::ProbeHello hello;
+  *hello.mutable_spec() = ToSpec(params);
+  hello.set_size_bytes(size);
+  hello.set_stream(stream);
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  if (auto s = SendFrame(fd->get(), hello, deadline); !s.ok()) return s;
+  v1::ProbeWelcome welcome;
+  if (auto s = RecvFrame(fd->get(), &welcome, deadline); !s.ok()) return s;
+  if (!welcome.error().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("server refused: ", welcome.error()));
+  }
+  return fd;
+}
+
+ProbeRun Failed(const char* kind, const absl::Status& status) {
+  ProbeRun run;
+  run.kind = kind;
+  run.outcome = absl::IsDeadlineExceeded(status) ? Outcome::kTimeout : Outcome::kFailed;
+  run.reason = std::string(status.message());
+  return run;
+}
+
+}  // namespace
+
+absl::Status TcpBwProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
+                               const ProbeLimits& limits) const {
+  const ProbeParams params = FromSpec(hello.spec());
+  const int fd = connection.get();
+  SetIoTimeout(fd, PhaseBudget(params));
+  std::vector<char> buffer(std::min<uint64_t>(kReceiveChunk, limits.max_message_bytes));
+  if (params.warmup_iterations > 0) {
+    uint64_t left = params.warmup_iterations * hello.size_bytes();
+    while (left > 0) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(left, buffer.size()));
+      if (auto s = ReadFull(fd, buffer.data(), want); !s.ok()) return s;
+      left -= want;
+    }
+    if (auto s = WriteFull(fd, &kWarmAck, 1); !s.ok()) return s;
+  }
+  uint64_t received = 0;
+  for (;;) {
+    ssize_t got = ::recv(fd, buffer.data(), buffer.size(), 0);
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return IoError("recv");
+    }
+    received += static_cast<uint64_t>(got);
+  }
+  uint64_t wire = htobe64(received);
+  return WriteFull(fd, reinterpret_cast<const char*>(&wire), sizeof(wire));
+}
+
+ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
+  ProbeRun run;
+  run.kind = name();
+  run.device = "tcp";
+  const absl::Time started = absl::Now();
+  for (uint64_t size : params.sizes_bytes) {
+    // Set-up, outside the timed part: every stream connected and warmed up.
+    std::vector<UniqueFd> streams;
+    std::vector<char> message(size, 'f');
+    for (uint32_t s = 0; s < params.tcp_streams; ++s) {
+      auto fd = OpenPhase(params, size, s, server);
+      if (!fd.ok()) return Failed(name(), fd.status());
+      SetIoTimeout(fd->get(), PhaseBudget(params));
+      for (uint64_t i = 0; i < params.warmup_iterations; ++i) {
+        if (auto st = WriteFull(fd->get(), message.data(), size); !st.ok()) {
+          return Failed(name(), st);
+        }
+      }
+      streams.push_back(*std::move(fd));
+    }
+    if (params.warmup_iterations > 0) {
+      for (auto& fd : streams) {
+        char ack = 0;
+        if (auto st = ReadFull(fd.get(), &ack, 1); !st.ok() || ack != kWarmAck) {
+          return Failed(name(), st.ok() ? absl::InternalError("bad warm-up acknowledgement") : st);
+        }
+      }
+    }
+    // Timed part: every stream writes, closes its side, and reads the server's count.
+    std::vector<uint64_t> received(streams.size(), 0);
+    std::vector<int64_t> finished_ns(streams.size(), 0);
+    std::vector<absl::Status> errors(streams.size());
+    const int64_t start_ns = NowNs();
+    const int64_t stop_ns =
+        params.duration > absl::ZeroDuration()
+            ? start_ns + absl::ToInt64Nanoseconds(params.duration)
+            : 0;
+    std::vector<std::thread> threads;
+    for (size_t s = 0; s < streams.size(); ++s) {
+      threads.emplace_back([&, s] {
+        const int fd = streams[s].get();
+        absl::Status status;
+        if (stop_ns != 0) {
+          while (status.ok() && NowNs() < stop_ns) status = WriteFull(fd, message.data(), size);
+        } else {
+          for (uint64_t i = 0; status.ok() && i < params.iterations; ++i) {
+            status = WriteFull(fd, message.data(), size);
+          }
+        }
+        if (status.ok()) ::shutdown(fd, SHUT_WR);
+        uint64_t wire = 0;
+        if (status.ok()) status = ReadFull(fd, reinterpret_cast<char*>(&wire), sizeof(wire));
+        finished_ns[s] = NowNs();
+        received[s] = be64toh(wire);
+        errors[s] = status;
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto& status : errors) {
+      if (!status.ok()) return Failed(name(), status);
+    }
+    uint64_t bytes = 0;
+    for (uint64_t r : received) bytes += r;
+    const int64_t elapsed = *std::max_element(finished_ns.begin(), finished_ns.end()) - start_ns;
+    run.bw.push_back(AverageBandwidth(size, bytes / size, elapsed));
+  }
+  run.outcome = Outcome::kOk;
+  run.elapsed_s = absl::ToDoubleSeconds(absl::Now() - started);
+  return run;
+}
+
+absl::Status TcpLatProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
+                                const ProbeLimits& limits) const {
+  const int fd = connection.get();
+  SetNoDelay(fd).IgnoreError();
+  SetIoTimeout(fd, PhaseBudget(FromSpec(hello.spec())));
+  std::vector<char> message(hello.size_bytes());
+  for (;;) {
+    // The first byte tells a closed connection (the client is done) from a message.
+    ssize_t got = ::recv(fd, message.data(), message.size(), 0);
+    if (got == 0) return absl::OkStatus();
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return IoError("recv");
+    }
+    if (static_cast<size_t>(got) < message.size()) {
+      if (auto s = ReadFull(fd, message.data() + got, message.size() - got); !s.ok()) return s;
+    }
+    if (auto s = WriteFull(fd, message.data(), message.size()); !s.ok()) return s;
+  }
+}
+
+ProbeRun TcpLatProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
+  ProbeRun run;
+  run.kind = name();
+  run.device = "tcp";
+  const absl::Time started = absl::Now();
+  for (uint64_t size : params.sizes_bytes) {
+    auto fd = OpenPhase(params, size, 0, server);
+    if (!fd.ok()) return Failed(name(), fd.status());
+    SetNoDelay(fd->get()).IgnoreError();
+    SetIoTimeout(fd->get(), PhaseBudget(params));
+    std::vector<char> message(size, 'f');
+    std::vector<char> echo(size);
+    auto round_trip = [&]() -> absl::Status {
+      if (auto s = WriteFull(fd->get(), message.data(), size); !s.ok()) return s;
+      return ReadFull(fd->get(), echo.data(), size);
+    };
+    for (uint64_t i = 0; i < params.warmup_iterations; ++i) {
+      if (auto s = round_trip(); !s.ok()) return Failed(name(), s);
+    }
+    std::vector<int64_t> rtt_ns;
+    rtt_ns.reserve(params.iterations > 0 ? params.iterations : 1 << 16);
+    const int64_t stop_ns = params.duration > absl::ZeroDuration()
+                                ? NowNs() + absl::ToInt64Nanoseconds(params.duration)
+                                : 0;
+    for (uint64_t i = 0; stop_ns != 0 || i < params.iterations; ++i) {
+      const int64_t t0 = NowNs();
+      if (stop_ns != 0 && t0 >= stop_ns) break;
+      if (auto s = round_trip(); !s.ok()) return Failed(name(), s);
+      rtt_ns.push_back(NowNs() - t0);
+    }
+    ::shutdown(fd->get(), SHUT_WR);
+    auto point = LatencyStats(size, std::move(rtt_ns), 2.0);
+    if (!point) {
+      return Failed(name(), absl::InvalidArgumentError(
+                                "too few round trips for statistics (at least 3 are needed)"));
+    }
+    run.lat.push_back(*point);
+  }
+  run.outcome = Outcome::kOk;
+  run.elapsed_s = absl::ToDoubleSeconds(absl::Now() - started);
+  return run;
+}
+
+}  // namespace fabricctl::probes
