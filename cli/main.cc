@@ -6,6 +6,7 @@
 #include "base/exit_code.h"
 #include "base/process.h"
 #include "cli/nodes.h"
+#include "cli/probe.h"
 
 int main(int argc, char** argv) {
   using namespace fabricctl;
@@ -26,6 +27,28 @@ int main(int argc, char** argv) {
   CLI::App* nodes_cmd = app.add_subcommand("nodes", "list registered nodes and their state");
   nodes_cmd->add_option("--format", nodes.format, "text or json")->capture_default_str();
 
+  cli::ProbeCommandOptions probe;
+  CLI::App* probe_cmd = app.add_subcommand(
+      "probe", "measure one pair of hosts, like ib_write_bw or iperf3 (standalone, no controller)");
+  probe_cmd->add_option("kind", probe.kind, "tcp_bw, tcp_lat")->required();
+  probe_cmd->add_option("host", probe.target, "server HOST[:PORT] (client mode)");
+  probe_cmd->add_flag("--server", probe.server, "serve the other half");
+  probe_cmd->add_option("--listen", probe.listen_host, "server: address to listen on")
+      ->capture_default_str();
+  probe_cmd->add_option("--port", probe.port, "server port")->capture_default_str();
+  probe_cmd->add_flag("--one-off", probe.one_off, "server: exit after one client session");
+  probe_cmd->add_option("--sizes", probe.sizes,
+                        "message sizes: MIN:MAX doubling (2:8M) or a list (4K,64K,1M)");
+  probe_cmd->add_option("--iters", probe.iterations,
+                        "iterations per size (default 5000 bandwidth, 1000 latency)");
+  probe_cmd->add_option("--duration", probe.duration, "time per size instead of --iters (10s)");
+  probe_cmd->add_option("--warmup", probe.warmup, "unmeasured iterations before each size");
+  probe_cmd->add_option("--streams", probe.params.tcp_streams, "tcp_bw: parallel streams")
+      ->capture_default_str();
+  probe_cmd->add_option("--format", probe.format, "text or json")->capture_default_str();
+  probe_cmd->add_option("--units", probe.units, "bandwidth in Gb (Gb/s) or MiB (MiB/s)")
+      ->capture_default_str();
+
   if (auto exit_code = ParseFlags(app, argc, argv)) return *exit_code;
   auto fail = [](const absl::Status& s) {
     std::cerr << "fabricctl: " << s.message() << "\n";
@@ -42,6 +65,7 @@ int main(int argc, char** argv) {
   if (!deadline.ok()) return fail(deadline.status());
   target.timeout = *deadline;
 
+  if (probe_cmd->parsed()) return cli::RunProbeCommand(probe, std::cout, std::cerr);
   if (nodes_cmd->parsed()) {
     nodes.controller = target;
     return cli::RunNodes(nodes, std::cout, std::cerr);

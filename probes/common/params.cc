@@ -115,4 +115,41 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec) {
   return p;
 }
 
+v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
+  v1::ProbeResult out;
+  out.set_kind(params.kind);
+  switch (run.outcome) {
+    case Outcome::kOk: out.set_outcome(v1::PROBE_OK); break;
+    case Outcome::kSkipped: out.set_outcome(v1::PROBE_SKIPPED); break;
+    case Outcome::kFailed: out.set_outcome(v1::PROBE_FAILED); break;
+    case Outcome::kTimeout: out.set_outcome(v1::PROBE_TIMEOUT); break;
+  }
+  out.set_reason(run.reason);
+  out.set_device(run.device);
+  for (const BwPoint& p : run.bw) {
+    v1::BwPoint* b = out.add_bw();
+    b->set_size_bytes(p.size_bytes);
+    b->set_iterations(p.iterations);
+    if (p.bw_peak_gbps) b->set_bw_peak_gbps(*p.bw_peak_gbps);
+    b->set_bw_avg_gbps(p.bw_avg_gbps);
+    b->set_msg_rate_mpps(p.msg_rate_mpps);
+  }
+  for (const LatPoint& p : run.lat) {
+    v1::LatPoint* l = out.add_lat();
+    l->set_size_bytes(p.size_bytes);
+    l->set_iterations(p.iterations);
+    l->set_t_min_us(p.t_min_us);
+    l->set_t_max_us(p.t_max_us);
+    l->set_t_typical_us(p.t_typical_us);
+    l->set_t_avg_us(p.t_avg_us);
+    l->set_t_stdev_us(p.t_stdev_us);
+    l->set_t_p99_us(p.t_p99_us);
+    l->set_t_p999_us(p.t_p999_us);
+  }
+  *out.mutable_elapsed() = TimeUtil::NanosecondsToDuration(
+      static_cast<int64_t>(run.elapsed_s * 1e9));
+  *out.mutable_effective_spec() = ToSpec(params);
+  return out;
+}
+
 }  // namespace fabricctl::probes

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "probes/common/result.h"
 #include "proto/probe.pb.h"
 
 namespace fabricctl::probes {
@@ -54,6 +55,9 @@ absl::Status ValidateParams(const ProbeParams& params, const ProbeLimits& limits
 // Wire form, both ways. FromSpec validates nothing beyond the shape; call ValidateParams.
 v1::ProbeSpec ToSpec(const ProbeParams& params);
 ProbeParams FromSpec(const v1::ProbeSpec& spec);
+
+// A run's result in its wire and report form: the one place ProbeRun becomes proto.
+v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params);
 
 }  // namespace fabricctl::probes
 

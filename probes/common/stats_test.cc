@@ -71,17 +71,19 @@ TEST_CASE("Latency median of an odd count, and p99 of a long run") {
 
 TEST_CASE("Tables print perftest's columns") {
   BwPoint p = AverageBandwidth(65536, 5000, 2'000'000);
-  std::string table = FormatBwTable("TCP BW Test", {p}, BwUnit::kGbps);
+  std::string table = FormatBwTable("TCP BW Test", {{"Server", "h:1"}}, {p}, BwUnit::kGbps);
+  CHECK(table.find("                    TCP BW Test\n Server          : h:1\n-----") !=
+        std::string::npos);
   CHECK(table.find(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   "
                    "MsgRate[Mpps]\n") != std::string::npos);
   CHECK(table.find(" 65536      5000             -                  1310.72\t\t     2.500000\n") !=
         std::string::npos);
   BwPoint slow = AverageBandwidth(2, 5000, 1'000'000);  // 0.08 Gb/s: six-decimal format
-  CHECK(FormatBwTable("t", {slow}, BwUnit::kGbps).find("0.080000") != std::string::npos);
-  CHECK(FormatBwTable("t", {p}, BwUnit::kMiBps).find("BW average[MiB/sec]") != std::string::npos);
+  CHECK(FormatBwTable("t", {}, {slow}, BwUnit::kGbps).find("0.080000") != std::string::npos);
+  CHECK(FormatBwTable("t", {}, {p}, BwUnit::kMiBps).find("BW average[MiB/sec]") != std::string::npos);
 
   auto lat = LatencyStats(2, {1000, 2000, 3000, 4000, 5000}, 1.0);
-  std::string lat_table = FormatLatTable("TCP Latency Test", {*lat});
+  std::string lat_table = FormatLatTable("TCP Latency Test", {}, {*lat});
   CHECK(lat_table.find(" 2       5          1.00           4.00         2.00") != std::string::npos);
 }
 

@@ -24,15 +24,17 @@ std::string Printf(const char* format, ...) {
   return std::string(buffer, n < 0 ? 0 : std::min<size_t>(n, sizeof(buffer) - 1));
 }
 
-std::string Centered(const std::string& title) {
-  return std::string(20, ' ') + title + "\n";
+std::string Preamble(const std::string& title, const InfoLines& info) {
+  std::string out = kResultLine + std::string(20, ' ') + title + "\n";
+  for (const auto& [key, value] : info) out += Printf(" %-16s: %s\n", key.c_str(), value.c_str());
+  return out + kResultLine;
 }
 
 }  // namespace
 
-std::string FormatBwTable(const std::string& title, const std::vector<BwPoint>& points,
-                          BwUnit unit) {
-  std::string out = kResultLine + Centered(title) + kResultLine;
+std::string FormatBwTable(const std::string& title, const InfoLines& info,
+                          const std::vector<BwPoint>& points, BwUnit unit) {
+  std::string out = Preamble(title, info);
   out += unit == BwUnit::kGbps
              ? " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
              : " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]\n";
@@ -58,8 +60,9 @@ std::string FormatBwTable(const std::string& title, const std::vector<BwPoint>& 
   return out + kResultLine;
 }
 
-std::string FormatLatTable(const std::string& title, const std::vector<LatPoint>& points) {
-  std::string out = kResultLine + Centered(title) + kResultLine;
+std::string FormatLatTable(const std::string& title, const InfoLines& info,
+                           const std::vector<LatPoint>& points) {
+  std::string out = Preamble(title, info);
   out += " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
          "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n";
   for (const LatPoint& p : points) {

@@ -2,6 +2,7 @@
 #define FABRICCTL_PROBES_COMMON_TABLE_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "probes/common/result.h"
@@ -14,9 +15,12 @@ enum class BwUnit { kGbps, kMiBps };
 // RESULT_FMT_LAT, REPORT_FMT_LAT), so that a person or a script used to ib_write_bw reads ours
 // the same way. One difference: a peak that was not measured prints "-" where perftest prints
 // 0.00, because it is not a measurement.
-std::string FormatBwTable(const std::string& title, const std::vector<BwPoint>& points,
-                          BwUnit unit);
-std::string FormatLatTable(const std::string& title, const std::vector<LatPoint>& points);
+// `info` lines go under the title as perftest's " Device         : mlx5_0" block.
+using InfoLines = std::vector<std::pair<std::string, std::string>>;
+std::string FormatBwTable(const std::string& title, const InfoLines& info,
+                          const std::vector<BwPoint>& points, BwUnit unit);
+std::string FormatLatTable(const std::string& title, const InfoLines& info,
+                           const std::vector<LatPoint>& points);
 
 // perftest's 87-dash rule.
 extern const char kResultLine[];

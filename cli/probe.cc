@@ -1,0 +1,114 @@
+#include "cli/probe.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "base/exit_code.h"
+#include "base/net_address.h"
+#include "base/process.h"
+#include "google/protobuf/util/json_util.h"
+#include "probes/client.h"
+#include "probes/common/sizes.h"
+#include "probes/common/table.h"
+#include "probes/server.h"
+#include "probes/table.h"
+
+namespace fabricctl::cli {
+namespace {
+
+// perftest's defaults: 5000 iterations for bandwidth, 1000 for latency (DEF_ITERS_WB, DEF_ITERS).
+constexpr uint64_t kDefaultBwIterations = 5000;
+constexpr uint64_t kDefaultLatIterations = 1000;
+
+probes::InfoLines Info(const probes::Probe& probe, const probes::ProbeParams& p,
+                       const std::string& server) {
+  probes::InfoLines info = {{"Server", server}};
+  info.push_back({"Iterations", p.duration > absl::ZeroDuration()
+                                    ? absl::StrCat(absl::FormatDuration(p.duration), " per size")
+                                    : absl::StrCat(p.iterations, " per size")});
+  info.push_back({"Warm-up", absl::StrCat(p.warmup_iterations)});
+  if (probe.kind() == v1::TCP_BW) info.push_back({"Streams", absl::StrCat(p.tcp_streams)});
+  return info;
+}
+
+}  // namespace
+
+int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::ostream& err) {
+  auto fail = [&](const std::string& why) {
+    err << "fabricctl probe: " << why << "\n";
+    return kExitUnknown;
+  };
+  const probes::Probe* probe = probes::FindProbe(options.kind);
+  if (probe == nullptr) {
+    return fail(absl::StrCat("unknown probe '", options.kind, "' (known: ", probes::ProbeNames(),
+                             ")"));
+  }
+  if (options.format != "text" && options.format != "json") {
+    return fail(absl::StrCat("--format: '", options.format, "' is not text or json"));
+  }
+  if (options.units != "Gb" && options.units != "MiB") {
+    return fail(absl::StrCat("--units: '", options.units, "' is not Gb or MiB"));
+  }
+  const probes::ProbeLimits limits;
+
+  if (options.server) {
+    if (!options.target.empty()) return fail("--server takes no HOST");
+    auto server = probes::ProbeServer::Listen(options.listen_host, options.port, limits);
+    if (!server.ok()) return fail(std::string(server.status().message()));
+    std::printf("fabricctl probe server listening on %s\n",
+                HostPort{options.listen_host, (*server)->port()}.ToString().c_str());
+    std::fflush(stdout);
+    absl::Status served = (*server)->Serve(options.one_off);
+    if (!served.ok()) return fail(std::string(served.message()));
+    return kExitOk;
+  }
+
+  if (options.target.empty()) return fail("give the server as HOST[:PORT], or --server");
+  auto target = ParseHostPort(options.target, "HOST", options.port);
+  if (!target.ok()) return fail(std::string(target.status().message()));
+  probes::ProbeParams params = options.params;
+  params.kind = probe->kind();
+  auto sizes = probes::ParseSizeSweep(
+      options.sizes.empty() ? (probe->measures_bandwidth() ? "64K:1M" : "2") : options.sizes,
+      limits.max_message_bytes);
+  if (!sizes.ok()) return fail(std::string(sizes.status().message()));
+  params.sizes_bytes = *sizes;
+  if (!options.duration.empty()) {
+    if (options.iterations != 0) return fail("--iters and --duration: give one of them");
+    auto d = ParsePositiveDuration(options.duration, "--duration");
+    if (!d.ok()) return fail(std::string(d.status().message()));
+    params.duration = *d;
+    params.iterations = 0;
+  } else {
+    params.iterations = options.iterations != 0 ? options.iterations
+                        : probe->measures_bandwidth() ? kDefaultBwIterations
+                                                      : kDefaultLatIterations;
+  }
+  params.warmup_iterations = options.warmup;
+
+  probes::ProbeRun run = probes::RunProbeClient(
+      params, {target->host, target->port}, limits, /*end_session=*/true);
+  if (run.outcome != probes::Outcome::kOk) {
+    return fail(run.outcome == probes::Outcome::kSkipped ? "skipped: " + run.reason : run.reason);
+  }
+  if (options.format == "json") {
+    google::protobuf::util::JsonPrintOptions json;
+    json.add_whitespace = true;
+    json.preserve_proto_field_names = true;
+    std::string text;
+    (void)google::protobuf::util::MessageToJsonString(probes::ToResult(run, params), &text, json);
+    out << text;
+    return kExitOk;
+  }
+  const probes::InfoLines info = Info(*probe, params, target->ToString());
+  if (probe->measures_bandwidth()) {
+    out << probes::FormatBwTable(probe->title(), info, run.bw,
+                                 options.units == "Gb" ? probes::BwUnit::kGbps
+                                                       : probes::BwUnit::kMiBps);
+  } else {
+    out << probes::FormatLatTable(probe->title(), info, run.lat);
+  }
+  return kExitOk;
+}
+
+}  // namespace fabricctl::cli
