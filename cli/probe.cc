@@ -53,7 +53,8 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
 
   if (options.server) {
     if (!options.target.empty()) return fail("--server takes no HOST");
-    auto server = probes::ProbeServer::Listen(options.listen_host, options.port, limits);
+    auto server = probes::ProbeServer::Listen(options.listen_host, options.port,
+                                              probes::ServeContext{limits, options.params.rdma});
     if (!server.ok()) return fail(std::string(server.status().message()));
     std::printf("fabricctl probe server listening on %s\n",
                 HostPort{options.listen_host, (*server)->port()}.ToString().c_str());

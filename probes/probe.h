@@ -19,6 +19,13 @@ struct ServerAddress {
   uint16_t port = 0;
 };
 
+// What the server half knows of its own side.
+struct ServeContext {
+  ProbeLimits limits;
+  // This node's RDMA selection (device, port, GID index); the client's request names its own.
+  RdmaParams local_rdma;
+};
+
 // One pair probe: a server half and a client half that measure together. Implementations are
 // stateless and listed in one table (probes/table.h); each lives in its own folder.
 class Probe {
@@ -34,9 +41,10 @@ class Probe {
   virtual bool measures_bandwidth() const = 0;
 
   // Server half of one out-of-band connection, after its hello was read and validated against
-  // `limits`. Returns when the client is done with this connection.
+  // context.limits. Sends the ProbeWelcome itself (RDMA probes put their queue pairs in it).
+  // Returns when the client is done with this connection.
   virtual absl::Status Serve(UniqueFd connection, const v1::ProbeHello& hello,
-                             const ProbeLimits& limits) const = 0;
+                             const ServeContext& context) const = 0;
 
   // Client half: the whole size sweep against `server`. Never throws; a probe that cannot run
   // returns kSkipped or kFailed with the reason, never zeros.

@@ -14,17 +14,17 @@ namespace fabricctl::probes {
 
 absl::StatusOr<std::unique_ptr<ProbeServer>> ProbeServer::Listen(const std::string& host,
                                                                  uint16_t port,
-                                                                 ProbeLimits limits) {
+                                                                 ServeContext context) {
   auto listener = ListenTcp(host, port);
   if (!listener.ok()) return listener.status();
-  std::unique_ptr<ProbeServer> server(new ProbeServer(*std::move(listener), limits));
+  std::unique_ptr<ProbeServer> server(new ProbeServer(*std::move(listener), std::move(context)));
   if (!server->wake_.valid()) return absl::InternalError("eventfd failed");
   return server;
 }
 
-ProbeServer::ProbeServer(Listener listener, ProbeLimits limits)
+ProbeServer::ProbeServer(Listener listener, ServeContext context)
     : listener_(std::move(listener)),
-      limits_(limits),
+      context_(std::move(context)),
       wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 ProbeServer::~ProbeServer() { Stop(); }
@@ -46,7 +46,7 @@ absl::Status ProbeServer::Handle(UniqueFd connection, bool* bye) {
   v1::ProbeWelcome welcome;
   const Probe* probe = FindProbe(hello.spec().kind());
   ProbeParams params = FromSpec(hello.spec());
-  absl::Status valid = ValidateParams(params, limits_);
+  absl::Status valid = ValidateParams(params, context_.limits);
   if (probe == nullptr) {
     welcome.set_error(absl::StrCat("this server has no probe of kind ",
                                    v1::ProbeKind_Name(hello.spec().kind())));
@@ -60,8 +60,7 @@ absl::Status ProbeServer::Handle(UniqueFd connection, bool* bye) {
     (void)SendFrame(connection.get(), welcome, deadline);
     return absl::InvalidArgumentError(welcome.error());
   }
-  if (auto s = SendFrame(connection.get(), welcome, deadline); !s.ok()) return s;
-  return probe->Serve(std::move(connection), hello, limits_);
+  return probe->Serve(std::move(connection), hello, context_);
 }
 
 absl::Status ProbeServer::Serve(bool one_off) {

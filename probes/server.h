@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "probes/common/params.h"
 #include "probes/net/socket.h"
+#include "probes/probe.h"
 
 namespace fabricctl::probes {
 
@@ -22,7 +23,7 @@ class ProbeServer {
  public:
   // Binds host:port (port 0: any free port).
   static absl::StatusOr<std::unique_ptr<ProbeServer>> Listen(const std::string& host,
-                                                             uint16_t port, ProbeLimits limits);
+                                                             uint16_t port, ServeContext context);
   ~ProbeServer();
 
   uint16_t port() const { return listener_.port; }
@@ -36,12 +37,12 @@ class ProbeServer {
   void Stop();
 
  private:
-  explicit ProbeServer(Listener listener, ProbeLimits limits);
+  explicit ProbeServer(Listener listener, ServeContext context);
   // Reads the hello and either refuses it or runs the probe's server half.
   absl::Status Handle(UniqueFd connection, bool* bye);
 
   Listener listener_;
-  ProbeLimits limits_;
+  ServeContext context_;
   UniqueFd wake_;  // eventfd that interrupts the accept loop
   std::atomic<bool> stopping_{false};
   std::mutex mu_;

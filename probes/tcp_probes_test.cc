@@ -18,7 +18,7 @@ struct RunningServer {
   absl::Status result;
 
   explicit RunningServer(ProbeLimits limits = {}, bool one_off = false) {
-    auto listening = ProbeServer::Listen("127.0.0.1", 0, limits);
+    auto listening = ProbeServer::Listen("127.0.0.1", 0, ServeContext{limits, {}});
     REQUIRE(listening.ok());
     server = *std::move(listening);
     thread = std::thread([this, one_off] { result = server->Serve(one_off); });
@@ -114,7 +114,7 @@ TEST_CASE("The client refuses a bad request before sending anything") {
 }
 
 TEST_CASE("An unreachable server is a failure naming the address, not a measurement") {
-  auto listening = ProbeServer::Listen("127.0.0.1", 0, {});
+  auto listening = ProbeServer::Listen("127.0.0.1", 0, ServeContext{});
   REQUIRE(listening.ok());
   uint16_t port = (*listening)->port();
   listening->reset();
@@ -125,7 +125,7 @@ TEST_CASE("An unreachable server is a failure naming the address, not a measurem
 }
 
 TEST_CASE("A one-off server exits when its client ends the session") {
-  auto listening = ProbeServer::Listen("127.0.0.1", 0, {});
+  auto listening = ProbeServer::Listen("127.0.0.1", 0, ServeContext{});
   REQUIRE(listening.ok());
   ProbeServer& server = **listening;
   absl::Status served = absl::UnknownError("not finished");

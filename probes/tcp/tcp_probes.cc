@@ -109,11 +109,14 @@ ProbeRun Failed(const char* kind, const absl::Status& status) {
 }  // namespace
 
 absl::Status TcpBwProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
-                               const ProbeLimits& limits) const {
+                               const ServeContext& context) const {
   const ProbeParams params = FromSpec(hello.spec());
   const int fd = connection.get();
+  if (auto s = SendFrame(fd, v1::ProbeWelcome(), absl::Now() + absl::Seconds(10)); !s.ok()) {
+    return s;
+  }
   SetIoTimeout(fd, PhaseBudget(params));
-  std::vector<char> buffer(std::min<uint64_t>(kReceiveChunk, limits.max_message_bytes));
+  std::vector<char> buffer(std::min<uint64_t>(kReceiveChunk, context.limits.max_message_bytes));
   if (params.warmup_iterations > 0) {
     uint64_t left = params.warmup_iterations * hello.size_bytes();
     while (left > 0) {
@@ -209,8 +212,11 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
 }
 
 absl::Status TcpLatProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
-                                const ProbeLimits& limits) const {
+                                const ServeContext& context) const {
   const int fd = connection.get();
+  if (auto s = SendFrame(fd, v1::ProbeWelcome(), absl::Now() + absl::Seconds(10)); !s.ok()) {
+    return s;
+  }
   SetNoDelay(fd).IgnoreError();
   SetIoTimeout(fd, PhaseBudget(FromSpec(hello.spec())));
   std::vector<char> message(hello.size_bytes());

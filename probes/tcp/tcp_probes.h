@@ -17,7 +17,7 @@ class TcpBwProbe final : public Probe {
   const char* title() const override { return "TCP BW Test"; }
   bool measures_bandwidth() const override { return true; }
   absl::Status Serve(UniqueFd connection, const v1::ProbeHello& hello,
-                     const ProbeLimits& limits) const override;
+                     const ServeContext& context) const override;
   ProbeRun Run(const ProbeParams& params, const ServerAddress& server) const override;
 };
 
@@ -31,7 +31,7 @@ class TcpLatProbe final : public Probe {
   const char* title() const override { return "TCP Latency Test"; }
   bool measures_bandwidth() const override { return false; }
   absl::Status Serve(UniqueFd connection, const v1::ProbeHello& hello,
-                     const ProbeLimits& limits) const override;
+                     const ServeContext& context) const override;
   ProbeRun Run(const ProbeParams& params, const ServerAddress& server) const override;
 };
 
