@@ -7,6 +7,7 @@
 #include "base/process.h"
 #include "cli/nodes.h"
 #include "cli/probe.h"
+#include "probes/table.h"
 
 int main(int argc, char** argv) {
   using namespace fabricctl;
@@ -30,7 +31,7 @@ int main(int argc, char** argv) {
   cli::ProbeCommandOptions probe;
   CLI::App* probe_cmd = app.add_subcommand(
       "probe", "measure one pair of hosts, like ib_write_bw or iperf3 (standalone, no controller)");
-  probe_cmd->add_option("kind", probe.kind, "tcp_bw, tcp_lat")->required();
+  probe_cmd->add_option("kind", probe.kind, probes::ProbeNames())->required();
   probe_cmd->add_option("host", probe.target, "server HOST[:PORT] (client mode)");
   probe_cmd->add_flag("--server", probe.server, "serve the other half");
   probe_cmd->add_option("--listen", probe.listen_host, "server: address to listen on")
@@ -45,6 +46,18 @@ int main(int argc, char** argv) {
   probe_cmd->add_option("--warmup", probe.warmup, "unmeasured iterations before each size");
   probe_cmd->add_option("--streams", probe.params.tcp_streams, "tcp_bw: parallel streams")
       ->capture_default_str();
+  probe_cmd->add_option("--device", probe.params.rdma.device,
+                        "RDMA device (default: the first with an active port)");
+  probe_cmd->add_option("--ib-port", probe.params.rdma.port, "RDMA port (default: first active)");
+  probe_cmd->add_option("--gid-index", probe.params.rdma.gid_index,
+                        "GID index (default -1: chosen as perftest does)")
+      ->capture_default_str();
+  probe_cmd->add_option("--tx-depth", probe.params.rdma.tx_depth,
+                        "outstanding sends (default 128 for bandwidth)");
+  probe_cmd->add_option("--cq-mod", probe.params.rdma.cq_moderation,
+                        "one completion every N sends (default 100; 1 above 8 KiB)");
+  probe_cmd->add_option("--inline", probe.params.rdma.inline_bytes,
+                        "largest inline message (default: the device's)");
   probe_cmd->add_option("--format", probe.format, "text or json")->capture_default_str();
   probe_cmd->add_option("--units", probe.units, "bandwidth in Gb (Gb/s) or MiB (MiB/s)")
       ->capture_default_str();

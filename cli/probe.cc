@@ -21,8 +21,8 @@ constexpr uint64_t kDefaultBwIterations = 5000;
 constexpr uint64_t kDefaultLatIterations = 1000;
 
 probes::InfoLines Info(const probes::Probe& probe, const probes::ProbeParams& p,
-                       const std::string& server) {
-  probes::InfoLines info = {{"Server", server}};
+                       const std::string& server, const std::string& device) {
+  probes::InfoLines info = {{"Server", server}, {"Device", device}};
   info.push_back({"Iterations", p.duration > absl::ZeroDuration()
                                     ? absl::StrCat(absl::FormatDuration(p.duration), " per size")
                                     : absl::StrCat(p.iterations, " per size")});
@@ -101,7 +101,7 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
     out << text;
     return kExitOk;
   }
-  const probes::InfoLines info = Info(*probe, params, target->ToString());
+  const probes::InfoLines info = Info(*probe, params, target->ToString(), run.device);
   if (probe->measures_bandwidth()) {
     out << probes::FormatBwTable(probe->title(), info, run.bw,
                                  options.units == "Gb" ? probes::BwUnit::kGbps

@@ -1,0 +1,103 @@
+#ifndef FABRICCTL_PROBES_RDMA_ENDPOINT_H_
+#define FABRICCTL_PROBES_RDMA_ENDPOINT_H_
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "probes/common/params.h"
+#include "probes/rdma/device.h"
+#include "probes/rdma/verbs.h"
+#include "proto/probe.pb.h"
+
+namespace fabricctl::probes {
+
+// Where probe buffers live. Host memory now; GPU memory (dma-buf or peer memory) plugs in
+// behind the same interface.
+class ProbeMemory {
+ public:
+  virtual ~ProbeMemory() = default;
+  virtual char* data() = 0;
+  virtual size_t size() const = 0;
+};
+
+// Page-aligned host memory, zeroed.
+absl::StatusOr<std::unique_ptr<ProbeMemory>> AllocateHostMemory(size_t bytes);
+
+struct EndpointOptions {
+  RdmaParams selection;            // device, port, GID index, inline size
+  uint64_t message_bytes = 0;      // largest message; each of the two areas holds one
+  uint32_t send_depth = 128;       // max outstanding send work requests
+  uint32_t recv_depth = 1;         // max posted receives
+};
+
+// One RC queue pair on one port with its buffer, CQs and protection domain, all owned.
+// The buffer has two areas of message_bytes: the receive area (the peer writes into it, and
+// reads from it) and the send area (what this side sends or writes from).
+//
+// Not thread-safe: one probe thread drives it.
+class RdmaEndpoint {
+ public:
+  // Opens the device and creates everything up to a QP in INIT. NotFound when there is no
+  // RDMA device or no such device/port ("skipped" material); ResourceExhausted when the
+  // memlock limit is below what must be registered.
+  static absl::StatusOr<std::unique_ptr<RdmaEndpoint>> Open(const EndpointOptions& options);
+  ~RdmaEndpoint();
+
+  // This side's connection data for the peer (perftest's exchanged key message).
+  v1::RdmaQpInfo LocalInfo() const;
+  // Moves the QP through RTR to RTS towards `remote`.
+  absl::Status Connect(const v1::RdmaQpInfo& remote);
+
+  char* receive_area() { return memory_->data(); }
+  char* send_area() { return memory_->data() + options_.message_bytes; }
+  uint32_t max_inline() const { return max_inline_; }
+  // "rxe0:1".
+  std::string label() const;
+
+  // Posting; wr_id travels to the completion. Inline is used when size <= max_inline().
+  absl::Status PostWrite(uint64_t size, uint64_t wr_id, bool signaled);
+  absl::Status PostRead(uint64_t size, uint64_t wr_id, bool signaled);
+  absl::Status PostSend(uint64_t size, uint64_t wr_id, bool signaled);
+  absl::Status PostRecv(uint64_t size, uint64_t wr_id);
+
+  // Polls up to `max` completions; negative on a poll error.
+  int PollSend(ibv_wc* wc, int max) { return ibv_poll_cq(send_cq_.get(), max, wc); }
+  int PollRecv(ibv_wc* wc, int max) { return ibv_poll_cq(recv_cq_.get(), max, wc); }
+
+ private:
+  RdmaEndpoint() = default;
+  absl::Status Post(ibv_wr_opcode opcode, uint64_t size, uint64_t wr_id, bool signaled);
+
+  EndpointOptions options_;
+  std::string device_name_;
+  uint32_t port_ = 1;
+  int gid_index_ = -1;
+  ibv_gid gid_{};
+  ibv_port_attr port_attr_{};
+  uint32_t max_rd_atomic_ = 1;
+  uint32_t max_inline_ = 0;
+  uint32_t psn_ = 0;
+  // Remote area of the peer, known after Connect.
+  uint64_t remote_addr_ = 0;
+  uint32_t remote_rkey_ = 0;
+  // Destruction order matters: members are destroyed bottom-up (QP first, context last).
+  ContextPtr context_;
+  PdPtr pd_;
+  std::unique_ptr<ProbeMemory> memory_;
+  MrPtr mr_;
+  CqPtr send_cq_;
+  CqPtr recv_cq_;
+  QpPtr qp_;
+};
+
+// Bytes to the verbs MTU enum and back (256..4096).
+ibv_mtu MtuFromBytes(uint32_t bytes);
+uint32_t MtuBytes(ibv_mtu mtu);
+
+}  // namespace fabricctl::probes
+
+#endif  // FABRICCTL_PROBES_RDMA_ENDPOINT_H_

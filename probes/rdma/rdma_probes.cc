@@ -1,0 +1,469 @@
+#include "probes/rdma/rdma_probes.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "probes/common/stats.h"
+#include "probes/rdma/endpoint.h"
+
+namespace fabricctl::probes {
+namespace {
+
+// perftest's defaults (src/perftest_parameters.h).
+constexpr uint32_t kDefaultTxDepthBw = 128;
+constexpr uint32_t kDefaultCqModeration = 100;
+constexpr uint64_t kCqModerationSizeLimit = 8192;  // MSG_SIZE_CQ_MOD_LIMIT
+constexpr uint32_t kRxDepthSend = 512;
+constexpr uint64_t kMaxItersForPeak = 20000;
+// One size of a sweep may take this long on top of nothing: soft-RoCE in an emulated VM is
+// slow, so the bound is generous; it exists so that a dead peer cannot hang a probe.
+constexpr absl::Duration kSizeTimeout = absl::Minutes(2);
+constexpr absl::Duration kControlTimeout = absl::Seconds(30);
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+absl::Status CompletionError(const ibv_wc& wc) {
+  return absl::InternalError(absl::StrCat("completion with error: ", ibv_wc_status_str(wc.status),
+                                          " (status ", static_cast<int>(wc.status),
+                                          ", vendor syndrome 0x", absl::Hex(wc.vendor_err), ")"));
+}
+
+// Spins until `ready()` or the deadline; the clock is read every 4096 spins only.
+template <typename Ready>
+absl::Status SpinUntil(Ready ready, int64_t deadline_ns, const char* what) {
+  for (uint32_t spins = 0;; ++spins) {
+    if (ready()) return absl::OkStatus();
+    if ((spins & 4095) == 0 && NowNs() > deadline_ns) {
+      return absl::DeadlineExceededError(absl::StrCat(what, ": no progress within ",
+                                                      absl::FormatDuration(kSizeTimeout)));
+    }
+  }
+}
+
+// Waits for `count` completions on the send (or receive) CQ.
+absl::Status Reap(RdmaEndpoint& ep, bool receive, int count, int64_t deadline_ns) {
+  ibv_wc wc[16];
+  int got = 0;
+  absl::Status error;
+  auto ready = [&] {
+    int n = receive ? ep.PollRecv(wc, std::min(16, count - got)) : ep.PollSend(wc, std::min(16, count - got));
+    if (n < 0) {
+      error = absl::InternalError("ibv_poll_cq failed");
+      return true;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) {
+        error = CompletionError(wc[i]);
+        return true;
+      }
+    }
+    got += n;
+    return got >= count;
+  };
+  if (auto s = SpinUntil(ready, deadline_ns, receive ? "receive" : "send"); !s.ok()) return s;
+  return error;
+}
+
+uint64_t MaxSize(const ProbeParams& p) {
+  return *std::max_element(p.sizes_bytes.begin(), p.sizes_bytes.end());
+}
+
+EndpointOptions OptionsFor(const RdmaParams& selection, const ProbeParams& p, bool bandwidth,
+                           bool send_verb) {
+  EndpointOptions o;
+  o.selection = selection;
+  o.message_bytes = MaxSize(p);
+  o.send_depth = bandwidth ? (p.rdma.tx_depth ? p.rdma.tx_depth : kDefaultTxDepthBw) : 2;
+  o.recv_depth = send_verb ? (bandwidth ? kRxDepthSend : 2) : 1;
+  return o;
+}
+
+ProbeRun Finish(ProbeRun run, const absl::Status& status) {
+  if (status.ok()) {
+    run.outcome = Outcome::kOk;
+    return run;
+  }
+  run.bw.clear();
+  run.lat.clear();
+  run.reason = std::string(status.message());
+  if (absl::IsNotFound(status) || absl::IsResourceExhausted(status)) {
+    run.outcome = Outcome::kSkipped;  // no device here, or memlock too low
+  } else if (absl::IsDeadlineExceeded(status)) {
+    run.outcome = Outcome::kTimeout;
+  } else {
+    run.outcome = Outcome::kFailed;
+  }
+  return run;
+}
+
+// Client side of the out-of-band handshake: open the endpoint, send its queue pair, connect to
+// the server's. The connection stays open for the per-size meetings.
+struct ClientSession {
+  UniqueFd control;
+  std::unique_ptr<RdmaEndpoint> endpoint;
+};
+
+absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, const ServerAddress& server,
+                                          bool bandwidth, bool send_verb) {
+  ClientSession session;
+  auto ep = RdmaEndpoint::Open(OptionsFor(params.rdma, params, bandwidth, send_verb));
+  if (!ep.ok()) return ep.status();
+  session.endpoint = *std::move(ep);
+  auto fd = ConnectTcp(server.host, server.port, absl::Seconds(10));
+  if (!fd.ok()) return fd.status();
+  session.control = *std::move(fd);
+  v1::ProbeHello hello;
+  *hello.mutable_spec() = ToSpec(params);
+  hello.set_size_bytes(params.sizes_bytes.front());
+  *hello.mutable_endpoint()->add_qps() = session.endpoint->LocalInfo();
+  const absl::Time deadline = absl::Now() + kControlTimeout;
+  if (auto s = SendFrame(session.control.get(), hello, deadline); !s.ok()) return s;
+  v1::ProbeWelcome welcome;
+  if (auto s = RecvFrame(session.control.get(), &welcome, deadline); !s.ok()) return s;
+  if (!welcome.error().empty()) {
+    // The server's own "not here" (no device on its side) is still a skip for the pair.
+    std::string why = absl::StrCat("server: ", welcome.error());
+    return welcome.skipped() ? absl::NotFoundError(why) : absl::FailedPreconditionError(why);
+  }
+  if (welcome.endpoint().qps_size() != 1) {
+    return absl::InvalidArgumentError("server sent no queue-pair data");
+  }
+  if (auto s = session.endpoint->Connect(welcome.endpoint().qps(0)); !s.ok()) return s;
+  return session;
+}
+
+// The per-size meeting: the client names the size, the server gets ready and answers.
+absl::Status Meet(int control, uint64_t size) {
+  v1::ProbeHello ready;
+  ready.set_size_bytes(size);
+  const absl::Time deadline = absl::Now() + kControlTimeout;
+  if (auto s = SendFrame(control, ready, deadline); !s.ok()) return s;
+  v1::ProbeWelcome go;
+  if (auto s = RecvFrame(control, &go, deadline); !s.ok()) return s;
+  if (!go.error().empty()) return absl::FailedPreconditionError(absl::StrCat("server: ", go.error()));
+  return absl::OkStatus();
+}
+
+// Server side of the handshake; on failure the client is told why (and whether it is a skip).
+absl::StatusOr<std::unique_ptr<RdmaEndpoint>> AcceptSession(int control,
+                                                            const v1::ProbeHello& hello,
+                                                            const ServeContext& context,
+                                                            bool bandwidth, bool send_verb) {
+  const ProbeParams params = FromSpec(hello.spec());
+  RdmaParams local = context.local_rdma;
+  local.tx_depth = params.rdma.tx_depth;
+  auto ep = RdmaEndpoint::Open(OptionsFor(local, params, bandwidth, send_verb));
+  v1::ProbeWelcome welcome;
+  absl::Status status = ep.ok() ? absl::OkStatus() : ep.status();
+  if (status.ok() && hello.endpoint().qps_size() != 1) {
+    status = absl::InvalidArgumentError("client sent no queue-pair data");
+  }
+  if (status.ok()) status = (*ep)->Connect(hello.endpoint().qps(0));
+  if (!status.ok()) {
+    welcome.set_error(std::string(status.message()));
+    welcome.set_skipped(absl::IsNotFound(status) || absl::IsResourceExhausted(status));
+    (void)SendFrame(control, welcome, absl::Now() + kControlTimeout);
+    return status;
+  }
+  *welcome.mutable_endpoint()->add_qps() = (*ep)->LocalInfo();
+  if (auto s = SendFrame(control, welcome, absl::Now() + kControlTimeout); !s.ok()) return s;
+  return ep;
+}
+
+// Serves the per-size meetings until the client ends the session (bye or closed connection).
+template <typename PerSize>
+absl::Status ServeMeetings(int control, PerSize per_size) {
+  for (;;) {
+    v1::ProbeHello ready;
+    absl::Status s = RecvFrame(control, &ready, absl::Now() + kSizeTimeout);
+    if (absl::IsUnavailable(s) || ready.bye()) return absl::OkStatus();  // the client is done
+    if (!s.ok()) return s;
+    if (auto st = per_size(ready.size_bytes()); !st.ok()) return st;
+  }
+}
+
+void EndSession(int control) {
+  v1::ProbeHello bye;
+  bye.set_bye(true);
+  (void)SendFrame(control, bye, absl::Now() + absl::Seconds(5));
+}
+
+// The bandwidth loop of perftest's run_iter_bw for one size. Records posts and completions
+// when `timed`.
+absl::Status RunBwLoop(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, uint64_t messages,
+                       uint32_t tx_depth, uint32_t cq_mod, std::vector<int64_t>* posted_ns,
+                       std::vector<Completion>* completions) {
+  const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(kSizeTimeout);
+  uint64_t posted = 0, completed = 0;
+  uint32_t idle_polls = 0;
+  ibv_wc wc[16];
+  while (completed < messages) {
+    while (posted < messages && posted - completed < tx_depth) {
+      const bool signaled = (posted + 1) % cq_mod == 0 || posted + 1 == messages;
+      if (posted_ns) posted_ns->push_back(NowNs());
+      absl::Status s = verb == RdmaVerb::kWrite  ? ep.PostWrite(size, posted, signaled)
+                       : verb == RdmaVerb::kRead ? ep.PostRead(size, posted, signaled)
+                                                 : ep.PostSend(size, posted, signaled);
+      if (!s.ok()) return s;
+      ++posted;
+    }
+    int n = ep.PollSend(wc, 16);
+    if (n < 0) return absl::InternalError("ibv_poll_cq failed");
+    if (n == 0) {
+      if ((++idle_polls & 4095) == 0 && NowNs() > deadline) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "no completion within ", absl::FormatDuration(kSizeTimeout), " (peer gone?)"));
+      }
+      continue;
+    }
+    const int64_t now = NowNs();
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) return CompletionError(wc[i]);
+      completed = wc[i].wr_id + 1;  // unsignaled predecessors completed with it
+      if (completions) completions->push_back({wc[i].wr_id, now});
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+v1::ProbeKind RdmaBwProbe::kind() const {
+  return verb_ == RdmaVerb::kWrite ? v1::RDMA_WRITE_BW
+         : verb_ == RdmaVerb::kRead ? v1::RDMA_READ_BW
+                                    : v1::RDMA_SEND_BW;
+}
+const char* RdmaBwProbe::name() const {
+  return verb_ == RdmaVerb::kWrite ? "rdma_write_bw"
+         : verb_ == RdmaVerb::kRead ? "rdma_read_bw"
+                                    : "rdma_send_bw";
+}
+const char* RdmaBwProbe::title() const {
+  return verb_ == RdmaVerb::kWrite ? "RDMA_Write BW Test"
+         : verb_ == RdmaVerb::kRead ? "RDMA_Read BW Test"
+                                    : "Send BW Test";
+}
+
+namespace {
+
+// What these probes do not do yet, refused by name rather than measured wrongly.
+absl::Status CheckSupported(const ProbeParams& p) {
+  if (p.duration > absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("RDMA probes measure by --iters, not --duration");
+  }
+  if (p.rdma.queue_pairs > 1) {
+    return absl::InvalidArgumentError("--qps: the RDMA probes use one queue pair");
+  }
+  if (p.rdma.bidirectional) {
+    return absl::InvalidArgumentError("--bidirectional: not available in the RDMA probes");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RdmaBwProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
+                                const ServeContext& context) const {
+  const bool send = verb_ == RdmaVerb::kSend;
+  auto ep = AcceptSession(connection.get(), hello, context, /*bandwidth=*/true, send);
+  if (!ep.ok()) return ep.status();
+  const ProbeParams params = FromSpec(hello.spec());
+  const uint64_t per_size = params.warmup_iterations + params.iterations;
+  return ServeMeetings(connection.get(), [&](uint64_t size) -> absl::Status {
+    // WRITE and READ need nothing from this side. SEND needs receives posted, and reposted
+    // as they complete, for every message of the size.
+    uint64_t posted = 0, received = 0;
+    if (send) {
+      for (; posted < std::min<uint64_t>(per_size, kRxDepthSend); ++posted) {
+        if (auto s = (*ep)->PostRecv(size, posted); !s.ok()) return s;
+      }
+    }
+    if (auto s = SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
+        !s.ok()) {
+      return s;
+    }
+    const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(kSizeTimeout);
+    ibv_wc wc[16];
+    while (send && received < per_size) {
+      int n = (*ep)->PollRecv(wc, 16);
+      if (n < 0) return absl::InternalError("ibv_poll_cq failed");
+      if (n == 0 && NowNs() > deadline) return absl::DeadlineExceededError("receive: no message");
+      for (int i = 0; i < n; ++i) {
+        if (wc[i].status != IBV_WC_SUCCESS) return CompletionError(wc[i]);
+        ++received;
+        if (posted < per_size) {
+          if (auto s = (*ep)->PostRecv(size, posted++); !s.ok()) return s;
+        }
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
+  ProbeRun run;
+  run.kind = name();
+  if (auto s = CheckSupported(params); !s.ok()) return Finish(run, s);
+  const absl::Time started = absl::Now();
+  auto session = OpenSession(params, server, /*bandwidth=*/true, verb_ == RdmaVerb::kSend);
+  if (!session.ok()) return Finish(run, session.status());
+  RdmaEndpoint& ep = *session->endpoint;
+  run.device = ep.label();
+  const uint32_t tx_depth = static_cast<uint32_t>(std::min<uint64_t>(
+      params.rdma.tx_depth ? params.rdma.tx_depth : kDefaultTxDepthBw, params.iterations));
+  for (uint64_t size : params.sizes_bytes) {
+    uint32_t cq_mod = params.rdma.cq_moderation;
+    if (cq_mod == 0) cq_mod = size > kCqModerationSizeLimit ? 1 : kDefaultCqModeration;
+    cq_mod = std::max<uint32_t>(1, std::min(cq_mod, tx_depth));
+    if (auto s = Meet(session->control.get(), size); !s.ok()) return Finish(run, s);
+    if (params.warmup_iterations > 0) {
+      if (auto s = RunBwLoop(ep, verb_, size, params.warmup_iterations, tx_depth, cq_mod, nullptr,
+                             nullptr);
+          !s.ok()) {
+        return Finish(run, s);
+      }
+    }
+    std::vector<int64_t> posted_ns;
+    std::vector<Completion> completions;
+    posted_ns.reserve(params.iterations);
+    if (auto s = RunBwLoop(ep, verb_, size, params.iterations, tx_depth, cq_mod, &posted_ns,
+                           &completions);
+        !s.ok()) {
+      return Finish(run, s);
+    }
+    BwPoint point = AverageBandwidth(size, params.iterations,
+                                     completions.back().time_ns - posted_ns.front());
+    if (params.iterations <= kMaxItersForPeak) {
+      point.bw_peak_gbps = PeakBandwidthGbps(size, posted_ns, completions);
+    }
+    run.bw.push_back(point);
+  }
+  EndSession(session->control.get());
+  run.elapsed_s = absl::ToDoubleSeconds(absl::Now() - started);
+  return Finish(run, absl::OkStatus());
+}
+
+v1::ProbeKind RdmaLatProbe::kind() const {
+  return verb_ == RdmaVerb::kWrite ? v1::RDMA_WRITE_LAT : v1::RDMA_SEND_LAT;
+}
+const char* RdmaLatProbe::name() const {
+  return verb_ == RdmaVerb::kWrite ? "rdma_write_lat" : "rdma_send_lat";
+}
+const char* RdmaLatProbe::title() const {
+  return verb_ == RdmaVerb::kWrite ? "RDMA_Write Latency Test" : "Send Latency Test";
+}
+
+namespace {
+
+// The value a ping-pong round writes into the last byte: 1..255, never the zero the area was
+// cleared to.
+char RoundMark(uint64_t round) { return static_cast<char>(round % 255 + 1); }
+
+// One side of one size's ping-pong. The client (`initiator`) sends first and times each
+// round trip; the server answers. Write: spin on the last byte of the receive area, then
+// write back; send: wait for the receive, then send back.
+absl::Status PingPong(RdmaEndpoint& ep, RdmaVerb verb, bool initiator, uint64_t size,
+                      uint64_t rounds, uint64_t warmup, std::vector<int64_t>* rtt_ns) {
+  const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(kSizeTimeout);
+  volatile char* mark = ep.receive_area() + size - 1;
+  auto wait_peer = [&](uint64_t round) -> absl::Status {
+    if (verb == RdmaVerb::kWrite) {
+      const char want = RoundMark(round);
+      return SpinUntil([&] { return *mark == want; }, deadline, "ping-pong");
+    }
+    if (auto s = Reap(ep, /*receive=*/true, 1, deadline); !s.ok()) return s;
+    // The next round's receive, posted before this side answers; none after the last round.
+    return round + 1 < warmup + rounds ? ep.PostRecv(size, round + 1) : absl::OkStatus();
+  };
+  auto answer = [&](uint64_t round) -> absl::Status {
+    absl::Status s;
+    if (verb == RdmaVerb::kWrite) {
+      ep.send_area()[size - 1] = RoundMark(round);
+      s = ep.PostWrite(size, round, /*signaled=*/true);
+    } else {
+      s = ep.PostSend(size, round, /*signaled=*/true);
+    }
+    if (!s.ok()) return s;
+    return Reap(ep, /*receive=*/false, 1, deadline);
+  };
+  for (uint64_t round = 0; round < warmup + rounds; ++round) {
+    if (initiator) {
+      const int64_t t0 = NowNs();
+      if (auto s = answer(round); !s.ok()) return s;
+      if (auto s = wait_peer(round); !s.ok()) return s;
+      if (round >= warmup) rtt_ns->push_back(NowNs() - t0);
+    } else {
+      if (auto s = wait_peer(round); !s.ok()) return s;
+      if (auto s = answer(round); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Clears the receive area's last byte for a fresh size (write) or posts the first receive
+// (send), before the size's meeting completes.
+absl::Status PrepareSize(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size) {
+  if (verb == RdmaVerb::kWrite) {
+    ep.receive_area()[size - 1] = 0;
+    return absl::OkStatus();
+  }
+  return ep.PostRecv(size, 0);
+}
+
+}  // namespace
+
+absl::Status RdmaLatProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
+                                 const ServeContext& context) const {
+  auto ep = AcceptSession(connection.get(), hello, context, /*bandwidth=*/false,
+                          verb_ == RdmaVerb::kSend);
+  if (!ep.ok()) return ep.status();
+  const ProbeParams params = FromSpec(hello.spec());
+  return ServeMeetings(connection.get(), [&](uint64_t size) -> absl::Status {
+    if (auto s = PrepareSize(**ep, verb_, size); !s.ok()) return s;
+    if (auto s = SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
+        !s.ok()) {
+      return s;
+    }
+    return PingPong(**ep, verb_, /*initiator=*/false, size, params.iterations,
+                    params.warmup_iterations, nullptr);
+  });
+}
+
+ProbeRun RdmaLatProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
+  ProbeRun run;
+  run.kind = name();
+  if (auto s = CheckSupported(params); !s.ok()) return Finish(run, s);
+  const absl::Time started = absl::Now();
+  auto session = OpenSession(params, server, /*bandwidth=*/false, verb_ == RdmaVerb::kSend);
+  if (!session.ok()) return Finish(run, session.status());
+  RdmaEndpoint& ep = *session->endpoint;
+  run.device = ep.label();
+  for (uint64_t size : params.sizes_bytes) {
+    if (auto s = PrepareSize(ep, verb_, size); !s.ok()) return Finish(run, s);
+    if (auto s = Meet(session->control.get(), size); !s.ok()) return Finish(run, s);
+    std::vector<int64_t> rtt_ns;
+    rtt_ns.reserve(params.iterations);
+    if (auto s = PingPong(ep, verb_, /*initiator=*/true, size, params.iterations,
+                          params.warmup_iterations, &rtt_ns);
+        !s.ok()) {
+      return Finish(run, s);
+    }
+    auto point = LatencyStats(size, std::move(rtt_ns), 2.0);
+    if (!point) {
+      return Finish(run, absl::InvalidArgumentError("too few iterations (at least 3 are needed)"));
+    }
+    run.lat.push_back(*point);
+  }
+  EndSession(session->control.get());
+  run.elapsed_s = absl::ToDoubleSeconds(absl::Now() - started);
+  return Finish(run, absl::OkStatus());
+}
+
+}  // namespace fabricctl::probes
