@@ -21,13 +21,14 @@ constexpr uint64_t kDefaultBwIterations = 5000;
 constexpr uint64_t kDefaultLatIterations = 1000;
 
 probes::InfoLines Info(const probes::Probe& probe, const probes::ProbeParams& p,
-                       const std::string& server, const std::string& device) {
-  probes::InfoLines info = {{"Server", server}, {"Device", device}};
+                       const std::string& server, const probes::ProbeRun& run) {
+  probes::InfoLines info = {{"Server", server}, {"Device", run.device}};
   info.push_back({"Iterations", p.duration > absl::ZeroDuration()
                                     ? absl::StrCat(absl::FormatDuration(p.duration), " per size")
                                     : absl::StrCat(p.iterations, " per size")});
   info.push_back({"Warm-up", absl::StrCat(p.warmup_iterations)});
   if (probe.kind() == v1::TCP_BW) info.push_back({"Streams", absl::StrCat(p.tcp_streams)});
+  info.insert(info.end(), run.setup.begin(), run.setup.end());
   return info;
 }
 
@@ -101,7 +102,7 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
     out << text;
     return kExitOk;
   }
-  const probes::InfoLines info = Info(*probe, params, target->ToString(), run.device);
+  const probes::InfoLines info = Info(*probe, params, target->ToString(), run);
   if (probe->measures_bandwidth()) {
     out << probes::FormatBwTable(probe->title(), info, run.bw,
                                  options.units == "Gb" ? probes::BwUnit::kGbps

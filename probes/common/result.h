@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fabricctl::probes {
@@ -37,12 +38,16 @@ enum class Outcome {
   kTimeout,  // killed by its deadline
 };
 
+// perftest-style "key : value" lines describing how a run was set up.
+using InfoLines = std::vector<std::pair<std::string, std::string>>;
+
 // What one probe run produced. Plain data; proto conversion is in probes/common/convert.
 struct ProbeRun {
   std::string kind;  // "tcp_bw", "rdma_write_lat", ...
   Outcome outcome = Outcome::kFailed;
   std::string reason;
   std::string device;  // "tcp", "mlx5_0:1"
+  InfoLines setup;     // e.g. {"Mtu", "4096[B]"}, {"GID index", "3"}
   std::vector<BwPoint> bw;
   std::vector<LatPoint> lat;
   double elapsed_s = 0;

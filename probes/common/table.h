@@ -16,7 +16,6 @@ enum class BwUnit { kGbps, kMiBps };
 // the same way. One difference: a peak that was not measured prints "-" where perftest prints
 // 0.00, because it is not a measurement.
 // `info` lines go under the title as perftest's " Device         : mlx5_0" block.
-using InfoLines = std::vector<std::pair<std::string, std::string>>;
 std::string FormatBwTable(const std::string& title, const InfoLines& info,
                           const std::vector<BwPoint>& points, BwUnit unit);
 std::string FormatLatTable(const std::string& title, const InfoLines& info,

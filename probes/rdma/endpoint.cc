@@ -208,6 +208,22 @@ RdmaEndpoint::~RdmaEndpoint() = default;
 
 std::string RdmaEndpoint::label() const { return absl::StrCat(device_name_, ":", port_); }
 
+InfoLines RdmaEndpoint::Setup() const {
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  uint32_t mtu = MtuBytes(port_attr_.active_mtu);
+  if (ibv_query_qp(qp_.get(), &attr, IBV_QP_PATH_MTU, &init) == 0 &&
+      attr.qp_state >= IBV_QPS_RTR) {
+    mtu = MtuBytes(attr.path_mtu);
+  }
+  return {{"Link type",
+           port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"},
+          {"Mtu", absl::StrCat(mtu, "[B]")},
+          {"GID index", gid_index_ >= 0 ? absl::StrCat(gid_index_) : "none"},
+          {"TX depth", absl::StrCat(options_.send_depth)},
+          {"Max inline data", absl::StrCat(max_inline_, "[B]")}};
+}
+
 v1::RdmaQpInfo RdmaEndpoint::LocalInfo() const {
   v1::RdmaQpInfo info;
   info.set_lid(port_attr_.lid);

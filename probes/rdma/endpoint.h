@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "probes/common/params.h"
+#include "probes/common/result.h"
 #include "probes/rdma/device.h"
 #include "probes/rdma/verbs.h"
 #include "proto/probe.pb.h"
@@ -57,6 +58,8 @@ class RdmaEndpoint {
   uint32_t max_inline() const { return max_inline_; }
   // "rxe0:1".
   std::string label() const;
+  // perftest's header lines: link type, MTU, GID index, inline size.
+  InfoLines Setup() const;
 
   // Posting; wr_id travels to the completion. Inline is used when size <= max_inline().
   absl::Status PostWrite(uint64_t size, uint64_t wr_id, bool signaled);

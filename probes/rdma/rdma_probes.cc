@@ -316,6 +316,7 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   if (!session.ok()) return Finish(run, session.status());
   RdmaEndpoint& ep = *session->endpoint;
   run.device = ep.label();
+  run.setup = ep.Setup();
   const uint32_t tx_depth = static_cast<uint32_t>(std::min<uint64_t>(
       params.rdma.tx_depth ? params.rdma.tx_depth : kDefaultTxDepthBw, params.iterations));
   for (uint64_t size : params.sizes_bytes) {
@@ -393,17 +394,22 @@ absl::Status PingPong(RdmaEndpoint& ep, RdmaVerb verb, bool initiator, uint64_t 
     if (!s.ok()) return s;
     return Reap(ep, /*receive=*/false, 1, deadline);
   };
+  // The initiator stamps each post, as perftest does (tposted[]); a round trip is the time
+  // between two consecutive posts, the last one closed by a stamp after the final echo.
+  int64_t previous_post = 0;
   for (uint64_t round = 0; round < warmup + rounds; ++round) {
     if (initiator) {
-      const int64_t t0 = NowNs();
+      const int64_t now = NowNs();
+      if (round > warmup) rtt_ns->push_back(now - previous_post);
+      previous_post = now;
       if (auto s = answer(round); !s.ok()) return s;
       if (auto s = wait_peer(round); !s.ok()) return s;
-      if (round >= warmup) rtt_ns->push_back(NowNs() - t0);
     } else {
       if (auto s = wait_peer(round); !s.ok()) return s;
       if (auto s = answer(round); !s.ok()) return s;
     }
   }
+  if (initiator && rounds > 0) rtt_ns->push_back(NowNs() - previous_post);
   return absl::OkStatus();
 }
 
@@ -445,6 +451,7 @@ ProbeRun RdmaLatProbe::Run(const ProbeParams& params, const ServerAddress& serve
   if (!session.ok()) return Finish(run, session.status());
   RdmaEndpoint& ep = *session->endpoint;
   run.device = ep.label();
+  run.setup = ep.Setup();
   for (uint64_t size : params.sizes_bytes) {
     if (auto s = PrepareSize(ep, verb_, size); !s.ok()) return Finish(run, s);
     if (auto s = Meet(session->control.get(), size); !s.ok()) return Finish(run, s);
