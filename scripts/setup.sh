@@ -13,6 +13,8 @@ PACKAGES=(
   iproute2 openssl libxml2-utils python3
   # benchmarks: reference tools
   iperf3 sockperf perftest
+  # the soft-RoCE VM of ../shared/tools/rdma-vm (RDMA probes for real without RDMA hardware)
+  qemu-system-x86 busybox-static cpio kmod ibverbs-utils rdmacm-utils
 )
 
 missing=()

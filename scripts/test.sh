@@ -7,7 +7,12 @@ cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
 
-bazel test //... "$@"
+# The RDMA probes run for real inside a soft-RoCE VM when the rdma-vm tool is beside the repo.
+vm=$(realpath ../shared/tools/rdma-vm/run-in-rdma-vm.sh 2>/dev/null || true)
+vm_env=()
+[[ -n $vm && -x $vm ]] && vm_env=(--test_env=FABRIC_RDMA_VM="$vm")
+
+bazel test //... "${vm_env[@]}" "$@"
 rc=$?
 
 # Count test cases from each target's log (Catch2's closing lines); a target whose log has no

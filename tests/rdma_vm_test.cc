@@ -1,0 +1,121 @@
+// The RDMA probes for real, over soft-RoCE (rdma_rxe) in a QEMU VM: this machine has no RDMA
+// hardware and its kernel no RDMA support, so the VM of ../shared/tools/rdma-vm stands in.
+// Server and client of every RDMA probe run on rxe0 inside one VM; their JSON comes back and
+// is checked here. Skips (with the reason) where the VM script is not available or the VM
+// cannot start.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "google/protobuf/util/json_util.h"
+#include "proto/probe.pb.h"
+#include "tests/skip.h"
+#include "tests/subprocess.h"
+
+namespace fabricctl::testing {
+namespace {
+
+std::string Absolute(const std::string& path) {
+  char resolved[PATH_MAX];
+  REQUIRE(::realpath(path.c_str(), resolved) != nullptr);
+  return resolved;
+}
+
+// Splits the VM's output into the JSON documents between "=== NAME" and "=== end" lines.
+std::map<std::string, std::string> Sections(const std::string& out) {
+  std::map<std::string, std::string> sections;
+  std::istringstream in(out);
+  std::string line, name, body;
+  while (std::getline(in, line)) {
+    if (line.rfind("=== ", 0) == 0) {
+      if (line == "=== end") {
+        sections[name] = body;
+        name.clear();
+      } else {
+        name = line.substr(4);
+      }
+      body.clear();
+    } else if (!name.empty()) {
+      body += line + "\n";
+    }
+  }
+  return sections;
+}
+
+}  // namespace
+
+TEST_CASE("Every RDMA probe measures over soft-RoCE in the VM") {
+  const char* vm = std::getenv("FABRIC_RDMA_VM");
+  if (vm == nullptr || ::access(vm, X_OK) != 0) {
+    FABRIC_SKIP("no rdma-vm script (scripts/test.sh sets FABRIC_RDMA_VM to "
+                "../shared/tools/rdma-vm/run-in-rdma-vm.sh when it exists)");
+  }
+  const std::string dir = TempDir("rdma_vm");
+  const std::string script = dir + "/probes.sh";
+  std::ofstream(script) << R"(set -u
+F=$FABRICCTL
+port=7430
+for kind in rdma_write_bw rdma_send_bw rdma_read_bw rdma_write_lat rdma_send_lat; do
+  case $kind in *_bw) sizes=4K,64K ;; *) sizes=2,4K ;; esac
+  $F probe $kind --server --port $port --one-off --device $RXE_DEV >/dev/null &
+  i=0; while ! ss -ltn "sport = :$port" | grep -q LISTEN && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+  echo "=== $kind"
+  $F probe $kind $RXE_IP:$port --sizes $sizes --iters 200 --warmup 10 --format json
+  echo "=== end"
+  wait
+  port=$((port+1))
+done
+echo "=== bad_device"
+$F probe rdma_write_bw $RXE_IP:1 --device nosuch 2>&1; echo "rc=$?"
+echo "=== end"
+)";
+  CommandResult result = RunCommand(
+      {vm, "-C", "none", "-t", "600", "-e", "FABRICCTL=" + Absolute("cli/fabricctl"), "--", "sh",
+       script},
+      absl::Seconds(660));
+  if (result.exit_code == 125) {
+    FABRIC_SKIP("the rdma-vm could not start a VM here: " << result.err.substr(0, 400));
+  }
+  INFO(result.out + result.err);
+  REQUIRE(result.exit_code == 0);
+  auto sections = Sections(result.out);
+
+  for (const char* kind : {"rdma_write_bw", "rdma_send_bw", "rdma_read_bw"}) {
+    INFO(kind << ": " << sections[kind]);
+    v1::ProbeResult probe;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections[kind], &probe).ok());
+    CHECK(probe.outcome() == v1::PROBE_OK);
+    CHECK(probe.device() == "rxe0:1");
+    REQUIRE(probe.bw_size() == 2);
+    for (const auto& point : probe.bw()) {
+      CHECK(point.iterations() == 200);
+      CHECK(point.bw_avg_gbps() > 0);
+      CHECK(point.has_bw_peak_gbps());
+      CHECK(point.bw_peak_gbps() >= point.bw_avg_gbps() * 0.999);
+    }
+  }
+  for (const char* kind : {"rdma_write_lat", "rdma_send_lat"}) {
+    INFO(kind << ": " << sections[kind]);
+    v1::ProbeResult probe;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections[kind], &probe).ok());
+    CHECK(probe.outcome() == v1::PROBE_OK);
+    REQUIRE(probe.lat_size() == 2);
+    for (const auto& point : probe.lat()) {
+      CHECK(point.iterations() == 200);
+      CHECK(point.t_min_us() > 0);
+      CHECK(point.t_min_us() <= point.t_typical_us());
+      CHECK(point.t_typical_us() <= point.t_max_us());
+    }
+  }
+  CHECK(sections["bad_device"].find("--device: unknown RDMA device 'nosuch' (present: rxe0)") !=
+        std::string::npos);
+  CHECK(sections["bad_device"].find("rc=3") != std::string::npos);
+}
+
+}  // namespace fabricctl::testing
