@@ -69,7 +69,8 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
   const RdmaParams& want = options.selection;
 
   // Memlock first: registration would fail with a less helpful ENOMEM.
-  const uint64_t needed = 2 * options.message_bytes + (1 << 20);
+  ep->area_bytes_ = (std::max<uint64_t>(options.message_bytes, 4096) + 4095) & ~uint64_t{4095};
+  const uint64_t needed = 2 * ep->area_bytes_ + (1 << 20);
   rlimit limit{};
   if (getrlimit(RLIMIT_MEMLOCK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
       limit.rlim_cur < needed) {
@@ -155,7 +156,7 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
 
   ep->pd_.reset(ibv_alloc_pd(ep->context_.get()));
   if (!ep->pd_) return VerbsError("ibv_alloc_pd", errno);
-  auto memory = AllocateHostMemory(2 * options.message_bytes);
+  auto memory = AllocateHostMemory(2 * ep->area_bytes_);
   if (!memory.ok()) return memory.status();
   ep->memory_ = *std::move(memory);
   ep->mr_.reset(ibv_reg_mr(ep->pd_.get(), ep->memory_->data(), ep->memory_->size(),

@@ -54,7 +54,7 @@ class RdmaEndpoint {
   absl::Status Connect(const v1::RdmaQpInfo& remote);
 
   char* receive_area() { return memory_->data(); }
-  char* send_area() { return memory_->data() + options_.message_bytes; }
+  char* send_area() { return memory_->data() + area_bytes_; }
   uint32_t max_inline() const { return max_inline_; }
   // "rxe0:1".
   std::string label() const;
@@ -84,6 +84,9 @@ class RdmaEndpoint {
   uint32_t max_rd_atomic_ = 1;
   uint32_t max_inline_ = 0;
   uint32_t psn_ = 0;
+  // Each area is at least a page, as perftest's cycle buffer: the two never share a cache line
+  // or a page however small the messages.
+  uint64_t area_bytes_ = 0;
   // Remote area of the peer, known after Connect.
   uint64_t remote_addr_ = 0;
   uint32_t remote_rkey_ = 0;
