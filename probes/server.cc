@@ -63,12 +63,22 @@ absl::Status ProbeServer::Handle(UniqueFd connection, bool* bye) {
   return probe->Serve(std::move(connection), hello, context_);
 }
 
-absl::Status ProbeServer::Serve(bool one_off) {
+absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
   std::vector<std::thread> threads;
   std::atomic<bool> session_over{false};
+  bool expired = false;
   while (!stopping_ && !session_over) {
     pollfd fds[2] = {{listener_.fd.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
-    int ready = ::poll(fds, 2, -1);
+    int timeout_ms = -1;
+    if (deadline != absl::InfiniteFuture()) {
+      absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        expired = true;
+        break;
+      }
+      timeout_ms = static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
+    }
+    int ready = ::poll(fds, 2, timeout_ms);
     if (ready < 0) {
       if (errno == EINTR) continue;
       break;
@@ -90,7 +100,14 @@ absl::Status ProbeServer::Serve(bool one_off) {
       }
     });
   }
+  if (expired) {
+    // Connections still open are ended by their own I/O deadlines; wake nothing else.
+    Stop();
+  }
   for (auto& t : threads) t.join();
+  if (expired && !session_over) {
+    return absl::DeadlineExceededError("probe server: the client did not finish in time");
+  }
   std::lock_guard<std::mutex> lock(mu_);
   return one_off ? first_error_ : absl::OkStatus();
 }

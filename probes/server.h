@@ -28,10 +28,11 @@ class ProbeServer {
 
   uint16_t port() const { return listener_.port; }
 
-  // Serves until Stop(), or with `one_off` until a client ends its session (ProbeHello.bye).
-  // Returns the first error of a probe connection only in one-off mode (a standalone server
-  // reports what went wrong); a long-running server logs and goes on.
-  absl::Status Serve(bool one_off);
+  // Serves until Stop(), or with `one_off` until a client ends its session (ProbeHello.bye),
+  // or until `deadline` (DeadlineExceeded: no client came, or it never finished). Returns the
+  // first error of a probe connection only in one-off mode (a standalone server reports what
+  // went wrong); a long-running server goes on.
+  absl::Status Serve(bool one_off, absl::Time deadline = absl::InfiniteFuture());
 
   // Makes Serve return; callable from any thread.
   void Stop();

@@ -74,6 +74,9 @@ v1::ProbeSpec ToSpec(const ProbeParams& p) {
         TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(p.duration));
   }
   m->set_warmup_iterations(static_cast<uint32_t>(p.warmup_iterations));
+  if (p.timeout > absl::ZeroDuration()) {
+    *spec.mutable_timeout() = TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(p.timeout));
+  }
   if (p.kind == v1::TCP_BW || p.kind == v1::TCP_LAT) {
     spec.mutable_tcp()->set_streams(p.tcp_streams);
   } else {
@@ -100,6 +103,9 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec) {
     p.duration = absl::Nanoseconds(TimeUtil::DurationToNanoseconds(m.duration()));
   }
   p.warmup_iterations = m.warmup_iterations();
+  if (spec.has_timeout()) {
+    p.timeout = absl::Nanoseconds(TimeUtil::DurationToNanoseconds(spec.timeout()));
+  }
   if (spec.has_tcp()) p.tcp_streams = std::max<uint32_t>(1, spec.tcp().streams());
   if (spec.has_rdma()) {
     const auto& r = spec.rdma();

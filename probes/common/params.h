@@ -35,6 +35,9 @@ struct ProbeParams {
   uint64_t warmup_iterations = 0;
   uint32_t tcp_streams = 1;
   RdmaParams rdma;
+  // Bound on the whole probe (each blocking step gives up by then); zero: the probe's own
+  // generous bounds.
+  absl::Duration timeout = absl::ZeroDuration();
 };
 
 // Hard caps every node enforces on every request, whoever sent it.

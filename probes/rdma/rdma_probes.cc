@@ -21,7 +21,19 @@ constexpr uint32_t kRxDepthSend = 512;
 constexpr uint64_t kMaxItersForPeak = 20000;
 // One size of a sweep may take this long on top of nothing: soft-RoCE in an emulated VM is
 // slow, so the bound is generous; it exists so that a dead peer cannot hang a probe.
-constexpr absl::Duration kSizeTimeout = absl::Minutes(2);
+constexpr absl::Duration kDefaultSizeTimeout = absl::Minutes(2);
+// The bound on one size, and on waiting at the out-of-band meetings, for this thread's probe
+// (set from ProbeParams::timeout when given).
+thread_local absl::Duration size_timeout = kDefaultSizeTimeout;  // NOLINT: per-probe-thread bound
+
+class ScopedSizeTimeout {
+ public:
+  explicit ScopedSizeTimeout(const ProbeParams& p) {
+    size_timeout = p.timeout > absl::ZeroDuration() ? std::min(p.timeout, kDefaultSizeTimeout)
+                                                    : kDefaultSizeTimeout;
+  }
+  ~ScopedSizeTimeout() { size_timeout = kDefaultSizeTimeout; }
+};
 constexpr absl::Duration kControlTimeout = absl::Seconds(30);
 
 int64_t NowNs() {
@@ -45,7 +57,7 @@ absl::Status SpinUntil(Ready ready, int64_t deadline_ns, const char* what) {
     if (ready()) return absl::OkStatus();
     if ((spins & 4095) == 0 && NowNs() > deadline_ns) {
       return absl::DeadlineExceededError(absl::StrCat(what, ": no progress within ",
-                                                      absl::FormatDuration(kSizeTimeout)));
+                                                      absl::FormatDuration(size_timeout)));
     }
   }
 }
@@ -185,7 +197,7 @@ template <typename PerSize>
 absl::Status ServeMeetings(int control, PerSize per_size) {
   for (;;) {
     v1::ProbeHello ready;
-    absl::Status s = RecvFrame(control, &ready, absl::Now() + kSizeTimeout);
+    absl::Status s = RecvFrame(control, &ready, absl::Now() + size_timeout);
     if (absl::IsUnavailable(s) || ready.bye()) return absl::OkStatus();  // the client is done
     if (!s.ok()) return s;
     if (auto st = per_size(ready.size_bytes()); !st.ok()) return st;
@@ -203,7 +215,7 @@ void EndSession(int control) {
 absl::Status RunBwLoop(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, uint64_t messages,
                        uint32_t tx_depth, uint32_t cq_mod, std::vector<int64_t>* posted_ns,
                        std::vector<Completion>* completions) {
-  const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(kSizeTimeout);
+  const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
   uint64_t posted = 0, completed = 0;
   uint32_t idle_polls = 0;
   ibv_wc wc[16];
@@ -222,7 +234,7 @@ absl::Status RunBwLoop(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, uint64_t 
     if (n == 0) {
       if ((++idle_polls & 4095) == 0 && NowNs() > deadline) {
         return absl::DeadlineExceededError(absl::StrCat(
-            "no completion within ", absl::FormatDuration(kSizeTimeout), " (peer gone?)"));
+            "no completion within ", absl::FormatDuration(size_timeout), " (peer gone?)"));
       }
       continue;
     }
@@ -274,6 +286,7 @@ absl::Status CheckSupported(const ProbeParams& p) {
 
 absl::Status RdmaBwProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
                                 const ServeContext& context) const {
+  const ScopedSizeTimeout bound(FromSpec(hello.spec()));
   const bool send = verb_ == RdmaVerb::kSend;
   auto ep = AcceptSession(connection.get(), hello, context, /*bandwidth=*/true, send);
   if (!ep.ok()) return ep.status();
@@ -292,7 +305,7 @@ absl::Status RdmaBwProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello
         !s.ok()) {
       return s;
     }
-    const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(kSizeTimeout);
+    const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
     ibv_wc wc[16];
     while (send && received < per_size) {
       int n = (*ep)->PollRecv(wc, 16);
@@ -311,6 +324,7 @@ absl::Status RdmaBwProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello
 }
 
 ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
+  const ScopedSizeTimeout bound(params);
   ProbeRun run;
   run.kind = name();
   if (auto s = CheckSupported(params); !s.ok()) return Finish(run, s);
@@ -375,7 +389,7 @@ char RoundMark(uint64_t round) { return static_cast<char>(round % 255 + 1); }
 // write back; send: wait for the receive, then send back.
 absl::Status PingPong(RdmaEndpoint& ep, RdmaVerb verb, bool initiator, uint64_t size,
                       uint64_t rounds, uint64_t warmup, std::vector<int64_t>* rtt_ns) {
-  const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(kSizeTimeout);
+  const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
   volatile char* mark = ep.receive_area() + size - 1;
   auto wait_peer = [&](uint64_t round) -> absl::Status {
     if (verb == RdmaVerb::kWrite) {
@@ -437,6 +451,7 @@ absl::Status PrepareSize(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size) {
 
 absl::Status RdmaLatProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
                                  const ServeContext& context) const {
+  const ScopedSizeTimeout bound(FromSpec(hello.spec()));
   auto ep = AcceptSession(connection.get(), hello, context, /*bandwidth=*/false,
                           verb_ == RdmaVerb::kSend);
   if (!ep.ok()) return ep.status();
@@ -453,6 +468,7 @@ absl::Status RdmaLatProbe::Serve(UniqueFd connection, const v1::ProbeHello& hell
 }
 
 ProbeRun RdmaLatProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
+  const ScopedSizeTimeout bound(params);
   ProbeRun run;
   run.kind = name();
   if (auto s = CheckSupported(params); !s.ok()) return Finish(run, s);

@@ -21,8 +21,10 @@ namespace {
 
 // Slack on top of a phase's own time for connection set-up and the final count.
 constexpr absl::Duration kSlack = absl::Seconds(30);
-// Server-side read buffer: large reads keep the receiver cheaper than the sender.
-constexpr size_t kReceiveChunk = 1 << 20;
+// Server-side reads are of the message size (as iperf3's -l sets both sides), within these
+// bounds: small reads cost syscalls, and reads beyond the L2 cache cost copies.
+constexpr size_t kMinReceiveChunk = 16 << 10;
+constexpr size_t kMaxReceiveChunk = 256 << 10;
 // Acknowledges the end of a warm-up.
 constexpr char kWarmAck = 'W';
 
@@ -75,7 +77,9 @@ absl::Status ReadFull(int fd, char* data, size_t n) {
 
 // Time one connection of the phase may take: its own measurement plus slack.
 absl::Duration PhaseBudget(const ProbeParams& p) {
-  return (p.duration > absl::ZeroDuration() ? p.duration : absl::Minutes(5)) + kSlack;
+  absl::Duration budget =
+      (p.duration > absl::ZeroDuration() ? p.duration : absl::Minutes(5)) + kSlack;
+  return p.timeout > absl::ZeroDuration() ? std::min(budget, p.timeout) : budget;
 }
 
 // Connects, says hello and waits for the welcome. A refusal by the server is FailedPrecondition
@@ -116,7 +120,8 @@ absl::Status TcpBwProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
     return s;
   }
   SetIoTimeout(fd, PhaseBudget(params));
-  std::vector<char> buffer(std::min<uint64_t>(kReceiveChunk, context.limits.max_message_bytes));
+  std::vector<char> buffer(std::clamp<uint64_t>(hello.size_bytes(), kMinReceiveChunk,
+                                                kMaxReceiveChunk));
   if (params.warmup_iterations > 0) {
     uint64_t left = params.warmup_iterations * hello.size_bytes();
     while (left > 0) {
