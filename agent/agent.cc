@@ -48,15 +48,27 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   agent->sysfs_ = std::make_unique<probes::SysfsRoot>(options.sysfs_root);
   agent->node_name_ = options.node_name.empty() ? Hostname() : options.node_name;
 
+  // Probe servers listen where the agent listens and are dialled where it is advertised.
+  std::string advertise_host = listen->host;
+  if (!options.advertise.empty()) {
+    advertise_host = ParseHostPort(options.advertise, "--advertise")->host;
+  } else if (IsWildcard(listen->host)) {
+    advertise_host = Hostname();
+  }
+  agent->probes_ = std::make_unique<ProbeRunner>(
+      listen->host, advertise_host, probes::ServeContext{options.limits, {}});
   // The inventory callback reads address_ after the server has bound it.
   Agent* self = agent.get();
-  agent->service_ = std::make_unique<AgentService>(options.controller_identity, [self] {
-    InventoryOptions inventory;
-    inventory.node_name = self->node_name_;
-    inventory.agent_address = self->address_;
-    inventory.labels = self->options_.labels;
-    return CollectInventory(inventory, *self->sysfs_);
-  });
+  agent->service_ = std::make_unique<AgentService>(
+      options.controller_identity,
+      [self] {
+        InventoryOptions inventory;
+        inventory.node_name = self->node_name_;
+        inventory.agent_address = self->address_;
+        inventory.labels = self->options_.labels;
+        return CollectInventory(inventory, *self->sysfs_);
+      },
+      agent->probes_.get());
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(listen->ToString(), security->ServerCredentials(), &port);
@@ -71,8 +83,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
                           ? HostPort{advertise->host, static_cast<uint16_t>(port)}.ToString()
                           : advertise->ToString();
   } else {
-    std::string host = IsWildcard(listen->host) ? Hostname() : listen->host;
-    agent->address_ = HostPort{host, static_cast<uint16_t>(port)}.ToString();
+    agent->address_ = HostPort{advertise_host, static_cast<uint16_t>(port)}.ToString();
   }
   log->info("node {} serving on {} ({})", agent->node_name_, agent->address_,
             security->tls() ? "mutual TLS" : "plain text");

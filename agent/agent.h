@@ -14,6 +14,7 @@
 #include "agent/agent_service.h"
 #include "base/tls.h"
 #include "grpcpp/server.h"
+#include "agent/probe_runner.h"
 #include "probes/audit/sysfs_root.h"
 #include "proto/config.pb.h"
 #include "proto/controller.grpc.pb.h"
@@ -40,6 +41,8 @@ struct AgentOptions {
   TlsOptions tls;
   std::string sysfs_root = "/";
   v1::Config config;
+  // Caps on every probe request (from config.probes.limits).
+  probes::ProbeLimits limits;
   // Called once with the bound address, before registration starts.
   std::function<void(const std::string&)> on_listening;
   // Called once, from the registration thread, after the first successful registration.
@@ -71,6 +74,7 @@ class Agent {
 
   AgentOptions options_;
   std::unique_ptr<probes::SysfsRoot> sysfs_;
+  std::unique_ptr<ProbeRunner> probes_;
   std::unique_ptr<AgentService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::ControllerService::Stub> controller_;

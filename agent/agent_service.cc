@@ -1,12 +1,15 @@
 #include "agent/agent_service.h"
 
+#include "base/grpc_status.h"
 #include "base/tls.h"
 
 namespace fabricctl::agent {
 
 AgentService::AgentService(std::string controller_identity,
-                           std::function<v1::NodeInventory()> inventory)
-    : controller_identity_(std::move(controller_identity)), inventory_(std::move(inventory)) {}
+                           std::function<v1::NodeInventory()> inventory, ProbeRunner* probes)
+    : controller_identity_(std::move(controller_identity)),
+      inventory_(std::move(inventory)),
+      probes_(probes) {}
 
 grpc::Status AgentService::GetInventory(grpc::ServerContext* context,
                                         const v1::GetInventoryRequest* request,
@@ -14,6 +17,33 @@ grpc::Status AgentService::GetInventory(grpc::ServerContext* context,
   if (auto s = RequirePeerIdentity(*context, controller_identity_); !s.ok()) return s;
   *response = inventory_();
   return grpc::Status::OK;
+}
+
+grpc::Status AgentService::StartProbeServer(grpc::ServerContext* context,
+                                            const v1::StartProbeServerRequest* request,
+                                            v1::StartProbeServerResponse* response) {
+  if (auto s = RequirePeerIdentity(*context, controller_identity_); !s.ok()) return s;
+  auto endpoint = probes_->StartServer(request->spec(), request->run_id());
+  if (!endpoint.ok()) return ToGrpcStatus(endpoint.status());
+  *response->mutable_endpoint() = *std::move(endpoint);
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentService::RunProbeClient(grpc::ServerContext* context,
+                                          const v1::RunProbeClientRequest* request,
+                                          v1::RunProbeClientResponse* response) {
+  if (auto s = RequirePeerIdentity(*context, controller_identity_); !s.ok()) return s;
+  auto result = probes_->RunClient(request->spec(), request->server());
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response->mutable_result() = *std::move(result);
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentService::StopProbeServer(grpc::ServerContext* context,
+                                           const v1::StopProbeServerRequest* request,
+                                           v1::StopProbeServerResponse* response) {
+  if (auto s = RequirePeerIdentity(*context, controller_identity_); !s.ok()) return s;
+  return ToGrpcStatus(probes_->StopServer(request->run_id()));
 }
 
 }  // namespace fabricctl::agent

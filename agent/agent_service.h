@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "agent/probe_runner.h"
 #include "proto/agent.grpc.pb.h"
 
 namespace fabricctl::agent {
@@ -13,15 +14,27 @@ namespace fabricctl::agent {
 // UNIMPLEMENTED, the generated default.
 class AgentService : public v1::AgentService::Service {
  public:
-  // `inventory` is called per request so that the answer is current.
-  AgentService(std::string controller_identity, std::function<v1::NodeInventory()> inventory);
+  // `inventory` is called per request so that the answer is current; `probes` runs the
+  // node's probe halves (not owned).
+  AgentService(std::string controller_identity, std::function<v1::NodeInventory()> inventory,
+               ProbeRunner* probes);
 
   grpc::Status GetInventory(grpc::ServerContext* context, const v1::GetInventoryRequest* request,
                             v1::NodeInventory* response) override;
+  grpc::Status StartProbeServer(grpc::ServerContext* context,
+                                const v1::StartProbeServerRequest* request,
+                                v1::StartProbeServerResponse* response) override;
+  grpc::Status RunProbeClient(grpc::ServerContext* context,
+                              const v1::RunProbeClientRequest* request,
+                              v1::RunProbeClientResponse* response) override;
+  grpc::Status StopProbeServer(grpc::ServerContext* context,
+                               const v1::StopProbeServerRequest* request,
+                               v1::StopProbeServerResponse* response) override;
 
  private:
   std::string controller_identity_;
   std::function<v1::NodeInventory()> inventory_;
+  ProbeRunner* probes_;
 };
 
 }  // namespace fabricctl::agent

@@ -1,0 +1,58 @@
+#ifndef FABRICCTL_AGENT_PROBE_RUNNER_H_
+#define FABRICCTL_AGENT_PROBE_RUNNER_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "probes/common/params.h"
+#include "probes/probe.h"
+#include "probes/server.h"
+#include "proto/probe.pb.h"
+
+namespace fabricctl::agent {
+
+// Runs this node's halves of pair probes for the controller, one heavy probe at a time: while
+// a server half is up or a client half runs, another request gets ResourceExhausted, so two
+// measurements never share the node. Every request is validated against the node's own caps.
+//
+// Thread-safe.
+class ProbeRunner {
+ public:
+  // `listen_host` is where server halves listen; `advertise_host` what peers dial.
+  ProbeRunner(std::string listen_host, std::string advertise_host, probes::ServeContext context);
+  ~ProbeRunner();
+
+  // Starts a one-off server half for `run_id`; returns the address the client half dials. The
+  // server ends by itself after its session, or after the spec's timeout (default 10 minutes).
+  absl::StatusOr<v1::Endpoint> StartServer(const v1::ProbeSpec& spec, const std::string& run_id);
+  // Ends a server half early (or reaps one that has finished). NotFound for an unknown run.
+  absl::Status StopServer(const std::string& run_id);
+  // Runs the client half against `server` and returns its result (failures are results too).
+  absl::StatusOr<v1::ProbeResult> RunClient(const v1::ProbeSpec& spec, const v1::Endpoint& server);
+
+ private:
+  // Takes the node's probe slot, or says who holds it.
+  absl::Status Acquire(const std::string& holder);
+  void Release();
+  absl::StatusOr<probes::ProbeParams> Validate(const v1::ProbeSpec& spec) const;
+
+  const std::string listen_host_;
+  const std::string advertise_host_;
+  const probes::ServeContext context_;
+
+  std::mutex mu_;
+  std::string holder_;  // guarded by mu_; empty when the slot is free
+  struct Running {
+    std::unique_ptr<probes::ProbeServer> server;
+    std::thread thread;
+  };
+  std::map<std::string, Running> servers_;  // guarded by mu_
+};
+
+}  // namespace fabricctl::agent
+
+#endif  // FABRICCTL_AGENT_PROBE_RUNNER_H_
