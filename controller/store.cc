@@ -9,7 +9,7 @@
 namespace fabricctl::controller {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 // Schema migrations, applied in order; PRAGMA user_version records how many ran.
 constexpr const char* kMigrations[] = {
@@ -20,6 +20,27 @@ CREATE TABLE nodes (
   first_seen  INTEGER NOT NULL,     -- microseconds since the Unix epoch
   last_seen   INTEGER NOT NULL
 );
+)sql",
+    R"sql(
+CREATE TABLE sweeps (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  state      INTEGER NOT NULL,      -- fabricctl.v1.SweepState
+  started    INTEGER NOT NULL,      -- microseconds since the Unix epoch
+  finished   INTEGER,
+  request    BLOB NOT NULL,         -- fabricctl.v1.SweepRequest
+  report     BLOB                   -- fabricctl.v1.Report, once finished
+);
+CREATE TABLE results (
+  sweep_id   INTEGER NOT NULL REFERENCES sweeps(id),
+  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  round      INTEGER NOT NULL,
+  attempt    INTEGER NOT NULL,
+  node       TEXT NOT NULL,
+  peer       TEXT NOT NULL,
+  kind       INTEGER NOT NULL,
+  result     BLOB NOT NULL          -- fabricctl.v1.ProbeResult
+);
+CREATE INDEX results_by_sweep ON results(sweep_id);
 )sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
@@ -56,6 +77,7 @@ class Statement {
     return std::string(static_cast<const char*>(data), sqlite3_column_bytes(stmt_, i));
   }
   int64_t ColumnInt64(int i) { return sqlite3_column_int64(stmt_, i); }
+  bool ColumnIsNull(int i) { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
 
  private:
   sqlite3* db_;
@@ -165,6 +187,137 @@ absl::StatusOr<std::vector<StoredNode>> Store::ListNodes(
   }
   if (rc != SQLITE_DONE) return SqliteError(db_, "list nodes");
   return out;
+}
+
+namespace {
+
+google::protobuf::Timestamp Timestamp(int64_t micros) {
+  google::protobuf::Timestamp t;
+  t.set_seconds(micros / 1000000);
+  t.set_nanos(static_cast<int32_t>(micros % 1000000) * 1000);
+  return t;
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> Store::CreateSweep(const v1::SweepRequest& request, absl::Time now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement q(db_, "INSERT INTO sweeps(state, started, request) VALUES(?1, ?2, ?3)");
+  if (auto s = q.status("prepare sweep insert"); !s.ok()) return s;
+  q.BindInt64(1, v1::SWEEP_RUNNING);
+  q.BindInt64(2, absl::ToUnixMicros(now));
+  q.BindBlob(3, request.SerializeAsString());
+  if (q.Step() != SQLITE_DONE) return SqliteError(db_, "insert sweep");
+  return sqlite3_last_insert_rowid(db_);
+}
+
+absl::Status Store::InsertResult(int64_t sweep_id, uint32_t round, uint32_t attempt,
+                                 const v1::ProbeResult& result) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement q(db_,
+              "INSERT INTO results(sweep_id, round, attempt, node, peer, kind, result) "
+              "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  if (auto s = q.status("prepare result insert"); !s.ok()) return s;
+  q.BindInt64(1, sweep_id);
+  q.BindInt64(2, round);
+  q.BindInt64(3, attempt);
+  q.BindText(4, result.node());
+  q.BindText(5, result.peer());
+  q.BindInt64(6, result.kind());
+  q.BindBlob(7, result.SerializeAsString());
+  if (q.Step() != SQLITE_DONE) return SqliteError(db_, "insert result");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<v1::ProbeResult>> Store::ListResults(int64_t sweep_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement q(db_, "SELECT result FROM results WHERE sweep_id=?1 ORDER BY seq");
+  if (auto s = q.status("prepare result list"); !s.ok()) return s;
+  q.BindInt64(1, sweep_id);
+  std::vector<v1::ProbeResult> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    v1::ProbeResult result;
+    if (!result.ParseFromString(q.ColumnBlob(0))) {
+      return absl::DataLossError("sqlite: a stored probe result does not parse");
+    }
+    out.push_back(std::move(result));
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db_, "list results");
+  return out;
+}
+
+absl::Status Store::FinishSweep(int64_t sweep_id, const v1::Report& report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement q(db_, "UPDATE sweeps SET state=?2, finished=?3, report=?4 WHERE id=?1");
+  if (auto s = q.status("prepare sweep update"); !s.ok()) return s;
+  q.BindInt64(1, sweep_id);
+  q.BindInt64(2, report.sweep().state());
+  const auto& f = report.sweep().finished();
+  q.BindInt64(3, f.seconds() * 1000000 + f.nanos() / 1000);
+  q.BindBlob(4, report.SerializeAsString());
+  if (q.Step() != SQLITE_DONE) return SqliteError(db_, "finish sweep");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Report> Store::GetReport(int64_t sweep_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement q(db_, sweep_id == 0
+                       ? "SELECT report FROM sweeps WHERE report IS NOT NULL ORDER BY id DESC LIMIT 1"
+                       : "SELECT report FROM sweeps WHERE id=?1 AND report IS NOT NULL");
+  if (auto s = q.status("prepare report query"); !s.ok()) return s;
+  if (sweep_id != 0) q.BindInt64(1, sweep_id);
+  int rc = q.Step();
+  if (rc == SQLITE_DONE) {
+    return absl::NotFoundError(sweep_id == 0 ? std::string("no finished sweep yet")
+                                             : absl::StrCat("no finished sweep ", sweep_id));
+  }
+  if (rc != SQLITE_ROW) return SqliteError(db_, "read report");
+  v1::Report report;
+  if (!report.ParseFromString(q.ColumnBlob(0))) {
+    return absl::DataLossError("sqlite: a stored report does not parse");
+  }
+  return report;
+}
+
+absl::StatusOr<std::vector<v1::SweepInfo>> Store::ListSweeps(uint32_t limit) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement q(db_, "SELECT id, state, started, finished, request, report FROM sweeps "
+                   "ORDER BY id DESC LIMIT ?1");
+  if (auto s = q.status("prepare sweep list"); !s.ok()) return s;
+  q.BindInt64(1, limit);
+  std::vector<v1::SweepInfo> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    v1::SweepInfo info;
+    v1::Report report;
+    if (!q.ColumnIsNull(5) && report.ParseFromString(q.ColumnBlob(5))) info = report.sweep();
+    info.set_sweep_id(q.ColumnInt64(0));
+    info.set_state(static_cast<v1::SweepState>(q.ColumnInt64(1)));
+    *info.mutable_started() = Timestamp(q.ColumnInt64(2));
+    if (!q.ColumnIsNull(3)) *info.mutable_finished() = Timestamp(q.ColumnInt64(3));
+    if (info.nodes_size() == 0) {
+      v1::SweepRequest request;
+      if (request.ParseFromString(q.ColumnBlob(4))) {
+        *info.mutable_nodes() = request.nodes();
+        info.set_pairing(request.pairing());
+      }
+    }
+    out.push_back(std::move(info));
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db_, "list sweeps");
+  return out;
+}
+
+absl::StatusOr<int> Store::MarkRunningInterrupted(absl::Time now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement q(db_, "UPDATE sweeps SET state=?1, finished=?2 WHERE state=?3");
+  if (auto s = q.status("prepare interrupt"); !s.ok()) return s;
+  q.BindInt64(1, v1::SWEEP_INTERRUPTED);
+  q.BindInt64(2, absl::ToUnixMicros(now));
+  q.BindInt64(3, v1::SWEEP_RUNNING);
+  if (q.Step() != SQLITE_DONE) return SqliteError(db_, "mark interrupted sweeps");
+  return sqlite3_changes(db_);
 }
 
 }  // namespace fabricctl::controller

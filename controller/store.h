@@ -8,7 +8,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "proto/controller.pb.h"
 #include "proto/inventory.pb.h"
+#include "proto/report.pb.h"
 
 struct sqlite3;
 
@@ -43,6 +45,24 @@ class Store {
 
   // All nodes, ordered by name; only `names` when not empty.
   absl::StatusOr<std::vector<StoredNode>> ListNodes(const std::vector<std::string>& names) const;
+
+  // Sweeps and their results (history).
+  // Records a new sweep as running; returns its id.
+  absl::StatusOr<int64_t> CreateSweep(const v1::SweepRequest& request, absl::Time now);
+  // Stores one completed probe result of a sweep, committed before returning.
+  absl::Status InsertResult(int64_t sweep_id, uint32_t round, uint32_t attempt,
+                            const v1::ProbeResult& result);
+  // All results of a sweep in insertion order.
+  absl::StatusOr<std::vector<v1::ProbeResult>> ListResults(int64_t sweep_id) const;
+  // Marks a sweep finished and stores its report.
+  absl::Status FinishSweep(int64_t sweep_id, const v1::Report& report);
+  // The report of `sweep_id` (0: the latest finished sweep). NotFound when there is none.
+  absl::StatusOr<v1::Report> GetReport(int64_t sweep_id) const;
+  // The newest `limit` sweeps, newest first.
+  absl::StatusOr<std::vector<v1::SweepInfo>> ListSweeps(uint32_t limit) const;
+  // Marks sweeps still recorded as running as interrupted (a controller that restarts calls
+  // this: whatever ran before it stopped will not finish). Returns how many.
+  absl::StatusOr<int> MarkRunningInterrupted(absl::Time now);
 
  private:
   explicit Store(sqlite3* db) : db_(db) {}

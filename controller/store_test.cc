@@ -78,3 +78,61 @@ TEST_CASE("A database that cannot be opened is an error naming the path") {
 }
 
 }  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("Sweeps, results and reports are kept as history") {
+  std::string path = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") +
+                     "/history.db";
+  for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
+  int64_t first, second;
+  {
+    auto store = Store::Open(path);
+    REQUIRE(store.ok());
+    v1::SweepRequest request;
+    request.add_nodes("a");
+    request.add_nodes("b");
+    auto id = (*store)->CreateSweep(request, absl::FromUnixSeconds(100));
+    REQUIRE(id.ok());
+    first = *id;
+    v1::ProbeResult result;
+    result.set_node("a");
+    result.set_peer("b");
+    result.set_kind(v1::TCP_BW);
+    result.add_bw()->set_bw_avg_gbps(9.5);
+    REQUIRE((*store)->InsertResult(first, 0, 1, result).ok());
+    v1::Report report;
+    report.mutable_sweep()->set_sweep_id(first);
+    report.mutable_sweep()->set_state(v1::SWEEP_COMPLETED);
+    report.mutable_sweep()->mutable_finished()->set_seconds(160);
+    REQUIRE((*store)->FinishSweep(first, report).ok());
+    // A second sweep left running when the controller stops.
+    auto running = (*store)->CreateSweep(request, absl::FromUnixSeconds(200));
+    REQUIRE(running.ok());
+    second = *running;
+    REQUIRE((*store)->InsertResult(second, 0, 1, result).ok());
+  }
+  auto store = Store::Open(path);
+  REQUIRE(store.ok());
+  auto interrupted = (*store)->MarkRunningInterrupted(absl::FromUnixSeconds(300));
+  REQUIRE(interrupted.ok());
+  CHECK(*interrupted == 1);
+  auto sweeps = (*store)->ListSweeps(10);
+  REQUIRE(sweeps.ok());
+  REQUIRE(sweeps->size() == 2);
+  CHECK((*sweeps)[0].sweep_id() == second);
+  CHECK((*sweeps)[0].state() == v1::SWEEP_INTERRUPTED);
+  CHECK((*sweeps)[0].nodes_size() == 2);
+  CHECK((*sweeps)[1].state() == v1::SWEEP_COMPLETED);
+  // Completed results survive, the interrupted sweep's included.
+  auto results = (*store)->ListResults(second);
+  REQUIRE(results.ok());
+  REQUIRE(results->size() == 1);
+  CHECK((*results)[0].bw(0).bw_avg_gbps() == 9.5);
+  auto latest = (*store)->GetReport(0);
+  REQUIRE(latest.ok());
+  CHECK(latest->sweep().sweep_id() == first);
+  CHECK(absl::IsNotFound((*store)->GetReport(second).status()));
+}
+
+}  // namespace fabricctl::controller
