@@ -7,6 +7,7 @@
 #include "base/process.h"
 #include "cli/nodes.h"
 #include "cli/probe.h"
+#include "cli/sweep.h"
 #include "probes/table.h"
 
 int main(int argc, char** argv) {
@@ -62,6 +63,37 @@ int main(int argc, char** argv) {
   probe_cmd->add_option("--units", probe.units, "bandwidth in Gb (Gb/s) or MiB (MiB/s)")
       ->capture_default_str();
 
+  cli::SweepCommandOptions sweep;
+  std::string sweep_timeout = "2h";
+  CLI::App* sweep_cmd = app.add_subcommand(
+      "sweep", "measure every pair of nodes and report the fabric's health (exit code gates a job)");
+  sweep_cmd->add_option("--nodes", sweep.nodes, "comma-separated node names (default: all online)");
+  sweep_cmd->add_option("--pairing", sweep.pairing, "full, quick, sample or file:PATH");
+  sweep_cmd->add_option("--sample-rounds", sweep.sample_rounds, "rounds of --pairing sample");
+  sweep_cmd->add_option("--probes", sweep.probes, "comma-separated probes (default tcp_bw,tcp_lat)");
+  sweep_cmd->add_option("--sizes", sweep.sizes, "message sizes for every probe");
+  sweep_cmd->add_option("--iters", sweep.iterations, "iterations per size");
+  sweep_cmd->add_option("--duration", sweep.duration, "time per size (TCP probes)");
+  sweep_cmd->add_option("--baseline", sweep.baseline, "compare with this earlier sweep");
+  sweep_cmd->add_option("--format", sweep.format, "text, json, junit, html or prom")
+      ->capture_default_str();
+  sweep_cmd->add_option("--output", sweep.output, "write the report here (default stdout)");
+  sweep_cmd->add_option("--sweep-timeout", sweep_timeout, "deadline of the whole sweep")
+      ->capture_default_str();
+
+  int64_t map_id = 0;
+  std::string map_format = "text", map_output;
+  CLI::App* map_cmd = app.add_subcommand("map", "show a stored sweep's health map (default: latest)");
+  map_cmd->add_option("sweep_id", map_id, "sweep id");
+  map_cmd->add_option("--format", map_format, "text, json, junit, html or prom")->capture_default_str();
+  map_cmd->add_option("--output", map_output, "write the report here (default stdout)");
+
+  uint32_t history_limit = 20;
+  std::string history_format = "text";
+  CLI::App* history_cmd = app.add_subcommand("history", "list recent sweeps");
+  history_cmd->add_option("--limit", history_limit, "how many")->capture_default_str();
+  history_cmd->add_option("--format", history_format, "text or json")->capture_default_str();
+
   if (auto exit_code = ParseFlags(app, argc, argv)) return *exit_code;
   auto fail = [](const absl::Status& s) {
     std::cerr << "fabricctl: " << s.message() << "\n";
@@ -79,6 +111,17 @@ int main(int argc, char** argv) {
   target.timeout = *deadline;
 
   if (probe_cmd->parsed()) return cli::RunProbeCommand(probe, std::cout, std::cerr);
+  if (sweep_cmd->parsed()) {
+    sweep.controller = target;
+    auto d = ParsePositiveDuration(sweep_timeout, "--sweep-timeout");
+    if (!d.ok()) return fail(d.status());
+    sweep.sweep_timeout = *d;
+    return cli::RunSweepCommand(sweep, std::cerr);
+  }
+  if (map_cmd->parsed()) return cli::RunMapCommand(target, map_id, map_format, map_output, std::cerr);
+  if (history_cmd->parsed()) {
+    return cli::RunHistoryCommand(target, history_limit, history_format, std::cout, std::cerr);
+  }
   if (nodes_cmd->parsed()) {
     nodes.controller = target;
     return cli::RunNodes(nodes, std::cout, std::cerr);

@@ -202,6 +202,13 @@ AnalysisResult Analyze(const AnalysisInput& in) {
           absl::StrCat(node.name, " did not answer: ", node.unreachable_reason)));
       continue;
     }
+    if (!node.rdma_unavailable_reason.empty()) {
+      r.verdict = Verdict::kCritical;
+      out.findings.push_back(MakeFinding(
+          "rdma_unavailable", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN, node.name, "",
+          absl::StrCat(node.name, ": no usable RDMA device (", node.rdma_unavailable_reason,
+                       "); collectives would fall back to TCP")));
+    }
     if (slow_node[i] || lat_node[i]) {
       r.straggler = true;
       r.verdict = Verdict::kCritical;

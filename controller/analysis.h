@@ -20,6 +20,8 @@ struct NodeInput {
   // MTU of the interface that carries the node's agent address; 0 when unknown.
   uint32_t netdev_mtu = 0;
   std::string netdev;  // that interface's name
+  // Set when an RDMA probe was asked for and this node has no usable RDMA device.
+  std::string rdma_unavailable_reason;
 };
 
 // How a pair's measurement ended.

@@ -26,8 +26,17 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   auto store = Store::Open(options.db_path);
   if (!store.ok()) return store.status();
   controller->store_ = *std::move(store);
-  controller->registry_ =
-      std::make_unique<RegistryService>(controller->store_.get(), options.registry);
+  if (auto interrupted = controller->store_->MarkRunningInterrupted(absl::Now());
+      interrupted.ok() && *interrupted > 0) {
+    log->warn("{} sweep(s) were running when the controller last stopped: marked interrupted",
+              *interrupted);
+  }
+  SweepOptions sweep_options;
+  sweep_options.config = options.config;
+  controller->sweeps_ = std::make_unique<SweepRunner>(
+      controller->store_.get(), security->ChannelCredentials(), sweep_options);
+  controller->registry_ = std::make_unique<ControllerServiceImpl>(
+      controller->store_.get(), options.registry, controller->sweeps_.get());
 
   grpc::ServerBuilder builder;
   int port = 0;

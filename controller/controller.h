@@ -6,8 +6,9 @@
 
 #include "absl/status/statusor.h"
 #include "base/tls.h"
-#include "controller/registry_service.h"
+#include "controller/service.h"
 #include "controller/store.h"
+#include "controller/sweep.h"
 #include "grpcpp/server.h"
 #include "proto/config.pb.h"
 
@@ -39,7 +40,8 @@ class Controller {
   Controller() = default;
 
   std::unique_ptr<Store> store_;
-  std::unique_ptr<RegistryService> registry_;
+  std::unique_ptr<SweepRunner> sweeps_;
+  std::unique_ptr<ControllerServiceImpl> registry_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };

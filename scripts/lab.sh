@@ -1,26 +1,37 @@
 #!/usr/bin/env bash
-# A local practice cluster: one fabric-controller and N fabric-agents on loopback, with mutual
-# TLS from a private CA. State (certificates, database, logs, pids) lives in .lab/.
+# A local practice cluster: one fabric-controller and N fabric-agents, with mutual TLS from a
+# private CA made for it.
 #
-#   scripts/lab.sh up [N]    start a controller and N agents (default 3), wait until registered
-#   scripts/lab.sh nodes     fabricctl nodes against the lab's controller
-#   scripts/lab.sh down      stop every lab process (the database is kept)
+#   scripts/lab.sh up N [--rate R] [--throttle HOST=RATE]... [--mtu HOST=MTU]... [--loopback]
+#   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
+#   scripts/lab.sh nodes|map|history [flags]        other fabricctl commands against the lab
+#   scripts/lab.sh kill HOST                         kill one agent (to rehearse a dead node)
+#   scripts/lab.sh down                              stop everything and remove the namespaces
 #
-# Binaries come from bazel-bin/ (scripts/quickstart.sh builds them).
+# As root with iproute2, every host is a network namespace on a bridge (addresses in
+# 198.18.0.0/24, reserved for benchmarking), so traffic crosses real veth links; each host's
+# link is shaped to --rate (default 1gbit) with tc tbf in both directions, so that links, not
+# the shared CPU, set the pace. --throttle node-3=200mbit gives one host a slower link and
+# --mtu node-4=1400 another MTU: faults to rehearse. Without root (or with --loopback) the
+# agents share loopback, unshaped.
+#
+# Binaries come from $FABRIC_BIN (default bazel-bin); state lives in $FABRIC_LAB_DIR (default
+# .lab); namespaces are named $FABRIC_LAB_PREFIX-* (default fablab).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-LAB=.lab
-BIN=bazel-bin
+BIN=${FABRIC_BIN:-bazel-bin}
+LAB=${FABRIC_LAB_DIR:-.lab}
+PREFIX=${FABRIC_LAB_PREFIX:-fablab}
 CERTS=$LAB/certs
+SUBNET=198.18.0
+CONTROLLER_IP=$SUBNET.254
 
 die() { echo "lab: $*" >&2; exit 3; }
 
-tls_flags() {  # tls_flags NAME
-  echo "--tls-cert $CERTS/$1.pem --tls-key $CERTS/$1.key --tls-ca $CERTS/ca.pem"
-}
+tls_flags() { echo "--tls-cert $CERTS/$1.pem --tls-key $CERTS/$1.key --tls-ca $CERTS/ca.pem"; }
 
 # Waits until FILE has a line containing TEXT; prints that line.
-wait_for_line() {  # wait_for_line FILE TEXT SECONDS
+wait_for_line() {  # FILE TEXT SECONDS
   local deadline=$((SECONDS + $3))
   while ((SECONDS < deadline)); do
     if grep -q "$2" "$1" 2>/dev/null; then grep -m1 "$2" "$1"; return 0; fi
@@ -29,53 +40,142 @@ wait_for_line() {  # wait_for_line FILE TEXT SECONDS
   return 1
 }
 
-start() {  # start NAME COMMAND...
-  local name=$1; shift
+in_ns() {  # NS COMMAND... (NS empty: this namespace)
+  local ns=$1; shift
+  if [[ -n $ns ]]; then ip netns exec "$ns" "$@"; else "$@"; fi
+}
+
+start() {  # NAME NS COMMAND...
+  local name=$1 ns=$2; shift 2
   : > "$LAB/$name.out"
-  setsid "$@" > "$LAB/$name.out" 2> "$LAB/$name.log" < /dev/null &
+  if [[ -n $ns ]]; then
+    setsid ip netns exec "$ns" "$@" > "$LAB/$name.out" 2> "$LAB/$name.log" < /dev/null &
+  else
+    setsid "$@" > "$LAB/$name.out" 2> "$LAB/$name.log" < /dev/null &
+  fi
   echo $! > "$LAB/$name.pid"
 }
 
+shape() {  # NS DEV RATE: tbf on DEV's egress
+  ip -n "$1" link set "$2" up
+  tc -n "$1" qdisc replace dev "$2" root tbf rate "$3" burst 256kb latency 50ms
+}
+
 up() {
-  local n=${1:-3}
-  [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '$n'"
+  local n=${1:-}; shift || true
+  [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '${n}'"
+  local rate=1gbit loopback=0
+  declare -A throttle=() mtu=()
+  while (($#)); do
+    case $1 in
+      --rate) rate=$2; shift 2 ;;
+      --throttle) throttle[${2%%=*}]=${2#*=}; shift 2 ;;
+      --mtu) mtu[${2%%=*}]=${2#*=}; shift 2 ;;
+      --loopback) loopback=1; shift ;;
+      *) die "up: unknown option $1" ;;
+    esac
+  done
   for b in controller/fabric-controller agent/fabric-agent cli/fabricctl; do
     [[ -x $BIN/$b ]] || die "missing $BIN/$b: build first (bazel build //...)"
   done
+  if [[ $loopback == 0 ]] && { [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; }; then
+    echo "lab: not root or no iproute2: agents share loopback, unshaped" >&2
+    loopback=1
+  fi
   down quiet
   mkdir -p "$LAB"
-  local names=(fabric-controller fabricctl)
-  for i in $(seq 1 "$n"); do names+=("node-$i"); done
-  bash scripts/make-certs.sh "$CERTS" "${names[@]}" > /dev/null
-  # fabricctl reads its TLS material from this file: `fabricctl --config .lab/fabricctl.yaml`.
-  printf 'tls:\n  cert: %s\n  key: %s\n  ca: %s\n' \
-    "$PWD/$CERTS/fabricctl.pem" "$PWD/$CERTS/fabricctl.key" "$PWD/$CERTS/ca.pem" \
-    > "$LAB/fabricctl.yaml"
+  local names=(fabric-controller fabricctl) sans=()
+  for i in $(seq 1 "$n"); do names+=("node-$i"); sans+=(--san "IP:$SUBNET.$i"); done
+  bash scripts/make-certs.sh "$CERTS" --san "IP:$CONTROLLER_IP" "${sans[@]}" "${names[@]}" > /dev/null
+
+  local ctl_ns="" listen_host=127.0.0.1
+  if [[ $loopback == 0 ]]; then
+    # The switch: a bridge in its own namespace; every host hangs off it by a veth pair.
+    ctl_ns=$PREFIX-ctl
+    ip netns add "$PREFIX-sw"
+    ip -n "$PREFIX-sw" link add br0 type bridge
+    ip -n "$PREFIX-sw" link set br0 up
+    attach() {  # NS IP INDEX MTU RATE
+      ip netns add "$1"
+      ip -n "$1" link set lo up
+      ip link add "$PREFIX-h$3" netns "$1" type veth peer name "p$3" netns "$PREFIX-sw"
+      ip -n "$1" link set "$PREFIX-h$3" name eth0
+      ip -n "$1" addr add "$2/24" dev eth0
+      ip -n "$PREFIX-sw" link set "p$3" master br0
+      if [[ -n $4 ]]; then ip -n "$1" link set eth0 mtu "$4"; fi
+      if [[ -n $5 ]]; then shape "$1" eth0 "$5"; shape "$PREFIX-sw" "p$3" "$5"; fi
+      ip -n "$1" link set eth0 up
+      ip -n "$PREFIX-sw" link set "p$3" up
+    }
+    attach "$ctl_ns" "$CONTROLLER_IP" 0 "" ""
+    for i in $(seq 1 "$n"); do
+      attach "$PREFIX-node-$i" "$SUBNET.$i" "$i" "${mtu[node-$i]:-}" "${throttle[node-$i]:-$rate}"
+    done
+    listen_host=$CONTROLLER_IP
+  fi
+  # Thresholds for a lab: on loopback the CPU is shared and figures wander, so only large
+  # differences count there.
+  local relative=0.85
+  [[ $loopback == 1 ]] && relative=0.5
+  cat > "$LAB/lab.yaml" <<YAML
+# Practice-lab configuration written by scripts/lab.sh.
+thresholds:
+  relative_bw: $relative
+  relative_lat: 3
+probes:
+  sizes: "1M"
+  duration: 1s
+sweep:
+  pairing: full
+  pair_timeout: 20s
+  probes: [tcp_bw, tcp_lat]
+tls:
+  cert: $PWD/$CERTS/fabricctl.pem
+  key: $PWD/$CERTS/fabricctl.key
+  ca: $PWD/$CERTS/ca.pem
+YAML
 
   # shellcheck disable=SC2046
-  start controller "$BIN/controller/fabric-controller" --listen 127.0.0.1:0 \
-    --db "$LAB/fabric.db" --heartbeat-interval 2s --stale-after 6s $(tls_flags fabric-controller)
+  start controller "$ctl_ns" "$BIN/controller/fabric-controller" --listen "$listen_host:0" \
+    --db "$LAB/fabric.db" --config "$LAB/lab.yaml" --heartbeat-interval 1s --stale-after 4s \
+    $(tls_flags fabric-controller)
   local line
   line=$(wait_for_line "$LAB/controller.out" "listening on" 20) ||
     die "controller did not start; see $LAB/controller.log"
   local controller=${line##* }
   echo "$controller" > "$LAB/controller.address"
+  echo "$ctl_ns" > "$LAB/controller.ns"
   for i in $(seq 1 "$n"); do
+    local ns="" host=127.0.0.1
+    if [[ $loopback == 0 ]]; then ns=$PREFIX-node-$i; host=$SUBNET.$i; fi
     # shellcheck disable=SC2046
-    start "node-$i" "$BIN/agent/fabric-agent" --controller "$controller" --listen 127.0.0.1:0 \
-      --node-name "node-$i" --label "rack=r$(( (i - 1) / 4 + 1 ))" $(tls_flags "node-$i")
+    start "node-$i" "$ns" "$BIN/agent/fabric-agent" --controller "$controller" \
+      --listen "$host:0" --node-name "node-$i" --label "rack=r$(( (i - 1) / 4 + 1 ))" \
+      $(tls_flags "node-$i")
   done
   for i in $(seq 1 "$n"); do
     wait_for_line "$LAB/node-$i.out" "registered with" 20 > /dev/null ||
       die "node-$i did not register; see $LAB/node-$i.log"
   done
-  echo "lab: controller on $controller and $n agents, mutual TLS (certificates in $CERTS)"
+  if [[ $loopback == 0 ]]; then
+    echo "lab: controller on $controller and $n agents in namespaces $PREFIX-node-1..$n, links $rate, mutual TLS"
+  else
+    echo "lab: controller on $controller and $n agents on loopback, mutual TLS"
+  fi
 }
 
-nodes() {
-  [[ -f $LAB/controller.address ]] || die "no lab running (scripts/lab.sh up)"
-  "$BIN/cli/fabricctl" --config "$LAB/fabricctl.yaml" \
-    --controller "$(cat "$LAB/controller.address")" nodes "$@"
+fabricctl_cmd() {  # fabricctl against the lab's controller, from the controller's namespace
+  [[ -f $LAB/controller.address ]] || die "no lab running (scripts/lab.sh up N)"
+  in_ns "$(cat "$LAB/controller.ns")" "$BIN/cli/fabricctl" --config "$LAB/lab.yaml" \
+    --controller "$(cat "$LAB/controller.address")" "$@"
+}
+
+kill_node() {
+  [[ -f $LAB/$1.pid ]] || die "kill: no running $1"
+  kill -9 "$(cat "$LAB/$1.pid")" 2>/dev/null || true
+  # setsid ran `ip netns exec`, which exec'd the agent: the pid is the agent's.
+  rm -f "$LAB/$1.pid"
+  echo "lab: killed $1"
 }
 
 down() {
@@ -86,12 +186,20 @@ down() {
     rm -f "$pidfile"
   done
   rm -f "$LAB/controller.address"
+  if command -v ip >/dev/null && [[ $(id -u) -eq 0 ]]; then
+    for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$PREFIX-" || true); do
+      # Anything left in a namespace goes with it.
+      for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+      ip netns del "$ns" 2>/dev/null || true
+    done
+  fi
   [[ ${1:-} == quiet ]] || echo "lab: stopped $stopped processes"
 }
 
 case ${1:-} in
   up) shift; up "$@" ;;
-  nodes) shift; nodes "$@" ;;
+  sweep|nodes|map|history) fabricctl_cmd "$@" ;;
+  kill) kill_node "${2:-}" ;;
   down) down ;;
-  *) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 3 ;;
+  *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 3 ;;
 esac

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # The README's first command: sets up a fresh Debian 12 machine, builds fabricctl, starts a
-# practice cluster on this machine (scripts/lab.sh) and shows what it found.
+# practice cluster of 5 hosts on this machine (scripts/lab.sh) with one host's link throttled,
+# and runs a sweep that finds it. Exit code: the sweep's (2: a critical finding, as expected).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bazel build //controller:fabric-controller //agent:fabric-agent //cli:fabricctl
-bash scripts/lab.sh up "${1:-3}"
+bash scripts/lab.sh up 5 --throttle node-3=300mbit
+echo
 bash scripts/lab.sh nodes
 echo
-echo "Next: scripts/lab.sh nodes --format json; stop the lab with scripts/lab.sh down"
+status=0
+bash scripts/lab.sh sweep || status=$?
+echo
+echo "The lab is still running: scripts/lab.sh sweep --format html --output map.html;"
+echo "scripts/lab.sh history; stop it with scripts/lab.sh down."
+exit $status

@@ -1,11 +1,12 @@
-#ifndef FABRICCTL_CONTROLLER_REGISTRY_SERVICE_H_
-#define FABRICCTL_CONTROLLER_REGISTRY_SERVICE_H_
+#ifndef FABRICCTL_CONTROLLER_SERVICE_H_
+#define FABRICCTL_CONTROLLER_SERVICE_H_
 
 #include <functional>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "controller/store.h"
+#include "controller/sweep.h"
 #include "proto/controller.grpc.pb.h"
 
 namespace fabricctl::controller {
@@ -26,12 +27,12 @@ absl::Status ValidateInventory(const v1::NodeInventory& inventory);
 // A node's state by the staleness rule.
 v1::NodeState NodeStateAt(const StoredNode& node, absl::Time now, absl::Duration stale_after);
 
-// The node registry half of ControllerService: Register, Heartbeat and ListNodes. The sweep
-// half is served by the same object once sweeps are implemented; until then those methods
-// answer UNIMPLEMENTED (the generated default).
-class RegistryService : public v1::ControllerService::Service {
+// ControllerService: the node registry (Register, Heartbeat, ListNodes) for agents, and
+// sweeps, reports and history for fabricctl.
+class ControllerServiceImpl : public v1::ControllerService::Service {
  public:
-  RegistryService(Store* store, RegistryOptions options);
+  // `sweeps` may be null (registry only: Sweep answers UNAVAILABLE). Neither is owned.
+  ControllerServiceImpl(Store* store, RegistryOptions options, SweepRunner* sweeps = nullptr);
 
   grpc::Status Register(grpc::ServerContext* context, const v1::RegisterRequest* request,
                         v1::RegisterResponse* response) override;
@@ -39,12 +40,20 @@ class RegistryService : public v1::ControllerService::Service {
                          v1::HeartbeatResponse* response) override;
   grpc::Status ListNodes(grpc::ServerContext* context, const v1::ListNodesRequest* request,
                          v1::ListNodesResponse* response) override;
+  // Streams a SweepStarted event, one event per round, and the report last.
+  grpc::Status Sweep(grpc::ServerContext* context, const v1::SweepRequest* request,
+                     grpc::ServerWriter<v1::SweepEvent>* writer) override;
+  grpc::Status GetReport(grpc::ServerContext* context, const v1::GetReportRequest* request,
+                         v1::Report* response) override;
+  grpc::Status ListSweeps(grpc::ServerContext* context, const v1::ListSweepsRequest* request,
+                          v1::ListSweepsResponse* response) override;
 
  private:
   Store* store_;  // not owned
   RegistryOptions options_;
+  SweepRunner* sweeps_;  // not owned
 };
 
 }  // namespace fabricctl::controller
 
-#endif  // FABRICCTL_CONTROLLER_REGISTRY_SERVICE_H_
+#endif  // FABRICCTL_CONTROLLER_SERVICE_H_

@@ -1,4 +1,4 @@
-#include "controller/registry_service.h"
+#include "controller/service.h"
 
 #include "absl/strings/str_cat.h"
 #include "base/grpc_status.h"
@@ -79,10 +79,11 @@ v1::NodeState NodeStateAt(const StoredNode& node, absl::Time now, absl::Duration
   return now - node.last_seen > stale_after ? v1::NODE_STALE : v1::NODE_ONLINE;
 }
 
-RegistryService::RegistryService(Store* store, RegistryOptions options)
-    : store_(store), options_(std::move(options)) {}
+ControllerServiceImpl::ControllerServiceImpl(Store* store, RegistryOptions options,
+                                             SweepRunner* sweeps)
+    : store_(store), options_(std::move(options)), sweeps_(sweeps) {}
 
-grpc::Status RegistryService::Register(grpc::ServerContext* context,
+grpc::Status ControllerServiceImpl::Register(grpc::ServerContext* context,
                                        const v1::RegisterRequest* request,
                                        v1::RegisterResponse* response) {
   const auto& inventory = request->inventory();
@@ -96,7 +97,7 @@ grpc::Status RegistryService::Register(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status RegistryService::Heartbeat(grpc::ServerContext* context,
+grpc::Status ControllerServiceImpl::Heartbeat(grpc::ServerContext* context,
                                         const v1::HeartbeatRequest* request,
                                         v1::HeartbeatResponse* response) {
   if (auto s = ValidateNodeName(request->node_name(), "node_name"); !s.ok()) return ToGrpcStatus(s);
@@ -106,7 +107,7 @@ grpc::Status RegistryService::Heartbeat(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status RegistryService::ListNodes(grpc::ServerContext* context,
+grpc::Status ControllerServiceImpl::ListNodes(grpc::ServerContext* context,
                                         const v1::ListNodesRequest* request,
                                         v1::ListNodesResponse* response) {
   if (request->names_size() > kMaxListNames) {
@@ -127,6 +128,67 @@ grpc::Status RegistryService::ListNodes(grpc::ServerContext* context,
   }
   *response->mutable_stale_after() =
       TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(options_.stale_after));
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
+                                          const v1::SweepRequest* request,
+                                          grpc::ServerWriter<v1::SweepEvent>* writer) {
+  if (sweeps_ == nullptr) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this controller runs no sweeps");
+  }
+  if (request->nodes_size() > kMaxListNames) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("nodes has ", request->nodes_size(), " entries; at most ",
+                                     kMaxListNames));
+  }
+  for (const auto& name : request->nodes()) {
+    if (auto s = ValidateNodeName(name, "nodes"); !s.ok()) return ToGrpcStatus(s);
+  }
+  if (request->pairing_file().size() > (1 << 20)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "pairing_file is larger than 1 MiB");
+  }
+  auto registry = store_->ListNodes({});
+  if (!registry.ok()) return ToGrpcStatus(registry.status());
+  // Stale nodes are still swept when named; otherwise only online ones.
+  std::vector<StoredNode> nodes;
+  const absl::Time now = options_.now();
+  for (auto& node : *registry) {
+    if (request->nodes().empty() &&
+        NodeStateAt(node, now, options_.stale_after) == v1::NODE_STALE) {
+      continue;
+    }
+    nodes.push_back(std::move(node));
+  }
+  auto report = sweeps_->Run(*request, nodes, [&](const v1::SweepEvent& event) {
+    writer->Write(event);  // a client that went away does not stop the sweep
+  });
+  if (!report.ok()) return ToGrpcStatus(report.status());
+  v1::SweepEvent last;
+  *last.mutable_report() = *std::move(report);
+  writer->Write(last);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerServiceImpl::GetReport(grpc::ServerContext* context,
+                                              const v1::GetReportRequest* request,
+                                              v1::Report* response) {
+  if (request->sweep_id() < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "sweep_id is negative");
+  }
+  auto report = store_->GetReport(request->sweep_id());
+  if (!report.ok()) return ToGrpcStatus(report.status());
+  *response = *std::move(report);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerServiceImpl::ListSweeps(grpc::ServerContext* context,
+                                               const v1::ListSweepsRequest* request,
+                                               v1::ListSweepsResponse* response) {
+  uint32_t limit = request->limit() == 0 ? 20 : std::min<uint32_t>(request->limit(), 10000);
+  auto sweeps = store_->ListSweeps(limit);
+  if (!sweeps.ok()) return ToGrpcStatus(sweeps.status());
+  for (auto& s : *sweeps) *response->add_sweeps() = std::move(s);
   return grpc::Status::OK;
 }
 

@@ -1,4 +1,4 @@
-#include "controller/registry_service.h"
+#include "controller/service.h"
 
 #include <unistd.h>
 
@@ -32,7 +32,7 @@ TEST_CASE("Registration, heartbeats and staleness follow the injected clock") {
   options.heartbeat_interval = absl::Seconds(1);
   options.stale_after = absl::Seconds(3);
   options.now = [&] { return now; };
-  RegistryService service(store.get(), options);
+  ControllerServiceImpl service(store.get(), options);
   grpc::ServerContext context;
 
   v1::RegisterResponse registered;
@@ -70,7 +70,7 @@ TEST_CASE("Registration, heartbeats and staleness follow the injected clock") {
 
 TEST_CASE("A bad registration is refused with INVALID_ARGUMENT and stores nothing") {
   auto store = FreshStore();
-  RegistryService service(store.get(), RegistryOptions{});
+  ControllerServiceImpl service(store.get(), RegistryOptions{});
   grpc::ServerContext context;
   v1::RegisterResponse response;
 

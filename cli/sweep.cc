@@ -1,0 +1,218 @@
+#include "cli/sweep.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "base/exit_code.h"
+#include "base/process.h"
+#include "cli/render.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/time_util.h"
+#include "probes/common/sizes.h"
+#include "probes/table.h"
+
+namespace fabricctl::cli {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+bool IsTerminal(int fd) { return ::isatty(fd) == 1; }
+
+absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
+  v1::SweepRequest request;
+  for (absl::string_view node : absl::StrSplit(o.nodes, ',', absl::SkipWhitespace())) {
+    request.add_nodes(std::string(node));
+  }
+  if (!o.pairing.empty()) {
+    if (o.pairing == "full") {
+      request.set_pairing(v1::PAIRING_FULL);
+    } else if (o.pairing == "quick") {
+      request.set_pairing(v1::PAIRING_QUICK);
+    } else if (o.pairing == "sample") {
+      request.set_pairing(v1::PAIRING_SAMPLE);
+      request.set_sample_rounds(o.sample_rounds);
+    } else if (o.pairing.rfind("file:", 0) == 0) {
+      const std::string path = o.pairing.substr(5);
+      std::ifstream in(path);
+      if (!in) return absl::InvalidArgumentError(absl::StrCat("--pairing: cannot read '", path, "'"));
+      std::stringstream text;
+      text << in.rdbuf();
+      request.set_pairing(v1::PAIRING_FILE);
+      request.set_pairing_file(text.str());
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--pairing: '", o.pairing, "' is not full, quick, sample or file:PATH"));
+    }
+  }
+  for (absl::string_view name : absl::StrSplit(o.probes, ',', absl::SkipWhitespace())) {
+    const probes::Probe* probe = probes::FindProbe(std::string(name));
+    if (probe == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("--probes: unknown probe '", name,
+                                                     "' (known: ", probes::ProbeNames(), ")"));
+    }
+    request.add_probes(probe->kind());
+  }
+  if (!o.sizes.empty()) {
+    auto sizes = probes::ParseSizeSweep(o.sizes, probes::ProbeLimits().max_message_bytes);
+    if (!sizes.ok()) return sizes.status();
+    for (uint64_t s : *sizes) request.mutable_measurement()->add_sizes_bytes(s);
+  }
+  if (o.iterations > 0 && !o.duration.empty()) {
+    return absl::InvalidArgumentError("--iters and --duration: give one of them");
+  }
+  request.mutable_measurement()->set_iterations(static_cast<uint32_t>(o.iterations));
+  if (!o.duration.empty()) {
+    auto d = ParsePositiveDuration(o.duration, "--duration");
+    if (!d.ok()) return d.status();
+    *request.mutable_measurement()->mutable_duration() =
+        TimeUtil::MillisecondsToDuration(absl::ToInt64Milliseconds(*d));
+  }
+  request.set_baseline_sweep_id(o.baseline);
+  return request;
+}
+
+int Fail(std::ostream& err, const std::string& command, const absl::Status& status) {
+  err << "fabricctl " << command << ": " << status.message() << "\n";
+  return kExitUnknown;
+}
+
+// Renders, writes, and turns the report's worst severity into the exit code, with the
+// one-line reason on stderr that SPEC.md asks for.
+int Finish(const v1::Report& report, const std::string& format, const std::string& output,
+           const std::string& command, std::ostream& err) {
+  const bool color = format == "text" && (output.empty() || output == "-") && IsTerminal(1);
+  auto rendered = Render(report, format, color);
+  if (!rendered.ok()) return Fail(err, command, rendered.status());
+  if (auto s = WriteOutput(output, *rendered); !s.ok()) return Fail(err, command, s);
+  const int code = ExitCodeFor(report);
+  if (code != kExitOk) {
+    int critical = 0, warning = 0;
+    for (const auto& f : report.findings()) {
+      critical += f.severity() == v1::SEVERITY_CRITICAL;
+      warning += f.severity() == v1::SEVERITY_WARNING;
+    }
+    err << (code == kExitCritical ? "CRITICAL" : "WARNING") << ": sweep "
+        << report.sweep().sweep_id() << ": " << critical << " critical, " << warning
+        << " warning findings";
+    if (report.summary().drain_size() > 0) {
+      err << "; drain " << absl::StrJoin(report.summary().drain(), ",");
+    }
+    err << "\n";
+  }
+  return code;
+}
+
+}  // namespace
+
+int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
+  // Validate the format before spending minutes on a sweep.
+  if (auto probe = Render(v1::Report(), options.format, false); !probe.ok()) {
+    return Fail(err, "sweep", probe.status());
+  }
+  auto request = BuildRequest(options);
+  if (!request.ok()) return Fail(err, "sweep", request.status());
+  auto stub = ConnectController(options.controller);
+  if (!stub.ok()) return Fail(err, "sweep", stub.status());
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineAfter(options.sweep_timeout));
+  auto reader = (*stub)->Sweep(&context, *request);
+  const bool terminal = IsTerminal(2);
+  v1::SweepEvent event;
+  v1::Report report;
+  bool have_report = false;
+  while (reader->Read(&event)) {
+    if (event.has_started()) {
+      const auto& s = event.started();
+      if (terminal) {
+        err << absl::StrFormat("sweep %d: %d nodes, %d rounds\n", s.sweep_id(), s.nodes_size(), s.rounds());
+      }
+    } else if (event.has_round()) {
+      const auto& r = event.round();
+      if (terminal) {
+        err << absl::StrFormat("  %s round %d/%d: %d pairs, %d failed\n", r.phase(), r.round(),
+                               r.rounds(), r.pairs(), r.pairs_failed());
+      }
+    } else if (event.has_report()) {
+      report = event.report();
+      have_report = true;
+    }
+  }
+  grpc::Status status = reader->Finish();
+  if (!status.ok()) {
+    if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      return Fail(err, "sweep", DescribeRpcFailure(options.controller, status));
+    }
+    return Fail(err, "sweep", absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                                           status.error_message()));
+  }
+  if (!have_report) return Fail(err, "sweep", absl::InternalError("the controller sent no report"));
+  return Finish(report, options.format, options.output, "sweep", err);
+}
+
+int RunMapCommand(const ControllerTarget& controller, int64_t sweep_id, const std::string& format,
+                  const std::string& output, std::ostream& err) {
+  if (auto probe = Render(v1::Report(), format, false); !probe.ok()) return Fail(err, "map", probe.status());
+  auto stub = ConnectController(controller);
+  if (!stub.ok()) return Fail(err, "map", stub.status());
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineAfter(controller.timeout));
+  v1::GetReportRequest request;
+  request.set_sweep_id(sweep_id);
+  v1::Report report;
+  grpc::Status status = (*stub)->GetReport(&context, request, &report);
+  if (!status.ok()) return Fail(err, "map", DescribeRpcFailure(controller, status));
+  return Finish(report, format, output, "map", err);
+}
+
+int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit,
+                      const std::string& format, std::ostream& out, std::ostream& err) {
+  if (format != "text" && format != "json") {
+    return Fail(err, "history", absl::InvalidArgumentError(
+                                    absl::StrCat("--format: '", format, "' is not text or json")));
+  }
+  auto stub = ConnectController(controller);
+  if (!stub.ok()) return Fail(err, "history", stub.status());
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineAfter(controller.timeout));
+  v1::ListSweepsRequest request;
+  request.set_limit(limit);
+  v1::ListSweepsResponse response;
+  grpc::Status status = (*stub)->ListSweeps(&context, request, &response);
+  if (!status.ok()) return Fail(err, "history", DescribeRpcFailure(controller, status));
+  if (format == "json") {
+    google::protobuf::util::JsonPrintOptions json;
+    json.add_whitespace = true;
+    json.preserve_proto_field_names = true;
+    std::string text;
+    (void)google::protobuf::util::MessageToJsonString(response, &text, json);
+    out << text;
+    return kExitOk;
+  }
+  out << absl::StrFormat("%-6s %-11s %-20s %-8s %6s %8s %9s\n", "SWEEP", "STATE", "STARTED",
+                         "PAIRING", "NODES", "FINDINGS", "WORST");
+  for (const auto& s : response.sweeps()) {
+    std::string state = v1::SweepState_Name(s.state()).substr(6);  // SWEEP_
+    std::string pairing = s.pairing() == v1::PAIRING_UNSPECIFIED ? "-" : v1::Pairing_Name(s.pairing()).substr(8);
+    std::string worst = s.state() == v1::SWEEP_COMPLETED
+                            ? v1::Severity_Name(s.worst_severity()).substr(9)
+                            : "-";
+    out << absl::StrFormat("%-6d %-11s %-20s %-8s %6d %8d %9s\n", s.sweep_id(),
+                           absl::AsciiStrToLower(state),
+                           absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
+                                            absl::FromUnixSeconds(s.started().seconds()),
+                                            absl::UTCTimeZone()),
+                           absl::AsciiStrToLower(pairing), s.nodes_size(), s.findings_count(),
+                           absl::AsciiStrToLower(worst));
+  }
+  return kExitOk;
+}
+
+}  // namespace fabricctl::cli

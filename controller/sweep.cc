@@ -1,0 +1,616 @@
+#include "controller/sweep.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/logging.h"
+#include "base/net_address.h"
+#include "base/version.h"
+#include "controller/pairing.h"
+#include "google/protobuf/util/time_util.h"
+#include "grpcpp/create_channel.h"
+#include "probes/common/params.h"
+#include "probes/common/sizes.h"
+#include "probes/table.h"
+
+namespace fabricctl::controller {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+constexpr absl::Duration kStartTimeout = absl::Seconds(10);
+constexpr absl::Duration kStopTimeout = absl::Seconds(5);
+// The client half's RPC deadline is the pair's timeout plus this, so that the agent's own
+// bound (the spec's timeout) fires first and reports what it saw.
+constexpr absl::Duration kRpcSlack = absl::Seconds(5);
+
+std::chrono::system_clock::time_point Deadline(absl::Duration d) {
+  return std::chrono::system_clock::now() + absl::ToChronoMicroseconds(d);
+}
+
+google::protobuf::Timestamp ToProto(absl::Time t) {
+  return TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(t));
+}
+
+absl::Duration FromProto(const google::protobuf::Duration& d) {
+  return absl::Microseconds(TimeUtil::DurationToMicroseconds(d));
+}
+
+bool IsTransportFailure(const grpc::Status& s) {
+  return s.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
+
+v1::HealthStatus ToHealth(Verdict v) {
+  switch (v) {
+    case Verdict::kOk: return v1::HEALTH_OK;
+    case Verdict::kWarning: return v1::HEALTH_WARNING;
+    case Verdict::kCritical: return v1::HEALTH_CRITICAL;
+    case Verdict::kUnknown: return v1::HEALTH_UNKNOWN;
+  }
+  return v1::HEALTH_UNKNOWN;
+}
+
+bool IsRdma(v1::ProbeKind kind) {
+  return kind == v1::RDMA_WRITE_BW || kind == v1::RDMA_SEND_BW || kind == v1::RDMA_READ_BW ||
+         kind == v1::RDMA_WRITE_LAT || kind == v1::RDMA_SEND_LAT;
+}
+
+// Headline figures of a result: average bandwidth at the largest size, typical latency at the
+// smallest; NaN when not measured.
+float HeadlineBw(const v1::ProbeResult& r) {
+  if (r.outcome() != v1::PROBE_OK || r.bw_size() == 0) return std::nanf("");
+  return static_cast<float>(r.bw(r.bw_size() - 1).bw_avg_gbps());
+}
+float HeadlineLat(const v1::ProbeResult& r) {
+  if (r.outcome() != v1::PROBE_OK || r.lat_size() == 0) return std::nanf("");
+  return static_cast<float>(r.lat(0).t_typical_us());
+}
+
+// Which of two results of the same probe on the same pair to keep: a measurement beats a
+// failure; the better measurement beats the worse (a re-test that recovers was a transient).
+bool Better(const v1::ProbeResult& candidate, const v1::ProbeResult& kept) {
+  if (kept.outcome() != v1::PROBE_OK) return candidate.outcome() == v1::PROBE_OK;
+  if (candidate.outcome() != v1::PROBE_OK) return false;
+  if (!std::isnan(HeadlineBw(kept))) return HeadlineBw(candidate) > HeadlineBw(kept);
+  if (!std::isnan(HeadlineLat(kept))) return HeadlineLat(candidate) < HeadlineLat(kept);
+  return false;
+}
+
+}  // namespace
+
+struct SweepRunner::Node {
+  std::string name;
+  std::string address;
+  v1::NodeInventory inventory;
+  bool reachable = true;
+  std::string reason;
+  std::atomic<bool> transport_failures{false};
+};
+
+// Everything measured on one pair: the kept result per probe, and how often it was measured.
+struct SweepRunner::PairRun {
+  uint32_t client = 0, server = 0;
+  std::vector<v1::ProbeResult> results;  // one per probe, in the sweep's probe order
+  uint32_t attempts = 0;
+};
+
+uint32_t AgentInterfaceMtu(const v1::NodeInventory& inventory, std::string* interface_name) {
+  auto address = ParseHostPort(inventory.agent_address(), "agent_address");
+  if (!address.ok()) return 0;
+  for (const auto& itf : inventory.interfaces()) {
+    for (const auto& a : itf.addresses()) {
+      if (a == address->host) {
+        if (interface_name) *interface_name = itf.name();
+        return itf.mtu();
+      }
+    }
+  }
+  return 0;
+}
+
+SweepRunner::SweepRunner(Store* store, std::shared_ptr<grpc::ChannelCredentials> credentials,
+                         SweepOptions options)
+    : store_(store), credentials_(std::move(credentials)), options_(std::move(options)) {}
+
+v1::AgentService::Stub* SweepRunner::StubFor(const std::string& address) {
+  std::lock_guard<std::mutex> lock(stubs_mu_);
+  auto& stub = stubs_[address];
+  if (!stub) stub = v1::AgentService::NewStub(grpc::CreateChannel(address, credentials_));
+  return stub.get();
+}
+
+v1::ProbeResult SweepRunner::MeasurePair(const Node& client, const Node& server,
+                                         const v1::ProbeSpec& spec, const std::string& run_id) {
+  v1::ProbeResult result;
+  result.set_kind(spec.kind());
+  result.set_node(client.name);
+  result.set_peer(server.name);
+  *result.mutable_started() = ToProto(absl::Now());
+  const absl::Duration timeout = FromProto(spec.timeout());
+  auto fail = [&](const Node& who, const char* half, const grpc::Status& s) {
+    if (IsTransportFailure(s)) const_cast<Node&>(who).transport_failures = true;
+    result.set_outcome(s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? v1::PROBE_TIMEOUT
+                                                                              : v1::PROBE_FAILED);
+    result.set_reason(absl::StrCat(half, " on ", who.name, ": ", s.error_message()));
+    return result;
+  };
+
+  v1::StartProbeServerRequest start;
+  *start.mutable_spec() = spec;
+  start.set_run_id(run_id);
+  start.set_peer(client.name);
+  v1::StartProbeServerResponse started;
+  grpc::ClientContext start_context;
+  start_context.set_deadline(Deadline(kStartTimeout));
+  grpc::Status s = StubFor(server.address)->StartProbeServer(&start_context, start, &started);
+  if (!s.ok()) return fail(server, "server half", s);
+
+  v1::RunProbeClientRequest run;
+  *run.mutable_spec() = spec;
+  run.set_run_id(run_id);
+  run.set_peer(server.name);
+  *run.mutable_server() = started.endpoint();
+  v1::RunProbeClientResponse ran;
+  grpc::ClientContext run_context;
+  run_context.set_deadline(Deadline(timeout + kRpcSlack));
+  s = StubFor(client.address)->RunProbeClient(&run_context, run, &ran);
+
+  v1::StopProbeServerRequest stop;
+  stop.set_run_id(run_id);
+  v1::StopProbeServerResponse stopped;
+  grpc::ClientContext stop_context;
+  stop_context.set_deadline(Deadline(kStopTimeout));
+  grpc::Status stop_status = StubFor(server.address)->StopProbeServer(&stop_context, stop, &stopped);
+  if (IsTransportFailure(stop_status)) const_cast<Node&>(server).transport_failures = true;
+
+  if (!s.ok()) return fail(client, "client half", s);
+  v1::ProbeResult measured = ran.result();
+  measured.set_node(client.name);
+  measured.set_peer(server.name);
+  *measured.mutable_started() = result.started();
+  return measured;
+}
+
+absl::StatusOr<v1::Report> SweepRunner::Run(
+    const v1::SweepRequest& request, const std::vector<StoredNode>& registry,
+    const std::function<void(const v1::SweepEvent&)>& progress) {
+  std::unique_lock<std::mutex> one_at_a_time(running_, std::try_to_lock);
+  if (!one_at_a_time.owns_lock()) {
+    return absl::FailedPreconditionError("a sweep is already running on this controller");
+  }
+  auto log = Logger("sweep");
+  const v1::Config& config = options_.config;
+  const absl::Time started = options_.now();
+
+  // What to measure.
+  std::vector<v1::ProbeKind> kinds;
+  for (int kind : request.probes()) kinds.push_back(static_cast<v1::ProbeKind>(kind));
+  if (kinds.empty()) {
+    for (const auto& name : config.sweep().probes()) {
+      const probes::Probe* probe = probes::FindProbe(name);
+      if (probe == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("sweep.probes: '", name, "' is not a pair probe (", probes::ProbeNames(), ")"));
+      }
+      kinds.push_back(probe->kind());
+    }
+  }
+  if (kinds.empty()) kinds = {v1::TCP_BW, v1::TCP_LAT};
+  for (v1::ProbeKind kind : kinds) {
+    if (probes::FindProbe(kind) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "probes: ", v1::ProbeKind_Name(kind), " is not a pair probe (", probes::ProbeNames(), ")"));
+    }
+  }
+  const absl::Duration pair_timeout = FromProto(config.sweep().pair_timeout());
+  std::vector<v1::ProbeSpec> specs;
+  for (v1::ProbeKind kind : kinds) {
+    const probes::Probe* probe = probes::FindProbe(kind);
+    probes::ProbeParams p;
+    p.kind = kind;
+    const v1::Measurement& m = request.measurement();
+    if (m.sizes_bytes_size() > 0) {
+      p.sizes_bytes.assign(m.sizes_bytes().begin(), m.sizes_bytes().end());
+    } else if (probe->measures_bandwidth()) {
+      auto sizes = probes::ParseSizeSweep(config.probes().sizes(), probes::ProbeLimits().max_message_bytes);
+      if (!sizes.ok()) return absl::InvalidArgumentError(absl::StrCat("probes.sizes: ", sizes.status().message()));
+      p.sizes_bytes = *sizes;
+    } else {
+      p.sizes_bytes = {2};  // perftest's latency default
+    }
+    const bool by_time = m.has_duration() || (m.iterations() == 0 && config.probes().has_duration());
+    if (m.iterations() > 0) {
+      p.iterations = m.iterations();
+    } else if (by_time && !IsRdma(kind)) {
+      p.duration = FromProto(m.has_duration() ? m.duration() : config.probes().duration());
+    } else {
+      p.iterations = config.probes().iterations() > 0 ? config.probes().iterations() : 1000;
+    }
+    p.warmup_iterations = m.warmup_iterations() ? m.warmup_iterations()
+                                                : config.probes().warmup_iterations();
+    p.tcp_streams = std::max<uint32_t>(1, config.probes().tcp_streams());
+    p.rdma.device = config.probes().rdma_device();
+    p.rdma.port = config.probes().rdma_port();
+    p.rdma.gid_index = config.probes().gid_index();
+    p.timeout = pair_timeout;
+    if (auto s = probes::ValidateParams(p, probes::ProbeLimits()); !s.ok()) return s;
+    specs.push_back(probes::ToSpec(p));
+  }
+
+  // Which nodes.
+  std::vector<std::unique_ptr<Node>> nodes;
+  for (const auto& stored : registry) {
+    if (!request.nodes().empty() &&
+        std::find(request.nodes().begin(), request.nodes().end(),
+                  stored.inventory.node_name()) == request.nodes().end()) {
+      continue;
+    }
+    auto node = std::make_unique<Node>();
+    node->name = stored.inventory.node_name();
+    node->address = stored.inventory.agent_address();
+    node->inventory = stored.inventory;
+    nodes.push_back(std::move(node));
+  }
+  for (const auto& name : request.nodes()) {
+    if (std::none_of(nodes.begin(), nodes.end(), [&](const auto& n) { return n->name == name; })) {
+      return absl::InvalidArgumentError(absl::StrCat("nodes: '", name, "' is not registered"));
+    }
+  }
+  if (nodes.size() < 2) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a sweep needs at least 2 nodes; ", nodes.size(), " registered"));
+  }
+  v1::Report baseline;
+  if (request.baseline_sweep_id() != 0) {
+    auto found = store_->GetReport(request.baseline_sweep_id());
+    if (!found.ok()) return absl::InvalidArgumentError(absl::StrCat("--baseline: ", found.status().message()));
+    baseline = *std::move(found);
+  }
+
+  // Who answers: a node that does not costs one deadline here and is left out of the plan.
+  auto check_reachable = [&](Node& node) {
+    v1::NodeInventory inventory;
+    grpc::ClientContext context;
+    context.set_deadline(Deadline(options_.inventory_timeout));
+    grpc::Status s = StubFor(node.address)->GetInventory(&context, v1::GetInventoryRequest(), &inventory);
+    if (s.ok()) {
+      node.inventory = inventory;
+      node.reachable = true;
+    } else {
+      node.reachable = false;
+      node.reason = absl::StrCat(node.address, ": ", s.error_message());
+    }
+  };
+  {
+    std::vector<std::thread> threads;
+    for (auto& node : nodes) threads.emplace_back([&, n = node.get()] { check_reachable(*n); });
+    for (auto& t : threads) t.join();
+  }
+  std::vector<uint32_t> live;  // indices of reachable nodes
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i]->reachable) live.push_back(i);
+  }
+
+  // The plan, over the reachable nodes.
+  v1::Pairing pairing =
+      request.pairing() != v1::PAIRING_UNSPECIFIED ? request.pairing() : config.sweep().pairing();
+  std::vector<Round> plan;
+  const uint32_t n_live = static_cast<uint32_t>(live.size());
+  if (pairing == v1::PAIRING_FILE) {
+    std::vector<std::string> names;
+    for (uint32_t i : live) names.push_back(nodes[i]->name);
+    auto rounds = FileRounds(request.pairing_file(), names);
+    if (!rounds.ok()) return rounds.status();
+    plan = *std::move(rounds);
+  } else if (pairing == v1::PAIRING_QUICK) {
+    std::vector<uint32_t> groups;
+    if (!config.sweep().group_by_label().empty()) {
+      std::map<std::string, uint32_t> ids;
+      for (uint32_t i : live) {
+        const auto& labels = nodes[i]->inventory.labels();
+        auto it = labels.find(config.sweep().group_by_label());
+        std::string group = it == labels.end() ? "" : it->second;
+        groups.push_back(ids.emplace(group, ids.size()).first->second);
+      }
+    }
+    plan = QuickRounds(n_live, groups);
+  } else if (pairing == v1::PAIRING_SAMPLE) {
+    uint32_t k = request.sample_rounds() ? request.sample_rounds() : config.sweep().sample_rounds();
+    plan = SampleRounds(n_live, k, static_cast<uint64_t>(absl::ToUnixNanos(started)));
+  } else {
+    pairing = v1::PAIRING_FULL;
+    plan = FullRounds(n_live);
+  }
+  for (Round& round : plan) {
+    for (Pair& p : round) p = {live[p.first], live[p.second]};
+  }
+
+  auto sweep_id = store_->CreateSweep(request, started);
+  if (!sweep_id.ok()) return sweep_id.status();
+  v1::SweepInfo info;
+  info.set_sweep_id(*sweep_id);
+  info.set_state(v1::SWEEP_RUNNING);
+  *info.mutable_started() = ToProto(started);
+  info.set_pairing(pairing);
+  for (v1::ProbeKind kind : kinds) info.add_probes(kind);
+  for (const auto& node : nodes) info.add_nodes(node->name);
+  info.set_rounds(static_cast<uint32_t>(plan.size()));
+  info.set_baseline_sweep_id(request.baseline_sweep_id());
+  if (progress) {
+    v1::SweepEvent event;
+    *event.mutable_started() = info;
+    progress(event);
+  }
+  log->info("sweep {}: {} nodes ({} reachable), {} rounds, probes {}", *sweep_id, nodes.size(),
+            live.size(), plan.size(), specs.size());
+
+  // Measure, round by round; every pair of a round at once.
+  std::map<std::pair<uint32_t, uint32_t>, PairRun> pairs;
+  auto key = [](uint32_t a, uint32_t b) { return std::make_pair(std::min(a, b), std::max(a, b)); };
+  std::mutex pairs_mu;
+  auto measure_round = [&](const Round& round, uint32_t round_index, uint32_t attempt) {
+    std::atomic<uint32_t> failed{0};
+    for (size_t begin = 0; begin < round.size(); begin += options_.max_parallel_pairs) {
+      const size_t end = std::min(round.size(), begin + options_.max_parallel_pairs);
+      std::vector<std::thread> threads;
+      for (size_t i = begin; i < end; ++i) {
+        threads.emplace_back([&, pair = round[i]] {
+          Node& client = *nodes[pair.first];
+          Node& server = *nodes[pair.second];
+          std::vector<v1::ProbeResult> results;
+          for (const v1::ProbeSpec& spec : specs) {
+            std::string run_id = absl::StrCat("s", *sweep_id, "-r", round_index, "-a", attempt,
+                                              "-", client.name, "-", server.name, "-",
+                                              probes::FindProbe(spec.kind())->name());
+            v1::ProbeResult result = MeasurePair(client, server, spec, run_id);
+            if (auto s = store_->InsertResult(*sweep_id, round_index, attempt, result); !s.ok()) {
+              log->error("sweep {}: cannot store a result: {}", *sweep_id, std::string(s.message()));
+            }
+            if (result.outcome() == v1::PROBE_FAILED || result.outcome() == v1::PROBE_TIMEOUT) ++failed;
+            results.push_back(std::move(result));
+          }
+          std::lock_guard<std::mutex> lock(pairs_mu);
+          PairRun& run = pairs[key(pair.first, pair.second)];
+          run.client = pair.first;
+          run.server = pair.second;
+          ++run.attempts;
+          if (run.results.empty()) {
+            run.results = std::move(results);
+          } else {
+            for (size_t k = 0; k < results.size(); ++k) {
+              if (Better(results[k], run.results[k])) run.results[k] = std::move(results[k]);
+            }
+          }
+        });
+      }
+      for (auto& t : threads) t.join();
+    }
+    return failed.load();
+  };
+  auto emit_round = [&](uint32_t index, uint32_t total, uint32_t size, uint32_t failed,
+                        const char* phase) {
+    if (!progress) return;
+    v1::SweepEvent event;
+    auto* r = event.mutable_round();
+    r->set_round(index + 1);
+    r->set_rounds(total);
+    r->set_pairs(size);
+    r->set_pairs_failed(failed);
+    r->set_phase(phase);
+    progress(event);
+  };
+  for (uint32_t r = 0; r < plan.size(); ++r) {
+    uint32_t failed = measure_round(plan[r], r, 1);
+    emit_round(r, static_cast<uint32_t>(plan.size()), static_cast<uint32_t>(plan[r].size()), failed,
+               "measure");
+  }
+
+  // Nodes whose RPCs failed in transport: still there?
+  auto recheck = [&] {
+    std::vector<std::thread> threads;
+    for (auto& node : nodes) {
+      if (node->reachable && node->transport_failures) {
+        threads.emplace_back([&, n = node.get()] {
+          check_reachable(*n);
+          n->transport_failures = false;
+        });
+      }
+    }
+    for (auto& t : threads) t.join();
+  };
+  recheck();
+
+  // Re-test failing pairs between reachable nodes before a verdict.
+  for (uint32_t attempt = 2; attempt <= 1 + config.sweep().retests(); ++attempt) {
+    std::vector<Pair> failing;
+    for (const auto& [k, run] : pairs) {
+      if (!nodes[run.client]->reachable || !nodes[run.server]->reachable) continue;
+      bool bad = std::any_of(run.results.begin(), run.results.end(), [](const auto& r) {
+        return r.outcome() == v1::PROBE_FAILED || r.outcome() == v1::PROBE_TIMEOUT;
+      });
+      if (bad) failing.push_back({run.client, run.server});
+    }
+    if (failing.empty()) break;
+    // Greedy rounds: no node twice in a round.
+    std::vector<Round> retest;
+    for (const Pair& p : failing) {
+      bool placed = false;
+      for (Round& round : retest) {
+        bool clash = std::any_of(round.begin(), round.end(), [&](const Pair& q) {
+          return q.first == p.first || q.first == p.second || q.second == p.first || q.second == p.second;
+        });
+        if (!clash) {
+          round.push_back(p);
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) retest.push_back({p});
+    }
+    for (uint32_t r = 0; r < retest.size(); ++r) {
+      uint32_t failed = measure_round(retest[r], static_cast<uint32_t>(plan.size()) + r, attempt);
+      emit_round(r, static_cast<uint32_t>(retest.size()), static_cast<uint32_t>(retest[r].size()),
+                 failed, "retest");
+    }
+    recheck();
+  }
+
+  // Analysis.
+  AnalysisInput in;
+  in.expect = config.expect();
+  in.thresholds = config.thresholds();
+  int bw_index = -1, lat_index = -1;
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    const probes::Probe* probe = probes::FindProbe(kinds[k]);
+    if (probe->measures_bandwidth() && bw_index < 0) bw_index = static_cast<int>(k);
+    if (!probe->measures_bandwidth() && lat_index < 0) lat_index = static_cast<int>(k);
+  }
+  if (bw_index >= 0) {
+    in.bandwidth_probe = probes::FindProbe(kinds[bw_index])->name();
+    in.bandwidth_is_rdma = IsRdma(kinds[bw_index]);
+  }
+  if (lat_index >= 0) in.latency_probe = probes::FindProbe(kinds[lat_index])->name();
+  const bool rdma_asked = std::any_of(kinds.begin(), kinds.end(), IsRdma);
+  for (const auto& node : nodes) {
+    NodeInput n;
+    n.name = node->name;
+    n.reachable = node->reachable;
+    n.unreachable_reason = node->reason;
+    n.netdev_mtu = AgentInterfaceMtu(node->inventory, &n.netdev);
+    if (rdma_asked && node->reachable && node->inventory.rdma_devices_size() == 0) {
+      n.rdma_unavailable_reason = node->inventory.rdma_unavailable_reason().empty()
+                                      ? "no RDMA device"
+                                      : node->inventory.rdma_unavailable_reason();
+    }
+    in.nodes.push_back(std::move(n));
+  }
+  std::vector<const PairRun*> ordered;
+  for (const auto& [k, run] : pairs) ordered.push_back(&run);
+  for (const PairRun* run : ordered) {
+    PairInput p;
+    p.client = run->client;
+    p.server = run->server;
+    const bool ends_up = nodes[run->client]->reachable && nodes[run->server]->reachable;
+    if (bw_index >= 0) p.bw_gbps = HeadlineBw(run->results[bw_index]);
+    if (lat_index >= 0) p.lat_us = HeadlineLat(run->results[lat_index]);
+    for (const auto& r : run->results) {
+      if (r.outcome() == v1::PROBE_SKIPPED && IsRdma(r.kind())) {
+        p.tcp_fallback = true;
+        in.reasons.push_back(r.reason());
+        p.reason = static_cast<int32_t>(in.reasons.size() - 1);
+      } else if (r.outcome() == v1::PROBE_FAILED || r.outcome() == v1::PROBE_TIMEOUT) {
+        p.status = !ends_up ? PairStatus::kNotMeasured
+                   : r.outcome() == v1::PROBE_TIMEOUT ? PairStatus::kTimeout
+                                                      : PairStatus::kFailed;
+        in.reasons.push_back(absl::StrCat(probes::FindProbe(r.kind())->name(), ": ", r.reason()));
+        p.reason = static_cast<int32_t>(in.reasons.size() - 1);
+        break;
+      }
+    }
+    in.pairs.push_back(p);
+  }
+  AnalysisResult analysis = Analyze(in);
+
+  // Regressions against the baseline sweep.
+  if (request.baseline_sweep_id() != 0) {
+    std::map<std::pair<std::string, std::string>, double> before;
+    for (const auto& pair : baseline.health().pairs()) {
+      if (!pair.has_bw_gbps()) continue;
+      before[{std::min(pair.node(), pair.peer()), std::max(pair.node(), pair.peer())}] = pair.bw_gbps();
+    }
+    for (size_t i = 0; i < in.pairs.size(); ++i) {
+      const PairInput& p = in.pairs[i];
+      if (std::isnan(p.bw_gbps)) continue;
+      const std::string& a = nodes[p.client]->name;
+      const std::string& b = nodes[p.server]->name;
+      auto it = before.find({std::min(a, b), std::max(a, b)});
+      if (it == before.end() || p.bw_gbps >= it->second * config.thresholds().relative_bw()) continue;
+      v1::Finding f;
+      f.set_kind("regression");
+      f.set_severity(v1::SEVERITY_WARNING);
+      f.set_action(v1::ACTION_INVESTIGATE);
+      f.set_node(a);
+      f.set_peer(b);
+      f.set_detail(absl::StrFormat("%s -> %s: %s %.2f Gb/s, was %.2f Gb/s in sweep %d", a, b,
+                                   in.bandwidth_probe, p.bw_gbps, it->second,
+                                   request.baseline_sweep_id()));
+      (*f.mutable_evidence())["baseline_gbps"] = absl::StrFormat("%.2f", it->second);
+      (*f.mutable_evidence())["bw_gbps"] = absl::StrFormat("%.2f", p.bw_gbps);
+      analysis.findings.push_back(std::move(f));
+    }
+  }
+
+  // The report.
+  const absl::Time finished = options_.now();
+  v1::Report report;
+  report.set_schema("fabricctl.report/v1");
+  report.set_generator(absl::StrCat("fabric-controller ", kVersion));
+  *report.mutable_generated() = ToProto(finished);
+  report.set_source("sweep");
+  *report.mutable_expect() = config.expect();
+  *report.mutable_thresholds() = config.thresholds();
+  v1::HealthMap* health = report.mutable_health();
+  if (!std::isnan(analysis.best_bw_gbps)) health->set_best_bw_gbps(analysis.best_bw_gbps);
+  if (!std::isnan(analysis.median_bw_gbps)) health->set_median_bw_gbps(analysis.median_bw_gbps);
+  v1::Summary* summary = report.mutable_summary();
+  std::set<std::string> drain;
+  for (const auto& f : analysis.findings) {
+    if (f.action() == v1::ACTION_DRAIN) drain.insert(f.node());
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    v1::NodeHealth* nh = health->add_nodes();
+    nh->set_node(nodes[i]->name);
+    nh->set_status(ToHealth(analysis.nodes[i].verdict));
+    for (const auto& [k, v] : nodes[i]->inventory.labels()) (*nh->mutable_labels())[k] = v;
+    if (!std::isnan(analysis.nodes[i].median_bw_gbps)) nh->set_median_bw_gbps(analysis.nodes[i].median_bw_gbps);
+    if (!std::isnan(analysis.nodes[i].robust_z)) nh->set_robust_z(analysis.nodes[i].robust_z);
+    switch (nh->status()) {
+      case v1::HEALTH_OK: summary->set_nodes_ok(summary->nodes_ok() + 1); break;
+      case v1::HEALTH_WARNING: summary->set_nodes_warning(summary->nodes_warning() + 1); break;
+      case v1::HEALTH_CRITICAL: summary->set_nodes_critical(summary->nodes_critical() + 1); break;
+      default: summary->set_nodes_unknown(summary->nodes_unknown() + 1); break;
+    }
+  }
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    const PairRun& run = *ordered[i];
+    v1::PairHealth* ph = health->add_pairs();
+    ph->set_node(nodes[run.client]->name);
+    ph->set_peer(nodes[run.server]->name);
+    ph->set_status(ToHealth(analysis.pairs[i].verdict));
+    if (!std::isnan(in.pairs[i].bw_gbps)) ph->set_bw_gbps(in.pairs[i].bw_gbps);
+    if (!std::isnan(in.pairs[i].lat_us)) ph->set_lat_us(in.pairs[i].lat_us);
+    if (!std::isnan(analysis.pairs[i].relative_bw)) ph->set_relative_bw(analysis.pairs[i].relative_bw);
+    ph->set_attempts(run.attempts);
+    for (const auto& r : run.results) *ph->add_results() = r;
+    if (ph->status() == v1::HEALTH_WARNING || ph->status() == v1::HEALTH_CRITICAL) {
+      summary->set_pairs_failed(summary->pairs_failed() + 1);
+    }
+  }
+  for (const auto& f : analysis.findings) *report.add_findings() = f;
+  summary->set_nodes(static_cast<uint32_t>(nodes.size()));
+  summary->set_pairs(static_cast<uint32_t>(ordered.size()));
+  for (const auto& d : drain) summary->add_drain(d);
+  summary->set_worst_severity(WorstSeverity(analysis.findings));
+  *summary->mutable_elapsed() = TimeUtil::MicrosecondsToDuration(
+      absl::ToInt64Microseconds(finished - started));
+  info.set_state(v1::SWEEP_COMPLETED);
+  *info.mutable_finished() = ToProto(finished);
+  info.set_worst_severity(summary->worst_severity());
+  info.set_findings_count(static_cast<uint32_t>(analysis.findings.size()));
+  *report.mutable_sweep() = info;
+  if (auto s = store_->FinishSweep(*sweep_id, report); !s.ok()) return s;
+  log->info("sweep {}: done in {}, {} findings", *sweep_id,
+            absl::FormatDuration(finished - started), analysis.findings.size());
+  return report;
+}
+
+}  // namespace fabricctl::controller
