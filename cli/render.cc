@@ -310,17 +310,21 @@ std::string RenderProm(const v1::Report& report) {
             : n.status() == v1::HEALTH_CRITICAL ? 2 : 3;
     absl::StrAppendFormat(&out, "fabricctl_node_status{node=\"%s\"} %d\n", PromEscape(n.node()), v);
   }
-  metric("fabricctl_pair_bandwidth_gbps", "Average bandwidth of a pair at the largest message size, Gb/s.");
+  // Base units, as Prometheus asks: bytes per second and seconds.
+  metric("fabricctl_pair_bandwidth_bytes_per_second",
+         "Average bandwidth of a pair at the largest message size.");
   for (const auto& p : report.health().pairs()) {
     if (!p.has_bw_gbps()) continue;
-    absl::StrAppendFormat(&out, "fabricctl_pair_bandwidth_gbps{node=\"%s\",peer=\"%s\",probe=\"%s\"} %g\n",
-                          PromEscape(p.node()), PromEscape(p.peer()), probe, p.bw_gbps());
+    absl::StrAppendFormat(&out,
+                          "fabricctl_pair_bandwidth_bytes_per_second{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n",
+                          PromEscape(p.node()), PromEscape(p.peer()), probe, p.bw_gbps() * 1e9 / 8);
   }
-  metric("fabricctl_pair_latency_microseconds", "Typical one-way latency of a pair at the smallest message size.");
+  metric("fabricctl_pair_latency_seconds",
+         "Typical one-way latency of a pair at the smallest message size.");
   for (const auto& p : report.health().pairs()) {
     if (!p.has_lat_us()) continue;
-    absl::StrAppendFormat(&out, "fabricctl_pair_latency_microseconds{node=\"%s\",peer=\"%s\"} %g\n",
-                          PromEscape(p.node()), PromEscape(p.peer()), p.lat_us());
+    absl::StrAppendFormat(&out, "fabricctl_pair_latency_seconds{node=\"%s\",peer=\"%s\"} %.6g\n",
+                          PromEscape(p.node()), PromEscape(p.peer()), p.lat_us() * 1e-6);
   }
   metric("fabricctl_findings", "Findings of the sweep by kind and severity.");
   std::map<std::pair<std::string, std::string>, int> counts;

@@ -93,8 +93,10 @@ TEST_CASE("JUnit has a suite per family and failures from findings, escaped") {
 
 TEST_CASE("Prometheus exposition: HELP and TYPE per metric, labelled samples") {
   std::string prom = RenderProm(ThreeNodes());
-  CHECK(prom.find("# TYPE fabricctl_pair_bandwidth_gbps gauge\n") != std::string::npos);
-  CHECK(prom.find("fabricctl_pair_bandwidth_gbps{node=\"a\",peer=\"b\",probe=\"tcp_bw\"} 9.5\n") !=
+  CHECK(prom.find("# TYPE fabricctl_pair_bandwidth_bytes_per_second gauge\n") != std::string::npos);
+  CHECK(prom.find("fabricctl_pair_bandwidth_bytes_per_second{node=\"a\",peer=\"b\",probe=\"tcp_bw\"} "
+                  "1.1875e+09\n") != std::string::npos);
+  CHECK(prom.find("fabricctl_pair_latency_seconds{node=\"a\",peer=\"b\"} 2e-05\n") !=
         std::string::npos);
   CHECK(prom.find("fabricctl_node_status{node=\"c\"} 2\n") != std::string::npos);
   CHECK(prom.find("fabricctl_findings{kind=\"straggler_node\",severity=\"critical\"} 1\n") !=

@@ -6,6 +6,7 @@
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
 #   scripts/lab.sh nodes|map|history [flags]        other fabricctl commands against the lab
 #   scripts/lab.sh kill HOST                         kill one agent (to rehearse a dead node)
+#   scripts/lab.sh restart-controller                restart the controller on its address and database
 #   scripts/lab.sh down                              stop everything and remove the namespaces
 #
 # As root with iproute2, every host is a network namespace on a bridge (addresses in
@@ -117,6 +118,8 @@ up() {
   # differences count there.
   local relative=0.85
   [[ $loopback == 1 ]] && relative=0.5
+  local certs_abs
+  certs_abs=$(cd "$CERTS" && pwd)
   cat > "$LAB/lab.yaml" <<YAML
 # Practice-lab configuration written by scripts/lab.sh.
 thresholds:
@@ -130,21 +133,15 @@ sweep:
   pair_timeout: 20s
   probes: [tcp_bw, tcp_lat]
 tls:
-  cert: $PWD/$CERTS/fabricctl.pem
-  key: $PWD/$CERTS/fabricctl.key
-  ca: $PWD/$CERTS/ca.pem
+  cert: $certs_abs/fabricctl.pem
+  key: $certs_abs/fabricctl.key
+  ca: $certs_abs/ca.pem
 YAML
 
-  # shellcheck disable=SC2046
-  start controller "$ctl_ns" "$BIN/controller/fabric-controller" --listen "$listen_host:0" \
-    --db "$LAB/fabric.db" --config "$LAB/lab.yaml" --heartbeat-interval 1s --stale-after 4s \
-    $(tls_flags fabric-controller)
-  local line
-  line=$(wait_for_line "$LAB/controller.out" "listening on" 20) ||
-    die "controller did not start; see $LAB/controller.log"
-  local controller=${line##* }
-  echo "$controller" > "$LAB/controller.address"
   echo "$ctl_ns" > "$LAB/controller.ns"
+  start_controller "$listen_host:0"
+  local controller
+  controller=$(cat "$LAB/controller.address")
   for i in $(seq 1 "$n"); do
     local ns="" host=127.0.0.1
     if [[ $loopback == 0 ]]; then ns=$PREFIX-node-$i; host=$SUBNET.$i; fi
@@ -162,6 +159,28 @@ YAML
   else
     echo "lab: controller on $controller and $n agents on loopback, mutual TLS"
   fi
+}
+
+start_controller() {  # LISTEN
+  # shellcheck disable=SC2046
+  start controller "$(cat "$LAB/controller.ns")" "$BIN/controller/fabric-controller" \
+    --listen "$1" --db "$LAB/fabric.db" --config "$LAB/lab.yaml" --heartbeat-interval 1s \
+    --stale-after 4s $(tls_flags fabric-controller)
+  local line
+  line=$(wait_for_line "$LAB/controller.out" "listening on" 20) ||
+    die "controller did not start; see $LAB/controller.log"
+  echo "${line##* }" > "$LAB/controller.address"
+}
+
+restart_controller() {
+  [[ -f $LAB/controller.pid && -f $LAB/controller.address ]] || die "no lab running"
+  local address pid
+  address=$(cat "$LAB/controller.address")
+  pid=$(cat "$LAB/controller.pid")
+  kill "$pid" 2>/dev/null || true
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  start_controller "$address"
+  echo "lab: controller restarted on $address"
 }
 
 fabricctl_cmd() {  # fabricctl against the lab's controller, from the controller's namespace
@@ -200,6 +219,7 @@ case ${1:-} in
   up) shift; up "$@" ;;
   sweep|nodes|map|history) fabricctl_cmd "$@" ;;
   kill) kill_node "${2:-}" ;;
+  restart-controller) restart_controller ;;
   down) down ;;
-  *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 3 ;;
+  *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 3 ;;
 esac

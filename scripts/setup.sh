@@ -10,7 +10,7 @@ PACKAGES=(
   libabsl-dev libspdlog-dev libfmt-dev libcli11-dev catch2 libyaml-cpp-dev
   libsqlite3-dev libssl-dev libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
   # tests: network-namespace lab, TLS material, report validators
-  iproute2 openssl libxml2-utils python3
+  iproute2 openssl libxml2-utils python3 prometheus chromium
   # benchmarks: reference tools
   iperf3 sockperf perftest
   # the soft-RoCE VM of ../shared/tools/rdma-vm (RDMA probes for real without RDMA hardware)

@@ -28,6 +28,12 @@ for target in $(bazel query 'tests(//...)' 2>/dev/null); do
   elif line=$(grep -E '^test cases: ' "$log" | tail -1) && [[ -n $line ]]; then
     p=$(sed -nE 's/.*\| *([0-9]+) passed.*/\1/p' <<<"$line"); p=${p:-0}
     f=$(sed -nE 's/.*\| *([0-9]+) failed.*/\1/p' <<<"$line"); f=${f:-0}
+  elif line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1) && [[ -n $line ]]; then
+    # Shell tests close with the plain "N passed, N failed" line.
+    p=$(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$line")
+    f=$(sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")
+  elif grep -q '^SKIPPED: ' "$log"; then
+    p=1 f=0  # a shell test that skipped whole: counted once, as skipped below
   else
     p=0 f=1; echo "no test summary: $target"
   fi

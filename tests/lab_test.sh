@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The practice lab for real: 5 hosts in network namespaces on a bridge, links shaped with tc
+# tbf; one host throttled, another with a smaller MTU. Checks the sweep's verdict and findings,
+# the validity of every report format, a node killed in the middle of a sweep, and history
+# across a controller restart. Needs root and iproute2; skips (saying why) otherwise.
+set -uo pipefail
+
+pass=0 fail=0
+ok() { echo "PASS: $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+check() {  # check DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then ok "$what"; else bad "$what"; fi
+}
+finish() {
+  echo "$pass passed, $fail failed"
+  [[ $fail -eq 0 ]]
+  exit $?
+}
+
+if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+  echo "SKIPPED: the lab test needs root and iproute2 (network namespaces, tc)"
+  exit 0
+fi
+if ! ip netns add fabtest-probe 2>/dev/null; then
+  echo "SKIPPED: this machine does not allow network namespaces"
+  exit 0
+fi
+ip netns del fabtest-probe
+
+export FABRIC_BIN=$PWD
+export FABRIC_LAB_DIR=${TEST_TMPDIR:-/tmp}/lab
+export FABRIC_LAB_PREFIX=fabtest
+OUT=${TEST_TMPDIR:-/tmp}/reports
+mkdir -p "$OUT"
+lab() { bash scripts/lab.sh "$@"; }
+trap 'lab down >/dev/null 2>&1' EXIT
+
+lab up 5 --throttle node-3=200mbit --mtu node-5=1400 || { echo "FAIL: lab up"; exit 1; }
+
+# 1. The throttled host is a straggler and the odd MTU a mismatch; nothing else, exit 2.
+lab sweep --format json --output "$OUT/sweep.json"
+check "sweep exits 2 (critical)" test $? -eq 2
+findings=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["schema"] == "fabricctl.report/v1"
+for f in r.get("findings", []):
+    print(f["kind"], f["node"], f.get("peer", ""))
+' "$OUT/sweep.json" | sort)
+check "findings are exactly node-3 straggler and node-5 MTU" \
+  test "$findings" = "$(printf 'mtu_mismatch node-5 \nstraggler_node node-3 ')"
+healthy=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(" ".join(sorted(n["node"] for n in r["health"]["nodes"] if n["status"] == "HEALTH_OK")))
+' "$OUT/sweep.json")
+check "the healthy hosts are ok ($healthy)" test "$healthy" = "node-1 node-2 node-4"
+pairs=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(sum(1 for p in r["health"]["pairs"] if "bw_gbps" in p))
+' "$OUT/sweep.json")
+check "all 10 pairs measured ($pairs)" test "$pairs" -eq 10
+
+# 2. Every report format is valid for its consumer.
+lab map --format junit --output "$OUT/map.xml"
+check "map exits 2 like the sweep" test $? -eq 2
+check "JUnit passes xmllint against the JUnit schema" \
+  xmllint --noout --schema tests/fixtures/junit.xsd "$OUT/map.xml"
+lab map --format prom --output "$OUT/map.prom"
+check "prom passes promtool check metrics" sh -c "promtool check metrics < '$OUT/map.prom'"
+lab map --format html --output "$OUT/map.html"
+cells=$(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+          --disable-background-networking --disable-component-update --disable-sync \
+          --user-data-dir="$OUT/chromium" --dump-dom "file://$OUT/map.html" 2>/dev/null |
+        grep -o 'class="cell"' | wc -l)
+check "the HTML opens in headless Chromium with one cell per ordered pair ($cells)" test "$cells" -eq 20
+
+# 3. An agent killed in the middle of a sweep costs its pairs, not the sweep.
+start=$SECONDS
+lab sweep --format json --output "$OUT/killed.json" &
+sweep=$!
+for _ in $(seq 1 100); do
+  lab history --format json 2>/dev/null | grep -q SWEEP_RUNNING && break
+  sleep 0.1
+done
+lab kill node-2 >/dev/null
+wait $sweep
+check "the sweep with a dead node still exits 2" test $? -eq 2
+check "and finishes within its deadline ($((SECONDS - start))s)" test $((SECONDS - start)) -lt 90
+verdict=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+kinds = sorted({(f["kind"], f["node"]) for f in r["findings"]})
+unreachable = [n for k, n in kinds if k == "node_unreachable"]
+measured = sum(1 for p in r["health"]["pairs"]
+               if "bw_gbps" in p and "node-2" not in (p["node"], p["peer"]))
+print(",".join(unreachable), measured)
+' "$OUT/killed.json")
+check "node-2 is node_unreachable and the other 6 pairs are measured ($verdict)" test "$verdict" = "node-2 6"
+
+# 4. History survives a controller restart.
+lab restart-controller >/dev/null
+sweeps=$(lab history --format json | python3 -c '
+import json, sys
+print(" ".join(s["state"] for s in json.load(sys.stdin)["sweeps"]))')
+check "history lists both sweeps after a restart ($sweeps)" test "$sweeps" = "SWEEP_COMPLETED SWEEP_COMPLETED"
+lab map 1 --format json --output "$OUT/again.json"
+check "the first sweep's report is intact" python3 -c '
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a["findings"] == b["findings"] and a["health"] == b["health"]
+' "$OUT/sweep.json" "$OUT/again.json"
+
+finish
