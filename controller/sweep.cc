@@ -372,6 +372,8 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
                                               "-", client.name, "-", server.name, "-",
                                               probes::FindProbe(spec.kind())->name());
             v1::ProbeResult result = MeasurePair(client, server, spec, run_id);
+            result.set_round(round_index);
+            result.set_attempt(attempt);
             if (auto s = store_->InsertResult(*sweep_id, round_index, attempt, result); !s.ok()) {
               log->error("sweep {}: cannot store a result: {}", *sweep_id, std::string(s.message()));
             }

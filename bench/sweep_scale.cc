@@ -1,0 +1,111 @@
+// Planning and analysis at scale, with results generated in process: a full sweep of N nodes
+// (N(N-1)/2 pairs) in which a few nodes are stragglers and a few links slow. Reports wall time
+// and peak memory, and checks that exactly the planted faults are found.
+//
+//   bazel run -c opt //bench:sweep_scale -- 1024 4096
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "controller/analysis.h"
+#include "controller/pairing.h"
+
+namespace {
+
+using fabricctl::controller::AnalysisInput;
+using fabricctl::controller::Analyze;
+using fabricctl::controller::FullRounds;
+using fabricctl::controller::NodeInput;
+using fabricctl::controller::PairInput;
+
+double PeakRssMiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // kilobytes on Linux
+}
+
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+int Run(uint32_t n) {
+  std::mt19937 random(n);
+  std::normal_distribution<float> noise(0.0f, 1.5f);
+  const std::set<uint32_t> stragglers = {n / 7, n / 3, n - 2};
+  const std::pair<uint32_t, uint32_t> slow_link = {n / 5, n / 2};
+
+  auto t0 = std::chrono::steady_clock::now();
+  auto rounds = FullRounds(n);
+  const double plan_s = Since(t0);
+
+  AnalysisInput in;
+  for (uint32_t i = 0; i < n; ++i) {
+    NodeInput node;
+    node.name = "node-" + std::to_string(i);
+    node.netdev_mtu = 9000;
+    in.nodes.push_back(std::move(node));
+  }
+  in.pairs.reserve(static_cast<size_t>(n) * (n - 1) / 2);
+  for (const auto& round : rounds) {
+    for (const auto& p : round) {
+      PairInput pair;
+      pair.client = p.first;
+      pair.server = p.second;
+      float bw = 390.0f + noise(random);
+      if (stragglers.count(p.first) || stragglers.count(p.second)) bw = 180.0f + noise(random);
+      if ((p.first == slow_link.first && p.second == slow_link.second) ||
+          (p.first == slow_link.second && p.second == slow_link.first)) {
+        bw = 250.0f;
+      }
+      pair.bw_gbps = bw;
+      pair.lat_us = 3.0f + noise(random) * 0.05f;
+      in.pairs.push_back(pair);
+    }
+  }
+  rounds.clear();
+  rounds.shrink_to_fit();
+  in.expect.set_link_rate_gbps(400);
+  in.bandwidth_is_rdma = true;
+  in.thresholds.set_min_bw_efficiency(0.9);
+  in.thresholds.set_relative_bw(0.93);
+  in.thresholds.set_relative_lat(2.1);
+  in.thresholds.set_max_robust_z(3.5);
+  in.bandwidth_probe = "rdma_write_bw";
+  in.latency_probe = "rdma_write_lat";
+
+  auto t1 = std::chrono::steady_clock::now();
+  auto result = Analyze(in);
+  const double analyse_s = Since(t1);
+
+  std::set<std::string> found;
+  for (const auto& f : result.findings) found.insert(f.kind() + ":" + f.node());
+  std::set<std::string> want;
+  for (uint32_t s : stragglers) want.insert("straggler_node:node-" + std::to_string(s));
+  const bool link_found = std::any_of(result.findings.begin(), result.findings.end(), [&](const auto& f) {
+    return f.kind() == "slow_link";
+  });
+  std::set<std::string> stragglers_found;
+  for (const auto& k : found) {
+    if (k.rfind("straggler_node:", 0) == 0) stragglers_found.insert(k);
+  }
+  const bool correct = stragglers_found == want && link_found && result.findings.size() == 4;
+  std::printf("nodes %5u  pairs %9zu  plan %6.2f s  analysis %6.2f s  peak RSS %7.1f MiB  findings %zu (%s)\n",
+              n, in.pairs.size(), plan_s, analyse_s, PeakRssMiB(), result.findings.size(),
+              correct ? "exactly the planted faults" : "NOT the planted faults");
+  return correct ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int status = 0;
+  for (int i = 1; i < argc; ++i) status |= Run(static_cast<uint32_t>(std::atoi(argv[i])));
+  if (argc < 2) status = Run(1024);
+  return status;
+}

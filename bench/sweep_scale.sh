@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Planning and analysis of simulated full sweeps (results generated in process) at 1,024,
+# 2,048 and 4,096 nodes: time and peak memory. Goal: 4,096 nodes (8.4 M pairs) in under 10 s
+# and 2 GiB.
+#
+#   bench/sweep_scale.sh [NODES...]
+source "$(dirname "$0")/lib.sh"
+(cd "$ROOT" && bazel build //bench:sweep_scale >/dev/null 2>&1) || { echo "bench: build failed" >&2; exit 3; }
+sizes=("$@")
+[[ ${#sizes[@]} -gt 0 ]] || sizes=(1024 2048 4096)
+{
+  machine
+  echo "command: bench/sweep_scale.sh ${sizes[*]}  (one process per size; peak RSS of the whole process)"
+  for n in "${sizes[@]}"; do "$ROOT/bazel-bin/bench/sweep_scale" "$n"; done
+} | tee "$RESULTS/sweep_scale.txt"
