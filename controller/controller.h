@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "base/tls.h"
 #include "controller/service.h"
+#include "controller/metrics_http.h"
 #include "controller/store.h"
 #include "controller/sweep.h"
 #include "grpcpp/server.h"
@@ -19,10 +20,15 @@ struct ControllerOptions {
   std::string listen = "127.0.0.1:7400";
   // SQLite database of the registry and history.
   std::string db_path = "fabric-controller.db";
+  // HOST:PORT of the Prometheus endpoint (GET /metrics); empty: none.
+  std::string metrics_listen;
   RegistryOptions registry;
   TlsOptions tls;
   v1::Config config;
 };
+
+// The controller's Prometheus exposition: nodes by state, then the latest sweep's report.
+std::string RenderMetrics(const Store& store, absl::Duration stale_after, absl::Time now);
 
 // fabric-controller: the registry (and later the sweep engine) behind one gRPC server.
 class Controller {
@@ -33,6 +39,8 @@ class Controller {
 
   // The address actually bound, HOST:PORT.
   const std::string& address() const { return address_; }
+  // The metrics endpoint's bound address; empty when there is none.
+  const std::string& metrics_address() const { return metrics_address_; }
   // Stops accepting calls and waits (at most `grace`) for the running ones.
   void Shutdown(absl::Duration grace);
 
@@ -43,7 +51,9 @@ class Controller {
   std::unique_ptr<SweepRunner> sweeps_;
   std::unique_ptr<ControllerServiceImpl> registry_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<MetricsServer> metrics_;
   std::string address_;
+  std::string metrics_address_;
 };
 
 }  // namespace fabricctl::controller

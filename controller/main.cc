@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--db", options.db_path, "SQLite database of the registry and history")
       ->capture_default_str();
+  app.add_option("--metrics-listen", options.metrics_listen,
+                 "HOST:PORT for Prometheus scrapes of GET /metrics (default: none)");
   app.add_option("--heartbeat-interval", heartbeat, "how often agents heartbeat")
       ->capture_default_str();
   app.add_option("--stale-after", stale_after, "a node silent this long is stale")
@@ -44,6 +46,10 @@ int main(int argc, char** argv) {
   if (!controller.ok()) return fail(controller.status());
   // The one line on stdout: scripts and tests read the bound address from it.
   std::printf("fabric-controller listening on %s\n", (*controller)->address().c_str());
+  if (!(*controller)->metrics_address().empty()) {
+    std::printf("fabric-controller metrics on http://%s/metrics\n",
+                (*controller)->metrics_address().c_str());
+  }
   std::fflush(stdout);
   std::string signal = WaitForTerminationSignal();
   Logger("controller")->info("{}: shutting down", signal);

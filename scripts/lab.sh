@@ -5,6 +5,7 @@
 #   scripts/lab.sh up N [--rate R] [--throttle HOST=RATE]... [--mtu HOST=MTU]... [--loopback]
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
 #   scripts/lab.sh nodes|map|history [flags]        other fabricctl commands against the lab
+#   scripts/lab.sh metrics                           scrape the controller's /metrics
 #   scripts/lab.sh kill HOST                         kill one agent (to rehearse a dead node)
 #   scripts/lab.sh restart-controller                restart the controller on its address and database
 #   scripts/lab.sh down                              stop everything and remove the namespaces
@@ -161,15 +162,18 @@ YAML
   fi
 }
 
-start_controller() {  # LISTEN
+start_controller() {  # LISTEN [METRICS_LISTEN]
+  local metrics=${2:-${1%:*}:0}
   # shellcheck disable=SC2046
   start controller "$(cat "$LAB/controller.ns")" "$BIN/controller/fabric-controller" \
     --listen "$1" --db "$LAB/fabric.db" --config "$LAB/lab.yaml" --heartbeat-interval 1s \
-    --stale-after 4s $(tls_flags fabric-controller)
+    --stale-after 4s --metrics-listen "$metrics" $(tls_flags fabric-controller)
   local line
   line=$(wait_for_line "$LAB/controller.out" "listening on" 20) ||
     die "controller did not start; see $LAB/controller.log"
   echo "${line##* }" > "$LAB/controller.address"
+  line=$(wait_for_line "$LAB/controller.out" "metrics on" 5) || die "no metrics endpoint"
+  echo "${line##* }" > "$LAB/metrics.url"
 }
 
 restart_controller() {
@@ -179,7 +183,9 @@ restart_controller() {
   pid=$(cat "$LAB/controller.pid")
   kill "$pid" 2>/dev/null || true
   while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  start_controller "$address"
+  local metrics
+  metrics=$(sed -E 's|^http://([^/]+)/metrics$|\1|' "$LAB/metrics.url")
+  start_controller "$address" "$metrics"
   echo "lab: controller restarted on $address"
 }
 
@@ -220,6 +226,11 @@ case ${1:-} in
   sweep|nodes|map|history) fabricctl_cmd "$@" ;;
   kill) kill_node "${2:-}" ;;
   restart-controller) restart_controller ;;
+  metrics)
+    [[ -f $LAB/metrics.url ]] || die "no lab running"
+    in_ns "$(cat "$LAB/controller.ns")" python3 -c \
+      'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
+      "$(cat "$LAB/metrics.url")" ;;
   down) down ;;
-  *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 3 ;;
+  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 3 ;;
 esac

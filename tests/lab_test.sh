@@ -77,6 +77,10 @@ cells=$(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first
         grep -o 'class="cell"' | wc -l)
 check "the HTML opens in headless Chromium with one cell per ordered pair ($cells)" test "$cells" -eq 20
 
+lab metrics > "$OUT/scrape.prom"
+check "the controller's /metrics passes promtool and counts 5 online nodes" sh -c \
+  "promtool check metrics < '$OUT/scrape.prom' && grep -q 'fabricctl_nodes{state=\"online\"} 5' '$OUT/scrape.prom'"
+
 # 3. An agent killed in the middle of a sweep costs its pairs, not the sweep.
 start=$SECONDS
 lab sweep --format json --output "$OUT/killed.json" &
