@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   auto config = ApplyCommonFlags(&common);
   if (!config.ok()) return fail(config.status());
   options.config = *std::move(config);
+  options.limits = probes::LimitsFromConfig(options.config.probes().limits());
   options.tls = common.tls;
   if (options.controller_identity.empty()) {
     options.controller_identity = options.config.tls().controller_identity();

@@ -5,6 +5,7 @@
 #include "CLI/CLI.hpp"
 #include "base/exit_code.h"
 #include "base/process.h"
+#include "cli/lab.h"
 #include "cli/nodes.h"
 #include "cli/probe.h"
 #include "cli/sweep.h"
@@ -94,7 +95,15 @@ int main(int argc, char** argv) {
   history_cmd->add_option("--limit", history_limit, "how many")->capture_default_str();
   history_cmd->add_option("--format", history_format, "text or json")->capture_default_str();
 
+  CLI::App* lab_cmd = app.add_subcommand(
+      "lab", "a practice cluster on this machine: lab up N [--throttle H=RATE] [--mtu H=MTU] | "
+             "sweep | nodes | map | history | kill H | restart-controller | metrics | down");
+  lab_cmd->allow_extras();  // everything after `lab` goes to scripts/lab.sh
+  lab_cmd->prefix_command();
+  lab_cmd->fallthrough(false);
+
   if (auto exit_code = ParseFlags(app, argc, argv)) return *exit_code;
+  if (lab_cmd->parsed()) return cli::RunLabCommand(lab_cmd->remaining(), std::cerr);
   auto fail = [](const absl::Status& s) {
     std::cerr << "fabricctl: " << s.message() << "\n";
     return kExitUnknown;

@@ -242,7 +242,10 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     p.rdma.port = config.probes().rdma_port();
     p.rdma.gid_index = config.probes().gid_index();
     p.timeout = pair_timeout;
-    if (auto s = probes::ValidateParams(p, probes::ProbeLimits()); !s.ok()) return s;
+    if (auto s = probes::ValidateParams(p, probes::LimitsFromConfig(config.probes().limits()));
+        !s.ok()) {
+      return s;
+    }
     specs.push_back(probes::ToSpec(p));
   }
 

@@ -6,13 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bazel build //controller:fabric-controller //agent:fabric-agent //cli:fabricctl
-bash scripts/lab.sh up 5 --throttle node-3=300mbit
+F=bazel-bin/cli/fabricctl
+"$F" lab up 5 --throttle node-3=300mbit
 echo
-bash scripts/lab.sh nodes
+"$F" lab nodes
 echo
 status=0
-bash scripts/lab.sh sweep || status=$?
+"$F" lab sweep || status=$?
 echo
-echo "The lab is still running: scripts/lab.sh sweep --format html --output map.html;"
-echo "scripts/lab.sh history; stop it with scripts/lab.sh down."
+echo "The lab is still running: $F lab sweep --format html --output map.html;"
+echo "$F lab history; stop it with $F lab down."
 exit $status

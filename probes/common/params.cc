@@ -8,6 +8,17 @@ namespace fabricctl::probes {
 
 using google::protobuf::util::TimeUtil;
 
+ProbeLimits LimitsFromConfig(const v1::ProbeLimits& config) {
+  ProbeLimits limits;
+  if (config.max_message_bytes() > 0) limits.max_message_bytes = config.max_message_bytes();
+  if (config.max_total_bytes() > 0) limits.max_total_bytes = config.max_total_bytes();
+  if (config.has_max_duration()) {
+    limits.max_duration = absl::Nanoseconds(TimeUtil::DurationToNanoseconds(config.max_duration()));
+  }
+  if (config.max_memory_bytes() > 0) limits.max_memory_bytes = config.max_memory_bytes();
+  return limits;
+}
+
 absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
   auto invalid = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
   if (!v1::ProbeKind_IsValid(p.kind) || p.kind == v1::PROBE_KIND_UNSPECIFIED) {

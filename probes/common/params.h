@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "probes/common/result.h"
+#include "proto/config.pb.h"
 #include "proto/probe.pb.h"
 
 namespace fabricctl::probes {
@@ -50,6 +51,9 @@ struct ProbeLimits {
   uint32_t max_queue_pairs = 64;
   uint64_t max_memory_bytes = 1ull << 30;      // buffers of one probe
 };
+
+// The caps of a configuration file's probes.limits; fields left at zero keep the defaults.
+ProbeLimits LimitsFromConfig(const v1::ProbeLimits& config);
 
 // Checks a request against the caps and for consistency. Errors name the field:
 // "--sizes: size 128M is above the cap of 64M bytes", "--iters and --duration exclude ...".

@@ -87,3 +87,17 @@ TEST_CASE("Caps and inconsistencies are refused with the field named") {
 }
 
 }  // namespace fabricctl::probes
+
+namespace fabricctl::probes {
+
+TEST_CASE("Configured caps replace the defaults they name") {
+  v1::ProbeLimits config;
+  config.set_max_message_bytes(1 << 20);
+  config.mutable_max_duration()->set_seconds(30);
+  ProbeLimits limits = LimitsFromConfig(config);
+  CHECK(limits.max_message_bytes == (1u << 20));
+  CHECK(limits.max_duration == absl::Seconds(30));
+  CHECK(limits.max_total_bytes == ProbeLimits().max_total_bytes);
+}
+
+}  // namespace fabricctl::probes
