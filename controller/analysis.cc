@@ -50,8 +50,10 @@ std::vector<bool> Localise(const AnalysisInput& in, const std::vector<bool>& bad
     double best_share = 0;
     for (size_t i = 0; i < n; ++i) {
       if (blamed[i] || bad_count[i] == 0) continue;
+      // One measured pair cannot tell its two ends apart: at least two are needed to blame
+      // a node (the sweep re-pairs such ends with good nodes first).
       double share = static_cast<double>(bad_count[i]) / measured_count[i];
-      bool qualifies = (measured_count[i] >= 2 && share >= 0.5) || outlier[i];
+      bool qualifies = measured_count[i] >= 2 && (share >= 0.5 || outlier[i]);
       if (qualifies && share > best_share) {
         best = static_cast<int>(i);
         best_share = share;

@@ -94,8 +94,8 @@ struct AnalysisResult {
 // thresholds.relative_lat times the best pair's, or above thresholds.max_lat_us.
 //
 // Localisation: the node that explains most of the bad pairs is blamed first — a node with
-// at least two measured pairs of which at least half are bad (or whose median bandwidth is a
-// robust outlier, z below -max_robust_z) is a straggler_node; its pairs are then explained and
+// at least two measured pairs of which at least half are bad, or whose median bandwidth is a
+// robust outlier (z below -max_robust_z), is a straggler_node; its pairs are then explained and
 // the next node is considered with what is left. A bad pair that no straggler explains is a
 // slow_link / high_latency_link: both ends are fine with everyone else.
 //

@@ -159,6 +159,39 @@ TEST_CASE("MTU: the odd node out, or every node against the expectation") {
   CHECK(Analyze(in).findings.size() == 5);
 }
 
+TEST_CASE("One slow pair measured once cannot blame either end; re-pairing settles it") {
+  // A quick round of 6 nodes: (0,5) (1,4) (2,3), with (2,3) slow. Node 3 is the culprit.
+  AnalysisInput in = Sweep(6, [](uint32_t, uint32_t) { return 100.0f; });
+  auto keep = [&](std::vector<std::pair<uint32_t, uint32_t>> wanted) {
+    std::vector<PairInput> kept;
+    for (const auto& p : in.pairs) {
+      for (const auto& w : wanted) {
+        if ((p.client == w.first && p.server == w.second) ||
+            (p.client == w.second && p.server == w.first)) {
+          kept.push_back(p);
+        }
+      }
+    }
+    return kept;
+  };
+  AnalysisInput quick = in;
+  quick.pairs = keep({{0, 5}, {1, 4}, {2, 3}});
+  for (auto& p : quick.pairs) {
+    if (Involves(p.client, p.server, 3)) p.bw_gbps = 20.0f;
+    p.bw_gbps += 0.01f * (p.client + p.server);  // a little noise, so MAD is not zero
+  }
+  auto ambiguous = Analyze(quick);
+  CHECK(Kinds(ambiguous) == std::vector<std::string>{"slow_link:node-2:node-3"});
+
+  // The sweep re-pairs each end with a good node: (2,0) fine, (3,1) slow.
+  AnalysisInput localised = in;
+  localised.pairs = keep({{0, 5}, {1, 4}, {2, 3}, {0, 2}, {1, 3}});
+  for (auto& p : localised.pairs) {
+    if (Involves(p.client, p.server, 3)) p.bw_gbps = 20.0f;
+  }
+  CHECK(Kinds(Analyze(localised)) == std::vector<std::string>{"straggler_node:node-3:"});
+}
+
 TEST_CASE("Robust statistics: median and scaled MAD") {
   CHECK(Median({3, 1, 2}) == 2);
   CHECK(Median({4, 1, 3, 2}) == 2.5);

@@ -360,7 +360,10 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
   std::map<std::pair<uint32_t, uint32_t>, PairRun> pairs;
   auto key = [](uint32_t a, uint32_t b) { return std::make_pair(std::min(a, b), std::max(a, b)); };
   std::mutex pairs_mu;
-  auto measure_round = [&](const Round& round, uint32_t round_index, uint32_t attempt) {
+  // Rounds are numbered in the order they run: the plan's, then re-tests, then localisation.
+  uint32_t next_round = 0;
+  auto measure_round = [&](const Round& round, uint32_t attempt) {
+    const uint32_t round_index = next_round++;
     std::atomic<uint32_t> failed{0};
     for (size_t begin = 0; begin < round.size(); begin += options_.max_parallel_pairs) {
       const size_t end = std::min(round.size(), begin + options_.max_parallel_pairs);
@@ -414,7 +417,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     progress(event);
   };
   for (uint32_t r = 0; r < plan.size(); ++r) {
-    uint32_t failed = measure_round(plan[r], r, 1);
+    uint32_t failed = measure_round(plan[r], 1);
     emit_round(r, static_cast<uint32_t>(plan.size()), static_cast<uint32_t>(plan[r].size()), failed,
                "measure");
   }
@@ -462,67 +465,124 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       if (!placed) retest.push_back({p});
     }
     for (uint32_t r = 0; r < retest.size(); ++r) {
-      uint32_t failed = measure_round(retest[r], static_cast<uint32_t>(plan.size()) + r, attempt);
+      uint32_t failed = measure_round(retest[r], attempt);
       emit_round(r, static_cast<uint32_t>(retest.size()), static_cast<uint32_t>(retest[r].size()),
                  failed, "retest");
     }
     recheck();
   }
 
-  // Analysis.
-  AnalysisInput in;
-  in.expect = config.expect();
-  in.thresholds = config.thresholds();
+  // Analysis input from everything measured so far.
   int bw_index = -1, lat_index = -1;
   for (size_t k = 0; k < kinds.size(); ++k) {
     const probes::Probe* probe = probes::FindProbe(kinds[k]);
     if (probe->measures_bandwidth() && bw_index < 0) bw_index = static_cast<int>(k);
     if (!probe->measures_bandwidth() && lat_index < 0) lat_index = static_cast<int>(k);
   }
-  if (bw_index >= 0) {
-    in.bandwidth_probe = probes::FindProbe(kinds[bw_index])->name();
-    in.bandwidth_is_rdma = IsRdma(kinds[bw_index]);
-  }
-  if (lat_index >= 0) in.latency_probe = probes::FindProbe(kinds[lat_index])->name();
   const bool rdma_asked = std::any_of(kinds.begin(), kinds.end(), IsRdma);
-  for (const auto& node : nodes) {
-    NodeInput n;
-    n.name = node->name;
-    n.reachable = node->reachable;
-    n.unreachable_reason = node->reason;
-    n.netdev_mtu = AgentInterfaceMtu(node->inventory, &n.netdev);
-    if (rdma_asked && node->reachable && node->inventory.rdma_devices_size() == 0) {
-      n.rdma_unavailable_reason = node->inventory.rdma_unavailable_reason().empty()
-                                      ? "no RDMA device"
-                                      : node->inventory.rdma_unavailable_reason();
-    }
-    in.nodes.push_back(std::move(n));
-  }
   std::vector<const PairRun*> ordered;
-  for (const auto& [k, run] : pairs) ordered.push_back(&run);
-  for (const PairRun* run : ordered) {
-    PairInput p;
-    p.client = run->client;
-    p.server = run->server;
-    const bool ends_up = nodes[run->client]->reachable && nodes[run->server]->reachable;
-    if (bw_index >= 0) p.bw_gbps = HeadlineBw(run->results[bw_index]);
-    if (lat_index >= 0) p.lat_us = HeadlineLat(run->results[lat_index]);
-    for (const auto& r : run->results) {
-      if (r.outcome() == v1::PROBE_SKIPPED && IsRdma(r.kind())) {
-        p.tcp_fallback = true;
-        in.reasons.push_back(r.reason());
-        p.reason = static_cast<int32_t>(in.reasons.size() - 1);
-      } else if (r.outcome() == v1::PROBE_FAILED || r.outcome() == v1::PROBE_TIMEOUT) {
-        p.status = !ends_up ? PairStatus::kNotMeasured
-                   : r.outcome() == v1::PROBE_TIMEOUT ? PairStatus::kTimeout
-                                                      : PairStatus::kFailed;
-        in.reasons.push_back(absl::StrCat(probes::FindProbe(r.kind())->name(), ": ", r.reason()));
-        p.reason = static_cast<int32_t>(in.reasons.size() - 1);
-        break;
+  auto build_input = [&]() {
+    AnalysisInput in;
+    in.expect = config.expect();
+    in.thresholds = config.thresholds();
+    if (bw_index >= 0) {
+      in.bandwidth_probe = probes::FindProbe(kinds[bw_index])->name();
+      in.bandwidth_is_rdma = IsRdma(kinds[bw_index]);
+    }
+    if (lat_index >= 0) in.latency_probe = probes::FindProbe(kinds[lat_index])->name();
+    for (const auto& node : nodes) {
+      NodeInput n;
+      n.name = node->name;
+      n.reachable = node->reachable;
+      n.unreachable_reason = node->reason;
+      n.netdev_mtu = AgentInterfaceMtu(node->inventory, &n.netdev);
+      if (rdma_asked && node->reachable && node->inventory.rdma_devices_size() == 0) {
+        n.rdma_unavailable_reason = node->inventory.rdma_unavailable_reason().empty()
+                                        ? "no RDMA device"
+                                        : node->inventory.rdma_unavailable_reason();
+      }
+      in.nodes.push_back(std::move(n));
+    }
+    ordered.clear();
+    for (const auto& [k, run] : pairs) ordered.push_back(&run);
+    for (const PairRun* run : ordered) {
+      PairInput p;
+      p.client = run->client;
+      p.server = run->server;
+      const bool ends_up = nodes[run->client]->reachable && nodes[run->server]->reachable;
+      if (bw_index >= 0) p.bw_gbps = HeadlineBw(run->results[bw_index]);
+      if (lat_index >= 0) p.lat_us = HeadlineLat(run->results[lat_index]);
+      for (const auto& r : run->results) {
+        if (r.outcome() == v1::PROBE_SKIPPED && IsRdma(r.kind())) {
+          p.tcp_fallback = true;
+          in.reasons.push_back(r.reason());
+          p.reason = static_cast<int32_t>(in.reasons.size() - 1);
+        } else if (r.outcome() == v1::PROBE_FAILED || r.outcome() == v1::PROBE_TIMEOUT) {
+          p.status = !ends_up ? PairStatus::kNotMeasured
+                     : r.outcome() == v1::PROBE_TIMEOUT ? PairStatus::kTimeout
+                                                        : PairStatus::kFailed;
+          in.reasons.push_back(absl::StrCat(probes::FindProbe(r.kind())->name(), ": ", r.reason()));
+          p.reason = static_cast<int32_t>(in.reasons.size() - 1);
+          break;
+        }
+      }
+      in.pairs.push_back(p);
+    }
+    return in;
+  };
+
+  // Localisation: a bad pair whose ends were each measured once or less cannot say which end
+  // (or the link) is at fault; each end is re-paired with a node known to be good, and the
+  // node common to the failing pairs shows itself (full pairing never needs this).
+  {
+    AnalysisInput in = build_input();
+    AnalysisResult first = Analyze(in);
+    std::vector<uint32_t> good;
+    for (uint32_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i]->reachable && first.nodes[i].verdict == Verdict::kOk && first.nodes[i].pairs > 0) {
+        good.push_back(i);
       }
     }
-    in.pairs.push_back(p);
+    std::vector<Pair> wanted;
+    for (size_t i = 0; i < in.pairs.size(); ++i) {
+      const PairResult& r = first.pairs[i];
+      const PairInput& p = in.pairs[i];
+      if (!(r.slow || r.high_latency)) continue;
+      if (first.nodes[p.client].straggler || first.nodes[p.server].straggler) continue;
+      for (uint32_t end : {p.client, p.server}) {
+        if (first.nodes[end].pairs >= 2) continue;
+        for (uint32_t g : good) {
+          if (g == p.client || g == p.server || pairs.count(key(end, g))) continue;
+          wanted.push_back({end, g});
+          break;
+        }
+      }
+    }
+    std::vector<Round> localise;
+    for (const Pair& p : wanted) {
+      bool placed = false;
+      for (Round& round : localise) {
+        bool clash = std::any_of(round.begin(), round.end(), [&](const Pair& q) {
+          return q.first == p.first || q.first == p.second || q.second == p.first ||
+                 q.second == p.second;
+        });
+        if (!clash) {
+          round.push_back(p);
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) localise.push_back({p});
+    }
+    for (uint32_t r = 0; r < localise.size(); ++r) {
+      uint32_t failed = measure_round(localise[r], 1);
+      emit_round(r, static_cast<uint32_t>(localise.size()),
+                 static_cast<uint32_t>(localise[r].size()), failed, "localise");
+    }
   }
+
+  // The verdict, on everything measured.
+  AnalysisInput in = build_input();
   AnalysisResult analysis = Analyze(in);
 
   // Regressions against the baseline sweep.

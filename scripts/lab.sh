@@ -115,8 +115,9 @@ up() {
     done
     listen_host=$CONTROLLER_IP
   fi
-  # Thresholds for a lab: on loopback the CPU is shared and figures wander, so only large
-  # differences count there.
+  # Thresholds for a lab: every host shares this machine's CPUs, so microsecond latencies
+  # wander by several times with the scheduler (only a large multiple counts), and on
+  # loopback bandwidth wanders too.
   local relative=0.85
   [[ $loopback == 1 ]] && relative=0.5
   local certs_abs
@@ -125,7 +126,7 @@ up() {
 # Practice-lab configuration written by scripts/lab.sh.
 thresholds:
   relative_bw: $relative
-  relative_lat: 3
+  relative_lat: 10
 probes:
   sizes: "1M"
   duration: 1s
