@@ -58,6 +58,8 @@ int main(int argc, char** argv) {
                         "outstanding sends (default 128 for bandwidth)");
   probe_cmd->add_option("--cq-mod", probe.params.rdma.cq_moderation,
                         "one completion every N sends (default 100; 1 above 8 KiB)");
+  probe_cmd->add_flag("--bidirectional", probe.params.rdma.bidirectional,
+                      "rdma_write_bw, rdma_read_bw: both directions at once, summed (perftest -b)");
   probe_cmd->add_option("--inline", probe.params.rdma.inline_bytes,
                         "largest inline message (default: the device's)");
   probe_cmd->add_option("--format", probe.format, "text or json")->capture_default_str();

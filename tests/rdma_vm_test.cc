@@ -71,6 +71,12 @@ for kind in rdma_write_bw rdma_send_bw rdma_read_bw rdma_write_lat rdma_send_lat
   wait
   port=$((port+1))
 done
+$F probe rdma_write_bw --server --port $port --one-off --device $RXE_DEV >/dev/null &
+i=0; while ! ss -ltn "sport = :$port" | grep -q LISTEN && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+echo "=== bidirectional"
+$F probe rdma_write_bw $RXE_IP:$port --sizes 64K --iters 200 --bidirectional --format json
+echo "=== end"
+wait
 echo "=== bad_device"
 $F probe rdma_write_bw $RXE_IP:1 --device nosuch 2>&1; echo "rc=$?"
 echo "=== end"
@@ -113,8 +119,26 @@ echo "=== end"
       CHECK(point.t_typical_us() <= point.t_max_us());
     }
   }
+  {
+    INFO("bidirectional: " << sections["bidirectional"]);
+    v1::ProbeResult probe;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections["bidirectional"], &probe).ok());
+    CHECK(probe.outcome() == v1::PROBE_OK);
+    REQUIRE(probe.bw_size() == 1);
+    CHECK(probe.bw(0).iterations() == 400);  // both sides' messages
+    CHECK(probe.bw(0).bw_avg_gbps() > 0);
+  }
   CHECK(sections["bad_device"].find("--device: unknown RDMA device 'nosuch' (present: rxe0)") !=
         std::string::npos);
+  {
+    INFO("bidirectional: " << sections["bidirectional"]);
+    v1::ProbeResult probe;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections["bidirectional"], &probe).ok());
+    CHECK(probe.outcome() == v1::PROBE_OK);
+    REQUIRE(probe.bw_size() == 1);
+    CHECK(probe.bw(0).iterations() == 400);  // both sides' messages
+    CHECK(probe.bw(0).bw_avg_gbps() > 0);
+  }
   CHECK(sections["bad_device"].find("rc=3") != std::string::npos);
 }
 

@@ -269,15 +269,47 @@ const char* RdmaBwProbe::title() const {
 namespace {
 
 // What these probes do not do yet, refused by name rather than measured wrongly.
-absl::Status CheckSupported(const ProbeParams& p) {
+absl::Status CheckSupported(const ProbeParams& p, bool bidirectional_ok) {
   if (p.duration > absl::ZeroDuration()) {
     return absl::InvalidArgumentError("RDMA probes measure by --iters, not --duration");
   }
   if (p.rdma.queue_pairs > 1) {
     return absl::InvalidArgumentError("--qps: the RDMA probes use one queue pair");
   }
-  if (p.rdma.bidirectional) {
-    return absl::InvalidArgumentError("--bidirectional: not available in the RDMA probes");
+  if (p.rdma.bidirectional && !bidirectional_ok) {
+    return absl::InvalidArgumentError(
+        "--bidirectional: for rdma_write_bw and rdma_read_bw only");
+  }
+  return absl::OkStatus();
+}
+
+// One size of a bandwidth probe from this side: warm-up, then the measured loop, with
+// perftest's CQ moderation rule (100, and 1 above 8 KiB, never above the TX depth).
+absl::Status MeasureBw(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, const ProbeParams& params,
+                       BwPoint* point) {
+  const uint32_t tx_depth = static_cast<uint32_t>(std::min<uint64_t>(
+      params.rdma.tx_depth ? params.rdma.tx_depth : kDefaultTxDepthBw, params.iterations));
+  uint32_t cq_mod = params.rdma.cq_moderation;
+  if (cq_mod == 0) cq_mod = size > kCqModerationSizeLimit ? 1 : kDefaultCqModeration;
+  cq_mod = std::max<uint32_t>(1, std::min(cq_mod, tx_depth));
+  if (params.warmup_iterations > 0) {
+    if (auto s = RunBwLoop(ep, verb, size, params.warmup_iterations, tx_depth, cq_mod, nullptr,
+                           nullptr);
+        !s.ok()) {
+      return s;
+    }
+  }
+  std::vector<int64_t> posted_ns;
+  std::vector<Completion> completions;
+  posted_ns.reserve(params.iterations);
+  if (auto s = RunBwLoop(ep, verb, size, params.iterations, tx_depth, cq_mod, &posted_ns,
+                         &completions);
+      !s.ok()) {
+    return s;
+  }
+  *point = AverageBandwidth(size, params.iterations, completions.back().time_ns - posted_ns.front());
+  if (params.iterations <= kMaxItersForPeak) {
+    point->bw_peak_gbps = PeakBandwidthGbps(size, posted_ns, completions);
   }
   return absl::OkStatus();
 }
@@ -305,6 +337,17 @@ absl::Status RdmaBwProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello
         !s.ok()) {
       return s;
     }
+    if (params.rdma.bidirectional && !send) {
+      // Both directions at once (perftest -b): this side runs the same loop towards the
+      // client and reports its own figures, which the client adds to its own.
+      BwPoint point;
+      if (auto s = MeasureBw(**ep, verb_, size, params, &point); !s.ok()) return s;
+      v1::ProbeResult mine;
+      mine.add_bw()->set_bw_avg_gbps(point.bw_avg_gbps);
+      mine.mutable_bw(0)->set_msg_rate_mpps(point.msg_rate_mpps);
+      if (point.bw_peak_gbps) mine.mutable_bw(0)->set_bw_peak_gbps(*point.bw_peak_gbps);
+      return SendFrame(connection.get(), mine, absl::Now() + kControlTimeout);
+    }
     const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
     ibv_wc wc[16];
     while (send && received < per_size) {
@@ -327,39 +370,35 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   const ScopedSizeTimeout bound(params);
   ProbeRun run;
   run.kind = name();
-  if (auto s = CheckSupported(params); !s.ok()) return Finish(run, s);
+  if (auto s = CheckSupported(params, verb_ != RdmaVerb::kSend); !s.ok()) return Finish(run, s);
   const absl::Time started = absl::Now();
   auto session = OpenSession(params, server, /*bandwidth=*/true, verb_ == RdmaVerb::kSend);
   if (!session.ok()) return Finish(run, session.status());
   RdmaEndpoint& ep = *session->endpoint;
   run.device = ep.label();
   run.setup = ep.Setup();
-  const uint32_t tx_depth = static_cast<uint32_t>(std::min<uint64_t>(
-      params.rdma.tx_depth ? params.rdma.tx_depth : kDefaultTxDepthBw, params.iterations));
+  if (params.rdma.bidirectional) run.setup.push_back({"Bidirectional", "ON (both sides summed)"});
   for (uint64_t size : params.sizes_bytes) {
-    uint32_t cq_mod = params.rdma.cq_moderation;
-    if (cq_mod == 0) cq_mod = size > kCqModerationSizeLimit ? 1 : kDefaultCqModeration;
-    cq_mod = std::max<uint32_t>(1, std::min(cq_mod, tx_depth));
     if (auto s = Meet(session->control.get(), size); !s.ok()) return Finish(run, s);
-    if (params.warmup_iterations > 0) {
-      if (auto s = RunBwLoop(ep, verb_, size, params.warmup_iterations, tx_depth, cq_mod, nullptr,
-                             nullptr);
-          !s.ok()) {
+    BwPoint point;
+    if (auto s = MeasureBw(ep, verb_, size, params, &point); !s.ok()) return Finish(run, s);
+    if (params.rdma.bidirectional) {
+      // perftest -b sums the two sides' figures.
+      v1::ProbeResult theirs;
+      if (auto s = RecvFrame(session->control.get(), &theirs, absl::Now() + size_timeout); !s.ok()) {
         return Finish(run, s);
       }
-    }
-    std::vector<int64_t> posted_ns;
-    std::vector<Completion> completions;
-    posted_ns.reserve(params.iterations);
-    if (auto s = RunBwLoop(ep, verb_, size, params.iterations, tx_depth, cq_mod, &posted_ns,
-                           &completions);
-        !s.ok()) {
-      return Finish(run, s);
-    }
-    BwPoint point = AverageBandwidth(size, params.iterations,
-                                     completions.back().time_ns - posted_ns.front());
-    if (params.iterations <= kMaxItersForPeak) {
-      point.bw_peak_gbps = PeakBandwidthGbps(size, posted_ns, completions);
+      if (theirs.bw_size() != 1) {
+        return Finish(run, absl::InvalidArgumentError("server sent no bidirectional figures"));
+      }
+      point.bw_avg_gbps += theirs.bw(0).bw_avg_gbps();
+      point.msg_rate_mpps += theirs.bw(0).msg_rate_mpps();
+      if (point.bw_peak_gbps && theirs.bw(0).has_bw_peak_gbps()) {
+        *point.bw_peak_gbps += theirs.bw(0).bw_peak_gbps();
+      } else {
+        point.bw_peak_gbps.reset();
+      }
+      point.iterations *= 2;
     }
     run.bw.push_back(point);
   }
@@ -471,7 +510,7 @@ ProbeRun RdmaLatProbe::Run(const ProbeParams& params, const ServerAddress& serve
   const ScopedSizeTimeout bound(params);
   ProbeRun run;
   run.kind = name();
-  if (auto s = CheckSupported(params); !s.ok()) return Finish(run, s);
+  if (auto s = CheckSupported(params, /*bidirectional_ok=*/false); !s.ok()) return Finish(run, s);
   const absl::Time started = absl::Now();
   auto session = OpenSession(params, server, /*bandwidth=*/false, verb_ == RdmaVerb::kSend);
   if (!session.ok()) return Finish(run, session.status());
