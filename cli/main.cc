@@ -1,11 +1,15 @@
 // fabricctl: the command line for people, cron, Slurm and CI. Flags only; each subcommand's
 // work is in its own library under //cli.
+#include <unistd.h>
+
 #include <iostream>
 
 #include "CLI/CLI.hpp"
 #include "base/exit_code.h"
 #include "base/process.h"
+#include "cli/check.h"
 #include "cli/lab.h"
+#include "probes/audit/audit.h"
 #include "cli/nodes.h"
 #include "cli/probe.h"
 #include "cli/sweep.h"
@@ -97,6 +101,19 @@ int main(int argc, char** argv) {
   history_cmd->add_option("--limit", history_limit, "how many")->capture_default_str();
   history_cmd->add_option("--format", history_format, "text or json")->capture_default_str();
 
+  cli::CheckOptions check;
+  CLI::App* check_cmd = app.add_subcommand(
+      "check", "audit this node with no controller (cron, Slurm HealthCheckProgram, node_exporter)");
+  check_cmd->add_option("--sysfs-root", check.sysfs_root,
+                        "read sysfs and procfs below this directory (fixtures)")
+      ->capture_default_str();
+  check_cmd->add_option("--probes,--audits", check.audits,
+                        std::string("comma-separated audits (default all: ") +
+                            probes::AuditNames() + ")");
+  check_cmd->add_option("--node-name", check.node, "name in the report (default: hostname)");
+  check_cmd->add_option("--format", check.format, "text, json, junit or prom")->capture_default_str();
+  check_cmd->add_option("--output", check.output, "write the report here (default stdout)");
+
   CLI::App* lab_cmd = app.add_subcommand(
       "lab", "a practice cluster on this machine: lab up N [--throttle H=RATE] [--mtu H=MTU] | "
              "sweep | nodes | map | history | kill H | restart-controller | metrics | down");
@@ -122,6 +139,16 @@ int main(int argc, char** argv) {
   target.timeout = *deadline;
 
   if (probe_cmd->parsed()) return cli::RunProbeCommand(probe, std::cout, std::cerr);
+  if (check_cmd->parsed()) {
+    check.config = *config;
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string entry = *e;
+      if (entry.rfind("NCCL_", 0) != 0) continue;
+      size_t eq = entry.find('=');
+      check.environment[entry.substr(0, eq)] = eq == std::string::npos ? "" : entry.substr(eq + 1);
+    }
+    return cli::RunCheckCommand(check, std::cerr);
+  }
   if (sweep_cmd->parsed()) {
     sweep.controller = target;
     auto d = ParsePositiveDuration(sweep_timeout, "--sweep-timeout");

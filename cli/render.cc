@@ -64,6 +64,9 @@ double Seconds(const google::protobuf::Duration& d) {
 }
 
 std::string Title(const v1::Report& report) {
+  if (report.source() == "check" && report.health().nodes_size() == 1) {
+    return absl::StrCat("fabricctl check ", report.health().nodes(0).node());
+  }
   if (report.source() == "sweep" || report.has_sweep()) {
     return absl::StrCat("fabricctl sweep ", report.sweep().sweep_id());
   }
@@ -108,12 +111,26 @@ std::string RenderText(const v1::Report& report, bool color) {
     if (!color) return "";
     return s == v1::SEVERITY_CRITICAL ? "\033[31m" : s == v1::SEVERITY_WARNING ? "\033[33m" : "\033[32m";
   };
-  std::string out = absl::StrFormat(
+  std::string out;
+  if (report.source() == "check") {
+    int audits = 0, skipped = 0;
+    for (const auto& node : report.health().nodes()) {
+      for (const auto& a : node.audits()) {
+        ++audits;
+        skipped += a.outcome() == v1::AUDIT_SKIPPED;
+      }
+    }
+    out = absl::StrFormat("%s: %s%s%s - %d audits (%d skipped), %d findings\n", Title(report),
+                          paint(sum.worst_severity()), SeverityName(sum.worst_severity()), reset,
+                          audits, skipped, report.findings_size());
+  } else {
+    out = absl::StrFormat(
       "%s: %s%s%s - %d nodes (%d ok, %d warning, %d critical, %d unknown), %d pairs (%d flagged), "
       "%d findings, %.1fs\n",
       Title(report), paint(sum.worst_severity()), SeverityName(sum.worst_severity()), reset,
       sum.nodes(), sum.nodes_ok(), sum.nodes_warning(), sum.nodes_critical(), sum.nodes_unknown(),
       sum.pairs(), sum.pairs_failed(), report.findings_size(), Seconds(sum.elapsed()));
+  }
   const std::string probe = HeadlineProbe(report);
   if (report.health().has_best_bw_gbps()) {
     absl::StrAppendFormat(&out, "%s: best pair %.2f Gb/s, median %.2f Gb/s\n", probe,
@@ -128,6 +145,20 @@ std::string RenderText(const v1::Report& report, bool color) {
     }
   }
   if (sum.drain_size() > 0) absl::StrAppend(&out, "\nDRAIN: ", absl::StrJoin(sum.drain(), " "), "\n");
+  for (const auto& node : report.health().nodes()) {
+    if (node.audits_size() == 0) continue;
+    absl::StrAppend(&out, "\nAUDITS (", node.node(), ")\n");
+    for (const auto& audit : node.audits()) {
+      std::string outcome = audit.outcome() == v1::AUDIT_SKIPPED  ? "skipped"
+                            : audit.outcome() == v1::AUDIT_FAILED ? "failed"
+                            : audit.findings_size() > 0           ? "findings"
+                                                                  : "ok";
+      absl::StrAppendFormat(&out, "%-12s %-9s %s\n", audit.audit(), outcome,
+                            audit.reason().empty()
+                                ? absl::StrCat(audit.observed_size(), " checked")
+                                : audit.reason());
+    }
+  }
 
   const auto& nodes = report.health().nodes();
   if (nodes.empty() || report.health().pairs().empty()) return out;
@@ -228,6 +259,29 @@ std::string RenderJunit(const v1::Report& report) {
         c.message = f->detail();
         suites["pairs"].push_back(std::move(c));
       }
+    }
+  }
+  for (const auto& node : report.health().nodes()) {
+    for (const auto& audit : node.audits()) {
+      Case c;
+      c.classname = absl::StrCat("fabricctl.audits.", audit.audit());
+      c.name = absl::StrCat(node.node(), ": ", audit.audit());
+      if (audit.outcome() == v1::AUDIT_SKIPPED) {
+        c.skipped = true;
+        c.message = audit.reason();
+      } else if (audit.outcome() == v1::AUDIT_FAILED) {
+        c.failure_type = "audit_failed";
+        c.message = audit.reason();
+      } else if (audit.findings_size() > 0) {
+        std::vector<std::string> kinds, details;
+        for (const auto& f : audit.findings()) {
+          kinds.push_back(f.kind());
+          details.push_back(f.detail());
+        }
+        c.failure_type = absl::StrJoin(kinds, ",");
+        c.message = absl::StrJoin(details, "; ");
+      }
+      suites["audits"].push_back(std::move(c));
     }
   }
   for (const auto& node : report.health().nodes()) {

@@ -106,6 +106,24 @@ absl::StatusOr<std::vector<Round>> FileRounds(const std::string& text,
   return rounds;
 }
 
+std::vector<Round> PackRounds(const std::vector<Pair>& pairs) {
+  std::vector<Round> rounds;
+  std::vector<std::vector<bool>> used;  // per round, per node
+  uint32_t n = 0;
+  for (const Pair& p : pairs) n = std::max({n, p.first + 1, p.second + 1});
+  for (const Pair& p : pairs) {
+    size_t r = 0;
+    while (r < rounds.size() && (used[r][p.first] || used[r][p.second])) ++r;
+    if (r == rounds.size()) {
+      rounds.emplace_back();
+      used.emplace_back(n, false);
+    }
+    rounds[r].push_back(p);
+    used[r][p.first] = used[r][p.second] = true;
+  }
+  return rounds;
+}
+
 absl::Status CheckRounds(const std::vector<Round>& rounds, uint32_t n) {
   for (size_t r = 0; r < rounds.size(); ++r) {
     std::vector<bool> used(n, false);

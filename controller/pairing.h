@@ -35,6 +35,10 @@ std::vector<Round> SampleRounds(uint32_t n, uint32_t k, uint64_t seed);
 absl::StatusOr<std::vector<Round>> FileRounds(const std::string& text,
                                               const std::vector<std::string>& nodes);
 
+// Packs arbitrary pairs into as few rounds as a first-fit pass finds, no node twice in a
+// round (for re-tests and localisation, whose pairs come from the measurements).
+std::vector<Round> PackRounds(const std::vector<Pair>& pairs);
+
 // Checks the invariant every plan keeps: pairs of distinct, in-range nodes, no node twice in a
 // round. For tests and for plans read from files.
 absl::Status CheckRounds(const std::vector<Round>& rounds, uint32_t n);

@@ -76,6 +76,16 @@ TEST_CASE("Sample pairing draws k rounds with no repeated pair") {
   CHECK(SampleRounds(6, 100, 1).size() == 5);  // at most the full plan
 }
 
+TEST_CASE("Packing puts arbitrary pairs into rounds without a node twice") {
+  std::vector<Pair> pairs = {{0, 1}, {1, 2}, {2, 3}, {0, 3}, {4, 1}};
+  auto rounds = PackRounds(pairs);
+  CHECK(CheckRounds(rounds, 5).ok());
+  CHECK(PairCount(rounds) == pairs.size());
+  // First fit: {0-1, 2-3}, {1-2, 0-3}, and 4-1 needs a third (node 1 is busy in both).
+  CHECK(rounds.size() == 3);
+  CHECK(PackRounds({}).empty());
+}
+
 TEST_CASE("Pairing files name nodes; mistakes name the line") {
   std::vector<std::string> nodes = {"a", "b", "c", "d"};
   auto rounds = FileRounds("# two rounds\na:b c:d\n\na:c   b:d  # second\n", nodes);

@@ -448,22 +448,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       if (bad) failing.push_back({run.client, run.server});
     }
     if (failing.empty()) break;
-    // Greedy rounds: no node twice in a round.
-    std::vector<Round> retest;
-    for (const Pair& p : failing) {
-      bool placed = false;
-      for (Round& round : retest) {
-        bool clash = std::any_of(round.begin(), round.end(), [&](const Pair& q) {
-          return q.first == p.first || q.first == p.second || q.second == p.first || q.second == p.second;
-        });
-        if (!clash) {
-          round.push_back(p);
-          placed = true;
-          break;
-        }
-      }
-      if (!placed) retest.push_back({p});
-    }
+    const std::vector<Round> retest = PackRounds(failing);
     for (uint32_t r = 0; r < retest.size(); ++r) {
       uint32_t failed = measure_round(retest[r], attempt);
       emit_round(r, static_cast<uint32_t>(retest.size()), static_cast<uint32_t>(retest[r].size()),
@@ -558,22 +543,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
         }
       }
     }
-    std::vector<Round> localise;
-    for (const Pair& p : wanted) {
-      bool placed = false;
-      for (Round& round : localise) {
-        bool clash = std::any_of(round.begin(), round.end(), [&](const Pair& q) {
-          return q.first == p.first || q.first == p.second || q.second == p.first ||
-                 q.second == p.second;
-        });
-        if (!clash) {
-          round.push_back(p);
-          placed = true;
-          break;
-        }
-      }
-      if (!placed) localise.push_back({p});
-    }
+    const std::vector<Round> localise = PackRounds(wanted);
     for (uint32_t r = 0; r < localise.size(); ++r) {
       uint32_t failed = measure_round(localise[r], 1);
       emit_round(r, static_cast<uint32_t>(localise.size()),

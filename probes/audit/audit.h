@@ -1,0 +1,47 @@
+#ifndef FABRICCTL_PROBES_AUDIT_AUDIT_H_
+#define FABRICCTL_PROBES_AUDIT_AUDIT_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "probes/audit/sysfs_root.h"
+#include "proto/config.pb.h"
+#include "proto/report.pb.h"
+
+namespace fabricctl::probes {
+
+// What every audit reads: the system through a SysfsRoot (sysfs and procfs), the expectations
+// of the configuration, the environment (for NCCL's variables) and the node's name.
+struct AuditContext {
+  const SysfsRoot* root = nullptr;
+  v1::Expectations expect;
+  std::map<std::string, std::string> environment;
+  std::string node;
+};
+
+// One read-only check of a node. Each has its own parser in parsers.h; none shells out.
+// An audit that does not apply says AUDIT_SKIPPED with the reason; findings carry the measured
+// and the expected value.
+class Audit {
+ public:
+  virtual ~Audit() = default;
+  // "rdma_ports", "mtu", "memlock", "nccl_env".
+  virtual const char* name() const = 0;
+  virtual v1::AuditResult Run(const AuditContext& context) const = 0;
+};
+
+// Every audit, in one explicit table.
+const std::vector<const Audit*>& AllAudits();
+
+// Runs the named audits (all when `names` is empty). InvalidArgument naming an unknown audit.
+absl::StatusOr<std::vector<v1::AuditResult>> RunAudits(const AuditContext& context,
+                                                       const std::vector<std::string>& names);
+
+// "rdma_ports, mtu, ..." for help texts and errors.
+std::string AuditNames();
+
+}  // namespace fabricctl::probes
+
+#endif  // FABRICCTL_PROBES_AUDIT_AUDIT_H_

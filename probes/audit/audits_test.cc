@@ -1,0 +1,125 @@
+// Every fixture node through the audits, against the RoCE H100 expectations of
+// configs/roce-h100.yaml. The fixtures are written afresh by tests/fixtures/make_sysfs.py.
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+
+#include "probes/audit/audit.h"
+#include "tests/subprocess.h"
+
+namespace fabricctl::probes {
+namespace {
+
+std::string Fixtures() {
+  static const std::string dir = [] {
+    std::string out = testing::TempDir("sysfs");
+    auto made = testing::RunCommand({"/usr/bin/python3", "tests/fixtures/make_sysfs.py", out});
+    REQUIRE(made.exit_code == 0);
+    return out;
+  }();
+  return dir;
+}
+
+v1::Expectations RoceH100() {
+  v1::Expectations e;
+  e.set_link_rate_gbps(400);
+  e.set_netdev_mtu(9000);
+  e.set_roce_mtu(4096);
+  return e;
+}
+
+// "kind:device" of every finding, sorted.
+std::vector<std::string> Findings(const std::string& node, v1::Expectations expect,
+                                  std::map<std::string, std::string> env = {}) {
+  SysfsRoot root(Fixtures() + "/" + node);
+  AuditContext ctx;
+  ctx.root = &root;
+  ctx.expect = expect;
+  ctx.environment = std::move(env);
+  ctx.node = node;
+  auto results = RunAudits(ctx, {});
+  REQUIRE(results.ok());
+  std::vector<std::string> out;
+  for (const auto& r : *results) {
+    for (const auto& f : r.findings()) out.push_back(f.kind() + ":" + f.device());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("The healthy RoCE H100 node has no finding") {
+  CHECK(Findings("roce-h100", RoceH100()).empty());
+}
+
+TEST_CASE("Each planted fault produces exactly its finding") {
+  using V = std::vector<std::string>;
+  CHECK(Findings("roce-h100-port-down", RoceH100()) == V{"link_down:mlx5_3"});
+  CHECK(Findings("roce-h100-half-rate", RoceH100()) == V{"link_rate_degraded:mlx5_5"});
+  CHECK(Findings("roce-h100-mtu-1500", RoceH100()) == V{"mtu_mismatch:mlx5_2"});
+  CHECK(Findings("roce-h100-memlock", RoceH100()) == V{"memlock_too_low:"});
+}
+
+TEST_CASE("Findings name the measured and the expected value") {
+  SysfsRoot root(Fixtures() + "/roce-h100-half-rate");
+  AuditContext ctx{&root, RoceH100(), {}, "n1"};
+  auto results = RunAudits(ctx, {"rdma_ports"});
+  REQUIRE(results.ok());
+  REQUIRE(results->size() == 1);
+  REQUIRE((*results)[0].findings_size() == 1);
+  const auto& f = (*results)[0].findings(0);
+  CHECK(f.detail() == "mlx5_5:1 active at 200 Gb/s, expected 400 Gb/s");
+  CHECK(f.severity() == v1::SEVERITY_CRITICAL);
+  CHECK(f.port() == 1);
+  CHECK(f.node() == "n1");
+  CHECK((*results)[0].observed().at("mlx5_0:1") == "ACTIVE LinkUp 400 Gb/s RoCE ens0np0");
+}
+
+TEST_CASE("InfiniBand: ports checked, MTU audit skipped (no netdev on the data path)") {
+  SysfsRoot root(Fixtures() + "/infiniband-ndr");
+  AuditContext ctx{&root, RoceH100(), {}, "ib1"};
+  auto results = RunAudits(ctx, {"rdma_ports", "mtu"});
+  REQUIRE(results.ok());
+  CHECK((*results)[0].outcome() == v1::AUDIT_RAN);
+  CHECK((*results)[0].findings_size() == 0);
+  CHECK((*results)[1].outcome() == v1::AUDIT_SKIPPED);
+}
+
+TEST_CASE("A node without RDMA: rdma_unavailable, RDMA audits skipped, no crash") {
+  CHECK(Findings("no-rdma", RoceH100()) == std::vector<std::string>{"rdma_unavailable:"});
+  SysfsRoot root(Fixtures() + "/no-rdma");
+  AuditContext ctx{&root, RoceH100(), {}, "cpu1"};
+  auto results = RunAudits(ctx, {"mtu"});
+  REQUIRE(results.ok());
+  CHECK((*results)[0].outcome() == v1::AUDIT_SKIPPED);
+  CHECK((*results)[0].reason().find("no RDMA device") != std::string::npos);
+  // Without an RDMA expectation the absence is a warning, not a reason to drain.
+  AuditContext relaxed{&root, v1::Expectations(), {}, "cpu1"};
+  auto ports = RunAudits(relaxed, {"rdma_ports"});
+  REQUIRE(ports.ok());
+  CHECK((*ports)[0].findings(0).severity() == v1::SEVERITY_WARNING);
+}
+
+TEST_CASE("NCCL's environment: fallbacks to TCP and names that match nothing") {
+  using V = std::vector<std::string>;
+  CHECK(Findings("roce-h100", RoceH100(), {{"NCCL_IB_DISABLE", "1"}}) == V{"tcp_fallback:"});
+  CHECK(Findings("roce-h100", RoceH100(), {{"NCCL_NET", "Socket"}}) == V{"tcp_fallback:"});
+  CHECK(Findings("roce-h100", RoceH100(), {{"NCCL_IB_HCA", "mlx5_0:1,mlx5_9"}}) ==
+        V{"nccl_env_misconfigured:"});
+  CHECK(Findings("roce-h100", RoceH100(), {{"NCCL_IB_HCA", "mlx5"}}).empty());  // prefix
+  CHECK(Findings("roce-h100", RoceH100(), {{"NCCL_IB_HCA", "^mlx5_9"}}).empty());
+  CHECK(Findings("roce-h100", RoceH100(), {{"NCCL_SOCKET_IFNAME", "eth"}}) ==
+        V{"nccl_env_misconfigured:"});
+  CHECK(Findings("roce-h100", RoceH100(), {{"NCCL_SOCKET_IFNAME", "eno"}}).empty());
+}
+
+TEST_CASE("Unknown audits are refused by name") {
+  SysfsRoot root("/");
+  AuditContext ctx{&root, {}, {}, "n"};
+  auto results = RunAudits(ctx, {"pfc"});
+  REQUIRE_FALSE(results.ok());
+  CHECK(std::string(results.status().message()).rfind("unknown audit 'pfc' (known: rdma_ports", 0) == 0);
+}
+
+}  // namespace fabricctl::probes

@@ -1,0 +1,100 @@
+// `fabricctl check` as cron or Slurm runs it: the real binary over the fixture nodes of
+// tests/fixtures/make_sysfs.py and over this machine.
+#include <catch2/catch.hpp>
+
+#include "google/protobuf/util/json_util.h"
+#include "proto/report.pb.h"
+#include "tests/subprocess.h"
+
+namespace fabricctl::testing {
+namespace {
+
+const std::string kCli = "cli/fabricctl";
+
+std::string Fixtures() {
+  static const std::string dir = [] {
+    std::string out = TempDir("check_sysfs");
+    REQUIRE(RunCommand({"/usr/bin/python3", "tests/fixtures/make_sysfs.py", out}).exit_code == 0);
+    return out;
+  }();
+  return dir;
+}
+
+CommandResult Check(const std::string& node, std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {kCli, "check", "--sysfs-root", Fixtures() + "/" + node,
+                                   "--config", "configs/roce-h100.yaml", "--node-name", node};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return RunCommand(argv);
+}
+
+}  // namespace
+
+TEST_CASE("check: the healthy node exits 0") {
+  CommandResult r = Check("roce-h100");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("fabricctl check roce-h100: OK - 4 audits (0 skipped), 0 findings", 0) == 0);
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("check: each planted fault exits 2 with its finding on stderr") {
+  for (const auto& [node, kind] : std::vector<std::pair<std::string, std::string>>{
+           {"roce-h100-port-down", "link_down"},
+           {"roce-h100-half-rate", "link_rate_degraded"},
+           {"roce-h100-mtu-1500", "mtu_mismatch"},
+           {"roce-h100-memlock", "memlock_too_low"}}) {
+    CommandResult r = Check(node);
+    INFO(node << ": " << r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "CRITICAL: " + node + ": " + kind + "\n");
+  }
+}
+
+TEST_CASE("check: JSON is the Report, with each audit's outcome") {
+  CommandResult r = Check("infiniband-ndr", {"--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  v1::Report report;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(r.out, &report).ok());
+  CHECK(report.schema() == "fabricctl.report/v1");
+  CHECK(report.source() == "check");
+  REQUIRE(report.health().nodes_size() == 1);
+  const auto& audits = report.health().nodes(0).audits();
+  REQUIRE(audits.size() == 4);
+  CHECK(audits[0].audit() == "rdma_ports");
+  CHECK(audits[0].outcome() == v1::AUDIT_RAN);
+  CHECK(audits[1].audit() == "mtu");
+  CHECK(audits[1].outcome() == v1::AUDIT_SKIPPED);
+}
+
+TEST_CASE("check: no RDMA here means rdma_unavailable and skipped audits, not a crash") {
+  CommandResult r = Check("no-rdma");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("rdma_unavailable") != std::string::npos);
+  CHECK(r.out.find("mtu          skipped   no RDMA device") != std::string::npos);
+  // And this machine, through the real /: it runs and says what it found.
+  CommandResult here = RunCommand({kCli, "check", "--format", "json"});
+  CHECK((here.exit_code >= 0 && here.exit_code <= 2));
+  v1::Report report;
+  CHECK(google::protobuf::util::JsonStringToMessage(here.out, &report).ok());
+}
+
+TEST_CASE("check: NCCL's environment is audited") {
+  std::vector<std::string> argv = {"/usr/bin/env", "NCCL_IB_DISABLE=1", kCli, "check",
+                                   "--sysfs-root", Fixtures() + "/roce-h100", "--config",
+                                   "configs/roce-h100.yaml", "--node-name", "n1"};
+  CommandResult r = RunCommand(argv);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "CRITICAL: n1: tcp_fallback\n");
+}
+
+TEST_CASE("check: bad arguments exit 3 with the reason") {
+  CommandResult bad_root = RunCommand({kCli, "check", "--sysfs-root", "/nonexistent"});
+  CHECK(bad_root.exit_code == 3);
+  CHECK(bad_root.err == "fabricctl check: --sysfs-root: '/nonexistent' has no sys/ directory\n");
+  CommandResult bad_audit = Check("roce-h100", {"--audits", "pfc"});
+  CHECK(bad_audit.exit_code == 3);
+  CHECK(bad_audit.err.find("unknown audit 'pfc'") != std::string::npos);
+}
+
+}  // namespace fabricctl::testing
