@@ -1,5 +1,7 @@
 #include "agent/agent.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -57,6 +59,18 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   }
   agent->probes_ = std::make_unique<ProbeRunner>(
       listen->host, advertise_host, probes::ServeContext{options.limits, {}});
+  // Audits read through the agent's SysfsRoot, against the configuration's expectations and
+  // the agent's own environment (the NCCL variables jobs on this node inherit).
+  probes::AuditContext audits;
+  audits.root = agent->sysfs_.get();
+  audits.expect = options.config.expect();
+  audits.node = agent->node_name_;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry = *e;
+    if (entry.rfind("NCCL_", 0) != 0) continue;
+    size_t eq = entry.find('=');
+    audits.environment[entry.substr(0, eq)] = eq == std::string::npos ? "" : entry.substr(eq + 1);
+  }
   // The inventory callback reads address_ after the server has bound it.
   Agent* self = agent.get();
   agent->service_ = std::make_unique<AgentService>(
@@ -68,7 +82,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
         inventory.labels = self->options_.labels;
         return CollectInventory(inventory, *self->sysfs_);
       },
-      agent->probes_.get());
+      agent->probes_.get(), std::move(audits));
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(listen->ToString(), security->ServerCredentials(), &port);

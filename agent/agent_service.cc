@@ -6,10 +6,26 @@
 namespace fabricctl::agent {
 
 AgentService::AgentService(std::string controller_identity,
-                           std::function<v1::NodeInventory()> inventory, ProbeRunner* probes)
+                           std::function<v1::NodeInventory()> inventory, ProbeRunner* probes,
+                           probes::AuditContext audits)
     : controller_identity_(std::move(controller_identity)),
       inventory_(std::move(inventory)),
-      probes_(probes) {}
+      probes_(probes),
+      audits_(std::move(audits)) {}
+
+grpc::Status AgentService::RunAudits(grpc::ServerContext* context,
+                                     const v1::RunAuditsRequest* request,
+                                     v1::RunAuditsResponse* response) {
+  if (auto s = RequirePeerIdentity(*context, controller_identity_); !s.ok()) return s;
+  if (request->audits_size() > 64) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "audits: at most 64 names");
+  }
+  std::vector<std::string> names(request->audits().begin(), request->audits().end());
+  auto results = probes::RunAudits(audits_, names);
+  if (!results.ok()) return ToGrpcStatus(results.status());
+  for (auto& r : *results) *response->add_audits() = std::move(r);
+  return grpc::Status::OK;
+}
 
 grpc::Status AgentService::GetInventory(grpc::ServerContext* context,
                                         const v1::GetInventoryRequest* request,

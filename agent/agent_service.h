@@ -5,6 +5,7 @@
 #include <string>
 
 #include "agent/probe_runner.h"
+#include "probes/audit/audit.h"
 #include "proto/agent.grpc.pb.h"
 
 namespace fabricctl::agent {
@@ -17,10 +18,12 @@ class AgentService : public v1::AgentService::Service {
   // `inventory` is called per request so that the answer is current; `probes` runs the
   // node's probe halves (not owned).
   AgentService(std::string controller_identity, std::function<v1::NodeInventory()> inventory,
-               ProbeRunner* probes);
+               ProbeRunner* probes, probes::AuditContext audits);
 
   grpc::Status GetInventory(grpc::ServerContext* context, const v1::GetInventoryRequest* request,
                             v1::NodeInventory* response) override;
+  grpc::Status RunAudits(grpc::ServerContext* context, const v1::RunAuditsRequest* request,
+                         v1::RunAuditsResponse* response) override;
   grpc::Status StartProbeServer(grpc::ServerContext* context,
                                 const v1::StartProbeServerRequest* request,
                                 v1::StartProbeServerResponse* response) override;
@@ -35,6 +38,7 @@ class AgentService : public v1::AgentService::Service {
   std::string controller_identity_;
   std::function<v1::NodeInventory()> inventory_;
   ProbeRunner* probes_;
+  probes::AuditContext audits_;
 };
 
 }  // namespace fabricctl::agent

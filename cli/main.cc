@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--iters", sweep.iterations, "iterations per size");
   sweep_cmd->add_option("--duration", sweep.duration, "time per size (TCP probes)");
   sweep_cmd->add_option("--baseline", sweep.baseline, "compare with this earlier sweep");
+  sweep_cmd->add_flag("--audits", sweep.audits, "also run every node's audits (as fabricctl check)");
   sweep_cmd->add_option("--format", sweep.format, "text, json, junit, html or prom")
       ->capture_default_str();
   sweep_cmd->add_option("--output", sweep.output, "write the report here (default stdout)");

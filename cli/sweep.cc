@@ -75,6 +75,7 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
         TimeUtil::MillisecondsToDuration(absl::ToInt64Milliseconds(*d));
   }
   request.set_baseline_sweep_id(o.baseline);
+  request.set_audits(o.audits);
   return request;
 }
 

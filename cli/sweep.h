@@ -19,6 +19,7 @@ struct SweepCommandOptions {
   uint64_t iterations = 0;
   std::string duration;
   int64_t baseline = 0;
+  bool audits = false;  // run the node audits too
   std::string format = "text";
   std::string output;
   // Deadline of the whole sweep RPC.

@@ -298,6 +298,32 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     for (auto& node : nodes) threads.emplace_back([&, n = node.get()] { check_reachable(*n); });
     for (auto& t : threads) t.join();
   }
+  // Node audits on every reachable node, at once, when asked for.
+  std::map<uint32_t, std::vector<v1::AuditResult>> audits;
+  if (request.audits()) {
+    std::mutex audits_mu;
+    std::vector<std::thread> threads;
+    for (uint32_t i = 0; i < nodes.size(); ++i) {
+      if (!nodes[i]->reachable) continue;
+      threads.emplace_back([&, i] {
+        v1::RunAuditsResponse response;
+        grpc::ClientContext context;
+        context.set_deadline(Deadline(options_.inventory_timeout * 2));
+        grpc::Status s = StubFor(nodes[i]->address)->RunAudits(&context, v1::RunAuditsRequest(), &response);
+        std::vector<v1::AuditResult> results(response.audits().begin(), response.audits().end());
+        if (!s.ok()) {
+          v1::AuditResult failed;
+          failed.set_audit("all");
+          failed.set_outcome(v1::AUDIT_FAILED);
+          failed.set_reason(s.error_message());
+          results = {failed};
+        }
+        std::lock_guard<std::mutex> lock(audits_mu);
+        audits[i] = std::move(results);
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
   std::vector<uint32_t> live;  // indices of reachable nodes
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i]->reachable) live.push_back(i);
@@ -608,6 +634,17 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     for (const auto& [k, v] : nodes[i]->inventory.labels()) (*nh->mutable_labels())[k] = v;
     if (!std::isnan(analysis.nodes[i].median_bw_gbps)) nh->set_median_bw_gbps(analysis.nodes[i].median_bw_gbps);
     if (!std::isnan(analysis.nodes[i].robust_z)) nh->set_robust_z(analysis.nodes[i].robust_z);
+    for (const auto& audit : audits[i]) {
+      *nh->add_audits() = audit;
+      for (const auto& f : audit.findings()) {
+        analysis.findings.push_back(f);
+        if (f.severity() == v1::SEVERITY_CRITICAL) nh->set_status(v1::HEALTH_CRITICAL);
+        if (f.severity() == v1::SEVERITY_WARNING && nh->status() == v1::HEALTH_OK) {
+          nh->set_status(v1::HEALTH_WARNING);
+        }
+        if (f.action() == v1::ACTION_DRAIN) drain.insert(f.node());
+      }
+    }
     switch (nh->status()) {
       case v1::HEALTH_OK: summary->set_nodes_ok(summary->nodes_ok() + 1); break;
       case v1::HEALTH_WARNING: summary->set_nodes_warning(summary->nodes_warning() + 1); break;

@@ -25,7 +25,8 @@ v1::Finding MakeFinding(const AuditContext& ctx, const std::string& kind, v1::Se
   f.set_node(ctx.node);
   f.set_device(device);
   f.set_port(port);
-  f.set_detail(std::move(detail));
+  // Details read on their own in a sweep's list of many nodes: they start with the node.
+  f.set_detail(ctx.node.empty() ? std::move(detail) : absl::StrCat(ctx.node, ": ", detail));
   return f;
 }
 

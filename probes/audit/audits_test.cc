@@ -69,7 +69,7 @@ TEST_CASE("Findings name the measured and the expected value") {
   REQUIRE(results->size() == 1);
   REQUIRE((*results)[0].findings_size() == 1);
   const auto& f = (*results)[0].findings(0);
-  CHECK(f.detail() == "mlx5_5:1 active at 200 Gb/s, expected 400 Gb/s");
+  CHECK(f.detail() == "n1: mlx5_5:1 active at 200 Gb/s, expected 400 Gb/s");
   CHECK(f.severity() == v1::SEVERITY_CRITICAL);
   CHECK(f.port() == 1);
   CHECK(f.node() == "n1");
