@@ -11,6 +11,8 @@ PACKAGES=(
   libsqlite3-dev libssl-dev libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
   # tests: network-namespace lab, TLS material, report validators
   iproute2 openssl libxml2-utils python3 prometheus chromium
+  # scripts/fuzz.sh: libFuzzer
+  clang
   # benchmarks: reference tools
   iperf3 sockperf perftest
   # the soft-RoCE VM of ../shared/tools/rdma-vm (RDMA probes for real without RDMA hardware)
