@@ -33,7 +33,7 @@ TEST_CASE("check: the healthy node exits 0") {
   CommandResult r = Check("roce-h100");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.rfind("fabricctl check roce-h100: OK - 4 audits (0 skipped), 0 findings", 0) == 0);
+  CHECK(r.out.rfind("fabricctl check roce-h100: OK - 5 audits (0 skipped), 0 findings", 0) == 0);
   CHECK(r.err.empty());
 }
 
@@ -42,7 +42,8 @@ TEST_CASE("check: each planted fault exits 2 with its finding on stderr") {
            {"roce-h100-port-down", "link_down"},
            {"roce-h100-half-rate", "link_rate_degraded"},
            {"roce-h100-mtu-1500", "mtu_mismatch"},
-           {"roce-h100-memlock", "memlock_too_low"}}) {
+           {"roce-h100-memlock", "memlock_too_low"},
+           {"roce-h100-pcie-x8", "pcie_degraded"}}) {
     CommandResult r = Check(node);
     INFO(node << ": " << r.out << r.err);
     CHECK(r.exit_code == 2);
@@ -59,7 +60,7 @@ TEST_CASE("check: JSON is the Report, with each audit's outcome") {
   CHECK(report.source() == "check");
   REQUIRE(report.health().nodes_size() == 1);
   const auto& audits = report.health().nodes(0).audits();
-  REQUIRE(audits.size() == 4);
+  REQUIRE(audits.size() == 5);
   CHECK(audits[0].audit() == "rdma_ports");
   CHECK(audits[0].outcome() == v1::AUDIT_RAN);
   CHECK(audits[1].audit() == "mtu");

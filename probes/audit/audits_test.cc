@@ -25,6 +25,7 @@ v1::Expectations RoceH100() {
   e.set_link_rate_gbps(400);
   e.set_netdev_mtu(9000);
   e.set_roce_mtu(4096);
+  e.set_pcie_speed_gts(32);
   return e;
 }
 
@@ -59,6 +60,7 @@ TEST_CASE("Each planted fault produces exactly its finding") {
   CHECK(Findings("roce-h100-half-rate", RoceH100()) == V{"link_rate_degraded:mlx5_5"});
   CHECK(Findings("roce-h100-mtu-1500", RoceH100()) == V{"mtu_mismatch:mlx5_2"});
   CHECK(Findings("roce-h100-memlock", RoceH100()) == V{"memlock_too_low:"});
+  CHECK(Findings("roce-h100-pcie-x8", RoceH100()) == V{"pcie_degraded:mlx5_1"});
 }
 
 TEST_CASE("Findings name the measured and the expected value") {
@@ -79,11 +81,13 @@ TEST_CASE("Findings name the measured and the expected value") {
 TEST_CASE("InfiniBand: ports checked, MTU audit skipped (no netdev on the data path)") {
   SysfsRoot root(Fixtures() + "/infiniband-ndr");
   AuditContext ctx{&root, RoceH100(), {}, "ib1"};
-  auto results = RunAudits(ctx, {"rdma_ports", "mtu"});
+  auto results = RunAudits(ctx, {"rdma_ports", "mtu", "pcie"});
   REQUIRE(results.ok());
   CHECK((*results)[0].outcome() == v1::AUDIT_RAN);
   CHECK((*results)[0].findings_size() == 0);
   CHECK((*results)[1].outcome() == v1::AUDIT_SKIPPED);
+  CHECK((*results)[2].outcome() == v1::AUDIT_RAN);
+  CHECK((*results)[2].observed_size() == 16);  // 8 HCAs and 8 GPUs
 }
 
 TEST_CASE("A node without RDMA: rdma_unavailable, RDMA audits skipped, no crash") {

@@ -63,6 +63,15 @@ std::optional<uint64_t> ParseMemlockLimit(const std::string& limits_text) {
   return std::nullopt;
 }
 
+std::optional<double> ParsePcieSpeedGts(const std::string& text) {
+  absl::string_view s = absl::StripAsciiWhitespace(text);
+  size_t space = s.find(' ');
+  if (space == absl::string_view::npos || s.substr(space + 1, 4) != "GT/s") return std::nullopt;
+  double gts;
+  if (!absl::SimpleAtod(s.substr(0, space), &gts) || gts <= 0 || gts > 1000) return std::nullopt;
+  return gts;
+}
+
 std::optional<int64_t> ParseInteger(const std::string& text) {
   int64_t value;
   if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &value)) return std::nullopt;

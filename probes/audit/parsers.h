@@ -28,6 +28,9 @@ std::optional<std::vector<uint8_t>> ParseGid(const std::string& text);
 // The "Max locked memory" soft limit of /proc/<pid>/limits in bytes; UINT64_MAX for unlimited.
 std::optional<uint64_t> ParseMemlockLimit(const std::string& limits_text);
 
+// current_link_speed / max_link_speed: "32.0 GT/s PCIe", "8 GT/s", "2.5 GT/s" -> GT/s.
+std::optional<double> ParsePcieSpeedGts(const std::string& text);
+
 // A decimal integer with surrounding white space ("9000\n", "-1").
 std::optional<int64_t> ParseInteger(const std::string& text);
 

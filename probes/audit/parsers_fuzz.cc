@@ -23,6 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto state = ParseNumberedState(text)) Require(!state->name.empty());
   if (auto rate = ParseRateGbps(text)) Require(*rate >= 0 && *rate <= 1e6);
   if (auto gid = ParseGid(text)) Require(gid->size() == 16);
+  if (auto gts = ParsePcieSpeedGts(text)) Require(*gts > 0 && *gts <= 1000);
   (void)ParseMemlockLimit(text);
   if (auto n = ParseInteger(text)) {
     const uint32_t mtu = RoceMtuForNetdevMtu(*n);

@@ -23,6 +23,14 @@ TEST_CASE("Port states and rates as sysfs writes them") {
   CHECK_FALSE(ParseRateGbps(""));
 }
 
+TEST_CASE("PCIe link speeds, old and new spellings") {
+  CHECK(*ParsePcieSpeedGts("32.0 GT/s PCIe\n") == 32.0);
+  CHECK(*ParsePcieSpeedGts("8 GT/s") == 8.0);
+  CHECK(*ParsePcieSpeedGts("2.5 GT/s PCIe") == 2.5);
+  CHECK_FALSE(ParsePcieSpeedGts("Unknown"));
+  CHECK_FALSE(ParsePcieSpeedGts("32.0 Gb/s"));
+}
+
 TEST_CASE("GIDs: 8 groups of 4 hex digits") {
   auto gid = ParseGid("0000:0000:0000:0000:0000:ffff:0a00:0107\n");
   REQUIRE(gid);
