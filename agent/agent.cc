@@ -65,6 +65,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   audits.root = agent->sysfs_.get();
   audits.expect = options.config.expect();
   audits.node = agent->node_name_;
+  audits.max_counter_increase = options.config.thresholds().max_counter_increase();
   for (char** e = environ; *e != nullptr; ++e) {
     std::string entry = *e;
     if (entry.rfind("NCCL_", 0) != 0) continue;

@@ -20,8 +20,13 @@ grpc::Status AgentService::RunAudits(grpc::ServerContext* context,
   if (request->audits_size() > 64) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "audits: at most 64 names");
   }
+  if (request->window_seconds() < 0 || request->window_seconds() > 600) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "window_seconds: 0 to 600");
+  }
   std::vector<std::string> names(request->audits().begin(), request->audits().end());
-  auto results = probes::RunAudits(audits_, names);
+  probes::AuditContext context_for_request = audits_;
+  context_for_request.counter_window = absl::Seconds(request->window_seconds());
+  auto results = probes::RunAudits(context_for_request, names);
   if (!results.ok()) return ToGrpcStatus(results.status());
   for (auto& r : *results) *response->add_audits() = std::move(r);
   return grpc::Status::OK;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/exit_code.h"
+#include "base/process.h"
 #include "base/version.h"
 #include "cli/render.h"
 #include "google/protobuf/util/time_util.h"
@@ -39,6 +40,12 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   ctx.expect = options.config.expect();
   ctx.environment = options.environment;
   ctx.node = node;
+  ctx.max_counter_increase = options.config.thresholds().max_counter_increase();
+  if (!options.window.empty()) {
+    auto window = ParsePositiveDuration(options.window, "--window");
+    if (!window.ok()) return fail(window.status());
+    ctx.counter_window = *window;
+  }
   std::vector<std::string> names = absl::StrSplit(options.audits, ',', absl::SkipWhitespace());
   const auto started = std::chrono::steady_clock::now();
   auto results = probes::RunAudits(ctx, names);

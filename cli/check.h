@@ -15,6 +15,7 @@ struct CheckOptions {
   std::string format = "text";  // text, json, junit or prom
   std::string output;
   std::string node;             // empty: the hostname
+  std::string window;           // counters audit window, e.g. "10s"; empty: skipped
   v1::Config config;
   std::map<std::string, std::string> environment;  // NCCL_* of this process
 };

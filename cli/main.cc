@@ -112,6 +112,8 @@ int main(int argc, char** argv) {
                         std::string("comma-separated audits (default all: ") +
                             probes::AuditNames() + ")");
   check_cmd->add_option("--node-name", check.node, "name in the report (default: hostname)");
+  check_cmd->add_option("--window", check.window,
+                        "read error counters twice this far apart (e.g. 10s); default: skip");
   check_cmd->add_option("--format", check.format, "text, json, junit or prom")->capture_default_str();
   check_cmd->add_option("--output", check.output, "write the report here (default stdout)");
 

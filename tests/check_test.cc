@@ -33,7 +33,7 @@ TEST_CASE("check: the healthy node exits 0") {
   CommandResult r = Check("roce-h100");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.rfind("fabricctl check roce-h100: OK - 5 audits (0 skipped), 0 findings", 0) == 0);
+  CHECK(r.out.rfind("fabricctl check roce-h100: OK - 8 audits (1 skipped), 0 findings", 0) == 0);
   CHECK(r.err.empty());
 }
 
@@ -43,7 +43,9 @@ TEST_CASE("check: each planted fault exits 2 with its finding on stderr") {
            {"roce-h100-half-rate", "link_rate_degraded"},
            {"roce-h100-mtu-1500", "mtu_mismatch"},
            {"roce-h100-memlock", "memlock_too_low"},
-           {"roce-h100-pcie-x8", "pcie_degraded"}}) {
+           {"roce-h100-pcie-x8", "pcie_degraded"},
+           {"roce-h100-numa", "numa_misaffinity"},
+           {"roce-h100-no-peermem", "gpudirect_unavailable"}}) {
     CommandResult r = Check(node);
     INFO(node << ": " << r.out << r.err);
     CHECK(r.exit_code == 2);
@@ -60,7 +62,7 @@ TEST_CASE("check: JSON is the Report, with each audit's outcome") {
   CHECK(report.source() == "check");
   REQUIRE(report.health().nodes_size() == 1);
   const auto& audits = report.health().nodes(0).audits();
-  REQUIRE(audits.size() == 5);
+  REQUIRE(audits.size() == 8);
   CHECK(audits[0].audit() == "rdma_ports");
   CHECK(audits[0].outcome() == v1::AUDIT_RAN);
   CHECK(audits[1].audit() == "mtu");
@@ -87,6 +89,14 @@ TEST_CASE("check: NCCL's environment is audited") {
   CommandResult r = RunCommand(argv);
   CHECK(r.exit_code == 2);
   CHECK(r.err == "CRITICAL: n1: tcp_fallback\n");
+}
+
+TEST_CASE("check: --window reads the counters twice; a quiet link passes") {
+  CommandResult r = Check("roce-h100-counters", {"--window", "200ms", "--audits", "counters"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("counters     ok") != std::string::npos);
+  CHECK(Check("roce-h100", {"--window", "soon"}).exit_code == 3);
 }
 
 TEST_CASE("check: bad arguments exit 3 with the reason") {

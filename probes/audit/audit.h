@@ -1,11 +1,14 @@
 #ifndef FABRICCTL_PROBES_AUDIT_AUDIT_H_
 #define FABRICCTL_PROBES_AUDIT_AUDIT_H_
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "probes/audit/sysfs_root.h"
 #include "proto/config.pb.h"
 #include "proto/report.pb.h"
@@ -19,6 +22,12 @@ struct AuditContext {
   v1::Expectations expect;
   std::map<std::string, std::string> environment;
   std::string node;
+  // The counters audit compares two readings this far apart; zero skips it.
+  absl::Duration counter_window = absl::ZeroDuration();
+  // Increases beyond this are reported (thresholds.max_counter_increase).
+  uint64_t max_counter_increase = 0;
+  // How the counters audit waits out its window; tests replace it to change counters meanwhile.
+  std::function<void(absl::Duration)> wait = [](absl::Duration d) { absl::SleepFor(d); };
 };
 
 // One read-only check of a node. Each has its own parser in parsers.h; none shells out.

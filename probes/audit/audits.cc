@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "probes/audit/audit.h"
 #include "probes/audit/parsers.h"
 
@@ -258,6 +259,230 @@ class PcieAudit final : public Audit {
   }
 };
 
+// The real sysfs path of a PCI function (its components under /sys/devices), from the
+// /sys/bus/pci/devices link; empty when unreadable.
+std::vector<std::string> PciPath(const SysfsRoot& root, const std::string& address) {
+  auto target = root.ReadLink("/sys/bus/pci/devices/" + address);
+  if (!target.ok()) return {};
+  std::vector<std::string> parts;
+  const std::string full = "/sys/bus/pci/devices/" + *target;
+  for (absl::string_view part : absl::StrSplit(full, '/', absl::SkipEmpty())) {
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (part != ".") {
+      parts.emplace_back(part);
+    }
+  }
+  // Keep what follows sys/devices: the root complex, then each bridge down to the device.
+  if (parts.size() < 3 || parts[0] != "sys" || parts[1] != "devices") return {};
+  return std::vector<std::string>(parts.begin() + 2, parts.end());
+}
+
+// nvidia-smi topo's distance classes, nearest first.
+enum class PathClass { kPix, kPxb, kPhb, kNode, kSys };
+
+const char* PathClassName(PathClass c) {
+  switch (c) {
+    case PathClass::kPix: return "PIX";
+    case PathClass::kPxb: return "PXB";
+    case PathClass::kPhb: return "PHB";
+    case PathClass::kNode: return "NODE";
+    case PathClass::kSys: return "SYS";
+  }
+  return "?";
+}
+
+// Classifies the PCIe path between two devices by their deepest common ancestor: a shared PCIe
+// switch (PIX), bridges below one root port (PXB), one host bridge (PHB), different host
+// bridges of one NUMA node (NODE) or across the CPU interconnect (SYS).
+PathClass ClassifyPath(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                       int numa_a, int numa_b) {
+  size_t common = 0;
+  while (common < a.size() && common < b.size() && a[common] == b[common]) ++common;
+  if (common == 0) return numa_a == numa_b && numa_a >= 0 ? PathClass::kNode : PathClass::kSys;
+  if (common == 1) return PathClass::kPhb;
+  // Below a root port: one switch between them when each is at most two hops (downstream
+  // port, device) from the common upstream port.
+  if (common >= 3 && a.size() - common <= 2 && b.size() - common <= 2) return PathClass::kPix;
+  return PathClass::kPxb;
+}
+
+struct PciDevice {
+  std::string address;
+  std::string name;  // mlx5_0 for NICs
+  std::vector<std::string> path;
+  int numa = -1;
+};
+
+// NVIDIA GPUs (class 0x03xx, vendor 0x10de) and RDMA NICs, by PCI address.
+void ListGpusAndNics(const SysfsRoot& root, std::vector<PciDevice>* gpus,
+                     std::vector<PciDevice>* nics) {
+  for (const std::string& address :
+       root.List("/sys/bus/pci/devices").value_or(std::vector<std::string>{})) {
+    const std::string dir = "/sys/bus/pci/devices/" + address;
+    if (root.ReadTrimmed(dir + "/vendor").value_or("") != "0x10de" ||
+        root.ReadTrimmed(dir + "/class").value_or("").rfind("0x03", 0) != 0) {
+      continue;
+    }
+    PciDevice gpu{address, "GPU " + address, PciPath(root, address),
+                  static_cast<int>(ParseInteger(root.ReadTrimmed(dir + "/numa_node").value_or("")).value_or(-1))};
+    gpus->push_back(std::move(gpu));
+  }
+  for (const std::string& dev : root.List(kInfiniband).value_or(std::vector<std::string>{})) {
+    auto target = root.ReadLink(absl::StrCat(kInfiniband, "/", dev, "/device"));
+    if (!target.ok()) continue;
+    const std::string address = target->substr(target->rfind('/') + 1);
+    const std::string dir = "/sys/bus/pci/devices/" + address;
+    PciDevice nic{address, dev, PciPath(root, address),
+                  static_cast<int>(ParseInteger(root.ReadTrimmed(dir + "/numa_node").value_or("")).value_or(-1))};
+    nics->push_back(std::move(nic));
+  }
+}
+
+// Each GPU's NIC: GPUs and NICs are matched nearest first (as NCCL gives each GPU its closest
+// NIC); a GPU left with a NIC across the CPU interconnect, or on another NUMA node, is
+// numa_misaffinity.
+class AffinityAudit final : public Audit {
+ public:
+  const char* name() const override { return "affinity"; }
+  v1::AuditResult Run(const AuditContext& ctx) const override {
+    std::vector<PciDevice> gpus, nics;
+    ListGpusAndNics(*ctx.root, &gpus, &nics);
+    if (gpus.empty()) return Skipped(name(), "no NVIDIA GPU in /sys/bus/pci/devices");
+    if (nics.empty()) return Skipped(name(), "no RDMA device");
+    v1::AuditResult r;
+    r.set_audit(name());
+    r.set_outcome(v1::AUDIT_RAN);
+    struct Candidate {
+      PathClass cls;
+      size_t gpu, nic;
+    };
+    std::vector<Candidate> candidates;
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      for (size_t n = 0; n < nics.size(); ++n) {
+        candidates.push_back({ClassifyPath(gpus[g].path, nics[n].path, gpus[g].numa, nics[n].numa), g, n});
+      }
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& x, const Candidate& y) { return x.cls < y.cls; });
+    // Each NIC serves at most ceil(GPUs / NICs) GPUs.
+    const size_t share = (gpus.size() + nics.size() - 1) / nics.size();
+    std::vector<int> assigned(gpus.size(), -1);
+    std::vector<size_t> load(nics.size(), 0);
+    std::vector<PathClass> cls(gpus.size(), PathClass::kSys);
+    for (const Candidate& c : candidates) {
+      if (assigned[c.gpu] >= 0 || load[c.nic] >= share) continue;
+      assigned[c.gpu] = static_cast<int>(c.nic);
+      cls[c.gpu] = c.cls;
+      ++load[c.nic];
+    }
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      if (assigned[g] < 0) continue;
+      const PciDevice& nic = nics[assigned[g]];
+      (*r.mutable_observed())[gpus[g].name] =
+          absl::StrCat(nic.name, " ", PathClassName(cls[g]), " (NUMA ", gpus[g].numa, "/", nic.numa, ")");
+      if (cls[g] == PathClass::kSys || (gpus[g].numa >= 0 && nic.numa >= 0 && gpus[g].numa != nic.numa)) {
+        v1::Finding f = MakeFinding(
+            ctx, "numa_misaffinity", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE, nic.name, 0,
+            absl::StrCat(gpus[g].name, " (NUMA node ", gpus[g].numa, ") is left with ", nic.name,
+                         " (NUMA node ", nic.numa, "), path ", PathClassName(cls[g]),
+                         "; expected a NIC on its own PCIe switch (PIX or PXB): NCCL will not use "
+                         "GPUDirect RDMA across the CPU interconnect"));
+        (*f.mutable_evidence())["path"] = PathClassName(cls[g]);
+        (*f.mutable_evidence())["gpu"] = gpus[g].address;
+        *r.add_findings() = std::move(f);
+      }
+    }
+    return r;
+  }
+};
+
+// GPUDirect RDMA needs the peer-memory module (nvidia_peermem, or MOFED's nv_peer_mem) or the
+// dma-buf path (open GPU kernel modules; confirmed only through the CUDA driver).
+class GpuDirectAudit final : public Audit {
+ public:
+  const char* name() const override { return "gpudirect"; }
+  v1::AuditResult Run(const AuditContext& ctx) const override {
+    std::vector<PciDevice> gpus, nics;
+    ListGpusAndNics(*ctx.root, &gpus, &nics);
+    if (gpus.empty()) return Skipped(name(), "no NVIDIA GPU in /sys/bus/pci/devices");
+    v1::AuditResult r;
+    r.set_audit(name());
+    r.set_outcome(v1::AUDIT_RAN);
+    const bool peermem = ctx.root->Exists("/sys/module/nvidia_peermem") ||
+                         ctx.root->Exists("/sys/kernel/mm/memory_peers/nv_mem/version");
+    (*r.mutable_observed())["peer_memory"] = peermem ? "loaded" : "absent";
+    if (!peermem && ctx.expect.gpudirect()) {
+      *r.add_findings() = MakeFinding(
+          ctx, "gpudirect_unavailable", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE, "", 0,
+          absl::StrCat(gpus.size(), " GPUs and no peer-memory module (/sys/module/nvidia_peermem "
+                                    "absent): GPUDirect RDMA off unless dma-buf is usable; "
+                                    "expected on (expect.gpudirect; modprobe nvidia-peermem)"));
+    }
+    return r;
+  }
+};
+
+// Error counters that must not rise on a healthy link (reference §4.6), read twice a window
+// apart. link_downed rising is critical; the others are warnings.
+class CountersAudit final : public Audit {
+ public:
+  const char* name() const override { return "counters"; }
+  v1::AuditResult Run(const AuditContext& ctx) const override {
+    if (ctx.counter_window <= absl::ZeroDuration()) {
+      return Skipped(name(), "no counter window (--window S)");
+    }
+    auto ports = ListPorts(*ctx.root);
+    if (!ports.ok()) return Skipped(name(), std::string(ports.status().message()));
+    static const char* const kCounters[] = {
+        "counters/symbol_error",         "counters/link_downed",
+        "counters/link_error_recovery",  "counters/port_rcv_errors",
+        "counters/port_xmit_discards",   "counters/local_link_integrity_errors",
+        "counters/excessive_buffer_overrun_errors",
+        "hw_counters/out_of_sequence",   "hw_counters/packet_seq_err",
+        "hw_counters/local_ack_timeout_err", "hw_counters/implied_nak_seq_err",
+        "hw_counters/np_cnp_sent",       "hw_counters/rp_cnp_handled"};
+    auto read_all = [&] {
+      std::map<std::pair<size_t, std::string>, uint64_t> values;
+      for (size_t i = 0; i < ports->size(); ++i) {
+        for (const char* counter : kCounters) {
+          auto v = ParseInteger(ctx.root->ReadTrimmed(absl::StrCat((*ports)[i].dir, "/", counter)).value_or(""));
+          if (v && *v >= 0) values[{i, counter}] = static_cast<uint64_t>(*v);
+        }
+      }
+      return values;
+    };
+    const auto before = read_all();
+    ctx.wait(ctx.counter_window);
+    const auto after = read_all();
+    v1::AuditResult r;
+    r.set_audit(name());
+    r.set_outcome(v1::AUDIT_RAN);
+    for (const auto& [key, start] : before) {
+      auto it = after.find(key);
+      if (it == after.end()) continue;
+      const Port& p = (*ports)[key.first];
+      const std::string label = absl::StrCat(p.device, ":", p.port);
+      // PMA counters saturate rather than wrap: a smaller reading is a reset, not an increase.
+      const uint64_t increase = it->second > start ? it->second - start : 0;
+      const std::string counter = key.second.substr(key.second.find('/') + 1);
+      (*r.mutable_observed())[absl::StrCat(label, " ", counter)] = absl::StrCat("+", increase);
+      if (increase <= ctx.max_counter_increase) continue;
+      const bool critical = counter == "link_downed";
+      v1::Finding f = MakeFinding(
+          ctx, "counter_errors", critical ? v1::SEVERITY_CRITICAL : v1::SEVERITY_WARNING,
+          v1::ACTION_INVESTIGATE, p.device, p.port,
+          absl::StrCat(label, " ", counter, " rose by ", increase, " in ",
+                       absl::FormatDuration(ctx.counter_window), ", expected at most ",
+                       ctx.max_counter_increase));
+      (*f.mutable_evidence())["counter"] = counter;
+      (*f.mutable_evidence())["increase"] = absl::StrCat(increase);
+      *r.add_findings() = std::move(f);
+    }
+    return r;
+  }
+};
+
 class MemlockAudit final : public Audit {
  public:
   const char* name() const override { return "memlock"; }
@@ -351,9 +576,13 @@ const std::vector<const Audit*>& AllAudits() {
   static const RdmaPortsAudit rdma_ports;
   static const MtuAudit mtu;
   static const PcieAudit pcie;
+  static const AffinityAudit affinity;
+  static const GpuDirectAudit gpudirect;
+  static const CountersAudit counters;
   static const MemlockAudit memlock;
   static const NcclEnvAudit nccl_env;
-  static const std::vector<const Audit*> table = {&rdma_ports, &mtu, &pcie, &memlock, &nccl_env};
+  static const std::vector<const Audit*> table = {&rdma_ports, &mtu,      &pcie,    &affinity,
+                                                  &gpudirect,  &counters, &memlock, &nccl_env};
   return table;
 }
 

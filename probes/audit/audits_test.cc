@@ -1,6 +1,7 @@
 // Every fixture node through the audits, against the RoCE H100 expectations of
 // configs/roce-h100.yaml. The fixtures are written afresh by tests/fixtures/make_sysfs.py.
 #include <algorithm>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -26,6 +27,7 @@ v1::Expectations RoceH100() {
   e.set_netdev_mtu(9000);
   e.set_roce_mtu(4096);
   e.set_pcie_speed_gts(32);
+  e.set_gpudirect(true);
   return e;
 }
 
@@ -61,6 +63,54 @@ TEST_CASE("Each planted fault produces exactly its finding") {
   CHECK(Findings("roce-h100-mtu-1500", RoceH100()) == V{"mtu_mismatch:mlx5_2"});
   CHECK(Findings("roce-h100-memlock", RoceH100()) == V{"memlock_too_low:"});
   CHECK(Findings("roce-h100-pcie-x8", RoceH100()) == V{"pcie_degraded:mlx5_1"});
+  CHECK(Findings("roce-h100-numa", RoceH100()) == V{"numa_misaffinity:mlx5_2"});
+  CHECK(Findings("roce-h100-no-peermem", RoceH100()) == V{"gpudirect_unavailable:"});
+}
+
+TEST_CASE("GPU-NIC affinity: each GPU with the NIC on its own PCIe switch") {
+  SysfsRoot root(Fixtures() + "/roce-h100");
+  AuditContext ctx{&root, RoceH100(), {}, "n1"};
+  auto results = RunAudits(ctx, {"affinity"});
+  REQUIRE(results.ok());
+  const auto& observed = (*results)[0].observed();
+  REQUIRE(observed.size() == 8);
+  CHECK(observed.at("GPU 0000:19:00.0") == "mlx5_0 PIX (NUMA 0/0)");
+  CHECK(observed.at("GPU 0000:de:00.0") == "mlx5_7 PIX (NUMA 1/1)");
+
+  SysfsRoot moved(Fixtures() + "/roce-h100-numa");
+  AuditContext moved_ctx{&moved, RoceH100(), {}, "n2"};
+  auto misaffine = RunAudits(moved_ctx, {"affinity"});
+  REQUIRE(misaffine.ok());
+  REQUIRE((*misaffine)[0].findings_size() == 1);
+  CHECK((*misaffine)[0].findings(0).detail().find(
+            "GPU 0000:4c:00.0 (NUMA node 0) is left with mlx5_2 (NUMA node 1), path SYS") !=
+        std::string::npos);
+}
+
+TEST_CASE("Counters: an error counter rising within the window is reported") {
+  const std::string node = Fixtures() + "/roce-h100-counters";
+  SysfsRoot root(node);
+  AuditContext ctx{&root, RoceH100(), {}, "n1"};
+  CHECK((*RunAudits(ctx, {"counters"}))[0].outcome() == v1::AUDIT_SKIPPED);  // no window
+  ctx.counter_window = absl::Seconds(5);
+  int waits = 0;
+  ctx.wait = [&](absl::Duration d) {
+    ++waits;
+    CHECK(d == absl::Seconds(5));
+    // The link takes 12 symbol errors while we wait.
+    auto dir = root.ReadLink("/sys/class/infiniband/mlx5_4");
+    REQUIRE(dir.ok());
+    std::ofstream(node + "/sys/class/infiniband/" + *dir + "/ports/1/counters/symbol_error") << "12\n";
+  };
+  auto results = RunAudits(ctx, {"counters"});
+  REQUIRE(results.ok());
+  CHECK(waits == 1);
+  REQUIRE((*results)[0].findings_size() == 1);
+  const auto& f = (*results)[0].findings(0);
+  CHECK(f.kind() == "counter_errors");
+  CHECK(f.device() == "mlx5_4");
+  CHECK(f.severity() == v1::SEVERITY_WARNING);
+  CHECK(f.detail() == "n1: mlx5_4:1 symbol_error rose by 12 in 5s, expected at most 0");
 }
 
 TEST_CASE("Findings name the measured and the expected value") {
