@@ -11,7 +11,7 @@ command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (apt-get instal
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -I. \
-  probes/audit/parsers_fuzz.cc probes/audit/parsers.cc -o "$out/parsers_fuzz" \
+  probes/audit/parsers_fuzz.cc probes/audit/parsers.cc probes/audit/dcb.cc -o "$out/parsers_fuzz" \
   -labsl_strings -labsl_strings_internal -labsl_int128 -labsl_throw_delegate -labsl_raw_logging_internal
 mkdir -p "$out/corpus"
 i=0

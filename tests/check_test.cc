@@ -33,7 +33,7 @@ TEST_CASE("check: the healthy node exits 0") {
   CommandResult r = Check("roce-h100");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.rfind("fabricctl check roce-h100: OK - 8 audits (1 skipped), 0 findings", 0) == 0);
+  CHECK(r.out.rfind("fabricctl check roce-h100: OK - 9 audits (1 skipped), 0 findings", 0) == 0);
   CHECK(r.err.empty());
 }
 
@@ -45,7 +45,8 @@ TEST_CASE("check: each planted fault exits 2 with its finding on stderr") {
            {"roce-h100-memlock", "memlock_too_low"},
            {"roce-h100-pcie-x8", "pcie_degraded"},
            {"roce-h100-numa", "numa_misaffinity"},
-           {"roce-h100-no-peermem", "gpudirect_unavailable"}}) {
+           {"roce-h100-no-peermem", "gpudirect_unavailable"},
+           {"roce-h100-pfc-off", "pfc_misconfigured"}}) {
     CommandResult r = Check(node);
     INFO(node << ": " << r.out << r.err);
     CHECK(r.exit_code == 2);
@@ -62,11 +63,13 @@ TEST_CASE("check: JSON is the Report, with each audit's outcome") {
   CHECK(report.source() == "check");
   REQUIRE(report.health().nodes_size() == 1);
   const auto& audits = report.health().nodes(0).audits();
-  REQUIRE(audits.size() == 8);
+  REQUIRE(audits.size() == 9);
   CHECK(audits[0].audit() == "rdma_ports");
   CHECK(audits[0].outcome() == v1::AUDIT_RAN);
   CHECK(audits[1].audit() == "mtu");
   CHECK(audits[1].outcome() == v1::AUDIT_SKIPPED);
+  CHECK(audits[2].audit() == "qos");
+  CHECK(audits[2].outcome() == v1::AUDIT_SKIPPED);  // InfiniBand: lossless by credits
 }
 
 TEST_CASE("check: no RDMA here means rdma_unavailable and skipped audits, not a crash") {

@@ -26,6 +26,9 @@ struct AuditContext {
   absl::Duration counter_window = absl::ZeroDuration();
   // Increases beyond this are reported (thresholds.max_counter_increase).
   uint64_t max_counter_increase = 0;
+  // DCB netlink replies by netdev (the qos audit). Unset: asked of the kernel when the root is
+  // "/", else read from the fixture file <root>/netlink/dcb/<netdev>.
+  std::function<absl::StatusOr<std::string>(const std::string&)> dcb_query;
   // How the counters audit waits out its window; tests replace it to change counters meanwhile.
   std::function<void(absl::Duration)> wait = [](absl::Duration d) { absl::SleepFor(d); };
 };

@@ -28,6 +28,9 @@ v1::Expectations RoceH100() {
   e.set_roce_mtu(4096);
   e.set_pcie_speed_gts(32);
   e.set_gpudirect(true);
+  e.set_pfc_priority(3);
+  e.set_ecn(true);
+  e.set_dscp_trust(true);
   return e;
 }
 
@@ -65,6 +68,7 @@ TEST_CASE("Each planted fault produces exactly its finding") {
   CHECK(Findings("roce-h100-pcie-x8", RoceH100()) == V{"pcie_degraded:mlx5_1"});
   CHECK(Findings("roce-h100-numa", RoceH100()) == V{"numa_misaffinity:mlx5_2"});
   CHECK(Findings("roce-h100-no-peermem", RoceH100()) == V{"gpudirect_unavailable:"});
+  CHECK(Findings("roce-h100-pfc-off", RoceH100()) == V{"pfc_misconfigured:mlx5_6"});
 }
 
 TEST_CASE("GPU-NIC affinity: each GPU with the NIC on its own PCIe switch") {
@@ -85,6 +89,30 @@ TEST_CASE("GPU-NIC affinity: each GPU with the NIC on its own PCIe switch") {
   CHECK((*misaffine)[0].findings(0).detail().find(
             "GPU 0000:4c:00.0 (NUMA node 0) is left with mlx5_2 (NUMA node 1), path SYS") !=
         std::string::npos);
+}
+
+TEST_CASE("QoS: ECN and DSCP trust read from the driver's sysfs, PFC from DCB netlink") {
+  const std::string node = Fixtures() + "/roce-h100-counters";  // a healthy copy to edit
+  SysfsRoot root(node);
+  AuditContext ctx{&root, RoceH100(), {}, "n1"};
+  auto healthy = RunAudits(ctx, {"qos"});
+  REQUIRE(healthy.ok());
+  CHECK((*healthy)[0].findings_size() == 0);
+  CHECK((*healthy)[0].observed().at("mlx5_0:1") == "PFC 3; ECN on; trust dscp");
+  auto dir = root.ReadLink("/sys/class/net/ens1np0");
+  REQUIRE(dir.ok());
+  std::ofstream(node + "/sys/class/net/" + *dir + "/ecn/roce_np/enable/3") << "0\n";
+  std::ofstream(node + "/sys/class/net/" + *dir + "/qos/trust") << "pcp\n";
+  std::vector<std::string> kinds;
+  auto broken = RunAudits(ctx, {"qos"});
+  REQUIRE(broken.ok());
+  for (const auto& f : (*broken)[0].findings()) kinds.push_back(f.kind() + ":" + f.device());
+  CHECK(kinds == std::vector<std::string>{"ecn_disabled:mlx5_1", "dscp_trust_missing:mlx5_1"});
+  // A driver without the ECN knobs: ECN is not judged (stock kernels), the rest still is.
+  std::remove((node + "/sys/class/net/" + *dir + "/ecn/roce_np/enable/3").c_str());
+  std::remove((node + "/sys/class/net/" + *dir + "/ecn/roce_rp/enable/3").c_str());
+  auto partial = RunAudits(ctx, {"qos"});
+  CHECK((*partial)[0].observed().at("mlx5_1:1") == "PFC 3; ECN not exposed by this driver; trust pcp");
 }
 
 TEST_CASE("Counters: an error counter rising within the window is reported") {

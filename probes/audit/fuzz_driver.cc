@@ -8,16 +8,19 @@
 #include <string>
 #include <vector>
 
+#include "probes/audit/dcb.h"
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 int main(int argc, char** argv) {
   const uint64_t runs = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 200000;
-  const std::vector<std::string> seeds = {
+  std::vector<std::string> seeds = {
       "4: ACTIVE\n", "5: LinkUp\n", "400 Gb/sec (4X NDR)\n", "2.5 Gb/sec (1X SDR)\n",
       "fe80:0000:0000:0000:ba59:9fff:fe3e:1a2b\n", "0000:0000:0000:0000:0000:ffff:0a00:0107\n",
       "Max locked memory         8388608              8388608              bytes     \n",
       "Max locked memory         unlimited            unlimited            bytes\n",
-      "9000\n", "-1\n", "mlx5_0:1,mlx5_1", "^mlx5_2", "=eth0,ib", ""};
+      "9000\n", "-1\n", "mlx5_0:1,mlx5_1", "^mlx5_2", "=eth0,ib", "",
+      fabricctl::probes::BuildDcbIeeeGetRequest("ens0np0", 1)};
   std::mt19937_64 random(20261122);
   auto run = [](const std::string& input) {
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());

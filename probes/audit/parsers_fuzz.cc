@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "probes/audit/dcb.h"
 #include "probes/audit/parsers.h"
 
 namespace {
@@ -28,6 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto n = ParseInteger(text)) {
     const uint32_t mtu = RoceMtuForNetdevMtu(*n);
     Require(mtu == 0 || mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096);
+  }
+  if (auto dcb = ParseDcbIeeeReply(text); dcb.ok()) {
+    for (const auto& app : dcb->apps) Require(app.priority <= 255);
   }
   HcaList list = ParseHcaList(text);
   for (const auto& device : list.devices) Require(device.find(':') == std::string::npos);
