@@ -12,7 +12,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -I. \
   probes/audit/parsers_fuzz.cc probes/audit/parsers.cc probes/audit/dcb.cc -o "$out/parsers_fuzz" \
-  -labsl_strings -labsl_strings_internal -labsl_int128 -labsl_throw_delegate -labsl_raw_logging_internal
+  $(pkg-config --libs absl_statusor absl_strings)
 mkdir -p "$out/corpus"
 i=0
 for seed in "4: ACTIVE" "400 Gb/sec (4X NDR)" "fe80:0000:0000:0000:ba59:9fff:fe3e:1a2b" \
