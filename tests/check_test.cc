@@ -33,7 +33,7 @@ TEST_CASE("check: the healthy node exits 0") {
   CommandResult r = Check("roce-h100");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.rfind("fabricctl check roce-h100: OK - 9 audits (1 skipped), 0 findings", 0) == 0);
+  CHECK(r.out.rfind("fabricctl check roce-h100: OK - 10 audits (1 skipped), 0 findings", 0) == 0);
   CHECK(r.err.empty());
 }
 
@@ -54,6 +54,13 @@ TEST_CASE("check: each planted fault exits 2 with its finding on stderr") {
   }
 }
 
+TEST_CASE("check: a warning exits 1") {
+  CommandResult r = Check("roce-h100-acs");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "WARNING: roce-h100-acs: acs_enabled\n");
+}
+
 TEST_CASE("check: JSON is the Report, with each audit's outcome") {
   CommandResult r = Check("infiniband-ndr", {"--format", "json"});
   REQUIRE(r.exit_code == 0);
@@ -63,7 +70,7 @@ TEST_CASE("check: JSON is the Report, with each audit's outcome") {
   CHECK(report.source() == "check");
   REQUIRE(report.health().nodes_size() == 1);
   const auto& audits = report.health().nodes(0).audits();
-  REQUIRE(audits.size() == 9);
+  REQUIRE(audits.size() == 10);
   CHECK(audits[0].audit() == "rdma_ports");
   CHECK(audits[0].outcome() == v1::AUDIT_RAN);
   CHECK(audits[1].audit() == "mtu");

@@ -2,6 +2,7 @@
 // Documentation/ABI/testing/sysfs-class-net, include/rdma/ib_addr.h).
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -398,6 +399,61 @@ class AffinityAudit final : public Audit {
   }
 };
 
+// ACS on a bridge between a GPU and its NIC redirects their peer-to-peer traffic through the
+// root complex, which cuts GPUDirect RDMA bandwidth (NCCL's troubleshooting guide: disable ACS).
+// Reads each bridge's config space; unprivileged reads stop short of the extended capabilities,
+// and then the audit says so.
+class AcsAudit final : public Audit {
+ public:
+  const char* name() const override { return "acs"; }
+  v1::AuditResult Run(const AuditContext& ctx) const override {
+    std::vector<PciDevice> gpus, nics;
+    ListGpusAndNics(*ctx.root, &gpus, &nics);
+    if (gpus.empty() || nics.empty()) return Skipped(name(), "needs NVIDIA GPUs and RDMA NICs");
+    v1::AuditResult r;
+    r.set_audit(name());
+    r.set_outcome(v1::AUDIT_RAN);
+    std::set<std::string> bridges;  // between some GPU and some NIC below one root port
+    for (const auto& gpu : gpus) {
+      for (const auto& nic : nics) {
+        size_t common = 0;
+        while (common < gpu.path.size() && common < nic.path.size() && gpu.path[common] == nic.path[common]) {
+          ++common;
+        }
+        if (common < 2) continue;  // no shared bridge: their traffic crosses the host anyway
+        // The shared upstream bridge and every bridge below it on either side.
+        for (const auto* path : {&gpu.path, &nic.path}) {
+          for (size_t i = common - 1; i + 1 < path->size(); ++i) bridges.insert((*path)[i]);
+        }
+      }
+    }
+    int unreadable = 0;
+    for (const std::string& bridge : bridges) {
+      auto config = ctx.root->Read("/sys/bus/pci/devices/" + bridge + "/config");
+      if (!config.ok()) continue;
+      auto acs = ParseAcsControl(*config);
+      if (!acs) {
+        unreadable += config->size() <= 256;
+        continue;
+      }
+      (*r.mutable_observed())[bridge] = absl::StrFormat("ACS control 0x%04x", *acs);
+      if (*acs & (kAcsRequestRedirect | kAcsCompletionRedirect)) {
+        v1::Finding f = MakeFinding(
+            ctx, "acs_enabled", v1::SEVERITY_WARNING, v1::ACTION_INVESTIGATE, bridge, 0,
+            absl::StrFormat("PCIe bridge %s between a GPU and a NIC redirects peer-to-peer traffic "
+                            "(ACS control 0x%04x), expected off: GPUDirect RDMA detours through the CPU",
+                            bridge, *acs));
+        (*f.mutable_evidence())["acs_control"] = absl::StrFormat("0x%04x", *acs);
+        *r.add_findings() = std::move(f);
+      }
+    }
+    if (r.observed().empty() && unreadable > 0) {
+      return Skipped(name(), "config space past 256 bytes is readable by root only");
+    }
+    return r;
+  }
+};
+
 // GPUDirect RDMA needs the peer-memory module (nvidia_peermem, or MOFED's nv_peer_mem) or the
 // dma-buf path (open GPU kernel modules; confirmed only through the CUDA driver).
 class GpuDirectAudit final : public Audit {
@@ -664,13 +720,13 @@ const std::vector<const Audit*>& AllAudits() {
   static const QosAudit qos;
   static const PcieAudit pcie;
   static const AffinityAudit affinity;
+  static const AcsAudit acs;
   static const GpuDirectAudit gpudirect;
   static const CountersAudit counters;
   static const MemlockAudit memlock;
   static const NcclEnvAudit nccl_env;
-  static const std::vector<const Audit*> table = {&rdma_ports, &mtu,     &qos,
-                                                  &pcie,       &affinity, &gpudirect,
-                                                  &counters,   &memlock,  &nccl_env};
+  static const std::vector<const Audit*> table = {
+      &rdma_ports, &mtu, &qos, &pcie, &affinity, &acs, &gpudirect, &counters, &memlock, &nccl_env};
   return table;
 }
 

@@ -69,6 +69,7 @@ TEST_CASE("Each planted fault produces exactly its finding") {
   CHECK(Findings("roce-h100-numa", RoceH100()) == V{"numa_misaffinity:mlx5_2"});
   CHECK(Findings("roce-h100-no-peermem", RoceH100()) == V{"gpudirect_unavailable:"});
   CHECK(Findings("roce-h100-pfc-off", RoceH100()) == V{"pfc_misconfigured:mlx5_6"});
+  CHECK(Findings("roce-h100-acs", RoceH100()) == V{"acs_enabled:0000:17:00.0"});
 }
 
 TEST_CASE("GPU-NIC affinity: each GPU with the NIC on its own PCIe switch") {

@@ -72,6 +72,29 @@ std::optional<double> ParsePcieSpeedGts(const std::string& text) {
   return gts;
 }
 
+std::optional<uint16_t> ParseAcsControl(const std::string& config) {
+  constexpr size_t kExtendedStart = 0x100;
+  constexpr uint16_t kAcsId = 0x000D;
+  auto u32 = [&](size_t at) -> std::optional<uint32_t> {
+    if (at + 4 > config.size()) return std::nullopt;
+    const auto* b = reinterpret_cast<const unsigned char*>(config.data() + at);
+    return b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);  // little-endian
+  };
+  size_t at = kExtendedStart;
+  for (int hops = 0; hops < 96 && at >= kExtendedStart; ++hops) {  // bounded: no loops
+    auto header = u32(at);
+    if (!header || *header == 0 || *header == 0xffffffff) return std::nullopt;
+    if ((*header & 0xffff) == kAcsId) {
+      if (at + 8 > config.size()) return std::nullopt;
+      const auto* b = reinterpret_cast<const unsigned char*>(config.data() + at + 6);
+      return static_cast<uint16_t>(b[0] | (b[1] << 8));
+    }
+    at = (*header >> 20) & 0xffc;
+    if (at == 0) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::optional<int64_t> ParseInteger(const std::string& text) {
   int64_t value;
   if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &value)) return std::nullopt;

@@ -31,6 +31,18 @@ std::optional<uint64_t> ParseMemlockLimit(const std::string& limits_text);
 // current_link_speed / max_link_speed: "32.0 GT/s PCIe", "8 GT/s", "2.5 GT/s" -> GT/s.
 std::optional<double> ParsePcieSpeedGts(const std::string& text);
 
+// The ACS Control register of a PCI function from its config space (sysfs `config`): walks the
+// extended capability list from offset 0x100 to the ACS capability (ID 0x000D) and returns
+// its control word; nullopt when the space is short (unprivileged reads stop at 256 bytes) or
+// there is no ACS capability.
+std::optional<uint16_t> ParseAcsControl(const std::string& config);
+
+// ACS control bits that redirect peer-to-peer traffic up to the root complex (P2P Request
+// Redirect, P2P Completion Redirect): with either on, GPUDirect traffic between a GPU and a
+// NIC below the bridge detours through the CPU.
+constexpr uint16_t kAcsRequestRedirect = 1 << 2;
+constexpr uint16_t kAcsCompletionRedirect = 1 << 3;
+
 // A decimal integer with surrounding white space ("9000\n", "-1").
 std::optional<int64_t> ParseInteger(const std::string& text);
 

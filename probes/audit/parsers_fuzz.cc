@@ -33,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto dcb = ParseDcbIeeeReply(text); dcb.ok()) {
     for (const auto& app : dcb->apps) Require(app.priority <= 255);
   }
+  (void)ParseAcsControl(text);
   HcaList list = ParseHcaList(text);
   for (const auto& device : list.devices) Require(device.find(':') == std::string::npos);
   return 0;

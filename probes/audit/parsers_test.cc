@@ -31,6 +31,26 @@ TEST_CASE("PCIe link speeds, old and new spellings") {
   CHECK_FALSE(ParsePcieSpeedGts("32.0 Gb/s"));
 }
 
+TEST_CASE("ACS control from a config space's extended capabilities") {
+  std::string config(4096, '\0');
+  auto put32 = [&](size_t at, uint32_t v) {
+    for (int i = 0; i < 4; ++i) config[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  };
+  // 0x100: AER (ID 0x0001), next at 0x148; 0x148: ACS (ID 0x000D), last.
+  put32(0x100, 0x0001 | (1u << 16) | (0x148u << 20));
+  put32(0x148, 0x000D | (1u << 16));
+  config[0x148 + 6] = static_cast<char>(kAcsRequestRedirect | kAcsCompletionRedirect | 1);
+  auto acs = ParseAcsControl(config);
+  REQUIRE(acs);
+  CHECK((*acs & kAcsRequestRedirect) != 0);
+  CHECK((*acs & kAcsCompletionRedirect) != 0);
+  CHECK_FALSE(ParseAcsControl(config.substr(0, 256)));  // what an unprivileged read returns
+  put32(0x148, 0x0002);  // no ACS in the list
+  CHECK_FALSE(ParseAcsControl(config));
+  put32(0x100, 0x0001 | (0x100u << 20));  // a capability pointing at itself
+  CHECK_FALSE(ParseAcsControl(config));
+}
+
 TEST_CASE("GIDs: 8 groups of 4 hex digits") {
   auto gid = ParseGid("0000:0000:0000:0000:0000:ffff:0a00:0107\n");
   REQUIRE(gid);
