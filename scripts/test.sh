@@ -18,7 +18,11 @@ rc=$?
 # Count test cases from each target's log (Catch2's closing lines); a target whose log has no
 # closing line (it crashed, timed out or did not build) counts as one failed test.
 passed=0 failed=0 skipped=0
-for target in $(bazel query 'tests(//...)' 2>/dev/null); do
+if ! targets=$(bazel query 'tests(//...)' 2>/dev/null) || [[ -z $targets ]]; then
+  echo "bazel query found no test targets"
+  failed=1
+fi
+for target in $targets; do
   path=${target#//}; path=${path/://}
   log="bazel-testlogs/$path/test.log"
   if [[ ! -f $log ]]; then failed=$((failed + 1)); echo "no log: $target"; continue; fi
