@@ -1,7 +1,5 @@
 #include "agent/agent.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -66,12 +64,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   audits.expect = options.config.expect();
   audits.node = agent->node_name_;
   audits.max_counter_increase = options.config.thresholds().max_counter_increase();
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string entry = *e;
-    if (entry.rfind("NCCL_", 0) != 0) continue;
-    size_t eq = entry.find('=');
-    audits.environment[entry.substr(0, eq)] = eq == std::string::npos ? "" : entry.substr(eq + 1);
-  }
+  audits.environment = probes::NcclEnvironment();
   // The inventory callback reads address_ after the server has bound it.
   Agent* self = agent.get();
   agent->service_ = std::make_unique<AgentService>(

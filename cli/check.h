@@ -4,6 +4,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "proto/config.pb.h"
 
@@ -16,6 +17,8 @@ struct CheckOptions {
   std::string output;
   std::string node;             // empty: the hostname
   std::string window;           // counters audit window, e.g. "10s"; empty: skipped
+  // NCCL_DEBUG=INFO logs of a job to analyse instead of this node's audits.
+  std::vector<std::string> nccl_logs;
   v1::Config config;
   std::map<std::string, std::string> environment;  // NCCL_* of this process
 };

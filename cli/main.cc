@@ -1,7 +1,5 @@
 // fabricctl: the command line for people, cron, Slurm and CI. Flags only; each subcommand's
 // work is in its own library under //cli.
-#include <unistd.h>
-
 #include <iostream>
 
 #include "CLI/CLI.hpp"
@@ -112,6 +110,9 @@ int main(int argc, char** argv) {
                         std::string("comma-separated audits (default all: ") +
                             probes::AuditNames() + ")");
   check_cmd->add_option("--node-name", check.node, "name in the report (default: hostname)");
+  check_cmd->add_option("--nccl-log", check.nccl_logs,
+                        "analyse these NCCL_DEBUG=INFO logs of a job instead (transport, GPUDirect, "
+                        "fallback to sockets)");
   check_cmd->add_option("--window", check.window,
                         "read error counters twice this far apart (e.g. 10s); default: skip");
   check_cmd->add_option("--format", check.format, "text, json, junit or prom")->capture_default_str();
@@ -144,12 +145,7 @@ int main(int argc, char** argv) {
   if (probe_cmd->parsed()) return cli::RunProbeCommand(probe, std::cout, std::cerr);
   if (check_cmd->parsed()) {
     check.config = *config;
-    for (char** e = environ; *e != nullptr; ++e) {
-      std::string entry = *e;
-      if (entry.rfind("NCCL_", 0) != 0) continue;
-      size_t eq = entry.find('=');
-      check.environment[entry.substr(0, eq)] = eq == std::string::npos ? "" : entry.substr(eq + 1);
-    }
+    check.environment = probes::NcclEnvironment();
     return cli::RunCheckCommand(check, std::cerr);
   }
   if (sweep_cmd->parsed()) {

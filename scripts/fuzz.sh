@@ -10,13 +10,18 @@ RUNS=${1:-1000000}
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (apt-get install clang)" >&2; exit 3; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -I. \
-  probes/audit/parsers_fuzz.cc probes/audit/parsers.cc probes/audit/dcb.cc -o "$out/parsers_fuzz" \
+# The NCCL log parser reports findings as protos: generate the two it needs.
+protoc -I. --cpp_out="$out" proto/finding.proto proto/probe.proto
+clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -I. -I"$out" \
+  probes/audit/parsers_fuzz.cc probes/audit/parsers.cc probes/audit/dcb.cc probes/gpu/nccl_log.cc \
+  "$out/proto/finding.pb.cc" "$out/proto/probe.pb.cc" -o "$out/parsers_fuzz" -lprotobuf \
   $(pkg-config --libs absl_statusor absl_strings)
 mkdir -p "$out/corpus"
 i=0
 for seed in "4: ACTIVE" "400 Gb/sec (4X NDR)" "fe80:0000:0000:0000:ba59:9fff:fe3e:1a2b" \
-            "Max locked memory         unlimited            unlimited            bytes" "9000" "^mlx5_0:1,mlx5_1"; do
+            "Max locked memory         unlimited            unlimited            bytes" "9000" "^mlx5_0:1,mlx5_1" \
+            "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA" \
+            "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.4.7<0>"; do
   printf '%s\n' "$seed" > "$out/corpus/seed$i"; i=$((i + 1))
 done
 log=$("$out/parsers_fuzz" -runs="$RUNS" -max_len=256 "$out/corpus" 2>&1) || { echo "$log" | tail -30; exit 1; }

@@ -109,6 +109,29 @@ TEST_CASE("check: --window reads the counters twice; a quiet link passes") {
   CHECK(Check("roce-h100", {"--window", "soon"}).exit_code == 3);
 }
 
+TEST_CASE("check --nccl-log: a socket fallback exits 2 with the evidence line") {
+  CommandResult fallback = RunCommand({kCli, "check", "--nccl-log",
+                                       "tests/fixtures/nccl/socket-fallback.log", "--format", "json"});
+  CHECK(fallback.exit_code == 2);
+  v1::Report report;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(fallback.out, &report).ok());
+  REQUIRE(report.findings_size() == 1);
+  CHECK(report.findings(0).kind() == "tcp_fallback");
+  CHECK(report.findings(0).node() == "gpu-r03-n02");
+  CHECK(report.findings(0).evidence().at("line").find("via NET/Socket/0") != std::string::npos);
+
+  CommandResult text = RunCommand({kCli, "check", "--nccl-log", "tests/fixtures/nccl/socket-fallback.log"});
+  CHECK(text.out.find("via NET/Socket/0") != std::string::npos);  // the evidence, in the detail
+
+  CommandResult healthy = RunCommand({kCli, "check", "--nccl-log", "tests/fixtures/nccl/ib-gdr.log",
+                                      "--nccl-log", "tests/fixtures/nccl/ib-gdr-2.18.log"});
+  CHECK(healthy.exit_code == 0);
+  CommandResult staged = RunCommand({kCli, "check", "--nccl-log", "tests/fixtures/nccl/ib-no-gdr.log"});
+  CHECK(staged.exit_code == 1);
+  CHECK(staged.err == "WARNING: gpu-r02-n03: gpudirect_unavailable\n");
+  CHECK(RunCommand({kCli, "check", "--nccl-log", "/nonexistent.log"}).exit_code == 3);
+}
+
 TEST_CASE("check: bad arguments exit 3 with the reason") {
   CommandResult bad_root = RunCommand({kCli, "check", "--sysfs-root", "/nonexistent"});
   CHECK(bad_root.exit_code == 3);

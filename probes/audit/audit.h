@@ -44,6 +44,10 @@ class Audit {
   virtual v1::AuditResult Run(const AuditContext& context) const = 0;
 };
 
+// The NCCL_* variables of this process, which the nccl_env audit reads (jobs started from the
+// same environment inherit them).
+std::map<std::string, std::string> NcclEnvironment();
+
 // Every audit, in one explicit table.
 const std::vector<const Audit*>& AllAudits();
 

@@ -1,5 +1,7 @@
 // The node audits. Paths and formats: reference §4 (drivers/infiniband/core/sysfs.c,
 // Documentation/ABI/testing/sysfs-class-net, include/rdma/ib_addr.h).
+#include <unistd.h>
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -728,6 +730,17 @@ const std::vector<const Audit*>& AllAudits() {
   static const std::vector<const Audit*> table = {
       &rdma_ports, &mtu, &qos, &pcie, &affinity, &acs, &gpudirect, &counters, &memlock, &nccl_env};
   return table;
+}
+
+std::map<std::string, std::string> NcclEnvironment() {
+  std::map<std::string, std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (entry.rfind("NCCL_", 0) != 0) continue;
+    const size_t eq = entry.find('=');
+    out[entry.substr(0, eq)] = eq == std::string::npos ? "" : entry.substr(eq + 1);
+  }
+  return out;
 }
 
 std::string AuditNames() {

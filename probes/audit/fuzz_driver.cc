@@ -20,7 +20,10 @@ int main(int argc, char** argv) {
       "Max locked memory         8388608              8388608              bytes     \n",
       "Max locked memory         unlimited            unlimited            bytes\n",
       "9000\n", "-1\n", "mlx5_0:1,mlx5_1", "^mlx5_2", "=eth0,ib", "",
-      fabricctl::probes::BuildDcbIeeeGetRequest("ens0np0", 1)};
+      fabricctl::probes::BuildDcbIeeeGetRequest("ens0np0", 1),
+      "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.4.7<0>\n",
+      "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n",
+      "h:1:2 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1\n"};
   std::mt19937_64 random(20261122);
   auto run = [](const std::string& input) {
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());

@@ -9,6 +9,7 @@
 
 #include "probes/audit/dcb.h"
 #include "probes/audit/parsers.h"
+#include "probes/gpu/nccl_log.h"
 
 namespace {
 
@@ -34,6 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& app : dcb->apps) Require(app.priority <= 255);
   }
   (void)ParseAcsControl(text);
+  NcclLog log = ParseNcclLog(text);
+  Require(log.gdr_channels + log.socket_channels <= log.net_channels);
+  (void)NcclLogFindings(log, "fuzz");
   HcaList list = ParseHcaList(text);
   for (const auto& device : list.devices) Require(device.find(':') == std::string::npos);
   return 0;
