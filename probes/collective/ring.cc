@@ -1,0 +1,171 @@
+#include "probes/collective/ring.h"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace fabricctl::probes {
+namespace {
+
+// [begin, end) of chunk `c` of `count` elements split in `n` chunks.
+std::pair<size_t, size_t> Chunk(size_t count, uint32_t n, uint32_t c) {
+  const size_t base = count / n, extra = count % n;
+  const size_t begin = c * base + std::min<size_t>(c, extra);
+  return {begin, begin + base + (c < extra ? 1 : 0)};
+}
+
+int MillisUntil(absl::Time deadline) {
+  absl::Duration left = deadline - absl::Now();
+  if (left <= absl::ZeroDuration()) return 0;
+  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
+}
+
+// Sends `out` on `send_fd` while receiving `in` on `recv_fd`, interleaved by poll(2), until
+// both are done. Adds to `wait` the time after sending finished that receiving still took.
+absl::Status Exchange(int send_fd, const char* out, size_t out_len, int recv_fd, char* in,
+                      size_t in_len, absl::Time deadline, absl::Duration* wait) {
+  size_t sent = 0, got = 0;
+  absl::Time send_done = out_len == 0 ? absl::Now() : absl::InfinitePast();
+  while (sent < out_len || got < in_len) {
+    pollfd fds[2];
+    int n = 0;
+    int send_slot = -1, recv_slot = -1;
+    if (sent < out_len) {
+      fds[n] = {send_fd, POLLOUT, 0};
+      send_slot = n++;
+    }
+    if (got < in_len) {
+      fds[n] = {recv_fd, POLLIN, 0};
+      recv_slot = n++;
+    }
+    int ready = ::poll(fds, static_cast<nfds_t>(n), MillisUntil(deadline));
+    if (ready == 0) return absl::DeadlineExceededError("ring: a neighbour stopped answering");
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(absl::StrCat("ring: poll: ", std::strerror(errno)));
+    }
+    if (send_slot >= 0 && (fds[send_slot].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t k = ::send(send_fd, out + sent, out_len - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (k > 0) {
+        sent += static_cast<size_t>(k);
+        if (sent == out_len) send_done = absl::Now();
+      } else if (k < 0 && errno != EAGAIN && errno != EINTR) {
+        return absl::UnavailableError(absl::StrCat("ring: send to the right: ", std::strerror(errno)));
+      }
+    }
+    if (recv_slot >= 0 && (fds[recv_slot].revents & (POLLIN | POLLERR | POLLHUP))) {
+      ssize_t k = ::recv(recv_fd, in + got, in_len - got, MSG_DONTWAIT);
+      if (k > 0) {
+        got += static_cast<size_t>(k);
+      } else if (k == 0) {
+        return absl::UnavailableError("ring: the left neighbour closed the connection");
+      } else if (errno != EAGAIN && errno != EINTR) {
+        return absl::UnavailableError(absl::StrCat("ring: receive from the left: ", std::strerror(errno)));
+      }
+    }
+  }
+  if (wait != nullptr && send_done != absl::InfinitePast()) {
+    *wait += std::max(absl::ZeroDuration(), absl::Now() - send_done);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>& ranks,
+                                   const Listener& listener, absl::Duration timeout) {
+  const uint32_t n = static_cast<uint32_t>(ranks.size());
+  if (n < 2 || rank >= n) return absl::InvalidArgumentError("ring: need 2 or more ranks and rank < n");
+  const absl::Time deadline = absl::Now() + timeout;
+  RingLinks links;
+  const RankAddress& right = ranks[(rank + 1) % n];
+  // Connect to the right while accepting from the left: with two ranks they are one peer.
+  absl::Status connect_status;
+  std::thread connector([&] {
+    auto fd = ConnectTcp(right.host, right.port, timeout);
+    if (!fd.ok()) {
+      connect_status = fd.status();
+      return;
+    }
+    uint32_t me = htonl(rank);
+    connect_status = SendAll(fd->get(), &me, sizeof(me), deadline);
+    links.right = *std::move(fd);
+  });
+  absl::Status accept_status = absl::DeadlineExceededError("ring: the left neighbour never connected");
+  while (absl::Now() < deadline) {
+    auto fd = AcceptTcp(listener, deadline - absl::Now());
+    if (!fd.ok()) {
+      accept_status = fd.status();
+      break;
+    }
+    uint32_t who = 0;
+    if (!RecvAll(fd->get(), &who, sizeof(who), deadline).ok()) continue;
+    if (ntohl(who) != (rank + n - 1) % n) continue;  // not our left neighbour: drop it
+    links.left = *std::move(fd);
+    accept_status = absl::OkStatus();
+    break;
+  }
+  connector.join();
+  if (!connect_status.ok()) return connect_status;
+  if (!accept_status.ok()) return accept_status;
+  return links;
+}
+
+absl::Status RingAllreduce(RingLinks& links, uint32_t rank, uint32_t n, float* data,
+                           size_t count, absl::Time deadline, RingStats* stats) {
+  if (n < 2) return absl::OkStatus();
+  std::vector<float> incoming(count / n + 1);
+  absl::Duration wait = absl::ZeroDuration();
+  uint64_t sent = 0;
+  // Reduce-scatter: after step s, chunk (rank - s - 1) holds the sum of s + 2 ranks.
+  for (uint32_t step = 0; step + 1 < n; ++step) {
+    const auto [sb, se] = Chunk(count, n, (rank + n - step) % n);
+    const auto [rb, re] = Chunk(count, n, (rank + n - step - 1) % n);
+    if (auto s = Exchange(links.right.get(), reinterpret_cast<const char*>(data + sb),
+                          (se - sb) * sizeof(float), links.left.get(),
+                          reinterpret_cast<char*>(incoming.data()), (re - rb) * sizeof(float),
+                          deadline, &wait);
+        !s.ok()) {
+      return s;
+    }
+    for (size_t i = rb; i < re; ++i) data[i] += incoming[i - rb];
+    sent += (se - sb) * sizeof(float);
+  }
+  // All-gather: the complete chunk (rank + 1) travels round the ring.
+  for (uint32_t step = 0; step + 1 < n; ++step) {
+    const auto [sb, se] = Chunk(count, n, (rank + 1 + n - step) % n);
+    const auto [rb, re] = Chunk(count, n, (rank + n - step) % n);
+    if (auto s = Exchange(links.right.get(), reinterpret_cast<const char*>(data + sb),
+                          (se - sb) * sizeof(float), links.left.get(),
+                          reinterpret_cast<char*>(data + rb), (re - rb) * sizeof(float), deadline,
+                          &wait);
+        !s.ok()) {
+      return s;
+    }
+    sent += (se - sb) * sizeof(float);
+  }
+  if (stats != nullptr) {
+    stats->receive_wait += wait;
+    stats->bytes_sent += sent;
+  }
+  return absl::OkStatus();
+}
+
+double AllreduceAlgBwGBytes(uint64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / 1e9 / seconds : 0;
+}
+
+double AllreduceBusBwGBytes(uint64_t bytes, double seconds, uint32_t nranks) {
+  if (nranks == 0) return 0;
+  return AllreduceAlgBwGBytes(bytes, seconds) * 2.0 * (nranks - 1) / nranks;
+}
+
+}  // namespace fabricctl::probes

@@ -1,0 +1,57 @@
+#ifndef FABRICCTL_PROBES_COLLECTIVE_RING_H_
+#define FABRICCTL_PROBES_COLLECTIVE_RING_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "probes/net/socket.h"
+
+namespace fabricctl::probes {
+
+// One rank's two connections in a ring: it receives from its left neighbour (rank - 1) and
+// sends to its right neighbour (rank + 1).
+struct RingLinks {
+  UniqueFd left;
+  UniqueFd right;
+};
+
+struct RankAddress {
+  std::string host;
+  uint16_t port = 0;
+};
+
+// Joins a ring of `ranks.size()` ranks over TCP: connects to the right neighbour's listener
+// and accepts the left neighbour's connection on `listener` (each side says its rank first, so
+// a stray connection is refused). Every rank calls this at about the same time.
+absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>& ranks,
+                                   const Listener& listener, absl::Duration timeout);
+
+// What one all-reduce cost this rank.
+struct RingStats {
+  // Time spent waiting for the left neighbour's data, beyond what sending needed: the rank
+  // downstream of a slow link waits longest.
+  absl::Duration receive_wait = absl::ZeroDuration();
+  uint64_t bytes_sent = 0;
+};
+
+// Sums `data` (count floats, the same count on every rank) across the ring, in place: n-1
+// reduce-scatter steps then n-1 all-gather steps, each sending one chunk to the right while
+// receiving one from the left (interleaved, so both links stay busy). Chunks are count/n
+// elements, the first count%n chunks one larger, so any count works. This is the
+// bandwidth-optimal ring: each rank sends 2(n-1)/n of the data, which is nccl-tests' busbw
+// factor.
+absl::Status RingAllreduce(RingLinks& links, uint32_t rank, uint32_t nranks, float* data,
+                           size_t count, absl::Time deadline, RingStats* stats);
+
+// nccl-tests' figures for all_reduce (reference §2.1): algbw = bytes / 1e9 / seconds,
+// busbw = algbw * 2(n-1)/n, in GB/s.
+double AllreduceAlgBwGBytes(uint64_t bytes, double seconds);
+double AllreduceBusBwGBytes(uint64_t bytes, double seconds, uint32_t nranks);
+
+}  // namespace fabricctl::probes
+
+#endif  // FABRICCTL_PROBES_COLLECTIVE_RING_H_
