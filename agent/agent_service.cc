@@ -60,6 +60,17 @@ grpc::Status AgentService::RunProbeClient(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status AgentService::RunLocalProbe(grpc::ServerContext* context,
+                                         const v1::RunLocalProbeRequest* request,
+                                         v1::RunLocalProbeResponse* response) {
+  if (auto s = RequirePeerIdentity(*context, controller_identity_); !s.ok()) return s;
+  std::vector<v1::Endpoint> ranks(request->ranks().begin(), request->ranks().end());
+  auto result = probes_->RunLocal(request->spec(), request->run_id(), request->rank(), ranks);
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response->mutable_result() = *std::move(result);
+  return grpc::Status::OK;
+}
+
 grpc::Status AgentService::StopProbeServer(grpc::ServerContext* context,
                                            const v1::StopProbeServerRequest* request,
                                            v1::StopProbeServerResponse* response) {

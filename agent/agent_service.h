@@ -30,6 +30,8 @@ class AgentService : public v1::AgentService::Service {
   grpc::Status RunProbeClient(grpc::ServerContext* context,
                               const v1::RunProbeClientRequest* request,
                               v1::RunProbeClientResponse* response) override;
+  grpc::Status RunLocalProbe(grpc::ServerContext* context, const v1::RunLocalProbeRequest* request,
+                             v1::RunLocalProbeResponse* response) override;
   grpc::Status StopProbeServer(grpc::ServerContext* context,
                                const v1::StopProbeServerRequest* request,
                                v1::StopProbeServerResponse* response) override;

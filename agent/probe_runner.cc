@@ -5,6 +5,7 @@
 #include "base/logging.h"
 #include "base/net_address.h"
 #include "probes/client.h"
+#include "probes/collective/allreduce.h"
 #include "probes/table.h"
 
 namespace fabricctl::agent {
@@ -48,7 +49,7 @@ void ProbeRunner::Release() {
 }
 
 absl::StatusOr<probes::ProbeParams> ProbeRunner::Validate(const v1::ProbeSpec& spec) const {
-  if (probes::FindProbe(spec.kind()) == nullptr) {
+  if (probes::FindProbe(spec.kind()) == nullptr && spec.kind() != v1::ALLREDUCE) {
     return absl::InvalidArgumentError(
         absl::StrCat("spec.kind: no pair probe of kind ", v1::ProbeKind_Name(spec.kind())));
   }
@@ -65,6 +66,19 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
   auto params = Validate(spec);
   if (!params.ok()) return params.status();
   if (auto s = Acquire(absl::StrCat("server of run ", run_id)); !s.ok()) return s;
+  if (spec.kind() == v1::ALLREDUCE) {
+    // A rank of a ring: the listener its left neighbour connects to; held until RunLocal.
+    auto listener = probes::ListenTcp(listen_host_, 0);
+    if (!listener.ok()) {
+      Release();
+      return listener.status();
+    }
+    v1::Endpoint endpoint;
+    endpoint.set_address(HostPort{advertise_host_, listener->port}.ToString());
+    std::lock_guard<std::mutex> lock(mu_);
+    rings_[run_id] = *std::move(listener);
+    return endpoint;
+  }
   auto server = probes::ProbeServer::Listen(listen_host_, 0, context_);
   if (!server.ok()) {
     Release();
@@ -93,6 +107,11 @@ absl::Status ProbeRunner::StopServer(const std::string& run_id) {
   Running run;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (auto ring = rings_.find(run_id); ring != rings_.end()) {
+      rings_.erase(ring);  // RunLocal never came: free the listener and the slot
+      holder_.clear();
+      return absl::OkStatus();
+    }
     auto it = servers_.find(run_id);
     if (it == servers_.end()) return absl::NotFoundError(absl::StrCat("no server run ", run_id));
     run = std::move(it->second);
@@ -112,6 +131,38 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunClient(const v1::ProbeSpec& spec
   if (auto s = Acquire(absl::StrCat("client to ", server.address())); !s.ok()) return s;
   probes::ProbeRun run = probes::RunProbeClient(*params, {address->host, address->port},
                                                 context_.limits, /*end_session=*/true);
+  Release();
+  return probes::ToResult(run, *params);
+}
+
+absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::ProbeSpec& spec,
+                                                      const std::string& run_id, uint32_t rank,
+                                                      const std::vector<v1::Endpoint>& ranks) {
+  if (spec.kind() != v1::ALLREDUCE) {
+    return absl::InvalidArgumentError("spec.kind: only ALLREDUCE runs as a local probe");
+  }
+  auto params = Validate(spec);
+  if (!params.ok()) return params.status();
+  if (ranks.size() < 2 || ranks.size() > 4096 || rank >= ranks.size()) {
+    return absl::InvalidArgumentError("ranks: 2 to 4096 endpoints, and rank below their count");
+  }
+  std::vector<probes::RankAddress> addresses;
+  for (const auto& e : ranks) {
+    auto a = ParseHostPort(e.address(), "ranks.address");
+    if (!a.ok()) return a.status();
+    addresses.push_back({a->host, a->port});
+  }
+  probes::Listener listener;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = rings_.find(run_id);
+    if (it == rings_.end()) {
+      return absl::FailedPreconditionError(absl::StrCat("no ring listener for run ", run_id));
+    }
+    listener = std::move(it->second);
+    rings_.erase(it);
+  }
+  probes::ProbeRun run = probes::RunRingAllreduce(*params, rank, addresses, listener);
   Release();
   return probes::ToResult(run, *params);
 }

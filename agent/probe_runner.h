@@ -6,10 +6,12 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "probes/common/params.h"
 #include "probes/probe.h"
+#include "probes/net/socket.h"
 #include "probes/server.h"
 #include "proto/probe.pb.h"
 
@@ -33,6 +35,10 @@ class ProbeRunner {
   absl::Status StopServer(const std::string& run_id);
   // Runs the client half against `server` and returns its result (failures are results too).
   absl::StatusOr<v1::ProbeResult> RunClient(const v1::ProbeSpec& spec, const v1::Endpoint& server);
+  // Collectives: StartServer opens this rank's listener (ALLREDUCE); RunLocal joins the ring of
+  // `ranks` as `rank` and measures, then frees the slot.
+  absl::StatusOr<v1::ProbeResult> RunLocal(const v1::ProbeSpec& spec, const std::string& run_id,
+                                           uint32_t rank, const std::vector<v1::Endpoint>& ranks);
 
  private:
   // Takes the node's probe slot, or says who holds it.
@@ -51,6 +57,7 @@ class ProbeRunner {
     std::thread thread;
   };
   std::map<std::string, Running> servers_;  // guarded by mu_
+  std::map<std::string, probes::Listener> rings_;  // collective listeners by run, guarded by mu_
 };
 
 }  // namespace fabricctl::agent

@@ -75,7 +75,9 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--nodes", sweep.nodes, "comma-separated node names (default: all online)");
   sweep_cmd->add_option("--pairing", sweep.pairing, "full, quick, sample or file:PATH");
   sweep_cmd->add_option("--sample-rounds", sweep.sample_rounds, "rounds of --pairing sample");
-  sweep_cmd->add_option("--probes", sweep.probes, "comma-separated probes (default tcp_bw,tcp_lat)");
+  sweep_cmd->add_option("--probes", sweep.probes,
+                        "comma-separated probes (default tcp_bw,tcp_lat); allreduce runs a ring over "
+                        "every node");
   sweep_cmd->add_option("--sizes", sweep.sizes, "message sizes for every probe");
   sweep_cmd->add_option("--iters", sweep.iterations, "iterations per size");
   sweep_cmd->add_option("--duration", sweep.duration, "time per size (TCP probes)");

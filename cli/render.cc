@@ -160,6 +160,18 @@ std::string RenderText(const v1::Report& report, bool color) {
     }
   }
 
+  for (const auto& c : report.health().collectives()) {
+    absl::StrAppendFormat(&out, "\nALLREDUCE (%s, %d nodes from %s)%s\n", c.device(),
+                          report.sweep().nodes_size(), c.node(),
+                          c.outcome() == v1::PROBE_OK ? "" : absl::StrCat(": ", c.reason()));
+    if (c.collective_size() > 0) {
+      out += "        size     time(us)  algbw(GB/s)  busbw(GB/s)  #wrong\n";
+      for (const auto& p : c.collective()) {
+        absl::StrAppendFormat(&out, "%12d %12.1f %12.3f %12.3f %7d\n", p.size_bytes(), p.time_us(),
+                              p.algbw_gbytes(), p.busbw_gbytes(), p.wrong());
+      }
+    }
+  }
   const auto& nodes = report.health().nodes();
   if (nodes.empty() || report.health().pairs().empty()) return out;
   constexpr int kMaxMapNodes = 40;

@@ -52,10 +52,14 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
     }
   }
   for (absl::string_view name : absl::StrSplit(o.probes, ',', absl::SkipWhitespace())) {
+    if (name == "allreduce") {
+      request.add_probes(v1::ALLREDUCE);
+      continue;
+    }
     const probes::Probe* probe = probes::FindProbe(std::string(name));
     if (probe == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("--probes: unknown probe '", name,
-                                                     "' (known: ", probes::ProbeNames(), ")"));
+                                                     "' (known: ", probes::ProbeNames(), ", allreduce)"));
     }
     request.add_probes(probe->kind());
   }

@@ -17,6 +17,7 @@
 #include "controller/pairing.h"
 #include "google/protobuf/util/time_util.h"
 #include "grpcpp/create_channel.h"
+#include "probes/collective/ring.h"
 #include "probes/common/params.h"
 #include "probes/common/sizes.h"
 #include "probes/table.h"
@@ -197,18 +198,25 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
   if (kinds.empty()) {
     for (const auto& name : config.sweep().probes()) {
       const probes::Probe* probe = probes::FindProbe(name);
+      if (name == "allreduce") {
+        kinds.push_back(v1::ALLREDUCE);
+        continue;
+      }
       if (probe == nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("sweep.probes: '", name, "' is not a pair probe (", probes::ProbeNames(), ")"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sweep.probes: '", name, "' is not a probe of sweeps (", probes::ProbeNames(), ", allreduce)"));
       }
       kinds.push_back(probe->kind());
     }
   }
   if (kinds.empty()) kinds = {v1::TCP_BW, v1::TCP_LAT};
+  // The group collective runs after the pairs; the rest are pair probes.
+  const bool allreduce = std::count(kinds.begin(), kinds.end(), v1::ALLREDUCE) > 0;
+  kinds.erase(std::remove(kinds.begin(), kinds.end(), v1::ALLREDUCE), kinds.end());
   for (v1::ProbeKind kind : kinds) {
     if (probes::FindProbe(kind) == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "probes: ", v1::ProbeKind_Name(kind), " is not a pair probe (", probes::ProbeNames(), ")"));
+          "probes: ", v1::ProbeKind_Name(kind), " is not a probe of sweeps (", probes::ProbeNames(), ", allreduce)"));
     }
   }
   const absl::Duration pair_timeout = FromProto(config.sweep().pair_timeout());
@@ -359,6 +367,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     pairing = v1::PAIRING_FULL;
     plan = FullRounds(n_live);
   }
+  if (kinds.empty()) plan.clear();  // a collective-only sweep measures no pairs
   for (Round& round : plan) {
     for (Pair& p : round) p = {live[p.first], live[p.second]};
   }
@@ -371,6 +380,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
   *info.mutable_started() = ToProto(started);
   info.set_pairing(pairing);
   for (v1::ProbeKind kind : kinds) info.add_probes(kind);
+  if (allreduce) info.add_probes(v1::ALLREDUCE);
   for (const auto& node : nodes) info.add_nodes(node->name);
   info.set_rounds(static_cast<uint32_t>(plan.size()));
   info.set_baseline_sweep_id(request.baseline_sweep_id());
@@ -483,6 +493,138 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     recheck();
   }
 
+  // The all-reduce over every reachable node: each opens a listener, then all join the ring
+  // at once and measure; the ranks' figures are combined as nccl-tests does (times averaged).
+  v1::ProbeResult collective;
+  std::vector<v1::ProbeResult> rank_results;
+  std::vector<uint32_t> ring;  // node index of each rank
+  if (allreduce && live.size() >= 2) {
+    ring = live;
+    probes::ProbeParams p;
+    p.kind = v1::ALLREDUCE;
+    const v1::Measurement& m = request.measurement();
+    if (m.sizes_bytes_size() > 0) {
+      p.sizes_bytes.assign(m.sizes_bytes().begin(), m.sizes_bytes().end());
+    } else {
+      p.sizes_bytes = {4u << 20};
+    }
+    p.iterations = m.iterations() > 0 ? m.iterations() : 10;
+    p.warmup_iterations = m.warmup_iterations() ? m.warmup_iterations() : 2;
+    p.timeout = pair_timeout * 2;
+    if (auto s = probes::ValidateParams(p, probes::LimitsFromConfig(config.probes().limits())); !s.ok()) {
+      return s;
+    }
+    const v1::ProbeSpec spec = probes::ToSpec(p);
+    const std::string run_id = absl::StrCat("s", *sweep_id, "-allreduce");
+    const size_t n = ring.size();
+    std::vector<v1::Endpoint> endpoints(n);
+    std::vector<grpc::Status> started_status(n);
+    {
+      std::vector<std::thread> threads;
+      for (size_t r = 0; r < n; ++r) {
+        threads.emplace_back([&, r] {
+          v1::StartProbeServerRequest start;
+          *start.mutable_spec() = spec;
+          start.set_run_id(run_id);
+          v1::StartProbeServerResponse response;
+          grpc::ClientContext context;
+          context.set_deadline(Deadline(kStartTimeout));
+          started_status[r] = StubFor(nodes[ring[r]]->address)->StartProbeServer(&context, start, &response);
+          endpoints[r] = response.endpoint();
+        });
+      }
+      for (auto& t : threads) t.join();
+    }
+    rank_results.resize(n);
+    const bool all_started = std::all_of(started_status.begin(), started_status.end(),
+                                         [](const grpc::Status& s) { return s.ok(); });
+    std::vector<std::thread> threads;
+    for (size_t r = 0; r < n; ++r) {
+      threads.emplace_back([&, r] {
+        Node& node = *nodes[ring[r]];
+        v1::ProbeResult& out = rank_results[r];
+        out.set_kind(v1::ALLREDUCE);
+        out.set_node(node.name);
+        grpc::Status s = started_status[r];
+        if (s.ok() && all_started) {
+          v1::RunLocalProbeRequest run;
+          *run.mutable_spec() = spec;
+          run.set_run_id(run_id);
+          run.set_rank(static_cast<uint32_t>(r));
+          for (const auto& e : endpoints) *run.add_ranks() = e;
+          v1::RunLocalProbeResponse response;
+          grpc::ClientContext context;
+          context.set_deadline(Deadline(p.timeout + kRpcSlack));
+          s = StubFor(node.address)->RunLocalProbe(&context, run, &response);
+          if (s.ok()) {
+            out = response.result();
+            out.set_node(node.name);
+            return;
+          }
+        } else if (s.ok()) {
+          // Another rank could not start: free this one's listener.
+          v1::StopProbeServerRequest stop;
+          stop.set_run_id(run_id);
+          v1::StopProbeServerResponse stopped;
+          grpc::ClientContext context;
+          context.set_deadline(Deadline(kStopTimeout));
+          (void)StubFor(node.address)->StopProbeServer(&context, stop, &stopped);
+          s = grpc::Status(grpc::StatusCode::ABORTED, "another rank could not start");
+        }
+        if (IsTransportFailure(s)) node.transport_failures = true;
+        out.set_outcome(s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? v1::PROBE_TIMEOUT
+                                                                              : v1::PROBE_FAILED);
+        out.set_reason(absl::StrCat("rank ", r, " on ", node.name, ": ", s.error_message()));
+      });
+    }
+    for (auto& t : threads) t.join();
+    // Combine: nccl-tests averages the time across ranks; wrong elements add up.
+    collective.set_kind(v1::ALLREDUCE);
+    collective.set_node(nodes[ring[0]]->name);
+    collective.set_device("tcp ring");
+    *collective.mutable_effective_spec() = spec;
+    collective.set_outcome(v1::PROBE_OK);
+    for (const auto& r : rank_results) {
+      if (r.outcome() != v1::PROBE_OK) {
+        collective.set_outcome(r.outcome());
+        collective.set_reason(r.reason());
+        break;
+      }
+    }
+    if (collective.outcome() == v1::PROBE_OK) {
+      for (int k = 0; k < rank_results[0].collective_size(); ++k) {
+        double time_us = 0;
+        uint64_t wrong = 0;
+        for (const auto& r : rank_results) {
+          time_us += r.collective(k).time_us();
+          wrong += r.collective(k).wrong();
+        }
+        time_us /= static_cast<double>(n);
+        v1::CollectivePoint* c = collective.add_collective();
+        c->set_size_bytes(rank_results[0].collective(k).size_bytes());
+        c->set_time_us(time_us);
+        c->set_algbw_gbytes(probes::AllreduceAlgBwGBytes(c->size_bytes(), time_us * 1e-6));
+        c->set_busbw_gbytes(probes::AllreduceBusBwGBytes(c->size_bytes(), time_us * 1e-6,
+                                                         static_cast<uint32_t>(n)));
+        c->set_wrong(wrong);
+      }
+    }
+    if (auto s = store_->InsertResult(*sweep_id, next_round++, 1, collective); !s.ok()) {
+      log->error("sweep {}: cannot store a result: {}", *sweep_id, std::string(s.message()));
+    }
+    if (progress) {
+      v1::SweepEvent event;
+      auto* r = event.mutable_round();
+      r->set_round(1);
+      r->set_rounds(1);
+      r->set_pairs(static_cast<uint32_t>(n));
+      r->set_pairs_failed(collective.outcome() == v1::PROBE_OK ? 0 : 1);
+      r->set_phase("allreduce");
+      progress(event);
+    }
+    recheck();
+  }
+
   // Analysis input from everything measured so far.
   int bw_index = -1, lat_index = -1;
   for (size_t k = 0; k < kinds.size(); ++k) {
@@ -581,6 +723,83 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
   AnalysisInput in = build_input();
   AnalysisResult analysis = Analyze(in);
 
+  // The all-reduce against its thresholds: the configured busbw, and the group's own pairwise
+  // bandwidth (a bandwidth-optimal ring reaches close to it). A slow link shows in the send
+  // time of the rank it leaves; a node's own links are the one out of it and the one into it
+  // (its left neighbour's), so the node whose two add up highest is the one to name.
+  if (collective.collective_size() > 0) {
+    const v1::CollectivePoint& last = collective.collective(collective.collective_size() - 1);
+    std::vector<std::string> why;
+    if (config.thresholds().min_allreduce_busbw_gbytes() > 0 &&
+        last.busbw_gbytes() < config.thresholds().min_allreduce_busbw_gbytes()) {
+      why.push_back(absl::StrFormat("below %.3f GB/s (thresholds.min_allreduce_busbw_gbytes)",
+                                    config.thresholds().min_allreduce_busbw_gbytes()));
+    }
+    const double pairwise_gbytes = std::isnan(analysis.median_bw_gbps) ? 0 : analysis.median_bw_gbps / 8.0;
+    const double relative = config.thresholds().relative_allreduce_busbw();
+    if (pairwise_gbytes > 0 && last.busbw_gbytes() < relative * pairwise_gbytes) {
+      why.push_back(absl::StrFormat("below %.0f %% of the group's median pairwise %.3f GB/s",
+                                    relative * 100, pairwise_gbytes));
+    }
+    const size_t n = ring.size();
+    std::string straggler;
+    std::vector<double> scores;
+    double worst = -1;
+    for (size_t r = 0; r < n && rank_results[r].collective_size() > 0; ++r) {
+      const auto& out_link = rank_results[r].collective(rank_results[r].collective_size() - 1);
+      const auto& left = rank_results[(r + n - 1) % n];
+      if (left.collective_size() == 0) continue;
+      const auto& in_link = left.collective(left.collective_size() - 1);
+      const double score = out_link.send_time_us() + in_link.send_time_us();
+      scores.push_back(score);
+      if (score > worst) {
+        worst = score;
+        straggler = nodes[ring[r]]->name;
+      }
+    }
+    // Without a threshold to miss, one node whose links stand out is still a straggler of the
+    // ring: its score at least 1.5 times the next node's and 3 times the quickest node's (its
+    // neighbours share one of its slow links, so they come second).
+    std::sort(scores.begin(), scores.end());
+    if (why.empty() && scores.size() >= 3 && scores.front() > 0 &&
+        worst >= 1.5 * scores[scores.size() - 2] && worst >= 3 * scores.front()) {
+      why.push_back(absl::StrFormat("the links of %s took %.0f us per operation, %.1f times the "
+                                    "quickest node's",
+                                    straggler, worst, worst / scores.front()));
+    }
+    if (!why.empty()) {
+      v1::Finding f;
+      f.set_kind("allreduce_below_threshold");
+      f.set_severity(v1::SEVERITY_CRITICAL);
+      f.set_action(v1::ACTION_INVESTIGATE);
+      f.set_node(straggler);
+      f.set_detail(absl::StrFormat(
+          "allreduce over %d nodes: busbw %.3f GB/s at %d bytes, %s; the slowest links of the ring "
+          "are %s's",
+          n, last.busbw_gbytes(), last.size_bytes(), absl::StrJoin(why, " and "), straggler));
+      (*f.mutable_evidence())["busbw_gbytes"] = absl::StrFormat("%.3f", last.busbw_gbytes());
+      (*f.mutable_evidence())["straggler"] = straggler;
+      analysis.findings.push_back(std::move(f));
+    }
+    if (last.wrong() > 0) {
+      v1::Finding f;
+      f.set_kind("probe_failed");
+      f.set_severity(v1::SEVERITY_CRITICAL);
+      f.set_action(v1::ACTION_INVESTIGATE);
+      f.set_node(collective.node());
+      f.set_detail(absl::StrCat("allreduce data check: ", last.wrong(), " wrong elements"));
+      analysis.findings.push_back(std::move(f));
+    }
+  } else if (allreduce && collective.outcome() != v1::PROBE_OK && collective.kind() == v1::ALLREDUCE) {
+    v1::Finding f;
+    f.set_kind(collective.outcome() == v1::PROBE_TIMEOUT ? "probe_timeout" : "probe_failed");
+    f.set_severity(v1::SEVERITY_WARNING);
+    f.set_action(v1::ACTION_INVESTIGATE);
+    f.set_node(collective.node());
+    f.set_detail(absl::StrCat("allreduce: ", collective.reason()));
+    analysis.findings.push_back(std::move(f));
+  }
+
   // Regressions against the baseline sweep.
   if (request.baseline_sweep_id() != 0) {
     std::map<std::pair<std::string, std::string>, double> before;
@@ -621,6 +840,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
   *report.mutable_thresholds() = config.thresholds();
   v1::HealthMap* health = report.mutable_health();
   if (!std::isnan(analysis.best_bw_gbps)) health->set_best_bw_gbps(analysis.best_bw_gbps);
+  if (collective.kind() == v1::ALLREDUCE) *health->add_collectives() = collective;
   if (!std::isnan(analysis.median_bw_gbps)) health->set_median_bw_gbps(analysis.median_bw_gbps);
   v1::Summary* summary = report.mutable_summary();
   std::set<std::string> drain;

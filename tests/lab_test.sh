@@ -92,6 +92,18 @@ print(" ".join(sorted(f["kind"] + ":" + f["node"] for f in r["findings"]
 ' "$OUT/quick.json")
 check "quick pairing with localisation names node-3 ($quick)" test "$quick" = "straggler_node:node-3"
 
+# The all-reduce over the whole lab: correct, and slow around the throttled host, which is named.
+lab sweep --probes allreduce --sizes 4M --format json --output "$OUT/allreduce.json"
+check "the all-reduce sweep exits 2" test $? -eq 2
+named=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["health"]["collectives"][0]["collective"][0]
+names = [f["node"] for f in r["findings"] if f["kind"] == "allreduce_below_threshold"]
+print(c.get("wrong", "0"), ",".join(names), "busbw" if c["busbw_gbytes"] > 0 else "none")
+' "$OUT/allreduce.json")
+check "its data check passes and node-3 is named ($named)" test "$named" = "0 node-3 busbw"
+
 # 3. An agent killed in the middle of a sweep costs its pairs, not the sweep.
 start=$SECONDS
 lab sweep --format json --output "$OUT/killed.json" &
@@ -121,7 +133,7 @@ sweeps=$(lab history --format json | python3 -c '
 import json, sys
 print(" ".join(s["state"] for s in json.load(sys.stdin)["sweeps"]))')
 check "history lists every sweep after a restart ($sweeps)" \
-  test "$sweeps" = "SWEEP_COMPLETED SWEEP_COMPLETED SWEEP_COMPLETED"
+  test "$sweeps" = "SWEEP_COMPLETED SWEEP_COMPLETED SWEEP_COMPLETED SWEEP_COMPLETED"
 lab map 1 --format json --output "$OUT/again.json"
 check "the first sweep's report is intact" python3 -c '
 import json, sys

@@ -29,11 +29,12 @@ int MillisUntil(absl::Time deadline) {
 }
 
 // Sends `out` on `send_fd` while receiving `in` on `recv_fd`, interleaved by poll(2), until
-// both are done. Adds to `wait` the time after sending finished that receiving still took.
+// both are done. Adds to `send_time` how long the sending took.
 absl::Status Exchange(int send_fd, const char* out, size_t out_len, int recv_fd, char* in,
-                      size_t in_len, absl::Time deadline, absl::Duration* wait) {
+                      size_t in_len, absl::Time deadline, absl::Duration* send_time) {
   size_t sent = 0, got = 0;
-  absl::Time send_done = out_len == 0 ? absl::Now() : absl::InfinitePast();
+  const absl::Time start = absl::Now();
+  absl::Time send_done = out_len == 0 ? start : absl::InfinitePast();
   while (sent < out_len || got < in_len) {
     pollfd fds[2];
     int n = 0;
@@ -72,10 +73,22 @@ absl::Status Exchange(int send_fd, const char* out, size_t out_len, int recv_fd,
       }
     }
   }
-  if (wait != nullptr && send_done != absl::InfinitePast()) {
-    *wait += std::max(absl::ZeroDuration(), absl::Now() - send_done);
-  }
+  if (send_time != nullptr && send_done != absl::InfinitePast()) *send_time += send_done - start;
   return absl::OkStatus();
+}
+
+}  // namespace
+
+namespace {
+
+// A small send buffer keeps a rank's send time tied to its outgoing link's rate, so that a slow
+// link shows in the send time of the rank it leaves (with the default autotuned buffers of
+// several MiB, a chunk vanishes into the buffer and the delay surfaces elsewhere in the ring).
+constexpr int kRingSendBuffer = 256 << 10;
+
+void LimitSendBuffer(int fd) {
+  int bytes = kRingSendBuffer;
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
 }
 
 }  // namespace
@@ -95,6 +108,7 @@ absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>
       connect_status = fd.status();
       return;
     }
+    LimitSendBuffer(fd->get());
     uint32_t me = htonl(rank);
     connect_status = SendAll(fd->get(), &me, sizeof(me), deadline);
     links.right = *std::move(fd);
@@ -123,7 +137,7 @@ absl::Status RingAllreduce(RingLinks& links, uint32_t rank, uint32_t n, float* d
                            size_t count, absl::Time deadline, RingStats* stats) {
   if (n < 2) return absl::OkStatus();
   std::vector<float> incoming(count / n + 1);
-  absl::Duration wait = absl::ZeroDuration();
+  absl::Duration send_time = absl::ZeroDuration();
   uint64_t sent = 0;
   // Reduce-scatter: after step s, chunk (rank - s - 1) holds the sum of s + 2 ranks.
   for (uint32_t step = 0; step + 1 < n; ++step) {
@@ -132,7 +146,7 @@ absl::Status RingAllreduce(RingLinks& links, uint32_t rank, uint32_t n, float* d
     if (auto s = Exchange(links.right.get(), reinterpret_cast<const char*>(data + sb),
                           (se - sb) * sizeof(float), links.left.get(),
                           reinterpret_cast<char*>(incoming.data()), (re - rb) * sizeof(float),
-                          deadline, &wait);
+                          deadline, &send_time);
         !s.ok()) {
       return s;
     }
@@ -146,14 +160,14 @@ absl::Status RingAllreduce(RingLinks& links, uint32_t rank, uint32_t n, float* d
     if (auto s = Exchange(links.right.get(), reinterpret_cast<const char*>(data + sb),
                           (se - sb) * sizeof(float), links.left.get(),
                           reinterpret_cast<char*>(data + rb), (re - rb) * sizeof(float), deadline,
-                          &wait);
+                          &send_time);
         !s.ok()) {
       return s;
     }
     sent += (se - sb) * sizeof(float);
   }
   if (stats != nullptr) {
-    stats->receive_wait += wait;
+    stats->send_time += send_time;
     stats->bytes_sent += sent;
   }
   return absl::OkStatus();

@@ -32,9 +32,10 @@ absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>
 
 // What one all-reduce cost this rank.
 struct RingStats {
-  // Time spent waiting for the left neighbour's data, beyond what sending needed: the rank
-  // downstream of a slow link waits longest.
-  absl::Duration receive_wait = absl::ZeroDuration();
+  // Time this rank's sends to its right neighbour took, from the start of each step until the
+  // chunk was handed to the kernel: a slow link out of this rank fills the socket buffer and
+  // shows here, while a slow link elsewhere only delays what this rank receives.
+  absl::Duration send_time = absl::ZeroDuration();
   uint64_t bytes_sent = 0;
 };
 

@@ -90,6 +90,9 @@ v1::ProbeSpec ToSpec(const ProbeParams& p) {
   }
   if (p.kind == v1::TCP_BW || p.kind == v1::TCP_LAT) {
     spec.mutable_tcp()->set_streams(p.tcp_streams);
+  } else if (p.kind == v1::ALLREDUCE) {
+    spec.mutable_allreduce()->set_ring_transport("tcp");
+    spec.mutable_allreduce()->set_check(true);
   } else {
     auto* r = spec.mutable_rdma();
     r->set_device(p.rdma.device);
@@ -162,6 +165,15 @@ v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
     l->set_t_stdev_us(p.t_stdev_us);
     l->set_t_p99_us(p.t_p99_us);
     l->set_t_p999_us(p.t_p999_us);
+  }
+  for (const CollectivePoint& p : run.collective) {
+    v1::CollectivePoint* c = out.add_collective();
+    c->set_size_bytes(p.size_bytes);
+    c->set_time_us(p.time_us);
+    c->set_algbw_gbytes(p.algbw_gbytes);
+    c->set_busbw_gbytes(p.busbw_gbytes);
+    c->set_wrong(p.wrong);
+    c->set_send_time_us(p.send_time_us);
   }
   *out.mutable_elapsed() = TimeUtil::NanosecondsToDuration(
       static_cast<int64_t>(run.elapsed_s * 1e9));

@@ -31,6 +31,16 @@ struct LatPoint {
   double t_p999_us = 0;
 };
 
+// One row of all_reduce_perf's table, from one rank.
+struct CollectivePoint {
+  uint64_t size_bytes = 0;
+  double time_us = 0;         // per operation
+  double algbw_gbytes = 0;    // GB/s (1e9)
+  double busbw_gbytes = 0;
+  uint64_t wrong = 0;         // elements that failed the data check
+  double send_time_us = 0;    // per operation, sending to the right neighbour
+};
+
 enum class Outcome {
   kOk,       // measured
   kSkipped,  // does not apply here (no device, memlock too low); see reason
@@ -50,6 +60,7 @@ struct ProbeRun {
   InfoLines setup;     // e.g. {"Mtu", "4096[B]"}, {"GID index", "3"}
   std::vector<BwPoint> bw;
   std::vector<LatPoint> lat;
+  std::vector<CollectivePoint> collective;
   double elapsed_s = 0;
 
   static ProbeRun Skipped(std::string kind, std::string reason) {

@@ -1,0 +1,22 @@
+#ifndef FABRICCTL_PROBES_COLLECTIVE_ALLREDUCE_H_
+#define FABRICCTL_PROBES_COLLECTIVE_ALLREDUCE_H_
+
+#include <vector>
+
+#include "probes/collective/ring.h"
+#include "probes/common/params.h"
+#include "probes/common/result.h"
+
+namespace fabricctl::probes {
+
+// One rank of the host-memory `allreduce` probe: joins the ring, then per message size checks
+// the data once (every rank contributes rank-dependent values; each element's sum is known)
+// and times `iterations` all-reduces after `warmup_iterations`, as nccl-tests does. Fills
+// run.collective with this rank's time per operation, algbw and busbw (the controller averages
+// the ranks), wrong elements and the time its sends to the right neighbour took.
+ProbeRun RunRingAllreduce(const ProbeParams& params, uint32_t rank,
+                          const std::vector<RankAddress>& ranks, const Listener& listener);
+
+}  // namespace fabricctl::probes
+
+#endif  // FABRICCTL_PROBES_COLLECTIVE_ALLREDUCE_H_
