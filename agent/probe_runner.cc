@@ -138,6 +138,22 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunClient(const v1::ProbeSpec& spec
 absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::ProbeSpec& spec,
                                                       const std::string& run_id, uint32_t rank,
                                                       const std::vector<v1::Endpoint>& ranks) {
+  // The listener StartServer opened holds the node's slot; whatever happens below, this run
+  // ends here and frees both.
+  probes::Listener listener;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = rings_.find(run_id);
+    if (it == rings_.end()) {
+      return absl::FailedPreconditionError(absl::StrCat("no ring listener for run ", run_id));
+    }
+    listener = std::move(it->second);
+    rings_.erase(it);
+  }
+  struct ReleaseAtEnd {
+    ProbeRunner* runner;
+    ~ReleaseAtEnd() { runner->Release(); }
+  } release{this};
   if (spec.kind() != v1::ALLREDUCE) {
     return absl::InvalidArgumentError("spec.kind: only ALLREDUCE runs as a local probe");
   }
@@ -152,18 +168,7 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::ProbeSpec& spec,
     if (!a.ok()) return a.status();
     addresses.push_back({a->host, a->port});
   }
-  probes::Listener listener;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = rings_.find(run_id);
-    if (it == rings_.end()) {
-      return absl::FailedPreconditionError(absl::StrCat("no ring listener for run ", run_id));
-    }
-    listener = std::move(it->second);
-    rings_.erase(it);
-  }
   probes::ProbeRun run = probes::RunRingAllreduce(*params, rank, addresses, listener);
-  Release();
   return probes::ToResult(run, *params);
 }
 
