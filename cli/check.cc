@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <thread>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/exit_code.h"
@@ -16,6 +19,9 @@
 #include "cli/render.h"
 #include "google/protobuf/util/time_util.h"
 #include "probes/audit/audit.h"
+#include "probes/client.h"
+#include "probes/server.h"
+#include "probes/table.h"
 #include "probes/gpu/nccl_log.h"
 
 namespace fabricctl::cli {
@@ -49,6 +55,51 @@ absl::StatusOr<std::vector<v1::AuditResult>> AnalyseNcclLogs(const std::vector<s
   return out;
 }
 
+// Loopback runs of pair probes on this node (server and client halves both here), as an
+// audit-like result each: what they measured, or why they did not.
+v1::AuditResult LoopbackProbe(const probes::Probe& probe) {
+  v1::AuditResult r;
+  r.set_audit(absl::StrCat("loopback ", probe.name()));
+  probes::ProbeParams params;
+  params.kind = probe.kind();
+  params.sizes_bytes = {probe.measures_bandwidth() ? 65536u : 2u};
+  params.iterations = probe.measures_bandwidth() ? 2000 : 1000;
+  params.timeout = absl::Seconds(60);
+  auto server = probes::ProbeServer::Listen("127.0.0.1", 0, probes::ServeContext{});
+  if (!server.ok()) {
+    r.set_outcome(v1::AUDIT_FAILED);
+    r.set_reason(std::string(server.status().message()));
+    return r;
+  }
+  std::thread serving([&] { (void)(*server)->Serve(/*one_off=*/true, absl::Now() + absl::Seconds(90)); });
+  probes::ProbeRun run = probes::RunProbeClient(params, {"127.0.0.1", (*server)->port()},
+                                                probes::ProbeLimits(), /*end_session=*/true);
+  (*server)->Stop();
+  serving.join();
+  switch (run.outcome) {
+    case probes::Outcome::kOk:
+      r.set_outcome(v1::AUDIT_RAN);
+      break;
+    case probes::Outcome::kSkipped:
+      r.set_outcome(v1::AUDIT_SKIPPED);
+      r.set_reason(run.reason);
+      return r;
+    default:
+      r.set_outcome(v1::AUDIT_FAILED);
+      r.set_reason(run.reason);
+      return r;
+  }
+  for (const auto& p : run.bw) {
+    (*r.mutable_observed())[absl::StrCat(run.device, " ", p.size_bytes, " B")] =
+        absl::StrFormat("%.2f Gb/s average", p.bw_avg_gbps);
+  }
+  for (const auto& p : run.lat) {
+    (*r.mutable_observed())[absl::StrCat(run.device, " ", p.size_bytes, " B")] =
+        absl::StrFormat("%.2f us typical", p.t_typical_us);
+  }
+  return r;
+}
+
 int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   auto fail = [&](const absl::Status& s) {
     err << "fabricctl check: " << s.message() << "\n";
@@ -79,11 +130,33 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
     if (!window.ok()) return fail(window.status());
     ctx.counter_window = *window;
   }
-  std::vector<std::string> names = absl::StrSplit(options.audits, ',', absl::SkipWhitespace());
+  // --probes names audits and pair probes; probes run on loopback.
+  std::vector<std::string> names;
+  std::vector<const probes::Probe*> loopback;
+  for (absl::string_view name : absl::StrSplit(options.audits, ',', absl::SkipWhitespace())) {
+    if (const probes::Probe* probe = probes::FindProbe(std::string(name))) {
+      loopback.push_back(probe);
+    } else {
+      names.emplace_back(name);
+    }
+  }
+  const bool live = options.sysfs_root == "/" || options.sysfs_root.empty();
+  if (!loopback.empty() && !live) {
+    return fail(absl::InvalidArgumentError("--probes: loopback probes run on the live system, not under --sysfs-root"));
+  }
   const auto started = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<v1::AuditResult>> results =
-      options.nccl_logs.empty() ? probes::RunAudits(ctx, names) : AnalyseNcclLogs(options.nccl_logs);
+      options.nccl_logs.empty()
+          ? (names.empty() && !loopback.empty() ? std::vector<v1::AuditResult>{}
+                                                : probes::RunAudits(ctx, names))
+          : AnalyseNcclLogs(options.nccl_logs);
   if (!results.ok()) return fail(results.status());
+  // Where an RDMA device is, the default check also measures it on loopback.
+  if (options.nccl_logs.empty() && options.audits.empty() && live &&
+      root.Exists("/sys/class/infiniband")) {
+    loopback.push_back(probes::FindProbe(v1::RDMA_WRITE_BW));
+  }
+  for (const probes::Probe* probe : loopback) results->push_back(LoopbackProbe(*probe));
 
   v1::Report report;
   report.set_schema("fabricctl.report/v1");

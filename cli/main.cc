@@ -110,7 +110,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   check_cmd->add_option("--probes,--audits", check.audits,
                         std::string("comma-separated audits (default all: ") +
-                            probes::AuditNames() + ")");
+                            probes::AuditNames() +
+                            ") and probes to run on loopback (default: rdma_write_bw where an "
+                            "RDMA device is)");
   check_cmd->add_option("--node-name", check.node, "name in the report (default: hostname)");
   check_cmd->add_option("--nccl-log", check.nccl_logs,
                         "analyse these NCCL_DEBUG=INFO logs of a job instead (transport, GPUDirect, "

@@ -132,6 +132,23 @@ TEST_CASE("check --nccl-log: a socket fallback exits 2 with the evidence line") 
   CHECK(RunCommand({kCli, "check", "--nccl-log", "/nonexistent.log"}).exit_code == 3);
 }
 
+TEST_CASE("check --probes: pair probes run on loopback; an RDMA one skips without a device") {
+  CommandResult r = RunCommand({kCli, "check", "--probes", "tcp_lat,rdma_write_bw", "--format", "json"});
+  INFO(r.out << r.err);
+  v1::Report report;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(r.out, &report).ok());
+  const auto& audits = report.health().nodes(0).audits();
+  REQUIRE(audits.size() == 2);
+  CHECK(audits[0].audit() == "loopback tcp_lat");
+  CHECK(audits[0].outcome() == v1::AUDIT_RAN);
+  CHECK(audits[0].observed().at("tcp 2 B").find("us typical") != std::string::npos);
+  CHECK(audits[1].audit() == "loopback rdma_write_bw");
+  if (audits[1].outcome() == v1::AUDIT_SKIPPED) {
+    CHECK(audits[1].reason().find("RDMA") != std::string::npos);  // no device (or memlock) here
+  }
+  CHECK(Check("roce-h100", {"--probes", "tcp_lat"}).exit_code == 3);  // not under a fixture root
+}
+
 TEST_CASE("check: bad arguments exit 3 with the reason") {
   CommandResult bad_root = RunCommand({kCli, "check", "--sysfs-root", "/nonexistent"});
   CHECK(bad_root.exit_code == 3);

@@ -15,6 +15,7 @@
 
 #include "google/protobuf/util/json_util.h"
 #include "proto/probe.pb.h"
+#include "proto/report.pb.h"
 #include "tests/skip.h"
 #include "tests/subprocess.h"
 
@@ -77,6 +78,9 @@ echo "=== bidirectional"
 $F probe rdma_write_bw $RXE_IP:$port --sizes 64K --iters 200 --bidirectional --format json
 echo "=== end"
 wait
+echo "=== check"
+$F check --probes rdma_write_bw --format json
+echo "=== end"
 echo "=== bad_device"
 $F probe rdma_write_bw $RXE_IP:1 --device nosuch 2>&1; echo "rc=$?"
 echo "=== end"
@@ -128,6 +132,16 @@ echo "=== end"
     CHECK(probe.bw(0).iterations() == 400);  // both sides' messages
     CHECK(probe.bw(0).bw_avg_gbps() > 0);
   }
+  {
+    INFO("check: " << sections["check"]);
+    v1::Report report;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections["check"], &report).ok());
+    const auto& audits = report.health().nodes(0).audits();
+    REQUIRE(audits.size() == 1);
+    CHECK(audits[0].audit() == "loopback rdma_write_bw");
+    CHECK(audits[0].outcome() == v1::AUDIT_RAN);
+    CHECK(audits[0].observed().at("rxe0:1 65536 B").find("Gb/s average") != std::string::npos);
+  }
   CHECK(sections["bad_device"].find("--device: unknown RDMA device 'nosuch' (present: rxe0)") !=
         std::string::npos);
   {
@@ -138,6 +152,16 @@ echo "=== end"
     REQUIRE(probe.bw_size() == 1);
     CHECK(probe.bw(0).iterations() == 400);  // both sides' messages
     CHECK(probe.bw(0).bw_avg_gbps() > 0);
+  }
+  {
+    INFO("check: " << sections["check"]);
+    v1::Report report;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections["check"], &report).ok());
+    const auto& audits = report.health().nodes(0).audits();
+    REQUIRE(audits.size() == 1);
+    CHECK(audits[0].audit() == "loopback rdma_write_bw");
+    CHECK(audits[0].outcome() == v1::AUDIT_RAN);
+    CHECK(audits[0].observed().at("rxe0:1 65536 B").find("Gb/s average") != std::string::npos);
   }
   CHECK(sections["bad_device"].find("rc=3") != std::string::npos);
 }

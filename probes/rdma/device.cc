@@ -63,7 +63,8 @@ absl::StatusOr<std::vector<RdmaDeviceInfo>> ListRdmaDevices(const SysfsRoot& sys
   DeviceList list;
   if (list.error() != 0) {
     return absl::NotFoundError(
-        absl::StrCat("libibverbs cannot list devices: ", std::strerror(list.error())));
+        absl::StrCat("no RDMA device (libibverbs cannot list devices: ",
+                     std::strerror(list.error()), ")"));
   }
   if (list.size() == 0) {
     return absl::NotFoundError("no RDMA device (libibverbs lists none)");

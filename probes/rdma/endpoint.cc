@@ -82,8 +82,8 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
   DeviceList devices;
   if (devices.error() != 0 || devices.size() == 0) {
     return absl::NotFoundError(devices.error() != 0
-                                   ? absl::StrCat("libibverbs cannot list devices: ",
-                                                  std::strerror(devices.error()))
+                                   ? absl::StrCat("no RDMA device (libibverbs cannot list devices: ",
+                                                  std::strerror(devices.error()), ")")
                                    : "no RDMA device (libibverbs lists none)");
   }
   std::vector<std::string> names;
