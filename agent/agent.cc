@@ -46,6 +46,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
 
   std::unique_ptr<Agent> agent(new Agent());
   agent->sysfs_ = std::make_unique<probes::SysfsRoot>(options.sysfs_root);
+  agent->gpus_ = CollectGpus(*agent->sysfs_);  // before the server's threads exist
   agent->node_name_ = options.node_name.empty() ? Hostname() : options.node_name;
 
   // Probe servers listen where the agent listens and are dialled where it is advertised.
@@ -74,6 +75,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
         inventory.node_name = self->node_name_;
         inventory.agent_address = self->address_;
         inventory.labels = self->options_.labels;
+        inventory.gpus = self->gpus_;
         return CollectInventory(inventory, *self->sysfs_);
       },
       agent->probes_.get(), std::move(audits));
@@ -117,6 +119,7 @@ absl::StatusOr<absl::Duration> Agent::Register() {
   inventory.node_name = node_name_;
   inventory.agent_address = address_;
   inventory.labels = options_.labels;
+  inventory.gpus = gpus_;
   *request.mutable_inventory() = CollectInventory(inventory, *sysfs_);
   v1::RegisterResponse response;
   grpc::ClientContext context;

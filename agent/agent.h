@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/agent_service.h"
+#include "agent/inventory.h"
 #include "base/tls.h"
 #include "grpcpp/server.h"
 #include "agent/probe_runner.h"
@@ -74,6 +75,7 @@ class Agent {
 
   AgentOptions options_;
   std::unique_ptr<probes::SysfsRoot> sysfs_;
+  GpuInventory gpus_;  // listed once, at start
   std::unique_ptr<ProbeRunner> probes_;
   std::unique_ptr<AgentService> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/version.h"
+#include "probes/gpu/cuda.h"
 #include "probes/rdma/device.h"
 
 namespace fabricctl::agent {
@@ -82,6 +83,23 @@ void AddRdmaDevices(const probes::SysfsRoot& sysfs, v1::NodeInventory* inventory
 
 }  // namespace
 
+GpuInventory CollectGpus(const probes::SysfsRoot& sysfs) {
+  GpuInventory out;
+  // The CUDA driver is asked in a child process: a hung or crashing driver costs the timeout.
+  auto gpus = probes::ListGpus(absl::Seconds(20));
+  if (!gpus.ok()) {
+    out.unavailable_reason = std::string(gpus.status().message());
+    return out;
+  }
+  for (auto& gpu : *gpus) {
+    auto numa = sysfs.ReadTrimmed("/sys/bus/pci/devices/" + gpu.pci_bus_id() + "/numa_node");
+    int node = -1;
+    if (numa.ok() && absl::SimpleAtoi(*numa, &node)) gpu.set_numa_node(node);
+    out.gpus.push_back(std::move(gpu));
+  }
+  return out;
+}
+
 std::string Hostname() {
   char name[256] = {};
   if (::gethostname(name, sizeof(name) - 1) != 0) return "localhost";
@@ -98,7 +116,8 @@ v1::NodeInventory CollectInventory(const InventoryOptions& options,
   for (const auto& [key, value] : options.labels) (*inventory.mutable_labels())[key] = value;
   AddInterfaces(sysfs, &inventory);
   AddRdmaDevices(sysfs, &inventory);
-  inventory.set_gpu_unavailable_reason("GPU inventory is not collected by this agent build");
+  for (const auto& gpu : options.gpus.gpus) *inventory.add_gpus() = gpu;
+  inventory.set_gpu_unavailable_reason(options.gpus.unavailable_reason);
   rlimit limit{};
   if (::getrlimit(RLIMIT_MEMLOCK, &limit) == 0) {
     inventory.set_memlock_limit_bytes(limit.rlim_cur == RLIM_INFINITY

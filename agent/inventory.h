@@ -3,11 +3,20 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "probes/audit/sysfs_root.h"
 #include "proto/inventory.pb.h"
 
 namespace fabricctl::agent {
+
+// The node's GPUs as the CUDA driver lists them, or why there are none. Listing forks a child
+// process (the driver may hang or crash), so agents do it once, at start.
+struct GpuInventory {
+  std::vector<v1::Gpu> gpus;
+  std::string unavailable_reason;
+};
+GpuInventory CollectGpus(const probes::SysfsRoot& sysfs);
 
 struct InventoryOptions {
   // Name the node registers under; empty: the hostname.
@@ -15,11 +24,12 @@ struct InventoryOptions {
   // HOST:PORT the controller dials to reach this agent.
   std::string agent_address;
   std::map<std::string, std::string> labels;
+  GpuInventory gpus;
 };
 
 // Collects this node's inventory: hostname, interfaces (getifaddrs, MTU and speed from sysfs),
-// RDMA devices (libibverbs) or the reason there are none, and the memlock limit. GPUs are
-// listed by the GPU back-end when it is loaded; until then gpu_unavailable_reason says so.
+// RDMA devices (libibverbs) or the reason there are none, the GPUs of options.gpus, and the
+// memlock limit.
 v1::NodeInventory CollectInventory(const InventoryOptions& options,
                                    const probes::SysfsRoot& sysfs);
 

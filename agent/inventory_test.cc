@@ -11,6 +11,7 @@ TEST_CASE("The inventory names the node, its loopback interface, and why RDMA is
   options.node_name = "node-7";
   options.agent_address = "127.0.0.1:7401";
   options.labels = {{"rack", "r1"}};
+  options.gpus = CollectGpus(probes::SysfsRoot("/"));
   v1::NodeInventory inventory = CollectInventory(options, probes::SysfsRoot("/"));
 
   CHECK(inventory.node_name() == "node-7");
@@ -26,6 +27,8 @@ TEST_CASE("The inventory names the node, its loopback interface, and why RDMA is
   // Either devices are listed or the reason there are none is given; never both empty.
   CHECK((inventory.rdma_devices_size() > 0) == inventory.rdma_unavailable_reason().empty());
   CHECK(inventory.memlock_limit_bytes() > 0);
+  // GPUs likewise: listed, or the reason there are none.
+  CHECK((inventory.gpus_size() > 0) == inventory.gpu_unavailable_reason().empty());
 }
 
 TEST_CASE("Node name defaults to the hostname") {

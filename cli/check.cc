@@ -22,6 +22,7 @@
 #include "probes/client.h"
 #include "probes/server.h"
 #include "probes/table.h"
+#include "probes/gpu/cuda.h"
 #include "probes/gpu/nccl_log.h"
 
 namespace fabricctl::cli {
@@ -100,6 +101,28 @@ v1::AuditResult LoopbackProbe(const probes::Probe& probe) {
   return r;
 }
 
+// gpu_copy on this node's GPUs, as an audit-like result.
+v1::AuditResult GpuCopy() {
+  v1::AuditResult r;
+  r.set_audit("gpu_copy");
+  probes::ProbeParams params;
+  params.kind = v1::GPU_COPY;
+  params.sizes_bytes = {64u << 20};
+  params.iterations = 20;
+  probes::ProbeRun run = probes::RunGpuCopy(params, absl::Seconds(120));
+  if (run.outcome != probes::Outcome::kOk) {
+    r.set_outcome(run.outcome == probes::Outcome::kSkipped ? v1::AUDIT_SKIPPED : v1::AUDIT_FAILED);
+    r.set_reason(run.reason);
+    return r;
+  }
+  r.set_outcome(v1::AUDIT_RAN);
+  for (const auto& p : run.copy) {
+    (*r.mutable_observed())[absl::StrCat("GPU ", p.gpu_index, " ", p.size_bytes, " B")] =
+        absl::StrFormat("H2D %.1f GB/s, D2H %.1f GB/s", p.h2d_gbytes, p.d2h_gbytes);
+  }
+  return r;
+}
+
 int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   auto fail = [&](const absl::Status& s) {
     err << "fabricctl check: " << s.message() << "\n";
@@ -133,21 +156,24 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   // --probes names audits and pair probes; probes run on loopback.
   std::vector<std::string> names;
   std::vector<const probes::Probe*> loopback;
+  bool gpu_copy = false;
   for (absl::string_view name : absl::StrSplit(options.audits, ',', absl::SkipWhitespace())) {
-    if (const probes::Probe* probe = probes::FindProbe(std::string(name))) {
+    if (name == "gpu_copy") {
+      gpu_copy = true;
+    } else if (const probes::Probe* probe = probes::FindProbe(std::string(name))) {
       loopback.push_back(probe);
     } else {
       names.emplace_back(name);
     }
   }
   const bool live = options.sysfs_root == "/" || options.sysfs_root.empty();
-  if (!loopback.empty() && !live) {
+  if ((!loopback.empty() || gpu_copy) && !live) {
     return fail(absl::InvalidArgumentError("--probes: loopback probes run on the live system, not under --sysfs-root"));
   }
   const auto started = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<v1::AuditResult>> results =
       options.nccl_logs.empty()
-          ? (names.empty() && !loopback.empty() ? std::vector<v1::AuditResult>{}
+          ? (names.empty() && (!loopback.empty() || gpu_copy) ? std::vector<v1::AuditResult>{}
                                                 : probes::RunAudits(ctx, names))
           : AnalyseNcclLogs(options.nccl_logs);
   if (!results.ok()) return fail(results.status());
@@ -157,6 +183,7 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
     loopback.push_back(probes::FindProbe(v1::RDMA_WRITE_BW));
   }
   for (const probes::Probe* probe : loopback) results->push_back(LoopbackProbe(*probe));
+  if (gpu_copy) results->push_back(GpuCopy());
 
   v1::Report report;
   report.set_schema("fabricctl.report/v1");

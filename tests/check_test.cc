@@ -147,6 +147,11 @@ TEST_CASE("check --probes: pair probes run on loopback; an RDMA one skips withou
     CHECK(audits[1].reason().find("RDMA") != std::string::npos);  // no device (or memlock) here
   }
   CHECK(Check("roce-h100", {"--probes", "tcp_lat"}).exit_code == 3);  // not under a fixture root
+  // gpu_copy: measured on a GPU node; here, skipped with the driver's absence as the reason.
+  CommandResult gpu = RunCommand({kCli, "check", "--probes", "gpu_copy"});
+  CHECK((gpu.out.find("gpu_copy     ok") != std::string::npos ||
+         gpu.out.find("skipped   no GPU driver") != std::string::npos ||
+         gpu.out.find("skipped   no usable GPU") != std::string::npos));
 }
 
 TEST_CASE("check: bad arguments exit 3 with the reason") {

@@ -175,6 +175,13 @@ v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
     c->set_wrong(p.wrong);
     c->set_send_time_us(p.send_time_us);
   }
+  for (const CopyPoint& p : run.copy) {
+    v1::CopyPoint* c = out.add_copy();
+    c->set_gpu_index(p.gpu_index);
+    c->set_size_bytes(p.size_bytes);
+    c->set_h2d_gbytes(p.h2d_gbytes);
+    c->set_d2h_gbytes(p.d2h_gbytes);
+  }
   *out.mutable_elapsed() = TimeUtil::NanosecondsToDuration(
       static_cast<int64_t>(run.elapsed_s * 1e9));
   *out.mutable_effective_spec() = ToSpec(params);

@@ -41,6 +41,14 @@ struct CollectivePoint {
   double send_time_us = 0;    // per operation, sending to the right neighbour
 };
 
+// Host-device copy bandwidth of one GPU at one size (pinned host memory), GB/s (1e9).
+struct CopyPoint {
+  uint32_t gpu_index = 0;
+  uint64_t size_bytes = 0;
+  double h2d_gbytes = 0;
+  double d2h_gbytes = 0;
+};
+
 enum class Outcome {
   kOk,       // measured
   kSkipped,  // does not apply here (no device, memlock too low); see reason
@@ -61,6 +69,7 @@ struct ProbeRun {
   std::vector<BwPoint> bw;
   std::vector<LatPoint> lat;
   std::vector<CollectivePoint> collective;
+  std::vector<CopyPoint> copy;
   double elapsed_s = 0;
 
   static ProbeRun Skipped(std::string kind, std::string reason) {

@@ -1,0 +1,206 @@
+#include "probes/gpu/cuda.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "probes/common/child.h"
+#include "proto/probe.pb.h"
+
+namespace fabricctl::probes {
+namespace {
+
+template <typename Fn>
+bool Resolve(void* library, const char* name, Fn* out) {
+  *out = reinterpret_cast<Fn>(::dlsym(library, name));
+  return *out != nullptr;
+}
+
+// Owns a primary context made current, and releases it.
+class ScopedContext {
+ public:
+  ScopedContext(const CudaDriver& cuda, CudaDriver::Device device) : cuda_(cuda), device_(device) {}
+  ~ScopedContext() {
+    if (context_ != nullptr) cuda_.PrimaryCtxRelease(device_);
+  }
+  absl::Status Enter() {
+    if (auto s = cuda_.Check(cuda_.PrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain"); !s.ok()) {
+      context_ = nullptr;
+      return s;
+    }
+    return cuda_.Check(cuda_.CtxSetCurrent(context_), "cuCtxSetCurrent");
+  }
+
+ private:
+  const CudaDriver& cuda_;
+  CudaDriver::Device device_;
+  CudaDriver::Context context_ = nullptr;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load() {
+  void* library = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = ::dlerror();
+    return absl::NotFoundError(absl::StrCat("no GPU driver (libcuda.so.1: ", why ? why : "not found", ")"));
+  }
+  std::unique_ptr<CudaDriver> cuda(new CudaDriver());
+  cuda->library_ = library;
+  const bool ok = Resolve(library, "cuInit", &cuda->Init) &&
+                  Resolve(library, "cuDeviceGetCount", &cuda->DeviceGetCount) &&
+                  Resolve(library, "cuDeviceGet", &cuda->DeviceGet) &&
+                  Resolve(library, "cuDeviceGetName", &cuda->DeviceGetName) &&
+                  Resolve(library, "cuDeviceTotalMem_v2", &cuda->DeviceTotalMem) &&
+                  Resolve(library, "cuDeviceGetPCIBusId", &cuda->DeviceGetPCIBusId) &&
+                  Resolve(library, "cuDeviceGetAttribute", &cuda->DeviceGetAttribute) &&
+                  Resolve(library, "cuDevicePrimaryCtxRetain", &cuda->PrimaryCtxRetain) &&
+                  Resolve(library, "cuDevicePrimaryCtxRelease_v2", &cuda->PrimaryCtxRelease) &&
+                  Resolve(library, "cuCtxSetCurrent", &cuda->CtxSetCurrent) &&
+                  Resolve(library, "cuCtxSynchronize", &cuda->CtxSynchronize) &&
+                  Resolve(library, "cuMemAlloc_v2", &cuda->MemAlloc) &&
+                  Resolve(library, "cuMemFree_v2", &cuda->MemFree) &&
+                  Resolve(library, "cuMemAllocHost_v2", &cuda->MemAllocHost) &&
+                  Resolve(library, "cuMemFreeHost", &cuda->MemFreeHost) &&
+                  Resolve(library, "cuMemcpyHtoD_v2", &cuda->MemcpyHtoD) &&
+                  Resolve(library, "cuMemcpyDtoH_v2", &cuda->MemcpyDtoH) &&
+                  Resolve(library, "cuGetErrorName", &cuda->GetErrorName);
+  if (!ok) return absl::NotFoundError("libcuda.so.1 lacks a driver API call fabricctl needs (driver too old?)");
+  if (Result r = cuda->Init(0); r != 0) {
+    return absl::NotFoundError(absl::StrCat("no usable GPU: ", cuda->Check(r, "cuInit").message()));
+  }
+  return cuda;
+}
+
+CudaDriver::~CudaDriver() {
+  if (library_ != nullptr) ::dlclose(library_);
+}
+
+absl::Status CudaDriver::Check(Result result, const char* call) const {
+  if (result == 0) return absl::OkStatus();
+  const char* name = nullptr;
+  if (GetErrorName == nullptr || GetErrorName(result, &name) != 0 || name == nullptr) name = "error";
+  return absl::InternalError(absl::StrCat(call, ": ", name, " (", result, ")"));
+}
+
+absl::StatusOr<std::vector<v1::Gpu>> ListGpus(absl::Duration timeout) {
+  auto bytes = RunInChild([]() -> absl::StatusOr<std::string> {
+    auto cuda = CudaDriver::Load();
+    if (!cuda.ok()) return cuda.status();
+    int count = 0;
+    if (auto s = (*cuda)->Check((*cuda)->DeviceGetCount(&count), "cuDeviceGetCount"); !s.ok()) return s;
+    if (count == 0) return absl::NotFoundError("the GPU driver sees no GPU");
+    v1::NodeInventory holder;
+    for (int i = 0; i < count; ++i) {
+      CudaDriver::Device device;
+      if (auto s = (*cuda)->Check((*cuda)->DeviceGet(&device, i), "cuDeviceGet"); !s.ok()) return s;
+      char name[256] = {}, bus[64] = {};
+      size_t memory = 0;
+      int gdr = 0, dmabuf = 0;
+      (*cuda)->DeviceGetName(name, sizeof(name) - 1, device);
+      (*cuda)->DeviceGetPCIBusId(bus, sizeof(bus) - 1, device);
+      (*cuda)->DeviceTotalMem(&memory, device);
+      (*cuda)->DeviceGetAttribute(&gdr, kAttrGpuDirectRdmaSupported, device);
+      (*cuda)->DeviceGetAttribute(&dmabuf, kAttrDmaBufSupported, device);
+      v1::Gpu* gpu = holder.add_gpus();
+      gpu->set_index(static_cast<uint32_t>(i));
+      gpu->set_name(name);
+      gpu->set_pci_bus_id(absl::AsciiStrToLower(bus));
+      gpu->set_memory_bytes(memory);
+      gpu->set_gpudirect_rdma_supported(gdr != 0);
+      gpu->set_dma_buf_supported(dmabuf != 0);
+      gpu->set_numa_node(-1);
+    }
+    return holder.SerializeAsString();
+  }, timeout);
+  if (!bytes.ok()) return bytes.status();
+  v1::NodeInventory holder;
+  if (!holder.ParseFromString(*bytes)) return absl::InternalError("GPU inventory does not parse");
+  return std::vector<v1::Gpu>(holder.gpus().begin(), holder.gpus().end());
+}
+
+ProbeRun RunGpuCopy(const ProbeParams& params, absl::Duration timeout) {
+  ProbeRun run;
+  run.kind = "gpu_copy";
+  run.device = "cuda";
+  const auto started = std::chrono::steady_clock::now();
+  auto bytes = RunInChild([&params]() -> absl::StatusOr<std::string> {
+    auto cuda = CudaDriver::Load();
+    if (!cuda.ok()) return cuda.status();
+    const CudaDriver& cu = **cuda;
+    int count = 0;
+    if (auto s = cu.Check(cu.DeviceGetCount(&count), "cuDeviceGetCount"); !s.ok()) return s;
+    if (count == 0) return absl::NotFoundError("the GPU driver sees no GPU");
+    const uint64_t largest = *std::max_element(params.sizes_bytes.begin(), params.sizes_bytes.end());
+    const uint64_t iterations = std::max<uint64_t>(1, params.iterations);
+    v1::ProbeResult out;
+    for (int i = 0; i < count; ++i) {
+      CudaDriver::Device device;
+      if (auto s = cu.Check(cu.DeviceGet(&device, i), "cuDeviceGet"); !s.ok()) return s;
+      ScopedContext context(cu, device);
+      if (auto s = context.Enter(); !s.ok()) return s;
+      void* host = nullptr;
+      CudaDriver::DevicePtr dev = 0;
+      if (auto s = cu.Check(cu.MemAllocHost(&host, largest), "cuMemAllocHost"); !s.ok()) return s;
+      if (auto s = cu.Check(cu.MemAlloc(&dev, largest), "cuMemAlloc"); !s.ok()) {
+        cu.MemFreeHost(host);
+        return s;
+      }
+      absl::Status status;
+      for (uint64_t size : params.sizes_bytes) {
+        auto timed = [&](bool to_device, double* gbytes) -> absl::Status {
+          for (uint64_t w = 0; w < params.warmup_iterations + 1; ++w) {  // at least one warm-up
+            auto r = to_device ? cu.MemcpyHtoD(dev, host, size) : cu.MemcpyDtoH(host, dev, size);
+            if (auto s = cu.Check(r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH"); !s.ok()) return s;
+          }
+          const auto t0 = std::chrono::steady_clock::now();
+          for (uint64_t k = 0; k < iterations; ++k) {
+            auto r = to_device ? cu.MemcpyHtoD(dev, host, size) : cu.MemcpyDtoH(host, dev, size);
+            if (auto s = cu.Check(r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH"); !s.ok()) return s;
+          }
+          if (auto s = cu.Check(cu.CtxSynchronize(), "cuCtxSynchronize"); !s.ok()) return s;
+          const double seconds =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          *gbytes = static_cast<double>(size) * static_cast<double>(iterations) / seconds / 1e9;
+          return absl::OkStatus();
+        };
+        v1::CopyPoint* p = out.add_copy();
+        p->set_gpu_index(static_cast<uint32_t>(i));
+        p->set_size_bytes(size);
+        double h2d = 0, d2h = 0;
+        status = timed(true, &h2d);
+        if (status.ok()) status = timed(false, &d2h);
+        if (!status.ok()) break;
+        p->set_h2d_gbytes(h2d);
+        p->set_d2h_gbytes(d2h);
+      }
+      cu.MemFree(dev);
+      cu.MemFreeHost(host);
+      if (!status.ok()) return status;
+    }
+    return out.SerializeAsString();
+  }, timeout);
+  run.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!bytes.ok()) {
+    run.reason = std::string(bytes.status().message());
+    run.outcome = absl::IsNotFound(bytes.status())          ? Outcome::kSkipped
+                  : absl::IsDeadlineExceeded(bytes.status()) ? Outcome::kTimeout
+                                                             : Outcome::kFailed;
+    return run;
+  }
+  v1::ProbeResult measured;
+  if (!measured.ParseFromString(*bytes)) {
+    run.reason = "gpu_copy result does not parse";
+    return run;
+  }
+  for (const auto& p : measured.copy()) {
+    run.copy.push_back({p.gpu_index(), p.size_bytes(), p.h2d_gbytes(), p.d2h_gbytes()});
+  }
+  run.outcome = Outcome::kOk;
+  return run;
+}
+
+}  // namespace fabricctl::probes
