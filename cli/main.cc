@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--duration", sweep.duration, "time per size (TCP probes)");
   sweep_cmd->add_option("--baseline", sweep.baseline, "compare with this earlier sweep");
   sweep_cmd->add_flag("--audits", sweep.audits, "also run every node's audits (as fabricctl check)");
+  sweep_cmd->add_option("--allreduce-group", sweep.allreduce_group_by,
+                        "allreduce: one ring per value of this node label (rack, rail)");
   sweep_cmd->add_option("--format", sweep.format, "text, json, junit, html or prom")
       ->capture_default_str();
   sweep_cmd->add_option("--output", sweep.output, "write the report here (default stdout)");

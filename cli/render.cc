@@ -162,7 +162,7 @@ std::string RenderText(const v1::Report& report, bool color) {
 
   for (const auto& c : report.health().collectives()) {
     absl::StrAppendFormat(&out, "\nALLREDUCE (%s, %d nodes from %s)%s\n", c.device(),
-                          report.sweep().nodes_size(), c.node(),
+                          c.effective_spec().allreduce().group_size(), c.node(),
                           c.outcome() == v1::PROBE_OK ? "" : absl::StrCat(": ", c.reason()));
     if (c.collective_size() > 0) {
       out += "        size     time(us)  algbw(GB/s)  busbw(GB/s)  #wrong\n";

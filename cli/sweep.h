@@ -20,6 +20,7 @@ struct SweepCommandOptions {
   std::string duration;
   int64_t baseline = 0;
   bool audits = false;  // run the node audits too
+  std::string allreduce_group_by;  // node label: one all-reduce ring per value
   std::string format = "text";
   std::string output;
   // Deadline of the whole sweep RPC.

@@ -145,6 +145,9 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
   for (const auto& name : request->nodes()) {
     if (auto s = ValidateNodeName(name, "nodes"); !s.ok()) return ToGrpcStatus(s);
   }
+  if (request->allreduce_group_by().size() > 253) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "allreduce_group_by is longer than 253");
+  }
   if (request->pairing_file().size() > (1 << 20)) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "pairing_file is larger than 1 MiB");
   }

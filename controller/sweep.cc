@@ -493,13 +493,33 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     recheck();
   }
 
-  // The all-reduce over every reachable node: each opens a listener, then all join the ring
-  // at once and measure; the ranks' figures are combined as nccl-tests does (times averaged).
-  v1::ProbeResult collective;
-  std::vector<v1::ProbeResult> rank_results;
-  std::vector<uint32_t> ring;  // node index of each rank
-  if (allreduce && live.size() >= 2) {
-    ring = live;
+  // The all-reduce: over every reachable node, or one ring per value of the node label named
+  // by request.allreduce_group_by (a rack, a rail). In each ring every node opens a listener,
+  // then all join at once and measure; the ranks' figures are combined as nccl-tests does
+  // (times averaged). Rings run one after the other.
+  struct RingRun {
+    std::string group;           // "rack=r1"; empty for the whole sweep
+    std::vector<uint32_t> ring;  // node index of each rank
+    v1::ProbeResult collective;
+    std::vector<v1::ProbeResult> rank_results;
+  };
+  std::vector<RingRun> rings;
+  if (allreduce) {
+    const std::string& by = request.allreduce_group_by();
+    std::map<std::string, std::vector<uint32_t>> groups;
+    for (uint32_t i : live) {
+      const auto& labels = nodes[i]->inventory.labels();
+      auto it = labels.find(by);
+      groups[by.empty() ? "" : absl::StrCat(by, "=", it == labels.end() ? "" : it->second)].push_back(i);
+    }
+    for (auto& [group, members] : groups) {
+      if (members.size() >= 2) rings.push_back({group, std::move(members), {}, {}});
+    }
+  }
+  for (size_t g = 0; g < rings.size(); ++g) {
+    auto& ring = rings[g].ring;
+    auto& collective = rings[g].collective;
+    auto& rank_results = rings[g].rank_results;
     probes::ProbeParams p;
     p.kind = v1::ALLREDUCE;
     const v1::Measurement& m = request.measurement();
@@ -515,7 +535,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       return s;
     }
     const v1::ProbeSpec spec = probes::ToSpec(p);
-    const std::string run_id = absl::StrCat("s", *sweep_id, "-allreduce");
+    const std::string run_id = absl::StrCat("s", *sweep_id, "-allreduce-", g);
     const size_t n = ring.size();
     std::vector<v1::Endpoint> endpoints(n);
     std::vector<grpc::Status> started_status(n);
@@ -581,8 +601,9 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     // Combine: nccl-tests averages the time across ranks; wrong elements add up.
     collective.set_kind(v1::ALLREDUCE);
     collective.set_node(nodes[ring[0]]->name);
-    collective.set_device("tcp ring");
+    collective.set_device(rings[g].group.empty() ? "tcp ring" : absl::StrCat("tcp ring, ", rings[g].group));
     *collective.mutable_effective_spec() = spec;
+    for (uint32_t i : ring) collective.mutable_effective_spec()->mutable_allreduce()->add_group(nodes[i]->name);
     collective.set_outcome(v1::PROBE_OK);
     for (const auto& r : rank_results) {
       if (r.outcome() != v1::PROBE_OK) {
@@ -615,15 +636,15 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     if (progress) {
       v1::SweepEvent event;
       auto* r = event.mutable_round();
-      r->set_round(1);
-      r->set_rounds(1);
+      r->set_round(static_cast<uint32_t>(g + 1));
+      r->set_rounds(static_cast<uint32_t>(rings.size()));
       r->set_pairs(static_cast<uint32_t>(n));
       r->set_pairs_failed(collective.outcome() == v1::PROBE_OK ? 0 : 1);
       r->set_phase("allreduce");
       progress(event);
     }
-    recheck();
   }
+  if (!rings.empty()) recheck();
 
   // Analysis input from everything measured so far.
   int bw_index = -1, lat_index = -1;
@@ -727,7 +748,22 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
   // bandwidth (a bandwidth-optimal ring reaches close to it). A slow link shows in the send
   // time of the rank it leaves; a node's own links are the one out of it and the one into it
   // (its left neighbour's), so the node whose two add up highest is the one to name.
-  if (collective.collective_size() > 0) {
+  for (const RingRun& rr : rings) {
+    const auto& ring = rr.ring;
+    const auto& collective = rr.collective;
+    const auto& rank_results = rr.rank_results;
+    if (collective.collective_size() == 0) {
+      if (collective.outcome() != v1::PROBE_OK) {
+        v1::Finding f;
+        f.set_kind(collective.outcome() == v1::PROBE_TIMEOUT ? "probe_timeout" : "probe_failed");
+        f.set_severity(v1::SEVERITY_WARNING);
+        f.set_action(v1::ACTION_INVESTIGATE);
+        f.set_node(collective.node());
+        f.set_detail(absl::StrCat("allreduce: ", collective.reason()));
+        analysis.findings.push_back(std::move(f));
+      }
+      continue;
+    }
     const v1::CollectivePoint& last = collective.collective(collective.collective_size() - 1);
     std::vector<std::string> why;
     if (config.thresholds().min_allreduce_busbw_gbytes() > 0 &&
@@ -735,37 +771,54 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       why.push_back(absl::StrFormat("below %.3f GB/s (thresholds.min_allreduce_busbw_gbytes)",
                                     config.thresholds().min_allreduce_busbw_gbytes()));
     }
-    const double pairwise_gbytes = std::isnan(analysis.median_bw_gbps) ? 0 : analysis.median_bw_gbps / 8.0;
+    // The group's own pairwise bandwidth: the median of the pairs inside the ring.
+    std::vector<double> inside;
+    for (const PairInput& pair : in.pairs) {
+      if (std::isnan(pair.bw_gbps)) continue;
+      if (std::count(ring.begin(), ring.end(), pair.client) && std::count(ring.begin(), ring.end(), pair.server)) {
+        inside.push_back(pair.bw_gbps);
+      }
+    }
+    const double pairwise_gbytes = inside.empty() ? 0 : Median(inside) / 8.0;
     const double relative = config.thresholds().relative_allreduce_busbw();
     if (pairwise_gbytes > 0 && last.busbw_gbytes() < relative * pairwise_gbytes) {
       why.push_back(absl::StrFormat("below %.0f %% of the group's median pairwise %.3f GB/s",
                                     relative * 100, pairwise_gbytes));
     }
+    // Each rank's send time is the time of its link to the right. Links slower than twice the
+    // typical link (the median of the quicker half, as up to half the links of a small ring
+    // may be slow) are slow; a node with both its links slow (in and out) is the straggler, a
+    // lone slow link names its sending end.
     const size_t n = ring.size();
-    std::string straggler;
-    std::vector<double> scores;
-    double worst = -1;
-    for (size_t r = 0; r < n && rank_results[r].collective_size() > 0; ++r) {
-      const auto& out_link = rank_results[r].collective(rank_results[r].collective_size() - 1);
-      const auto& left = rank_results[(r + n - 1) % n];
-      if (left.collective_size() == 0) continue;
-      const auto& in_link = left.collective(left.collective_size() - 1);
-      const double score = out_link.send_time_us() + in_link.send_time_us();
-      scores.push_back(score);
-      if (score > worst) {
-        worst = score;
-        straggler = nodes[ring[r]]->name;
-      }
+    std::vector<double> link(n, 0);
+    for (size_t r = 0; r < n; ++r) {
+      const auto& mine = rank_results[r];
+      if (mine.collective_size() > 0) link[r] = mine.collective(mine.collective_size() - 1).send_time_us();
     }
-    // Without a threshold to miss, one node whose links stand out is still a straggler of the
-    // ring: its score at least 1.5 times the next node's and 3 times the quickest node's (its
-    // neighbours share one of its slow links, so they come second).
-    std::sort(scores.begin(), scores.end());
-    if (why.empty() && scores.size() >= 3 && scores.front() > 0 &&
-        worst >= 1.5 * scores[scores.size() - 2] && worst >= 3 * scores.front()) {
-      why.push_back(absl::StrFormat("the links of %s took %.0f us per operation, %.1f times the "
-                                    "quickest node's",
-                                    straggler, worst, worst / scores.front()));
+    std::vector<double> sorted = link;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.resize((n + 1) / 2);
+    const double median_link = Median(sorted);
+    std::vector<bool> slow(n, false);
+    for (size_t r = 0; r < n; ++r) slow[r] = median_link > 0 && link[r] > 2 * median_link;
+    std::string straggler;
+    for (size_t r = 0; r < n && straggler.empty(); ++r) {
+      if (slow[r] && slow[(r + n - 1) % n]) straggler = nodes[ring[r]]->name;  // in and out
+    }
+    for (size_t r = 0; r < n && straggler.empty(); ++r) {
+      if (slow[r]) straggler = nodes[ring[r]]->name;
+    }
+    if (straggler.empty()) {  // nothing stands out: name the slowest link's sender
+      straggler = nodes[ring[std::max_element(link.begin(), link.end()) - link.begin()]]->name;
+    }
+    // Without a threshold to miss, a slow link is still a finding.
+    if (why.empty() && std::count(slow.begin(), slow.end(), true) > 0) {
+      const size_t worst = std::max_element(link.begin(), link.end()) - link.begin();
+      why.push_back(absl::StrFormat("the link out of %s took %.0f us to carry %d bytes on its own, "
+                                    "%.1f times a typical link's",
+                                    nodes[ring[worst]]->name, link[worst],
+                                    std::min<uint64_t>(last.size_bytes(), 8u << 20),
+                                    link[worst] / median_link));
     }
     if (!why.empty()) {
       v1::Finding f;
@@ -774,9 +827,10 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       f.set_action(v1::ACTION_INVESTIGATE);
       f.set_node(straggler);
       f.set_detail(absl::StrFormat(
-          "allreduce over %d nodes: busbw %.3f GB/s at %d bytes, %s; the slowest links of the ring "
+          "allreduce over %d nodes%s: busbw %.3f GB/s at %d bytes, %s; the slowest links of the ring "
           "are %s's",
-          n, last.busbw_gbytes(), last.size_bytes(), absl::StrJoin(why, " and "), straggler));
+          n, rr.group.empty() ? "" : absl::StrCat(" (", rr.group, ")"), last.busbw_gbytes(),
+          last.size_bytes(), absl::StrJoin(why, " and "), straggler));
       (*f.mutable_evidence())["busbw_gbytes"] = absl::StrFormat("%.3f", last.busbw_gbytes());
       (*f.mutable_evidence())["straggler"] = straggler;
       analysis.findings.push_back(std::move(f));
@@ -790,14 +844,6 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       f.set_detail(absl::StrCat("allreduce data check: ", last.wrong(), " wrong elements"));
       analysis.findings.push_back(std::move(f));
     }
-  } else if (allreduce && collective.outcome() != v1::PROBE_OK && collective.kind() == v1::ALLREDUCE) {
-    v1::Finding f;
-    f.set_kind(collective.outcome() == v1::PROBE_TIMEOUT ? "probe_timeout" : "probe_failed");
-    f.set_severity(v1::SEVERITY_WARNING);
-    f.set_action(v1::ACTION_INVESTIGATE);
-    f.set_node(collective.node());
-    f.set_detail(absl::StrCat("allreduce: ", collective.reason()));
-    analysis.findings.push_back(std::move(f));
   }
 
   // Regressions against the baseline sweep.
@@ -840,7 +886,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
   *report.mutable_thresholds() = config.thresholds();
   v1::HealthMap* health = report.mutable_health();
   if (!std::isnan(analysis.best_bw_gbps)) health->set_best_bw_gbps(analysis.best_bw_gbps);
-  if (collective.kind() == v1::ALLREDUCE) *health->add_collectives() = collective;
+  for (const RingRun& rr : rings) *health->add_collectives() = rr.collective;
   if (!std::isnan(analysis.median_bw_gbps)) health->set_median_bw_gbps(analysis.median_bw_gbps);
   v1::Summary* summary = report.mutable_summary();
   std::set<std::string> drain;

@@ -103,6 +103,16 @@ names = [f["node"] for f in r["findings"] if f["kind"] == "allreduce_below_thres
 print(c.get("wrong", "0"), ",".join(names), "busbw" if c["busbw_gbytes"] > 0 else "none")
 ' "$OUT/allreduce.json")
 check "its data check passes and node-3 is named ($named)" test "$named" = "0 node-3 busbw"
+# One ring per rack: rack r1 (node-1..4) is measured, rack r2 (node-5 alone) has no ring.
+lab sweep --probes allreduce --sizes 4M --allreduce-group rack --format json --output "$OUT/racks.json"
+racks=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+rings = [c["effective_spec"]["allreduce"]["group"] for c in r["health"]["collectives"]]
+names = [f["node"] for f in r["findings"] if f["kind"] == "allreduce_below_threshold"]
+print(len(rings), ",".join(rings[0]), ",".join(names))
+' "$OUT/racks.json")
+check "per-rack rings: one ring for r1, node-3 named ($racks)" test "$racks" = "1 node-1,node-2,node-3,node-4 node-3"
 
 # 3. An agent killed in the middle of a sweep costs its pairs, not the sweep.
 start=$SECONDS
@@ -133,7 +143,7 @@ sweeps=$(lab history --format json | python3 -c '
 import json, sys
 print(" ".join(s["state"] for s in json.load(sys.stdin)["sweeps"]))')
 check "history lists every sweep after a restart ($sweeps)" \
-  test "$sweeps" = "SWEEP_COMPLETED SWEEP_COMPLETED SWEEP_COMPLETED SWEEP_COMPLETED"
+  test "$sweeps" = "SWEEP_COMPLETED SWEEP_COMPLETED SWEEP_COMPLETED SWEEP_COMPLETED SWEEP_COMPLETED"
 lab map 1 --format json --output "$OUT/again.json"
 check "the first sweep's report is intact" python3 -c '
 import json, sys

@@ -61,7 +61,10 @@ ProbeRun RunRingAllreduce(const ProbeParams& params, uint32_t rank,
     point.algbw_gbytes = AllreduceAlgBwGBytes(point.size_bytes, seconds);
     point.busbw_gbytes = AllreduceBusBwGBytes(point.size_bytes, seconds, n);
     point.wrong = wrong;
-    point.send_time_us = absl::ToDoubleMicroseconds(stats.send_time) / static_cast<double>(iterations);
+    // This rank's link on its own, with the ring quiet otherwise (see TimeRingLink).
+    auto link = TimeRingLink(*links, std::min<size_t>(point.size_bytes, 8u << 20), deadline);
+    if (!link.ok()) return fail(link.status());
+    point.send_time_us = absl::ToDoubleMicroseconds(*link);
     run.collective.push_back(point);
   }
   run.outcome = Outcome::kOk;

@@ -13,7 +13,7 @@ namespace fabricctl::probes {
 // the data once (every rank contributes rank-dependent values; each element's sum is known)
 // and times `iterations` all-reduces after `warmup_iterations`, as nccl-tests does. Fills
 // run.collective with this rank's time per operation, algbw and busbw (the controller averages
-// the ranks), wrong elements and the time its sends to the right neighbour took.
+// the ranks), wrong elements and the time of its link to the right, timed on its own.
 ProbeRun RunRingAllreduce(const ProbeParams& params, uint32_t rank,
                           const std::vector<RankAddress>& ranks, const Listener& listener);
 

@@ -173,6 +173,17 @@ absl::Status RingAllreduce(RingLinks& links, uint32_t rank, uint32_t n, float* d
   return absl::OkStatus();
 }
 
+absl::StatusOr<absl::Duration> TimeRingLink(RingLinks& links, size_t bytes, absl::Time deadline) {
+  std::vector<char> out(bytes, 'r'), in(bytes);
+  absl::Duration send_time = absl::ZeroDuration();
+  if (auto s = Exchange(links.right.get(), out.data(), bytes, links.left.get(), in.data(), bytes,
+                        deadline, &send_time);
+      !s.ok()) {
+    return s;
+  }
+  return send_time;
+}
+
 double AllreduceAlgBwGBytes(uint64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / 1e9 / seconds : 0;
 }

@@ -48,6 +48,12 @@ struct RingStats {
 absl::Status RingAllreduce(RingLinks& links, uint32_t rank, uint32_t nranks, float* data,
                            size_t count, absl::Time deadline, RingStats* stats);
 
+// Times this rank's link to the right on its own: every rank sends `bytes` to the right and
+// receives as many from the left in a single step, so no rank waits on another's earlier
+// steps (in an all-reduce, a slow link stalls the ranks upstream of it, and their send
+// times with it). Returns how long this rank's sending took.
+absl::StatusOr<absl::Duration> TimeRingLink(RingLinks& links, size_t bytes, absl::Time deadline);
+
 // nccl-tests' figures for all_reduce (reference §2.1): algbw = bytes / 1e9 / seconds,
 // busbw = algbw * 2(n-1)/n, in GB/s.
 double AllreduceAlgBwGBytes(uint64_t bytes, double seconds);

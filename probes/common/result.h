@@ -38,7 +38,7 @@ struct CollectivePoint {
   double algbw_gbytes = 0;    // GB/s (1e9)
   double busbw_gbytes = 0;
   uint64_t wrong = 0;         // elements that failed the data check
-  double send_time_us = 0;    // per operation, sending to the right neighbour
+  double send_time_us = 0;    // this rank's link to the right, timed on its own
 };
 
 // Host-device copy bandwidth of one GPU at one size (pinned host memory), GB/s (1e9).
