@@ -6,12 +6,7 @@
 #   bench/allreduce_vs_tcp_bw.sh [HOSTS] [SIZE]
 source "$(dirname "$0")/lib.sh"
 HOSTS=${1:-4} SIZE=${2:-64M}
-[[ $(id -u) -eq 0 ]] || { echo "bench: needs root (network namespaces)" >&2; exit 3; }
-(cd "$ROOT" && bazel build //controller:fabric-controller //agent:fabric-agent //cli:fabricctl >/dev/null 2>&1) ||
-  { echo "bench: build failed" >&2; exit 3; }
-export FABRIC_LAB_DIR=$(mktemp -d) FABRIC_LAB_PREFIX=fabbench
-trap 'bash "$ROOT/scripts/lab.sh" down >/dev/null 2>&1; rm -rf "$FABRIC_LAB_DIR"' EXIT
-bash "$ROOT/scripts/lab.sh" up "$HOSTS" >/dev/null
+lab_up "$HOSTS"
 bash "$ROOT/scripts/lab.sh" sweep --probes tcp_bw,allreduce --sizes "$SIZE" --duration 2s \
   --format json --output "$FABRIC_LAB_DIR/r.json" >/dev/null 2>&1 || true
 read -r pairwise busbw < <(python3 - "$FABRIC_LAB_DIR/r.json" <<'PY'

@@ -39,3 +39,15 @@ wait_listen() {
   done
   echo "bench: nothing listens on port $port" >&2; return 1
 }
+
+# Starts a practice lab of $1 hosts in network namespaces (extra arguments go to `lab.sh up`),
+# torn down when the benchmark exits. Needs root.
+lab_up() {
+  [[ $(id -u) -eq 0 ]] || { echo "bench: needs root (network namespaces)" >&2; exit 3; }
+  (cd "$ROOT" && bazel build //controller:fabric-controller //agent:fabric-agent //cli:fabricctl >/dev/null 2>&1) ||
+    { echo "bench: build failed" >&2; exit 3; }
+  export FABRIC_LAB_DIR FABRIC_LAB_PREFIX=fabbench
+  FABRIC_LAB_DIR=$(mktemp -d)
+  trap 'bash "$ROOT/scripts/lab.sh" down >/dev/null 2>&1; rm -rf "$FABRIC_LAB_DIR"' EXIT
+  bash "$ROOT/scripts/lab.sh" up "$@" >/dev/null
+}

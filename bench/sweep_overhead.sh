@@ -6,12 +6,7 @@
 #   bench/sweep_overhead.sh [HOSTS] [SWEEPS]
 source "$(dirname "$0")/lib.sh"
 HOSTS=${1:-6} SWEEPS=${2:-3}
-[[ $(id -u) -eq 0 ]] || { echo "bench: needs root (network namespaces)" >&2; exit 3; }
-(cd "$ROOT" && bazel build //controller:fabric-controller //agent:fabric-agent //cli:fabricctl >/dev/null 2>&1) ||
-  { echo "bench: build failed" >&2; exit 3; }
-export FABRIC_LAB_DIR=$(mktemp -d) FABRIC_LAB_PREFIX=fabbench
-trap 'bash "$ROOT/scripts/lab.sh" down >/dev/null 2>&1; rm -rf "$FABRIC_LAB_DIR"' EXIT
-bash "$ROOT/scripts/lab.sh" up "$HOSTS" >/dev/null
+lab_up "$HOSTS"
 lines=()
 for s in $(seq 1 "$SWEEPS"); do
   bash "$ROOT/scripts/lab.sh" sweep --format json --output "$FABRIC_LAB_DIR/s$s.json" >/dev/null 2>&1 || true
