@@ -11,8 +11,8 @@
 namespace fabricctl::agent {
 
 // fabric-agent's gRPC service. Every call must come from the controller's identity when the
-// server runs with mutual TLS (PERMISSION_DENIED otherwise). Methods not overridden here answer
-// UNIMPLEMENTED, the generated default.
+// server runs with mutual TLS (PERMISSION_DENIED otherwise); requests are validated against
+// the node's caps before anything runs.
 class AgentService : public v1::AgentService::Service {
  public:
   // `inventory` is called per request so that the answer is current; `probes` runs the

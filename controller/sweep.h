@@ -33,8 +33,9 @@ struct SweepOptions {
 
 // Runs sweeps: checks which nodes answer, plans rounds of disjoint pairs, measures every pair
 // of a round at once through the agents (server half, then client half, each RPC with a
-// deadline), writes each result to the store as it arrives, re-tests failing pairs, analyses
-// the matrix and stores the report. A node that stops answering costs its pairs' deadlines,
+// deadline), writes each result to the store as it arrives, re-tests failing pairs, re-pairs
+// the ends of slow pairs measured once, runs the all-reduce rings when asked (and the node
+// audits), analyses the matrix and stores the report. A node that stops answering costs its pairs' deadlines,
 // not the sweep.
 //
 // Thread-safe; one sweep at a time (a second gets FailedPrecondition).
