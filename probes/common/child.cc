@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -32,26 +33,55 @@ void Answer(int fd, const absl::StatusOr<std::string>& result) {
 
 }  // namespace
 
-absl::StatusOr<std::string> RunInChild(const std::function<absl::StatusOr<std::string>()>& work,
-                                       absl::Duration timeout) {
+namespace {
+
+// Forks a child that runs `work`, writes its answer on a pipe and closes it; with `hold` it
+// then waits until the parent closes *hold_fd (or kills it). Returns the child's pid.
+absl::StatusOr<pid_t> Fork(const std::function<absl::StatusOr<std::string>()>& work, bool hold,
+                           int* answer_fd, int* hold_fd) {
   int fds[2];
+  int holds[2] = {-1, -1};
   if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  if (hold && ::pipe2(holds, O_CLOEXEC) != 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   }
   const pid_t pid = ::fork();
   if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
+    for (int fd : {fds[0], fds[1], holds[0], holds[1]}) {
+      if (fd >= 0) ::close(fd);
+    }
     return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
   }
   if (pid == 0) {
     ::close(fds[0]);
+    if (hold) ::close(holds[1]);
     // A crash must end the child plainly, whatever handlers the parent installed.
     for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) ::signal(sig, SIG_DFL);
-    Answer(fds[1], work());
+    absl::StatusOr<std::string> result = work();
+    Answer(fds[1], result);
+    ::close(fds[1]);
+    if (hold && result.ok()) {
+      char byte;
+      while (::read(holds[0], &byte, 1) < 0 && errno == EINTR) {
+      }
+    }
     ::_exit(0);  // no atexit handlers, no flushing of the parent's buffers
   }
   ::close(fds[1]);
+  if (hold) ::close(holds[0]);
+  *answer_fd = fds[0];
+  *hold_fd = holds[1];
+  return pid;
+}
+
+// Reads the child's answer until it closes the pipe or `timeout` passes (then kills it).
+// Reaps the child unless `keep` and the answer came in time.
+absl::StatusOr<std::string> Collect(pid_t pid, int fd, absl::Duration timeout, bool keep,
+                                    bool* reaped) {
   const absl::Time deadline = absl::Now() + timeout;
   std::string bytes;
   bool timed_out = false;
@@ -61,32 +91,88 @@ absl::StatusOr<std::string> RunInChild(const std::function<absl::StatusOr<std::s
       timed_out = true;
       break;
     }
-    pollfd pfd{fds[0], POLLIN, 0};
+    pollfd pfd{fd, POLLIN, 0};
     int ready = ::poll(&pfd, 1, static_cast<int>(absl::ToInt64Milliseconds(left)) + 1);
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) continue;  // re-check the deadline
     char chunk[4096];
-    ssize_t n = ::read(fds[0], chunk, sizeof(chunk));
+    ssize_t n = ::read(fd, chunk, sizeof(chunk));
     if (n <= 0) break;  // the child closed its end: done (or dead)
     bytes.append(chunk, static_cast<size_t>(n));
   }
-  ::close(fds[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("killed by the watchdog after ", absl::FormatDuration(timeout)));
-  }
-  if (WIFSIGNALED(status)) {
-    return absl::InternalError(absl::StrCat("the child died of signal ", WTERMSIG(status), " (",
-                                            strsignal(WTERMSIG(status)), ")"));
+  ::close(fd);
+  *reaped = false;
+  if (timed_out || !keep || bytes.empty() || bytes[0] != 0) {
+    if (timed_out) ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    *reaped = true;
+    if (timed_out) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("killed by the watchdog after ", absl::FormatDuration(timeout)));
+    }
+    if (WIFSIGNALED(status)) {
+      return absl::InternalError(absl::StrCat("the child died of signal ", WTERMSIG(status), " (",
+                                              strsignal(WTERMSIG(status)), ")"));
+    }
   }
   if (bytes.empty()) return absl::InternalError("the child exited without an answer");
   const int code = static_cast<unsigned char>(bytes[0]);
   if (code == 0) return bytes.substr(1);
   return absl::Status(static_cast<absl::StatusCode>(code), bytes.substr(1));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunInChild(const std::function<absl::StatusOr<std::string>()>& work,
+                                       absl::Duration timeout) {
+  int fd = -1, unused = -1;
+  auto pid = Fork(work, /*hold=*/false, &fd, &unused);
+  if (!pid.ok()) return pid.status();
+  bool reaped = false;
+  return Collect(*pid, fd, timeout, /*keep=*/false, &reaped);
+}
+
+absl::StatusOr<HeldChild> HeldChild::Start(const std::function<absl::StatusOr<std::string>()>& work,
+                                           absl::Duration timeout) {
+  HeldChild child;
+  int fd = -1;
+  auto pid = Fork(work, /*hold=*/true, &fd, &child.hold_fd_);
+  if (!pid.ok()) return pid.status();
+  child.pid_ = *pid;
+  bool reaped = false;
+  auto answer = Collect(*pid, fd, timeout, /*keep=*/true, &reaped);
+  if (reaped) child.pid_ = -1;
+  if (!answer.ok()) return answer.status();  // the destructor reaps a child still running
+  child.answer_ = *std::move(answer);
+  return child;
+}
+
+HeldChild::HeldChild(HeldChild&& other) noexcept { *this = std::move(other); }
+
+HeldChild& HeldChild::operator=(HeldChild&& other) noexcept {
+  if (this != &other) {
+    End();
+    pid_ = std::exchange(other.pid_, -1);
+    hold_fd_ = std::exchange(other.hold_fd_, -1);
+    answer_ = std::move(other.answer_);
+  }
+  return *this;
+}
+
+HeldChild::~HeldChild() { End(); }
+
+void HeldChild::End() {
+  if (hold_fd_ >= 0) ::close(hold_fd_);
+  hold_fd_ = -1;
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  pid_ = -1;
 }
 
 }  // namespace fabricctl::probes

@@ -17,6 +17,31 @@ namespace fabricctl::probes {
 absl::StatusOr<std::string> RunInChild(const std::function<absl::StatusOr<std::string>()>& work,
                                        absl::Duration timeout);
 
+// A child that answers once and then stays alive, holding state its answer refers to (NCCL's
+// bootstrap root behind a unique id), until this object is destroyed: then it is killed and
+// reaped. Move-only.
+class HeldChild {
+ public:
+  // Forks a child that runs `work` and answers as RunInChild's does; the answer must come
+  // within `timeout` (else the child is killed and the answer is DeadlineExceeded). An error
+  // answer ends the child.
+  static absl::StatusOr<HeldChild> Start(const std::function<absl::StatusOr<std::string>()>& work,
+                                         absl::Duration timeout);
+  HeldChild() = default;
+  HeldChild(HeldChild&& other) noexcept;
+  HeldChild& operator=(HeldChild&& other) noexcept;
+  ~HeldChild();
+
+  const std::string& answer() const { return answer_; }
+  bool running() const { return pid_ > 0; }
+
+ private:
+  void End();
+  int pid_ = -1;
+  int hold_fd_ = -1;  // the child runs until this closes or it is killed
+  std::string answer_;
+};
+
 }  // namespace fabricctl::probes
 
 #endif  // FABRICCTL_PROBES_COMMON_CHILD_H_

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -19,34 +20,27 @@ bool Resolve(void* library, const char* name, Fn* out) {
   return *out != nullptr;
 }
 
-// Owns a primary context made current, and releases it.
-class ScopedContext {
- public:
-  ScopedContext(const CudaDriver& cuda, CudaDriver::Device device) : cuda_(cuda), device_(device) {}
-  ~ScopedContext() {
-    if (context_ != nullptr) cuda_.PrimaryCtxRelease(device_);
-  }
-  absl::Status Enter() {
-    if (auto s = cuda_.Check(cuda_.PrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain"); !s.ok()) {
-      context_ = nullptr;
-      return s;
-    }
-    return cuda_.Check(cuda_.CtxSetCurrent(context_), "cuCtxSetCurrent");
-  }
-
- private:
-  const CudaDriver& cuda_;
-  CudaDriver::Device device_;
-  CudaDriver::Context context_ = nullptr;
-};
-
 }  // namespace
 
+ScopedContext::~ScopedContext() {
+  if (context_ != nullptr) cuda_.PrimaryCtxRelease(device_);
+}
+
+absl::Status ScopedContext::Enter() {
+  if (auto s = cuda_.Check(cuda_.PrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain"); !s.ok()) {
+    context_ = nullptr;
+    return s;
+  }
+  return cuda_.Check(cuda_.CtxSetCurrent(context_), "cuCtxSetCurrent");
+}
+
 absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load() {
-  void* library = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  const char* override_path = std::getenv("FABRIC_CUDA_LIBRARY");
+  const char* path = override_path != nullptr && *override_path ? override_path : "libcuda.so.1";
+  void* library = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* why = ::dlerror();
-    return absl::NotFoundError(absl::StrCat("no GPU driver (libcuda.so.1: ", why ? why : "not found", ")"));
+    return absl::NotFoundError(absl::StrCat("no GPU driver (", why ? why : path, ")"));
   }
   std::unique_ptr<CudaDriver> cuda(new CudaDriver());
   cuda->library_ = library;
@@ -67,8 +61,11 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load() {
                   Resolve(library, "cuMemFreeHost", &cuda->MemFreeHost) &&
                   Resolve(library, "cuMemcpyHtoD_v2", &cuda->MemcpyHtoD) &&
                   Resolve(library, "cuMemcpyDtoH_v2", &cuda->MemcpyDtoH) &&
+                  Resolve(library, "cuStreamCreate", &cuda->StreamCreate) &&
+                  Resolve(library, "cuStreamSynchronize", &cuda->StreamSynchronize) &&
+                  Resolve(library, "cuStreamDestroy_v2", &cuda->StreamDestroy) &&
                   Resolve(library, "cuGetErrorName", &cuda->GetErrorName);
-  if (!ok) return absl::NotFoundError("libcuda.so.1 lacks a driver API call fabricctl needs (driver too old?)");
+  if (!ok) return absl::NotFoundError(absl::StrCat(path, " lacks a driver API call fabricctl needs (driver too old?)"));
   if (Result r = cuda->Init(0); r != 0) {
     return absl::NotFoundError(absl::StrCat("no usable GPU: ", cuda->Check(r, "cuInit").message()));
   }

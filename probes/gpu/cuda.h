@@ -18,12 +18,15 @@ namespace fabricctl::probes {
 // The CUDA driver API, loaded at run time from libcuda.so.1 (the driver's library, present on
 // GPU nodes only): the build needs no CUDA toolkit and one binary runs with or without GPUs.
 // Only the calls fabricctl uses are resolved. Not thread-safe; used inside RunInChild.
+// $FABRIC_CUDA_LIBRARY names another library to load (a path), for drivers installed outside
+// the loader's path.
 class CudaDriver {
  public:
   using Result = int;  // CUresult; 0 is CUDA_SUCCESS
   using Device = int;  // CUdevice
   using DevicePtr = unsigned long long;  // CUdeviceptr
   using Context = void*;  // CUcontext
+  using Stream = void*;   // CUstream (the same handle as cudaStream_t)
 
   // NotFound when libcuda.so.1 is absent (no NVIDIA driver), or cuInit fails (no device).
   static absl::StatusOr<std::unique_ptr<CudaDriver>> Load();
@@ -51,11 +54,29 @@ class CudaDriver {
   Result (*MemFreeHost)(void*) = nullptr;
   Result (*MemcpyHtoD)(DevicePtr, const void*, size_t) = nullptr;
   Result (*MemcpyDtoH)(void*, DevicePtr, size_t) = nullptr;
+  Result (*StreamCreate)(Stream*, unsigned) = nullptr;
+  Result (*StreamSynchronize)(Stream) = nullptr;
+  Result (*StreamDestroy)(Stream) = nullptr;
   Result (*GetErrorName)(Result, const char**) = nullptr;
 
  private:
   CudaDriver() = default;
   void* library_ = nullptr;  // dlopen handle, owned
+};
+
+// Owns a device's primary context, made current on this thread, and releases it.
+class ScopedContext {
+ public:
+  ScopedContext(const CudaDriver& cuda, CudaDriver::Device device) : cuda_(cuda), device_(device) {}
+  ~ScopedContext();
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+  absl::Status Enter();
+
+ private:
+  const CudaDriver& cuda_;
+  CudaDriver::Device device_;
+  CudaDriver::Context context_ = nullptr;
 };
 
 // cuDeviceGetAttribute codes used here (cuda.h).

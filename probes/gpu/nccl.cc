@@ -1,0 +1,284 @@
+#include "probes/gpu/nccl.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "probes/collective/ring.h"
+#include "probes/gpu/cuda.h"
+#include "proto/probe.pb.h"
+
+namespace fabricctl::probes {
+namespace {
+
+template <typename Fn>
+bool Resolve(void* library, const char* name, Fn* out) {
+  *out = reinterpret_cast<Fn>(::dlsym(library, name));
+  return *out != nullptr;
+}
+
+// Frees what it owns on every path out of a rank.
+struct RankResources {
+  const CudaDriver* cuda = nullptr;
+  const NcclLibrary* nccl = nullptr;
+  CudaDriver::DevicePtr send = 0, recv = 0;
+  CudaDriver::Stream stream = nullptr;
+  NcclLibrary::Comm comm = nullptr;
+  bool comm_ok = true;  // false after a failed call: abort instead of destroy
+  ~RankResources() {
+    if (comm != nullptr) comm_ok ? nccl->CommDestroy(comm) : nccl->CommAbort(comm);
+    if (stream != nullptr) cuda->StreamDestroy(stream);
+    if (send != 0) cuda->MemFree(send);
+    if (recv != 0) cuda->MemFree(recv);
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<NcclLibrary>> NcclLibrary::Load() {
+  const char* override_path = std::getenv("FABRIC_NCCL_LIBRARY");
+  const char* path = override_path != nullptr && *override_path ? override_path : "libnccl.so.2";
+  void* library = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = ::dlerror();
+    return absl::NotFoundError(absl::StrCat("no NCCL (", why ? why : path, ")"));
+  }
+  std::unique_ptr<NcclLibrary> nccl(new NcclLibrary());
+  nccl->library_ = library;
+  const bool ok = Resolve(library, "ncclGetVersion", &nccl->GetVersion) &&
+                  Resolve(library, "ncclGetUniqueId", &nccl->GetUniqueId) &&
+                  Resolve(library, "ncclCommInitRank", &nccl->CommInitRank) &&
+                  Resolve(library, "ncclAllReduce", &nccl->AllReduce) &&
+                  Resolve(library, "ncclCommDestroy", &nccl->CommDestroy) &&
+                  Resolve(library, "ncclCommAbort", &nccl->CommAbort) &&
+                  Resolve(library, "ncclGetErrorString", &nccl->GetErrorString);
+  if (!ok) return absl::NotFoundError(absl::StrCat(path, " lacks an NCCL call fabricctl needs"));
+  return nccl;
+}
+
+NcclLibrary::~NcclLibrary() {
+  if (library_ != nullptr) ::dlclose(library_);
+}
+
+absl::Status NcclLibrary::Check(Result result, const char* call) const {
+  if (result == 0) return absl::OkStatus();
+  const char* what = GetErrorString != nullptr ? GetErrorString(result) : nullptr;
+  return absl::InternalError(absl::StrCat(call, ": ", what ? what : "error", " (", result, ")"));
+}
+
+std::string NcclLibrary::Version() const {
+  int code = 0;
+  if (GetVersion(&code) != 0) return "?";
+  return NcclVersionString(code);
+}
+
+std::string NcclVersionString(int code) {
+  if (code >= 10000) return absl::StrCat(code / 10000, ".", code % 10000 / 100, ".", code % 100);
+  return absl::StrCat(code / 1000, ".", code % 1000 / 100, ".", code % 100);
+}
+
+absl::StatusOr<std::string> FindNccl(absl::Duration timeout) {
+  return RunInChild([]() -> absl::StatusOr<std::string> {
+    auto nccl = NcclLibrary::Load();
+    if (!nccl.ok()) return nccl.status();
+    return (*nccl)->Version();
+  }, timeout);
+}
+
+absl::StatusOr<NcclRendezvous> NcclRendezvous::Create(absl::Duration timeout) {
+  auto holder = HeldChild::Start([]() -> absl::StatusOr<std::string> {
+    auto nccl = NcclLibrary::Load();
+    if (!nccl.ok()) return nccl.status();
+    NcclLibrary::UniqueId id;
+    if (auto s = (*nccl)->Check((*nccl)->GetUniqueId(&id), "ncclGetUniqueId"); !s.ok()) return s;
+    // The library stays loaded: its bootstrap root thread serves the ranks from here.
+    (void)nccl->release();
+    return std::string(id.internal, sizeof(id.internal));
+  }, timeout);
+  if (!holder.ok()) return holder.status();
+  if (holder->answer().size() != sizeof(NcclLibrary::UniqueId::internal)) {
+    return absl::InternalError("ncclGetUniqueId gave an id of the wrong size");
+  }
+  NcclRendezvous rendezvous;
+  rendezvous.holder_ = *std::move(holder);
+  return rendezvous;
+}
+
+ProbeRun RunNcclRank(const ProbeParams& params, const NcclRank& rank) {
+  ProbeRun run;
+  run.kind = "allreduce";
+  run.device = absl::StrCat("nccl, gpu ", rank.gpu);
+  const auto started = std::chrono::steady_clock::now();
+  const absl::Duration timeout =
+      params.timeout > absl::ZeroDuration() ? params.timeout : absl::Minutes(5);
+  auto bytes = RunInChild([&]() -> absl::StatusOr<std::string> {
+    if (rank.unique_id.size() != sizeof(NcclLibrary::UniqueId::internal)) {
+      return absl::InvalidArgumentError("the NCCL unique id is not 128 bytes");
+    }
+    // Before NCCL first logs (it reads these once): INFO to this rank's own file.
+    ::setenv("NCCL_DEBUG", "INFO", 1);
+    ::setenv("NCCL_DEBUG_FILE", rank.log_path.c_str(), 1);
+    auto cuda = CudaDriver::Load();
+    if (!cuda.ok()) return cuda.status();
+    auto nccl = NcclLibrary::Load();
+    if (!nccl.ok()) return nccl.status();
+    const CudaDriver& cu = **cuda;
+    const NcclLibrary& nc = **nccl;
+    int count = 0;
+    if (auto s = cu.Check(cu.DeviceGetCount(&count), "cuDeviceGetCount"); !s.ok()) return s;
+    if (rank.gpu >= static_cast<uint32_t>(count)) {
+      return absl::NotFoundError(absl::StrCat("no GPU ", rank.gpu, " (the driver sees ", count, ")"));
+    }
+    CudaDriver::Device device;
+    if (auto s = cu.Check(cu.DeviceGet(&device, static_cast<int>(rank.gpu)), "cuDeviceGet"); !s.ok()) {
+      return s;
+    }
+    ScopedContext context(cu, device);
+    if (auto s = context.Enter(); !s.ok()) return s;
+    const uint64_t largest = *std::max_element(params.sizes_bytes.begin(), params.sizes_bytes.end());
+    const size_t largest_count = std::max<size_t>(1, largest / sizeof(float));
+    RankResources res;
+    res.cuda = &cu;
+    res.nccl = &nc;
+    if (auto s = cu.Check(cu.MemAlloc(&res.send, largest_count * sizeof(float)), "cuMemAlloc"); !s.ok()) return s;
+    if (auto s = cu.Check(cu.MemAlloc(&res.recv, largest_count * sizeof(float)), "cuMemAlloc"); !s.ok()) return s;
+    if (auto s = cu.Check(cu.StreamCreate(&res.stream, 0), "cuStreamCreate"); !s.ok()) return s;
+    NcclLibrary::UniqueId id;
+    std::memcpy(id.internal, rank.unique_id.data(), sizeof(id.internal));
+    if (auto s = nc.Check(nc.CommInitRank(&res.comm, static_cast<int>(rank.nranks), id,
+                                          static_cast<int>(rank.rank)),
+                          "ncclCommInitRank");
+        !s.ok()) {
+      res.comm = nullptr;
+      return s;
+    }
+    auto allreduce = [&](size_t n) -> absl::Status {
+      absl::Status s = nc.Check(nc.AllReduce(reinterpret_cast<const void*>(res.send),
+                                             reinterpret_cast<void*>(res.recv), n,
+                                             NcclLibrary::kFloat32, NcclLibrary::kSum, res.comm,
+                                             res.stream),
+                                "ncclAllReduce");
+      if (!s.ok()) res.comm_ok = false;
+      return s;
+    };
+    auto sync = [&]() -> absl::Status {
+      absl::Status s = cu.Check(cu.StreamSynchronize(res.stream), "cuStreamSynchronize");
+      if (!s.ok()) res.comm_ok = false;
+      return s;
+    };
+    const uint32_t n = rank.nranks;
+    v1::ProbeResult out;
+    std::vector<float> host(largest_count);
+    for (uint64_t size : params.sizes_bytes) {
+      const size_t elements = std::max<size_t>(1, size / sizeof(float));
+      // The data check of the host ring: element i of rank r is (r + 1) + (i % 97).
+      for (size_t i = 0; i < elements; ++i) host[i] = static_cast<float>(rank.rank + 1 + i % 97);
+      if (auto s = cu.Check(cu.MemcpyHtoD(res.send, host.data(), elements * sizeof(float)), "cuMemcpyHtoD"); !s.ok()) {
+        return s;
+      }
+      if (auto s = allreduce(elements); !s.ok()) return s;
+      if (auto s = sync(); !s.ok()) return s;
+      if (auto s = cu.Check(cu.MemcpyDtoH(host.data(), res.recv, elements * sizeof(float)), "cuMemcpyDtoH"); !s.ok()) {
+        return s;
+      }
+      uint64_t wrong = 0;
+      for (size_t i = 0; i < elements; ++i) {
+        const double want = n * (n + 1) / 2.0 + static_cast<double>(n) * (i % 97);
+        if (host[i] != want) ++wrong;
+      }
+      for (uint64_t w = 0; w < params.warmup_iterations; ++w) {
+        if (auto s = allreduce(elements); !s.ok()) return s;
+      }
+      if (auto s = sync(); !s.ok()) return s;
+      const uint64_t iterations = std::max<uint64_t>(1, params.iterations);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (uint64_t k = 0; k < iterations; ++k) {
+        if (auto s = allreduce(elements); !s.ok()) return s;
+      }
+      if (auto s = sync(); !s.ok()) return s;
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+          static_cast<double>(iterations);
+      v1::CollectivePoint* p = out.add_collective();
+      p->set_size_bytes(elements * sizeof(float));
+      p->set_time_us(seconds * 1e6);
+      p->set_algbw_gbytes(AllreduceAlgBwGBytes(p->size_bytes(), seconds));
+      p->set_busbw_gbytes(AllreduceBusBwGBytes(p->size_bytes(), seconds, n));
+      p->set_wrong(wrong);
+    }
+    out.set_device(absl::StrCat("nccl ", nc.Version(), ", gpu ", rank.gpu));
+    return out.SerializeAsString();
+  }, timeout);
+  run.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!bytes.ok()) {
+    run.reason = absl::StrCat("rank ", rank.rank, ": ", bytes.status().message());
+    run.outcome = absl::IsNotFound(bytes.status())          ? Outcome::kSkipped
+                  : absl::IsDeadlineExceeded(bytes.status()) ? Outcome::kTimeout
+                                                             : Outcome::kFailed;
+    return run;
+  }
+  v1::ProbeResult measured;
+  if (!measured.ParseFromString(*bytes)) {
+    run.outcome = Outcome::kFailed;
+    run.reason = "the NCCL rank's result does not parse";
+    return run;
+  }
+  run.device = measured.device();
+  for (const auto& p : measured.collective()) {
+    CollectivePoint point;
+    point.size_bytes = p.size_bytes();
+    point.time_us = p.time_us();
+    point.algbw_gbytes = p.algbw_gbytes();
+    point.busbw_gbytes = p.busbw_gbytes();
+    point.wrong = p.wrong();
+    run.collective.push_back(point);
+  }
+  run.outcome = Outcome::kOk;
+  return run;
+}
+
+NcclVerdict JudgeNcclLogs(const std::string& node, const std::vector<std::string>& log_paths) {
+  NcclVerdict verdict;
+  bool any_net = false, all_gdr = true;
+  for (const std::string& path : log_paths) {
+    std::ifstream in(path);
+    if (!in) continue;  // a rank that died before NCCL logged: its failure says why
+    std::stringstream text;
+    text << in.rdbuf();
+    NcclLog log = ParseNcclLog(text.str());
+    log.host = node;  // the node as the sweep names it, not the kernel's hostname
+    v1::NcclTransport t = NcclTransportOf(log);
+    if (verdict.transport.net().empty() || t.net() == "Socket") verdict.transport.set_net(t.net());
+    if (log.net_channels > 0) {
+      any_net = true;
+      all_gdr = all_gdr && t.gpudirect_rdma();
+    }
+    for (const auto& [pair, transport] : t.peer_transports()) {
+      (*verdict.transport.mutable_peer_transports())[pair] = transport;
+    }
+    for (const auto& line : t.evidence()) {
+      if (verdict.transport.evidence_size() < 16) verdict.transport.add_evidence(line);
+    }
+    for (auto& f : NcclLogFindings(log, path)) {
+      // One finding of each kind per node: the first rank's, with the count of the others.
+      auto same = std::find_if(verdict.findings.begin(), verdict.findings.end(),
+                               [&](const v1::Finding& g) { return g.kind() == f.kind(); });
+      if (same == verdict.findings.end()) {
+        verdict.findings.push_back(std::move(f));
+      } else {
+        auto& ranks = (*same->mutable_evidence())["rank_logs"];
+        ranks = std::to_string(ranks.empty() ? 2 : std::stoi(ranks) + 1);
+      }
+    }
+  }
+  verdict.transport.set_gpudirect_rdma(any_net && all_gdr);
+  return verdict;
+}
+
+}  // namespace fabricctl::probes
