@@ -41,6 +41,8 @@ struct AgentOptions {
   std::string controller_identity = "fabric-controller";
   TlsOptions tls;
   std::string sysfs_root = "/";
+  // Where NCCL all-reduce ranks write their NCCL_DEBUG=INFO logs (kept a week).
+  std::string nccl_log_dir = "/tmp/fabric-agent-nccl";
   v1::Config config;
   // Caps on every probe request (from config.probes.limits).
   probes::ProbeLimits limits;

@@ -44,7 +44,7 @@ grpc::Status AgentService::StartProbeServer(grpc::ServerContext* context,
                                             const v1::StartProbeServerRequest* request,
                                             v1::StartProbeServerResponse* response) {
   if (auto s = RequirePeerIdentity(*context, controller_identity_); !s.ok()) return s;
-  auto endpoint = probes_->StartServer(request->spec(), request->run_id());
+  auto endpoint = probes_->StartServer(request->spec(), request->run_id(), request->rank());
   if (!endpoint.ok()) return ToGrpcStatus(endpoint.status());
   *response->mutable_endpoint() = *std::move(endpoint);
   return grpc::Status::OK;
@@ -64,8 +64,7 @@ grpc::Status AgentService::RunLocalProbe(grpc::ServerContext* context,
                                          const v1::RunLocalProbeRequest* request,
                                          v1::RunLocalProbeResponse* response) {
   if (auto s = RequirePeerIdentity(*context, controller_identity_); !s.ok()) return s;
-  std::vector<v1::Endpoint> ranks(request->ranks().begin(), request->ranks().end());
-  auto result = probes_->RunLocal(request->spec(), request->run_id(), request->rank(), ranks);
+  auto result = probes_->RunLocal(*request);
   if (!result.ok()) return ToGrpcStatus(result.status());
   *response->mutable_result() = *std::move(result);
   return grpc::Status::OK;

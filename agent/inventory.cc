@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/version.h"
 #include "probes/gpu/cuda.h"
+#include "probes/gpu/nccl.h"
 #include "probes/rdma/device.h"
 
 namespace fabricctl::agent {
@@ -85,6 +86,12 @@ void AddRdmaDevices(const probes::SysfsRoot& sysfs, v1::NodeInventory* inventory
 
 GpuInventory CollectGpus(const probes::SysfsRoot& sysfs) {
   GpuInventory out;
+  auto nccl = probes::FindNccl(absl::Seconds(20));
+  if (nccl.ok()) {
+    out.nccl_version = *nccl;
+  } else {
+    out.nccl_unavailable_reason = std::string(nccl.status().message());
+  }
   // The CUDA driver is asked in a child process: a hung or crashing driver costs the timeout.
   auto gpus = probes::ListGpus(absl::Seconds(20));
   if (!gpus.ok()) {
@@ -118,6 +125,8 @@ v1::NodeInventory CollectInventory(const InventoryOptions& options,
   AddRdmaDevices(sysfs, &inventory);
   for (const auto& gpu : options.gpus.gpus) *inventory.add_gpus() = gpu;
   inventory.set_gpu_unavailable_reason(options.gpus.unavailable_reason);
+  inventory.set_nccl_version(options.gpus.nccl_version);
+  inventory.set_nccl_unavailable_reason(options.gpus.nccl_unavailable_reason);
   rlimit limit{};
   if (::getrlimit(RLIMIT_MEMLOCK, &limit) == 0) {
     inventory.set_memlock_limit_bytes(limit.rlim_cur == RLIM_INFINITY

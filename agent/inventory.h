@@ -10,11 +10,13 @@
 
 namespace fabricctl::agent {
 
-// The node's GPUs as the CUDA driver lists them, or why there are none. Listing forks a child
+// The node's GPUs as the CUDA driver lists them, or why there are none, and NCCL's version. Listing forks a child
 // process (the driver may hang or crash), so agents do it once, at start.
 struct GpuInventory {
   std::vector<v1::Gpu> gpus;
   std::string unavailable_reason;
+  std::string nccl_version;  // empty: no NCCL, and nccl_unavailable_reason says why
+  std::string nccl_unavailable_reason;
 };
 GpuInventory CollectGpus(const probes::SysfsRoot& sysfs);
 

@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
                  "(default: tls.controller_identity, fabric-controller)");
   app.add_option("--sysfs-root", options.sysfs_root, "root of sysfs/procfs reads")
       ->capture_default_str();
+  app.add_option("--nccl-log-dir", options.nccl_log_dir,
+                 "where NCCL all-reduce ranks write their NCCL_DEBUG=INFO logs (kept a week)")
+      ->capture_default_str();
   app.add_option("--rpc-timeout", rpc_timeout, "deadline of every RPC to the controller")
       ->capture_default_str();
   if (auto exit_code = ParseFlags(app, argc, argv)) return *exit_code;

@@ -1,5 +1,9 @@
 #include "agent/probe_runner.h"
 
+#include <chrono>
+#include <filesystem>
+#include <system_error>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/logging.h"
@@ -12,14 +16,37 @@ namespace fabricctl::agent {
 namespace {
 
 constexpr absl::Duration kDefaultServerLifetime = absl::Minutes(10);
+constexpr absl::Duration kLogLifetime = absl::Hours(24 * 7);
+
+// Creates the NCCL log directory if needed and removes the logs older than kLogLifetime.
+absl::Status PrepareLogDir(const std::string& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("NCCL log directory ", dir, ": ", error.message()));
+  }
+  const auto cutoff = std::filesystem::file_time_type::clock::now() -
+                      std::chrono::seconds(absl::ToInt64Seconds(kLogLifetime));
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (entry.path().extension() == ".log" && entry.is_regular_file(error) &&
+        entry.last_write_time(error) < cutoff) {
+      std::filesystem::remove(entry.path(), error);
+    }
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
 ProbeRunner::ProbeRunner(std::string listen_host, std::string advertise_host,
-                         probes::ServeContext context)
+                         probes::ServeContext context, std::string node_name,
+                         std::string nccl_log_dir)
     : listen_host_(std::move(listen_host)),
       advertise_host_(std::move(advertise_host)),
-      context_(std::move(context)) {}
+      context_(std::move(context)),
+      node_name_(std::move(node_name)),
+      nccl_log_dir_(std::move(nccl_log_dir)) {}
 
 ProbeRunner::~ProbeRunner() {
   std::map<std::string, Running> servers;
@@ -59,13 +86,30 @@ absl::StatusOr<probes::ProbeParams> ProbeRunner::Validate(const v1::ProbeSpec& s
 }
 
 absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
-                                                      const std::string& run_id) {
+                                                      const std::string& run_id, uint32_t rank) {
   if (run_id.empty() || run_id.size() > 128) {
     return absl::InvalidArgumentError("run_id: 1 to 128 characters");
   }
   auto params = Validate(spec);
   if (!params.ok()) return params.status();
   if (auto s = Acquire(absl::StrCat("server of run ", run_id)); !s.ok()) return s;
+  if (spec.kind() == v1::ALLREDUCE && params->allreduce_backend == "nccl") {
+    // The slot is held until RunLocal; rank 0's node also holds the rendezvous.
+    std::optional<probes::NcclRendezvous> rendezvous;
+    v1::Endpoint endpoint;
+    if (rank == 0) {
+      auto made = probes::NcclRendezvous::Create(absl::Seconds(30));
+      if (!made.ok()) {
+        Release();
+        return made.status();
+      }
+      endpoint.set_nccl_unique_id(made->unique_id());
+      rendezvous = *std::move(made);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    nccl_runs_[run_id] = std::move(rendezvous);
+    return endpoint;
+  }
   if (spec.kind() == v1::ALLREDUCE) {
     // A rank of a ring: the listener its left neighbour connects to; held until RunLocal.
     auto listener = probes::ListenTcp(listen_host_, 0);
@@ -112,6 +156,11 @@ absl::Status ProbeRunner::StopServer(const std::string& run_id) {
       holder_.clear();
       return absl::OkStatus();
     }
+    if (auto nccl = nccl_runs_.find(run_id); nccl != nccl_runs_.end()) {
+      nccl_runs_.erase(nccl);  // likewise: the rendezvous ends with it
+      holder_.clear();
+      return absl::OkStatus();
+    }
     auto it = servers_.find(run_id);
     if (it == servers_.end()) return absl::NotFoundError(absl::StrCat("no server run ", run_id));
     run = std::move(it->second);
@@ -135,20 +184,26 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunClient(const v1::ProbeSpec& spec
   return probes::ToResult(run, *params);
 }
 
-absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::ProbeSpec& spec,
-                                                      const std::string& run_id, uint32_t rank,
-                                                      const std::vector<v1::Endpoint>& ranks) {
-  // The listener StartServer opened holds the node's slot; whatever happens below, this run
-  // ends here and frees both.
+absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeRequest& request) {
+  const v1::ProbeSpec& spec = request.spec();
+  const std::string& run_id = request.run_id();
+  // What StartServer left (the ring's listener, or the NCCL run's rendezvous) holds the node's
+  // slot; whatever happens below, this run ends here and frees both.
   probes::Listener listener;
+  std::optional<probes::NcclRendezvous> rendezvous;
+  bool nccl = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = rings_.find(run_id);
-    if (it == rings_.end()) {
-      return absl::FailedPreconditionError(absl::StrCat("no ring listener for run ", run_id));
+    if (auto it = rings_.find(run_id); it != rings_.end()) {
+      listener = std::move(it->second);
+      rings_.erase(it);
+    } else if (auto n = nccl_runs_.find(run_id); n != nccl_runs_.end()) {
+      rendezvous = std::move(n->second);
+      nccl_runs_.erase(n);
+      nccl = true;
+    } else {
+      return absl::FailedPreconditionError(absl::StrCat("no collective started for run ", run_id));
     }
-    listener = std::move(it->second);
-    rings_.erase(it);
   }
   struct ReleaseAtEnd {
     ProbeRunner* runner;
@@ -159,7 +214,13 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::ProbeSpec& spec,
   }
   auto params = Validate(spec);
   if (!params.ok()) return params.status();
-  if (ranks.size() < 2 || ranks.size() > 4096 || rank >= ranks.size()) {
+  if ((params->allreduce_backend == "nccl") != nccl) {
+    return absl::InvalidArgumentError("spec.allreduce.backend differs from the started run's");
+  }
+  if (nccl) return RunNccl(request, *params);
+  const auto& ranks = request.ranks();
+  const uint32_t rank = request.rank();
+  if (ranks.size() < 2 || ranks.size() > 4096 || rank >= static_cast<uint32_t>(ranks.size())) {
     return absl::InvalidArgumentError("ranks: 2 to 4096 endpoints, and rank below their count");
   }
   std::vector<probes::RankAddress> addresses;
@@ -170,6 +231,61 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::ProbeSpec& spec,
   }
   probes::ProbeRun run = probes::RunRingAllreduce(*params, rank, addresses, listener);
   return probes::ToResult(run, *params);
+}
+
+absl::StatusOr<v1::ProbeResult> ProbeRunner::RunNccl(const v1::RunLocalProbeRequest& request,
+                                                     const probes::ProbeParams& params) {
+  const uint32_t world = request.world_size(), local = request.local_ranks(), first = request.rank();
+  if (world < 1 || world > 65536 || local < 1 || local > 64 || first + local > world) {
+    return absl::InvalidArgumentError(
+        "world_size 1 to 65536, local_ranks 1 to 64, and rank + local_ranks within world_size");
+  }
+  if (request.ranks_size() < 1 || request.ranks(0).nccl_unique_id().size() != 128) {
+    return absl::InvalidArgumentError("ranks[0].nccl_unique_id: 128 bytes expected");
+  }
+  if (auto s = PrepareLogDir(nccl_log_dir_); !s.ok()) return s;
+  std::vector<probes::ProbeRun> runs(local);
+  std::vector<std::string> logs(local);
+  std::vector<std::thread> threads;
+  for (uint32_t i = 0; i < local; ++i) {
+    logs[i] = absl::StrCat(nccl_log_dir_, "/", request.run_id(), ".rank", first + i, ".log");
+    probes::NcclRank rank{first + i, world, i, request.ranks(0).nccl_unique_id(), logs[i]};
+    threads.emplace_back([&runs, &params, rank, i] { runs[i] = probes::RunNcclRank(params, rank); });
+  }
+  for (auto& t : threads) t.join();
+  // The node's figures: its ranks' times averaged (nccl-tests averages over ranks), wrong
+  // elements added; the first rank that did not measure decides the outcome.
+  probes::ProbeRun merged = runs[0];
+  for (const auto& run : runs) {
+    if (run.outcome != probes::Outcome::kOk) {
+      merged = run;
+      merged.collective.clear();
+      break;
+    }
+  }
+  if (merged.outcome == probes::Outcome::kOk) {
+    for (size_t k = 0; k < merged.collective.size(); ++k) {
+      double time_us = 0;
+      uint64_t wrong = 0;
+      for (const auto& run : runs) {
+        if (k >= run.collective.size()) return absl::InternalError("NCCL ranks measured different sizes");
+        time_us += run.collective[k].time_us;
+        wrong += run.collective[k].wrong;
+      }
+      auto& p = merged.collective[k];
+      p.time_us = time_us / local;
+      p.algbw_gbytes = probes::AllreduceAlgBwGBytes(p.size_bytes, p.time_us * 1e-6);
+      p.busbw_gbytes = probes::AllreduceBusBwGBytes(p.size_bytes, p.time_us * 1e-6, world);
+      p.wrong = wrong;
+    }
+    merged.device = absl::StrCat(runs[0].device.substr(0, runs[0].device.find(", gpu")), ", ",
+                                 local, local == 1 ? " GPU" : " GPUs");
+  }
+  v1::ProbeResult result = probes::ToResult(merged, params);
+  probes::NcclVerdict verdict = probes::JudgeNcclLogs(node_name_, logs);
+  *result.mutable_nccl() = verdict.transport;
+  for (auto& f : verdict.findings) *result.add_findings() = std::move(f);
+  return result;
 }
 
 }  // namespace fabricctl::agent

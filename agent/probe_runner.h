@@ -2,6 +2,7 @@
 #define FABRICCTL_AGENT_PROBE_RUNNER_H_
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -10,9 +11,11 @@
 
 #include "absl/status/statusor.h"
 #include "probes/common/params.h"
+#include "probes/gpu/nccl.h"
 #include "probes/probe.h"
 #include "probes/net/socket.h"
 #include "probes/server.h"
+#include "proto/agent.pb.h"
 #include "proto/probe.pb.h"
 
 namespace fabricctl::agent {
@@ -24,27 +27,36 @@ namespace fabricctl::agent {
 // Thread-safe.
 class ProbeRunner {
  public:
-  // `listen_host` is where server halves listen; `advertise_host` what peers dial.
-  ProbeRunner(std::string listen_host, std::string advertise_host, probes::ServeContext context);
+  // `listen_host` is where server halves listen; `advertise_host` what peers dial. NCCL ranks
+  // write their INFO logs to `nccl_log_dir` (created when needed; logs older than a week are
+  // removed).
+  // `node_name` is the name findings give this node.
+  ProbeRunner(std::string listen_host, std::string advertise_host, probes::ServeContext context,
+              std::string node_name = "", std::string nccl_log_dir = "/tmp/fabric-agent-nccl");
   ~ProbeRunner();
 
   // Starts a one-off server half for `run_id`; returns the address the client half dials. The
   // server ends by itself after its session, or after the spec's timeout (default 10 minutes).
-  absl::StatusOr<v1::Endpoint> StartServer(const v1::ProbeSpec& spec, const std::string& run_id);
+  // For an all-reduce it takes the slot for the run: the ring's listener, or for NCCL at
+  // `rank` 0 the rendezvous, whose unique id the endpoint carries.
+  absl::StatusOr<v1::Endpoint> StartServer(const v1::ProbeSpec& spec, const std::string& run_id,
+                                           uint32_t rank = 0);
   // Ends a server half early (or reaps one that has finished). NotFound for an unknown run.
   absl::Status StopServer(const std::string& run_id);
   // Runs the client half against `server` and returns its result (failures are results too).
   absl::StatusOr<v1::ProbeResult> RunClient(const v1::ProbeSpec& spec, const v1::Endpoint& server);
-  // Collectives: StartServer opens this rank's listener (ALLREDUCE); RunLocal joins the ring of
-  // `ranks` as `rank` and measures, then frees the slot.
-  absl::StatusOr<v1::ProbeResult> RunLocal(const v1::ProbeSpec& spec, const std::string& run_id,
-                                           uint32_t rank, const std::vector<v1::Endpoint>& ranks);
+  // Collectives, after StartServer: the host ring joins the ring of request.ranks as
+  // request.rank; NCCL runs request.local_ranks ranks (one per GPU, from request.rank) of
+  // request.world_size, each in a child process, and judges their logs. Frees the slot.
+  absl::StatusOr<v1::ProbeResult> RunLocal(const v1::RunLocalProbeRequest& request);
 
  private:
   // Takes the node's probe slot, or says who holds it.
   absl::Status Acquire(const std::string& holder);
   void Release();
   absl::StatusOr<probes::ProbeParams> Validate(const v1::ProbeSpec& spec) const;
+  absl::StatusOr<v1::ProbeResult> RunNccl(const v1::RunLocalProbeRequest& request,
+                                          const probes::ProbeParams& params);
 
   const std::string listen_host_;
   const std::string advertise_host_;
@@ -58,6 +70,10 @@ class ProbeRunner {
   };
   std::map<std::string, Running> servers_;  // guarded by mu_
   std::map<std::string, probes::Listener> rings_;  // collective listeners by run, guarded by mu_
+  // NCCL runs holding the slot, with the rendezvous on rank 0's node; guarded by mu_.
+  std::map<std::string, std::optional<probes::NcclRendezvous>> nccl_runs_;
+  const std::string node_name_;
+  const std::string nccl_log_dir_;
 };
 
 }  // namespace fabricctl::agent

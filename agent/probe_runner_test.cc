@@ -1,5 +1,7 @@
 #include "agent/probe_runner.h"
 
+#include <climits>
+#include <cstdlib>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -16,6 +18,25 @@ v1::ProbeSpec TcpLat() {
   p.iterations = 100;
   p.timeout = absl::Seconds(20);
   return probes::ToSpec(p);
+}
+
+v1::RunLocalProbeRequest Local(const v1::ProbeSpec& spec, const std::string& run_id, uint32_t rank,
+                               const std::vector<v1::Endpoint>& ranks, uint32_t world_size = 0,
+                               uint32_t local_ranks = 0) {
+  v1::RunLocalProbeRequest request;
+  *request.mutable_spec() = spec;
+  request.set_run_id(run_id);
+  request.set_rank(rank);
+  for (const auto& e : ranks) *request.add_ranks() = e;
+  request.set_world_size(world_size);
+  request.set_local_ranks(local_ranks);
+  return request;
+}
+
+std::string Absolute(const std::string& path) {
+  char buffer[PATH_MAX];
+  REQUIRE(::realpath(path.c_str(), buffer) != nullptr);
+  return buffer;
 }
 
 }  // namespace
@@ -80,7 +101,7 @@ TEST_CASE("A ring rank holds the slot from its listener to the end of its run, e
   REQUIRE(endpoint.ok());
   CHECK(absl::IsResourceExhausted(runner.StartServer(TcpLat(), "run-2").status()));
   // A bad request for the ring ends the run and frees the node.
-  auto refused = runner.RunLocal(spec, "ring-1", 5, {*endpoint});
+  auto refused = runner.RunLocal(Local(spec, "ring-1", 5, {*endpoint}));
   CHECK(absl::IsInvalidArgument(refused.status()));
   CHECK(runner.StartServer(TcpLat(), "run-3").ok());
 }
@@ -97,8 +118,8 @@ TEST_CASE("Two runners form a ring and sum correctly") {
   REQUIRE(ea.ok());
   REQUIRE(eb.ok());
   absl::StatusOr<v1::ProbeResult> ra, rb;
-  std::thread ta([&] { ra = a.RunLocal(spec, "r", 0, {*ea, *eb}); });
-  std::thread tb([&] { rb = b.RunLocal(spec, "r", 1, {*ea, *eb}); });
+  std::thread ta([&] { ra = a.RunLocal(Local(spec, "r", 0, {*ea, *eb})); });
+  std::thread tb([&] { rb = b.RunLocal(Local(spec, "r", 1, {*ea, *eb})); });
   ta.join();
   tb.join();
   REQUIRE(ra.ok());
@@ -108,6 +129,69 @@ TEST_CASE("Two runners form a ring and sum correctly") {
   CHECK(ra->collective(1).size_bytes() == 65536);
   CHECK(ra->collective(1).wrong() == 0);
   CHECK(ra->collective(1).busbw_gbytes() > 0);
+}
+
+// NCCL through the agents' runners, with the CUDA and NCCL test stand-ins of tests/fake_gpu (no
+// GPU here): rank 0's node makes the unique id, two nodes of two "GPUs" each run four ranks.
+TEST_CASE("Two runners run an NCCL all-reduce of four ranks and judge its logs") {
+  ::setenv("FABRIC_CUDA_LIBRARY", Absolute("tests/fake_gpu/libfake_cuda.so").c_str(), 1);
+  ::setenv("FABRIC_NCCL_LIBRARY", Absolute("tests/fake_gpu/libfake_nccl.so").c_str(), 1);
+  ::setenv("FABRIC_FAKE_GPUS", "2", 1);
+  const std::string logs = std::string(std::getenv("TEST_TMPDIR")) + "/nccl-logs";
+  probes::ProbeParams p;
+  p.kind = v1::ALLREDUCE;
+  p.allreduce_backend = "nccl";
+  p.sizes_bytes = {4096, 1 << 16};
+  p.iterations = 2;
+  p.timeout = absl::Seconds(60);
+  const v1::ProbeSpec spec = probes::ToSpec(p);
+  ProbeRunner a("127.0.0.1", "127.0.0.1", {}, "node-a", logs);
+  ProbeRunner b("127.0.0.1", "127.0.0.1", {}, "node-b", logs);
+  for (const char* ib_disable : {"0", "1"}) {
+    ::setenv("NCCL_IB_DISABLE", ib_disable, 1);
+    const std::string run = std::string("nccl-") + ib_disable;
+    auto ea = a.StartServer(spec, run, 0);
+    auto eb = b.StartServer(spec, run, 2);
+    REQUIRE(ea.ok());
+    REQUIRE(eb.ok());
+    CHECK(ea->nccl_unique_id().size() == 128);
+    CHECK(eb->nccl_unique_id().empty());
+    CHECK(absl::IsResourceExhausted(a.StartServer(TcpLat(), "other").status()));
+    absl::StatusOr<v1::ProbeResult> ra, rb;
+    std::thread ta([&] { ra = a.RunLocal(Local(spec, run, 0, {*ea, *eb}, 4, 2)); });
+    std::thread tb([&] { rb = b.RunLocal(Local(spec, run, 2, {*ea, *eb}, 4, 2)); });
+    ta.join();
+    tb.join();
+    REQUIRE(ra.ok());
+    REQUIRE(rb.ok());
+    for (const auto* r : {&*ra, &*rb}) {
+      INFO(r->reason());
+      REQUIRE(r->outcome() == v1::PROBE_OK);
+      REQUIRE(r->collective_size() == 2);
+      CHECK(r->collective(1).wrong() == 0);
+      CHECK(r->collective(1).busbw_gbytes() ==
+            Approx(r->collective(1).algbw_gbytes() * 2.0 * 3 / 4));
+      CHECK(r->device() == "nccl 2.21.5, 2 GPUs");
+    }
+    if (std::string(ib_disable) == "0") {
+      CHECK(rb->nccl().net() == "IB");
+      CHECK(rb->nccl().gpudirect_rdma());
+      CHECK(rb->findings().empty());
+    } else {
+      CHECK(rb->nccl().net() == "Socket");
+      REQUIRE(rb->findings_size() == 1);
+      CHECK(rb->findings(0).kind() == "tcp_fallback");
+      CHECK(rb->findings(0).node() == "node-b");
+      CHECK(rb->findings(0).device() == logs + "/nccl-1.rank2.log");
+    }
+    CHECK(a.StartServer(TcpLat(), "free").ok());  // the runs freed the slots
+    CHECK(a.StopServer("free").ok());
+  }
+  ::unsetenv("NCCL_IB_DISABLE");
+  // A request that does not match the started run is refused, and still frees the slot.
+  REQUIRE(a.StartServer(spec, "bad", 0).ok());
+  CHECK(absl::IsInvalidArgument(a.RunLocal(Local(spec, "bad", 0, {}, 4, 2)).status()));
+  CHECK(a.StartServer(TcpLat(), "after-bad").ok());
 }
 
 }  // namespace fabricctl::agent

@@ -25,6 +25,9 @@ absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
     return invalid("probe kind unspecified");
   }
   if (p.sizes_bytes.empty()) return invalid("--sizes: no message size");
+  if (p.allreduce_backend != "ring" && p.allreduce_backend != "nccl") {
+    return invalid("allreduce backend: '", p.allreduce_backend, "' is neither ring nor nccl");
+  }
   for (uint64_t size : p.sizes_bytes) {
     if (size == 0) return invalid("--sizes: size 0");
     if (size > limits.max_message_bytes) {
@@ -91,6 +94,7 @@ v1::ProbeSpec ToSpec(const ProbeParams& p) {
   if (p.kind == v1::TCP_BW || p.kind == v1::TCP_LAT) {
     spec.mutable_tcp()->set_streams(p.tcp_streams);
   } else if (p.kind == v1::ALLREDUCE) {
+    spec.mutable_allreduce()->set_backend(p.allreduce_backend);
     spec.mutable_allreduce()->set_ring_transport("tcp");
     spec.mutable_allreduce()->set_check(true);
   } else {
@@ -119,6 +123,9 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec) {
   p.warmup_iterations = m.warmup_iterations();
   if (spec.has_timeout()) {
     p.timeout = absl::Nanoseconds(TimeUtil::DurationToNanoseconds(spec.timeout()));
+  }
+  if (spec.has_allreduce() && !spec.allreduce().backend().empty()) {
+    p.allreduce_backend = spec.allreduce().backend();
   }
   if (spec.has_tcp()) p.tcp_streams = std::max<uint32_t>(1, spec.tcp().streams());
   if (spec.has_rdma()) {

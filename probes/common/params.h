@@ -36,6 +36,8 @@ struct ProbeParams {
   uint64_t warmup_iterations = 0;
   uint32_t tcp_streams = 1;
   RdmaParams rdma;
+  // allreduce: "ring" (host memory over the fabric, the default) or "nccl".
+  std::string allreduce_backend = "ring";
   // Bound on the whole probe (each blocking step gives up by then); zero: the probe's own
   // generous bounds.
   absl::Duration timeout = absl::ZeroDuration();

@@ -252,7 +252,7 @@ NcclVerdict JudgeNcclLogs(const std::string& node, const std::vector<std::string
     std::stringstream text;
     text << in.rdbuf();
     NcclLog log = ParseNcclLog(text.str());
-    log.host = node;  // the node as the sweep names it, not the kernel's hostname
+    if (!node.empty()) log.host = node;  // the node as sweeps name it, not the kernel's hostname
     v1::NcclTransport t = NcclTransportOf(log);
     if (verdict.transport.net().empty() || t.net() == "Socket") verdict.transport.set_net(t.net());
     if (log.net_channels > 0) {

@@ -88,7 +88,8 @@ struct NcclRank {
 ProbeRun RunNcclRank(const ProbeParams& params, const NcclRank& rank);
 
 // The verdict of a node's rank logs together: the transport summary and the findings
-// (tcp_fallback, gpudirect_unavailable) naming `node` and each log file as the source.
+// (tcp_fallback, gpudirect_unavailable) naming `node` (empty: the logs' hostname) and the log
+// file as the source, one finding of each kind for the node.
 struct NcclVerdict {
   v1::NcclTransport transport;
   std::vector<v1::Finding> findings;
