@@ -85,6 +85,11 @@ int main(int argc, char** argv) {
   sweep_cmd->add_flag("--audits", sweep.audits, "also run every node's audits (as fabricctl check)");
   sweep_cmd->add_option("--allreduce-group", sweep.allreduce_group_by,
                         "allreduce: one ring per value of this node label (rack, rail)");
+  sweep_cmd->add_option("--allreduce-backend", sweep.allreduce_backend,
+                        "allreduce: nccl (one rank per GPU), ring (host memory over the fabric) or "
+                        "auto (nccl where every node of a group has GPUs and NCCL)")
+      ->check(CLI::IsMember({"auto", "nccl", "ring"}))
+      ->capture_default_str();
   sweep_cmd->add_option("--format", sweep.format, "text, json, junit, html or prom")
       ->capture_default_str();
   sweep_cmd->add_option("--output", sweep.output, "write the report here (default stdout)");

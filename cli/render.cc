@@ -164,6 +164,10 @@ std::string RenderText(const v1::Report& report, bool color) {
     absl::StrAppendFormat(&out, "\nALLREDUCE (%s, %d nodes from %s)%s\n", c.device(),
                           c.effective_spec().allreduce().group_size(), c.node(),
                           c.outcome() == v1::PROBE_OK ? "" : absl::StrCat(": ", c.reason()));
+    if (c.has_nccl() && !c.nccl().net().empty()) {
+      absl::StrAppendFormat(&out, "NCCL network %s, GPUDirect RDMA %s\n", c.nccl().net(),
+                            c.nccl().gpudirect_rdma() ? "in use" : "not in use");
+    }
     if (c.collective_size() > 0) {
       out += "        size     time(us)  algbw(GB/s)  busbw(GB/s)  #wrong\n";
       for (const auto& p : c.collective()) {

@@ -81,6 +81,7 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
   request.set_baseline_sweep_id(o.baseline);
   request.set_audits(o.audits);
   request.set_allreduce_group_by(o.allreduce_group_by);
+  request.set_allreduce_backend(o.allreduce_backend);
   return request;
 }
 

@@ -499,9 +499,12 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
   // (times averaged). Rings run one after the other.
   struct RingRun {
     std::string group;           // "rack=r1"; empty for the whole sweep
-    std::vector<uint32_t> ring;  // node index of each rank
+    std::vector<uint32_t> ring;  // node index of each rank (NCCL: of each node's first rank)
     v1::ProbeResult collective;
     std::vector<v1::ProbeResult> rank_results;
+    bool nccl = false;              // NCCL, one rank per GPU, rather than the host ring
+    std::vector<uint32_t> gpus;     // NCCL: ranks on each node of `ring`
+    std::string skipped;            // why the group could not run as asked
   };
   std::vector<RingRun> rings;
   if (allreduce) {
@@ -512,16 +515,37 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       auto it = labels.find(by);
       groups[by.empty() ? "" : absl::StrCat(by, "=", it == labels.end() ? "" : it->second)].push_back(i);
     }
+    // NCCL where every node of a group has GPUs and NCCL ("auto"), or as asked.
+    const std::string backend = request.allreduce_backend().empty() ? "auto" : request.allreduce_backend();
     for (auto& [group, members] : groups) {
-      if (members.size() >= 2) rings.push_back({group, std::move(members), {}, {}});
+      if (members.size() < 2) continue;
+      RingRun rr{group, std::move(members), {}, {}};
+      std::string lacking;
+      for (uint32_t i : rr.ring) {
+        const v1::NodeInventory& inv = nodes[i]->inventory;
+        if (inv.gpus_size() == 0) {
+          lacking = absl::StrCat(nodes[i]->name, " has no GPU (", inv.gpu_unavailable_reason(), ")");
+        } else if (inv.nccl_version().empty()) {
+          lacking = absl::StrCat(nodes[i]->name, " has no NCCL (", inv.nccl_unavailable_reason(), ")");
+        }
+        if (!lacking.empty()) break;
+        rr.gpus.push_back(static_cast<uint32_t>(std::min(inv.gpus_size(), 64)));
+      }
+      rr.nccl = backend != "ring" && lacking.empty();
+      if (backend == "nccl" && !lacking.empty()) rr.skipped = absl::StrCat("NCCL asked for, but ", lacking);
+      if (!rr.nccl) rr.gpus.clear();
+      rings.push_back(std::move(rr));
     }
   }
   for (size_t g = 0; g < rings.size(); ++g) {
     auto& ring = rings[g].ring;
     auto& collective = rings[g].collective;
     auto& rank_results = rings[g].rank_results;
+    const bool nccl = rings[g].nccl;
+    const std::vector<uint32_t>& gpus = rings[g].gpus;
     probes::ProbeParams p;
     p.kind = v1::ALLREDUCE;
+    if (nccl) p.allreduce_backend = "nccl";
     const v1::Measurement& m = request.measurement();
     if (m.sizes_bytes_size() > 0) {
       p.sizes_bytes.assign(m.sizes_bytes().begin(), m.sizes_bytes().end());
@@ -537,6 +561,34 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     const v1::ProbeSpec spec = probes::ToSpec(p);
     const std::string run_id = absl::StrCat("s", *sweep_id, "-allreduce-", g);
     const size_t n = ring.size();
+    // NCCL ranks: node r runs gpus[r] of them from first_rank[r]; the host ring, one per node.
+    std::vector<uint32_t> first_rank(n, 0);
+    uint32_t world = static_cast<uint32_t>(n);
+    if (nccl) {
+      world = 0;
+      for (size_t r = 0; r < n; ++r) {
+        first_rank[r] = world;
+        world += gpus[r];
+      }
+    } else {
+      for (size_t r = 0; r < n; ++r) first_rank[r] = static_cast<uint32_t>(r);
+    }
+    const std::string what = absl::StrCat(
+        nccl ? absl::StrCat("nccl, ", world, " ranks on ", n, " nodes") : std::string("tcp ring"),
+        rings[g].group.empty() ? "" : absl::StrCat(", ", rings[g].group));
+    if (!rings[g].skipped.empty()) {
+      collective.set_kind(v1::ALLREDUCE);
+      collective.set_node(nodes[ring[0]]->name);
+      collective.set_device(what);
+      collective.set_outcome(v1::PROBE_SKIPPED);
+      collective.set_reason(rings[g].skipped);
+      *collective.mutable_effective_spec() = spec;
+      for (uint32_t i : ring) collective.mutable_effective_spec()->mutable_allreduce()->add_group(nodes[i]->name);
+      if (auto s = store_->InsertResult(*sweep_id, next_round++, 1, collective); !s.ok()) {
+        log->error("sweep {}: cannot store a result: {}", *sweep_id, std::string(s.message()));
+      }
+      continue;
+    }
     std::vector<v1::Endpoint> endpoints(n);
     std::vector<grpc::Status> started_status(n);
     {
@@ -546,6 +598,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
           v1::StartProbeServerRequest start;
           *start.mutable_spec() = spec;
           start.set_run_id(run_id);
+          start.set_rank(first_rank[r]);
           v1::StartProbeServerResponse response;
           grpc::ClientContext context;
           context.set_deadline(Deadline(kStartTimeout));
@@ -570,8 +623,12 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
           v1::RunLocalProbeRequest run;
           *run.mutable_spec() = spec;
           run.set_run_id(run_id);
-          run.set_rank(static_cast<uint32_t>(r));
+          run.set_rank(first_rank[r]);
           for (const auto& e : endpoints) *run.add_ranks() = e;
+          if (nccl) {
+            run.set_world_size(world);
+            run.set_local_ranks(gpus[r]);
+          }
           v1::RunLocalProbeResponse response;
           grpc::ClientContext context;
           context.set_deadline(Deadline(p.timeout + kRpcSlack));
@@ -598,10 +655,11 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       });
     }
     for (auto& t : threads) t.join();
-    // Combine: nccl-tests averages the time across ranks; wrong elements add up.
+    // Combine: nccl-tests averages the time across ranks (a node's figure is its ranks'
+    // average already); wrong elements add up.
     collective.set_kind(v1::ALLREDUCE);
     collective.set_node(nodes[ring[0]]->name);
-    collective.set_device(rings[g].group.empty() ? "tcp ring" : absl::StrCat("tcp ring, ", rings[g].group));
+    collective.set_device(what);
     *collective.mutable_effective_spec() = spec;
     for (uint32_t i : ring) collective.mutable_effective_spec()->mutable_allreduce()->add_group(nodes[i]->name);
     collective.set_outcome(v1::PROBE_OK);
@@ -611,24 +669,45 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
         collective.set_reason(r.reason());
         break;
       }
+      if (r.collective_size() != rank_results[0].collective_size()) {
+        collective.set_outcome(v1::PROBE_FAILED);
+        collective.set_reason(absl::StrCat(r.node(), " measured ", r.collective_size(),
+                                           " sizes, ", rank_results[0].node(), " ",
+                                           rank_results[0].collective_size()));
+        break;
+      }
     }
     if (collective.outcome() == v1::PROBE_OK) {
       for (int k = 0; k < rank_results[0].collective_size(); ++k) {
         double time_us = 0;
         uint64_t wrong = 0;
-        for (const auto& r : rank_results) {
-          time_us += r.collective(k).time_us();
-          wrong += r.collective(k).wrong();
+        for (size_t r = 0; r < n; ++r) {
+          const double ranks_here = nccl ? gpus[r] : 1;
+          time_us += ranks_here * rank_results[r].collective(k).time_us();
+          wrong += rank_results[r].collective(k).wrong();
         }
-        time_us /= static_cast<double>(n);
+        time_us /= static_cast<double>(world);
         v1::CollectivePoint* c = collective.add_collective();
         c->set_size_bytes(rank_results[0].collective(k).size_bytes());
         c->set_time_us(time_us);
         c->set_algbw_gbytes(probes::AllreduceAlgBwGBytes(c->size_bytes(), time_us * 1e-6));
-        c->set_busbw_gbytes(probes::AllreduceBusBwGBytes(c->size_bytes(), time_us * 1e-6,
-                                                         static_cast<uint32_t>(n)));
+        c->set_busbw_gbytes(probes::AllreduceBusBwGBytes(c->size_bytes(), time_us * 1e-6, world));
         c->set_wrong(wrong);
       }
+    }
+    if (nccl) {  // how NCCL moved the data: sockets anywhere make the group's network Socket
+      v1::NcclTransport* t = collective.mutable_nccl();
+      bool gdr = true, any = false;
+      for (const auto& r : rank_results) {
+        if (!r.has_nccl() || r.nccl().net().empty()) continue;
+        any = true;
+        if (t->net().empty() || r.nccl().net() == "Socket") t->set_net(r.nccl().net());
+        gdr = gdr && r.nccl().gpudirect_rdma();
+        for (const auto& line : r.nccl().evidence()) {
+          if (t->evidence_size() < 16) t->add_evidence(line);
+        }
+      }
+      t->set_gpudirect_rdma(any && gdr);
     }
     if (auto s = store_->InsertResult(*sweep_id, next_round++, 1, collective); !s.ok()) {
       log->error("sweep {}: cannot store a result: {}", *sweep_id, std::string(s.message()));
@@ -752,8 +831,15 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     const auto& ring = rr.ring;
     const auto& collective = rr.collective;
     const auto& rank_results = rr.rank_results;
+    // What NCCL's logs say, node by node: sockets between nodes, staging through host memory.
+    for (const auto& r : rank_results) {
+      for (v1::Finding f : r.findings()) {
+        f.set_node(r.node());
+        analysis.findings.push_back(std::move(f));
+      }
+    }
     if (collective.collective_size() == 0) {
-      if (collective.outcome() != v1::PROBE_OK) {
+      if (collective.outcome() == v1::PROBE_FAILED || collective.outcome() == v1::PROBE_TIMEOUT) {
         v1::Finding f;
         f.set_kind(collective.outcome() == v1::PROBE_TIMEOUT ? "probe_timeout" : "probe_failed");
         f.set_severity(v1::SEVERITY_WARNING);
@@ -785,7 +871,8 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       why.push_back(absl::StrFormat("below %.0f %% of the group's median pairwise %.3f GB/s",
                                     relative * 100, pairwise_gbytes));
     }
-    // Each rank's send time is the time of its link to the right. Links slower than twice the
+    // Each rank's send time is the time of its link to the right (the host ring; NCCL reports
+    // none, so its group is named and the pairwise probes localise). Links slower than twice the
     // typical link (the median of the quicker half, as up to half the links of a small ring
     // may be slow) are slow; a node with both its links slow (in and out) is the straggler, a
     // lone slow link names its sending end.
@@ -802,13 +889,14 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     std::vector<bool> slow(n, false);
     for (size_t r = 0; r < n; ++r) slow[r] = median_link > 0 && link[r] > 2 * median_link;
     std::string straggler;
+    const bool timed_links = std::any_of(link.begin(), link.end(), [](double t) { return t > 0; });
     for (size_t r = 0; r < n && straggler.empty(); ++r) {
       if (slow[r] && slow[(r + n - 1) % n]) straggler = nodes[ring[r]]->name;  // in and out
     }
     for (size_t r = 0; r < n && straggler.empty(); ++r) {
       if (slow[r]) straggler = nodes[ring[r]]->name;
     }
-    if (straggler.empty()) {  // nothing stands out: name the slowest link's sender
+    if (straggler.empty() && timed_links) {  // nothing stands out: the slowest link's sender
       straggler = nodes[ring[std::max_element(link.begin(), link.end()) - link.begin()]]->name;
     }
     // Without a threshold to miss, a slow link is still a finding.
@@ -827,12 +915,12 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       f.set_action(v1::ACTION_INVESTIGATE);
       f.set_node(straggler);
       f.set_detail(absl::StrFormat(
-          "allreduce over %d nodes%s: busbw %.3f GB/s at %d bytes, %s; the slowest links of the ring "
-          "are %s's",
+          "allreduce (%s) over %d nodes%s: busbw %.3f GB/s at %d bytes, %s%s", collective.device(),
           n, rr.group.empty() ? "" : absl::StrCat(" (", rr.group, ")"), last.busbw_gbytes(),
-          last.size_bytes(), absl::StrJoin(why, " and "), straggler));
+          last.size_bytes(), absl::StrJoin(why, " and "),
+          straggler.empty() ? "" : absl::StrCat("; the slowest links of the ring are ", straggler, "'s")));
       (*f.mutable_evidence())["busbw_gbytes"] = absl::StrFormat("%.3f", last.busbw_gbytes());
-      (*f.mutable_evidence())["straggler"] = straggler;
+      if (!straggler.empty()) (*f.mutable_evidence())["straggler"] = straggler;
       analysis.findings.push_back(std::move(f));
     }
     if (last.wrong() > 0) {
