@@ -3,6 +3,7 @@
 # private CA made for it.
 #
 #   scripts/lab.sh up N [--rate R] [--throttle HOST=RATE]... [--mtu HOST=MTU]... [--loopback]
+#                       [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
 #   scripts/lab.sh nodes|map|history [flags]        other fabricctl commands against the lab
 #   scripts/lab.sh metrics                           scrape the controller's /metrics
@@ -15,7 +16,11 @@
 # link is shaped to --rate (default 1gbit) with tc tbf in both directions, so that links, not
 # the shared CPU, set the pace. --throttle node-3=200mbit gives one host a slower link and
 # --mtu node-4=1400 another MTU: faults to rehearse. Without root (or with --loopback) the
-# agents share loopback, unshaped.
+# agents share loopback, unshaped. --gpus node-1=2 gives a host two stand-in GPUs: the CUDA
+# and NCCL test stand-ins ($BIN/tests/fake_gpu, built by bazel build //tests/fake_gpu:all;
+# no real GPU, no real NCCL) so that `sweep --probes allreduce` takes the NCCL path; --env
+# node-2=NCCL_IB_DISABLE=1 sets a variable in one agent's environment (a misconfiguration to
+# rehearse: its NCCL falls back to sockets).
 #
 # Binaries come from $FABRIC_BIN (default bazel-bin); state lives in $FABRIC_LAB_DIR (default
 # .lab); namespaces are named $FABRIC_LAB_PREFIX-* (default fablab).
@@ -67,9 +72,11 @@ up() {
   local n=${1:-}; shift || true
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '${n}'"
   local rate=1gbit loopback=0
-  declare -A throttle=() mtu=()
+  declare -A throttle=() mtu=() gpus=() envs=()
   while (($#)); do
     case $1 in
+      --gpus) gpus[${2%%=*}]=${2#*=}; shift 2 ;;
+      --env) envs[${2%%=*}]+=" ${2#*=}"; shift 2 ;;
       --rate) rate=$2; shift 2 ;;
       --throttle) throttle[${2%%=*}]=${2#*=}; shift 2 ;;
       --mtu) mtu[${2%%=*}]=${2#*=}; shift 2 ;;
@@ -80,6 +87,13 @@ up() {
   for b in controller/fabric-controller agent/fabric-agent cli/fabricctl; do
     [[ -x $BIN/$b ]] || die "missing $BIN/$b: build first (bazel build //...)"
   done
+  local stand_ins=""
+  if ((${#gpus[@]})); then
+    for lib in libfake_cuda.so libfake_nccl.so; do
+      [[ -f $BIN/tests/fake_gpu/$lib ]] || die "--gpus: missing $BIN/tests/fake_gpu/$lib (bazel build //tests/fake_gpu:all)"
+    done
+    stand_ins=$(cd "$BIN/tests/fake_gpu" && pwd)
+  fi
   if [[ $loopback == 0 ]] && { [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; }; then
     echo "lab: not root or no iproute2: agents share loopback, unshaped" >&2
     loopback=1
@@ -147,10 +161,20 @@ YAML
   for i in $(seq 1 "$n"); do
     local ns="" host=127.0.0.1
     if [[ $loopback == 0 ]]; then ns=$PREFIX-node-$i; host=$SUBNET.$i; fi
+    # The agent's environment: stand-in GPUs where asked (none elsewhere), then --env.
+    local env=()
+    if [[ -n ${gpus[node-$i]:-} ]]; then
+      env+=("FABRIC_CUDA_LIBRARY=$stand_ins/libfake_cuda.so" "FABRIC_NCCL_LIBRARY=$stand_ins/libfake_nccl.so"
+            "FABRIC_FAKE_GPUS=${gpus[node-$i]}")
+    elif [[ -n $stand_ins ]]; then
+      env+=("FABRIC_CUDA_LIBRARY=/nonexistent/libcuda.so.1")
+    fi
+    # shellcheck disable=SC2206
+    env+=(${envs[node-$i]:-})
     # shellcheck disable=SC2046
-    start "node-$i" "$ns" "$BIN/agent/fabric-agent" --controller "$controller" \
+    start "node-$i" "$ns" env "${env[@]}" "$BIN/agent/fabric-agent" --controller "$controller" \
       --listen "$host:0" --node-name "node-$i" --label "rack=r$(( (i - 1) / 4 + 1 ))" \
-      $(tls_flags "node-$i")
+      --nccl-log-dir "$LAB/nccl-node-$i" $(tls_flags "node-$i")
   done
   for i in $(seq 1 "$n"); do
     wait_for_line "$LAB/node-$i.out" "registered with" 20 > /dev/null ||

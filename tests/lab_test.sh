@@ -2,7 +2,9 @@
 # The practice lab for real: 5 hosts in network namespaces on a bridge, links shaped with tc
 # tbf; one host throttled, another with a smaller MTU. Checks the sweep's verdict and findings,
 # the validity of every report format, a node killed in the middle of a sweep, and history
-# across a controller restart. Needs root and iproute2; skips (saying why) otherwise.
+# across a controller restart. Every host has stand-in GPUs (tests/fake_gpu: no GPU, no real
+# NCCL) so that the NCCL path of the all-reduce runs across namespaces too; one host's NCCL
+# has InfiniBand turned off. Needs root and iproute2; skips (saying why) otherwise.
 set -uo pipefail
 
 pass=0 fail=0
@@ -36,7 +38,9 @@ mkdir -p "$OUT"
 lab() { bash scripts/lab.sh "$@"; }
 trap 'lab down >/dev/null 2>&1' EXIT
 
-lab up 5 --throttle node-3=200mbit --mtu node-5=1400 || { echo "FAIL: lab up"; exit 1; }
+lab up 5 --throttle node-3=200mbit --mtu node-5=1400 --gpus node-1=2 --gpus node-2=1 \
+  --gpus node-3=1 --gpus node-4=1 --gpus node-5=1 --env node-4=NCCL_IB_DISABLE=1 ||
+  { echo "FAIL: lab up"; exit 1; }
 
 # 1. The throttled host is a straggler and the odd MTU a mismatch; nothing else, exit 2.
 lab sweep --format json --output "$OUT/sweep.json"
@@ -93,7 +97,7 @@ print(" ".join(sorted(f["kind"] + ":" + f["node"] for f in r["findings"]
 check "quick pairing with localisation names node-3 ($quick)" test "$quick" = "straggler_node:node-3"
 
 # The all-reduce over the whole lab: correct, and slow around the throttled host, which is named.
-lab sweep --probes allreduce --sizes 4M --format json --output "$OUT/allreduce.json"
+lab sweep --probes allreduce --allreduce-backend ring --sizes 4M --format json --output "$OUT/allreduce.json"
 check "the all-reduce sweep exits 2" test $? -eq 2
 named=$(python3 -c '
 import json, sys
@@ -104,7 +108,8 @@ print(c.get("wrong", "0"), ",".join(names), "busbw" if c["busbw_gbytes"] > 0 els
 ' "$OUT/allreduce.json")
 check "its data check passes and node-3 is named ($named)" test "$named" = "0 node-3 busbw"
 # One ring per rack: rack r1 (node-1..4) is measured, rack r2 (node-5 alone) has no ring.
-lab sweep --probes allreduce --sizes 4M --allreduce-group rack --format json --output "$OUT/racks.json"
+lab sweep --probes allreduce --allreduce-backend ring --sizes 4M --allreduce-group rack --format json \
+  --output "$OUT/racks.json"
 racks=$(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -113,6 +118,20 @@ names = [f["node"] for f in r["findings"] if f["kind"] == "allreduce_below_thres
 print(len(rings), ",".join(rings[0]), ",".join(names))
 ' "$OUT/racks.json")
 check "per-rack rings: one ring for r1, node-3 named ($racks)" test "$racks" = "1 node-1,node-2,node-3,node-4 node-3"
+
+# NCCL (auto: every host has GPUs and NCCL): one rank per GPU, the unique id through the
+# controller; node-4's sockets are found in its rank's log and named.
+lab sweep --probes allreduce --sizes 1M --format json --output "$OUT/nccl.json"
+check "the NCCL all-reduce sweep exits 2" test $? -eq 2
+nccl=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["health"]["collectives"][0]
+fallback = [f["node"] for f in r["findings"] if f["kind"] == "tcp_fallback"]
+print(c["device"], c["collective"][0].get("wrong", "0"), ",".join(fallback), sep="|")
+' "$OUT/nccl.json")
+check "NCCL over 6 ranks sums correctly and node-4 falls back to TCP ($nccl)" \
+  test "$nccl" = "nccl, 6 ranks on 5 nodes|0|node-4"
 
 # 3. An agent killed in the middle of a sweep costs its pairs, not the sweep.
 start=$SECONDS
@@ -143,7 +162,7 @@ sweeps=$(lab history --format json | python3 -c '
 import json, sys
 print(" ".join(s["state"] for s in json.load(sys.stdin)["sweeps"]))')
 check "history lists every sweep after a restart ($sweeps)" \
-  test "$sweeps" = "SWEEP_COMPLETED SWEEP_COMPLETED SWEEP_COMPLETED SWEEP_COMPLETED SWEEP_COMPLETED"
+  test "$sweeps" = "$(printf 'SWEEP_COMPLETED %.0s' 1 2 3 4 5; echo SWEEP_COMPLETED)"
 lab map 1 --format json --output "$OUT/again.json"
 check "the first sweep's report is intact" python3 -c '
 import json, sys
