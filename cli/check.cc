@@ -148,6 +148,11 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   ctx.environment = options.environment;
   ctx.node = node;
   ctx.max_counter_increase = options.config.thresholds().max_counter_increase();
+  if (options.sysfs_root == "/" || options.sysfs_root.empty()) {
+    // The dma-buf side of GPUDirect is the CUDA driver's to say.
+    auto gpus = probes::ListGpus(absl::Seconds(20));
+    ctx.driver_gpus = gpus.ok() ? *gpus : std::vector<v1::Gpu>{};
+  }
   if (!options.window.empty()) {
     auto window = ParsePositiveDuration(options.window, "--window");
     if (!window.ok()) return fail(window.status());

@@ -3,6 +3,8 @@
 
 #include <functional>
 #include <map>
+#include <optional>
+#include <vector>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "probes/audit/sysfs_root.h"
+#include "proto/inventory.pb.h"
 #include "proto/config.pb.h"
 #include "proto/report.pb.h"
 
@@ -29,6 +32,9 @@ struct AuditContext {
   // DCB netlink replies by netdev (the qos audit). Unset: asked of the kernel when the root is
   // "/", else read from the fixture file <root>/netlink/dcb/<netdev>.
   std::function<absl::StatusOr<std::string>(const std::string&)> dcb_query;
+  // The GPUs as the CUDA driver reports them (the gpudirect audit's dma-buf side); nullopt
+  // when the driver was not asked (fixtures), empty when it has no GPU.
+  std::optional<std::vector<v1::Gpu>> driver_gpus;
   // How the counters audit waits out its window; tests replace it to change counters meanwhile.
   std::function<void(absl::Duration)> wait = [](absl::Duration d) { absl::SleepFor(d); };
 };

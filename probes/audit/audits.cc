@@ -471,12 +471,33 @@ class GpuDirectAudit final : public Audit {
     const bool peermem = ctx.root->Exists("/sys/module/nvidia_peermem") ||
                          ctx.root->Exists("/sys/kernel/mm/memory_peers/nv_mem/version");
     (*r.mutable_observed())["peer_memory"] = peermem ? "loaded" : "absent";
-    if (!peermem && ctx.expect.gpudirect()) {
+    // The dma-buf path: every GPU's driver says CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED and the
+    // kernel has RDMA dma-buf registration (ibv_reg_dmabuf_mr, Linux 5.12).
+    std::string dmabuf_state = "not asked of the CUDA driver";
+    bool dmabuf = false;
+    if (ctx.driver_gpus.has_value()) {
+      const auto& driver = *ctx.driver_gpus;
+      const size_t supported = std::count_if(driver.begin(), driver.end(),
+                                             [](const v1::Gpu& g) { return g.dma_buf_supported(); });
+      const std::string kernel = ctx.root->ReadTrimmed("/proc/sys/kernel/osrelease").value_or("");
+      int major = 0, minor = 0;
+      const bool kernel_ok = std::sscanf(kernel.c_str(), "%d.%d", &major, &minor) == 2 &&
+                             (major > 5 || (major == 5 && minor >= 12));
+      dmabuf = !driver.empty() && supported == driver.size() && kernel_ok;
+      dmabuf_state = driver.empty() ? "the CUDA driver lists no GPU"
+                     : absl::StrCat(supported, " of ", driver.size(), " GPUs support it, kernel ",
+                                    kernel.empty() ? "unknown" : kernel,
+                                    kernel_ok ? "" : " (needs 5.12 or later)");
+    }
+    (*r.mutable_observed())["dma_buf"] = dmabuf_state;
+    (*r.mutable_observed())["path"] = peermem ? "peer memory" : dmabuf ? "dma-buf" : "none";
+    if (!peermem && !dmabuf && ctx.expect.gpudirect()) {
       *r.add_findings() = MakeFinding(
           ctx, "gpudirect_unavailable", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE, "", 0,
-          absl::StrCat(gpus.size(), " GPUs and no peer-memory module (/sys/module/nvidia_peermem "
-                                    "absent): GPUDirect RDMA off unless dma-buf is usable; "
-                                    "expected on (expect.gpudirect; modprobe nvidia-peermem)"));
+          absl::StrCat(gpus.size(), " GPUs, no peer-memory module (/sys/module/nvidia_peermem "
+                                    "absent) and no dma-buf path (", dmabuf_state,
+                                    "): GPUDirect RDMA is off; expected on (expect.gpudirect; "
+                                    "modprobe nvidia-peermem, or the open GPU kernel modules)"));
     }
     return r;
   }
