@@ -1,5 +1,6 @@
 #include "agent/probe_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <system_error>
@@ -111,16 +112,29 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
     return endpoint;
   }
   if (spec.kind() == v1::ALLREDUCE) {
-    // A rank of a ring: the listener its left neighbour connects to; held until RunLocal.
+    // A rank of a ring: the listener its left neighbour connects to and, over RDMA, the queue
+    // pairs; held until RunLocal.
+    RingRank rank_state;
     auto listener = probes::ListenTcp(listen_host_, 0);
     if (!listener.ok()) {
       Release();
       return listener.status();
     }
+    rank_state.listener = *std::move(listener);
     v1::Endpoint endpoint;
-    endpoint.set_address(HostPort{advertise_host_, listener->port}.ToString());
+    endpoint.set_address(HostPort{advertise_host_, rank_state.listener.port}.ToString());
+    if (params->ring_transport == "rdma") {
+      const uint64_t largest = *std::max_element(params->sizes_bytes.begin(), params->sizes_bytes.end());
+      auto ring = probes::RdmaRing::Open(params->rdma, probes::RdmaRingSlotBytes(largest, 2));
+      if (!ring.ok()) {
+        Release();
+        return ring.status();
+      }
+      (*ring)->Describe(&endpoint);
+      rank_state.rdma = *std::move(ring);
+    }
     std::lock_guard<std::mutex> lock(mu_);
-    rings_[run_id] = *std::move(listener);
+    rings_[run_id] = std::move(rank_state);
     return endpoint;
   }
   auto server = probes::ProbeServer::Listen(listen_host_, 0, context_);
@@ -189,13 +203,13 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeReq
   const std::string& run_id = request.run_id();
   // What StartServer left (the ring's listener, or the NCCL run's rendezvous) holds the node's
   // slot; whatever happens below, this run ends here and frees both.
-  probes::Listener listener;
+  RingRank ring;
   std::optional<probes::NcclRendezvous> rendezvous;
   bool nccl = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = rings_.find(run_id); it != rings_.end()) {
-      listener = std::move(it->second);
+      ring = std::move(it->second);
       rings_.erase(it);
     } else if (auto n = nccl_runs_.find(run_id); n != nccl_runs_.end()) {
       rendezvous = std::move(n->second);
@@ -214,7 +228,8 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeReq
   }
   auto params = Validate(spec);
   if (!params.ok()) return params.status();
-  if ((params->allreduce_backend == "nccl") != nccl) {
+  if ((params->allreduce_backend == "nccl") != nccl ||
+      (!nccl && (params->ring_transport == "rdma") != (ring.rdma != nullptr))) {
     return absl::InvalidArgumentError("spec.allreduce.backend differs from the started run's");
   }
   if (nccl) return RunNccl(request, *params);
@@ -229,7 +244,9 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeReq
     if (!a.ok()) return a.status();
     addresses.push_back({a->host, a->port});
   }
-  probes::ProbeRun run = probes::RunRingAllreduce(*params, rank, addresses, listener);
+  std::vector<v1::Endpoint> endpoints(ranks.begin(), ranks.end());
+  probes::ProbeRun run =
+      probes::RunRingAllreduce(*params, rank, addresses, ring.listener, ring.rdma.get(), endpoints);
   return probes::ToResult(run, *params);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "probes/collective/rdma_ring.h"
 #include "probes/common/params.h"
 #include "probes/gpu/nccl.h"
 #include "probes/probe.h"
@@ -69,7 +70,13 @@ class ProbeRunner {
     std::thread thread;
   };
   std::map<std::string, Running> servers_;  // guarded by mu_
-  std::map<std::string, probes::Listener> rings_;  // collective listeners by run, guarded by mu_
+  // A host-ring rank between StartServer and RunLocal: its TCP listener (the control channel,
+  // and the data path over TCP) and, over RDMA, its queue pairs.
+  struct RingRank {
+    probes::Listener listener;
+    std::unique_ptr<probes::RdmaRing> rdma;
+  };
+  std::map<std::string, RingRank> rings_;  // by run, guarded by mu_
   // NCCL runs holding the slot, with the rendezvous on rank 0's node; guarded by mu_.
   std::map<std::string, std::optional<probes::NcclRendezvous>> nccl_runs_;
   const std::string node_name_;

@@ -86,9 +86,10 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--allreduce-group", sweep.allreduce_group_by,
                         "allreduce: one ring per value of this node label (rack, rail)");
   sweep_cmd->add_option("--allreduce-backend", sweep.allreduce_backend,
-                        "allreduce: nccl (one rank per GPU), ring (host memory over the fabric) or "
-                        "auto (nccl where every node of a group has GPUs and NCCL)")
-      ->check(CLI::IsMember({"auto", "nccl", "ring"}))
+                        "allreduce: nccl (one rank per GPU), rdma or tcp (the ring from host "
+                        "memory over RDMA or TCP), or auto (nccl where every node of a group has "
+                        "GPUs and NCCL, else rdma where every node has an active RDMA port, else tcp)")
+      ->check(CLI::IsMember({"auto", "nccl", "rdma", "tcp"}))
       ->capture_default_str();
   sweep_cmd->add_option("--format", sweep.format, "text, json, junit, html or prom")
       ->capture_default_str();

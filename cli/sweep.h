@@ -21,7 +21,7 @@ struct SweepCommandOptions {
   int64_t baseline = 0;
   bool audits = false;  // run the node audits too
   std::string allreduce_group_by;  // node label: one all-reduce ring per value
-  std::string allreduce_backend = "auto";  // auto, nccl or ring
+  std::string allreduce_backend = "auto";  // auto, nccl, rdma or tcp
   std::string format = "text";
   std::string output;
   // Deadline of the whole sweep RPC.

@@ -146,9 +146,9 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
     if (auto s = ValidateNodeName(name, "nodes"); !s.ok()) return ToGrpcStatus(s);
   }
   if (const std::string& b = request->allreduce_backend();
-      !b.empty() && b != "auto" && b != "nccl" && b != "ring") {
+      !b.empty() && b != "auto" && b != "nccl" && b != "rdma" && b != "tcp") {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "allreduce_backend: '" + b.substr(0, 64) + "' is none of auto, nccl, ring");
+                        "allreduce_backend: '" + b.substr(0, 64) + "' is none of auto, nccl, rdma, tcp");
   }
   if (request->allreduce_group_by().size() > 253) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "allreduce_group_by is longer than 253");

@@ -60,6 +60,15 @@ v1::HealthStatus ToHealth(Verdict v) {
   return v1::HEALTH_UNKNOWN;
 }
 
+bool HasActiveRdmaPort(const v1::NodeInventory& inventory) {
+  for (const auto& device : inventory.rdma_devices()) {
+    for (const auto& port : device.ports()) {
+      if (port.state() == "ACTIVE") return true;
+    }
+  }
+  return false;
+}
+
 bool IsRdma(v1::ProbeKind kind) {
   return kind == v1::RDMA_WRITE_BW || kind == v1::RDMA_SEND_BW || kind == v1::RDMA_READ_BW ||
          kind == v1::RDMA_WRITE_LAT || kind == v1::RDMA_SEND_LAT;
@@ -503,6 +512,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     v1::ProbeResult collective;
     std::vector<v1::ProbeResult> rank_results;
     bool nccl = false;              // NCCL, one rank per GPU, rather than the host ring
+    bool rdma = false;              // the host ring over RDMA rather than TCP
     std::vector<uint32_t> gpus;     // NCCL: ranks on each node of `ring`
     std::string skipped;            // why the group could not run as asked
   };
@@ -515,12 +525,20 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       auto it = labels.find(by);
       groups[by.empty() ? "" : absl::StrCat(by, "=", it == labels.end() ? "" : it->second)].push_back(i);
     }
-    // NCCL where every node of a group has GPUs and NCCL ("auto"), or as asked.
+    // "auto": NCCL where every node of a group has GPUs and NCCL, else the host ring over RDMA
+    // where every node has an active RDMA port, else over TCP; or as asked.
     const std::string backend = request.allreduce_backend().empty() ? "auto" : request.allreduce_backend();
     for (auto& [group, members] : groups) {
       if (members.size() < 2) continue;
       RingRun rr{group, std::move(members), {}, {}};
-      std::string lacking;
+      std::string lacking, no_rdma;
+      for (uint32_t i : rr.ring) {
+        if (no_rdma.empty() && !HasActiveRdmaPort(nodes[i]->inventory)) {
+          const std::string& why = nodes[i]->inventory.rdma_unavailable_reason();
+          no_rdma = absl::StrCat(nodes[i]->name, " has no active RDMA port",
+                                 why.empty() ? "" : absl::StrCat(" (", why, ")"));
+        }
+      }
       for (uint32_t i : rr.ring) {
         const v1::NodeInventory& inv = nodes[i]->inventory;
         if (inv.gpus_size() == 0) {
@@ -531,9 +549,11 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
         if (!lacking.empty()) break;
         rr.gpus.push_back(static_cast<uint32_t>(std::min(inv.gpus_size(), 64)));
       }
-      rr.nccl = backend != "ring" && lacking.empty();
+      rr.nccl = (backend == "auto" || backend == "nccl") && lacking.empty();
       if (backend == "nccl" && !lacking.empty()) rr.skipped = absl::StrCat("NCCL asked for, but ", lacking);
       if (!rr.nccl) rr.gpus.clear();
+      rr.rdma = !rr.nccl && (backend == "auto" || backend == "rdma") && no_rdma.empty();
+      if (backend == "rdma" && !no_rdma.empty()) rr.skipped = absl::StrCat("RDMA asked for, but ", no_rdma);
       rings.push_back(std::move(rr));
     }
   }
@@ -546,6 +566,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     probes::ProbeParams p;
     p.kind = v1::ALLREDUCE;
     if (nccl) p.allreduce_backend = "nccl";
+    if (rings[g].rdma) p.ring_transport = "rdma";
     const v1::Measurement& m = request.measurement();
     if (m.sizes_bytes_size() > 0) {
       p.sizes_bytes.assign(m.sizes_bytes().begin(), m.sizes_bytes().end());
@@ -574,7 +595,8 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       for (size_t r = 0; r < n; ++r) first_rank[r] = static_cast<uint32_t>(r);
     }
     const std::string what = absl::StrCat(
-        nccl ? absl::StrCat("nccl, ", world, " ranks on ", n, " nodes") : std::string("tcp ring"),
+        nccl ? absl::StrCat("nccl, ", world, " ranks on ", n, " nodes")
+             : std::string(rings[g].rdma ? "rdma ring" : "tcp ring"),
         rings[g].group.empty() ? "" : absl::StrCat(", ", rings[g].group));
     if (!rings[g].skipped.empty()) {
       collective.set_kind(v1::ALLREDUCE);
@@ -663,7 +685,16 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     *collective.mutable_effective_spec() = spec;
     for (uint32_t i : ring) collective.mutable_effective_spec()->mutable_allreduce()->add_group(nodes[i]->name);
     collective.set_outcome(v1::PROBE_OK);
+    // A rank that failed outright is the cause; its neighbours then time out waiting for it.
+    auto cause = std::find_if(rank_results.begin(), rank_results.end(), [](const v1::ProbeResult& r) {
+      return r.outcome() == v1::PROBE_FAILED;
+    });
+    if (cause != rank_results.end()) {
+      collective.set_outcome(cause->outcome());
+      collective.set_reason(cause->reason());
+    }
     for (const auto& r : rank_results) {
+      if (collective.outcome() != v1::PROBE_OK) break;
       if (r.outcome() != v1::PROBE_OK) {
         collective.set_outcome(r.outcome());
         collective.set_reason(r.reason());

@@ -97,7 +97,7 @@ print(" ".join(sorted(f["kind"] + ":" + f["node"] for f in r["findings"]
 check "quick pairing with localisation names node-3 ($quick)" test "$quick" = "straggler_node:node-3"
 
 # The all-reduce over the whole lab: correct, and slow around the throttled host, which is named.
-lab sweep --probes allreduce --allreduce-backend ring --sizes 4M --format json --output "$OUT/allreduce.json"
+lab sweep --probes allreduce --allreduce-backend tcp --sizes 4M --format json --output "$OUT/allreduce.json"
 check "the all-reduce sweep exits 2" test $? -eq 2
 named=$(python3 -c '
 import json, sys
@@ -108,7 +108,7 @@ print(c.get("wrong", "0"), ",".join(names), "busbw" if c["busbw_gbytes"] > 0 els
 ' "$OUT/allreduce.json")
 check "its data check passes and node-3 is named ($named)" test "$named" = "0 node-3 busbw"
 # One ring per rack: rack r1 (node-1..4) is measured, rack r2 (node-5 alone) has no ring.
-lab sweep --probes allreduce --allreduce-backend ring --sizes 4M --allreduce-group rack --format json \
+lab sweep --probes allreduce --allreduce-backend tcp --sizes 4M --allreduce-group rack --format json \
   --output "$OUT/racks.json"
 racks=$(python3 -c '
 import json, sys

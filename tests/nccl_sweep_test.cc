@@ -114,7 +114,7 @@ TEST_CASE("sweep --probes allreduce: NCCL on every GPU, a socket fallback named,
   CHECK(nccl.exit_code == 2);
 
   // The host ring when asked for: no NCCL, no NCCL findings.
-  Sweep ring = RunSweep(address, "ring");
+  Sweep ring = RunSweep(address, "tcp");
   CHECK(ring.report.health().collectives(0).device() == "tcp ring");
   CHECK(ring.report.health().collectives(0).outcome() == v1::PROBE_OK);
   CHECK(FindingsOf(ring.report, "tcp_fallback").empty());

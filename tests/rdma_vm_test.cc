@@ -1,7 +1,8 @@
 // The RDMA probes for real, over soft-RoCE (rdma_rxe) in a QEMU VM: this machine has no RDMA
 // hardware and its kernel no RDMA support, so the VM of ../shared/tools/rdma-vm stands in.
 // Server and client of every RDMA probe run on rxe0 inside one VM; their JSON comes back and
-// is checked here. Skips (with the reason) where the VM script is not available or the VM
+// is checked here; then a controller and three agents in the VM run the all-reduce ring over
+// RDMA. Skips (with the reason) where the VM script is not available or the VM
 // cannot start.
 #include <unistd.h>
 
@@ -84,10 +85,31 @@ echo "=== end"
 echo "=== bad_device"
 $F probe rdma_write_bw $RXE_IP:1 --device nosuch 2>&1; echo "rc=$?"
 echo "=== end"
+# A controller and three agents on loopback, every agent on rxe0: the all-reduce ring over RDMA.
+D=/tmp/fabvm; mkdir -p $D
+$CONTROLLER --listen 127.0.0.1:7500 --db $D/fabric.db > $D/ctl.out 2> $D/ctl.log &
+daemons=$!
+i=0; while ! grep -q "listening on" $D/ctl.out && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
+for n in 1 2 3; do
+  $AGENT --controller 127.0.0.1:7500 --listen 127.0.0.1:0 --node-name vm-$n > $D/a$n.out 2> $D/a$n.log &
+  daemons="$daemons $!"
+done
+for n in 1 2 3; do
+  i=0; while ! grep -q "registered with" $D/a$n.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+done
+for backend in rdma auto; do
+  echo "=== ring_$backend"
+  $F sweep --controller 127.0.0.1:7500 --probes allreduce --allreduce-backend $backend \
+    --sizes 64K,1M --iters 5 --format json
+  echo "=== end"
+done
+cat $D/*.log >&2
+kill $daemons; wait
 )";
   CommandResult result = RunCommand(
-      {vm, "-C", "none", "-t", "600", "-e", "FABRICCTL=" + Absolute("cli/fabricctl"), "--", "sh",
-       script},
+      {vm, "-C", "none", "-t", "600", "-e", "FABRICCTL=" + Absolute("cli/fabricctl"), "-e",
+       "CONTROLLER=" + Absolute("controller/fabric-controller"), "-e",
+       "AGENT=" + Absolute("agent/fabric-agent"), "--", "sh", script},
       absl::Seconds(660));
   if (result.exit_code == 125) {
     FABRIC_SKIP("the rdma-vm could not start a VM here: " << result.err.substr(0, 400));
@@ -145,6 +167,23 @@ echo "=== end"
   CHECK(sections["bad_device"].find("--device: unknown RDMA device 'nosuch' (present: rxe0)") !=
         std::string::npos);
   CHECK(sections["bad_device"].find("rc=3") != std::string::npos);
+  // The host all-reduce ring over RDMA between three agents, asked for and chosen by auto.
+  for (const char* backend : {"ring_rdma", "ring_auto"}) {
+    INFO(backend << ": " << sections[backend]);
+    v1::Report report;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections[backend], &report).ok());
+    REQUIRE(report.health().collectives_size() == 1);
+    const v1::ProbeResult& ring = report.health().collectives(0);
+    CHECK(ring.outcome() == v1::PROBE_OK);
+    CHECK(ring.device() == "rdma ring");
+    CHECK(ring.effective_spec().allreduce().group_size() == 3);
+    REQUIRE(ring.collective_size() == 2);
+    for (const auto& point : ring.collective()) {
+      CHECK(point.wrong() == 0);
+      CHECK(point.busbw_gbytes() > 0);
+      CHECK(point.send_time_us() >= 0);
+    }
+  }
 }
 
 }  // namespace fabricctl::testing

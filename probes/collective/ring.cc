@@ -30,7 +30,7 @@ int MillisUntil(absl::Time deadline) {
 
 // Sends `out` on `send_fd` while receiving `in` on `recv_fd`, interleaved by poll(2), until
 // both are done. Adds to `send_time` how long the sending took.
-absl::Status Exchange(int send_fd, const char* out, size_t out_len, int recv_fd, char* in,
+absl::Status ExchangeFds(int send_fd, const char* out, size_t out_len, int recv_fd, char* in,
                       size_t in_len, absl::Time deadline, absl::Duration* send_time) {
   size_t sent = 0, got = 0;
   const absl::Time start = absl::Now();
@@ -133,7 +133,13 @@ absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>
   return links;
 }
 
-absl::Status RingAllreduce(RingLinks& links, uint32_t rank, uint32_t n, float* data,
+absl::Status TcpRing::Exchange(const char* out, size_t out_len, char* in, size_t in_len,
+                               absl::Time deadline, absl::Duration* send_time) {
+  return ExchangeFds(links_.right.get(), out, out_len, links_.left.get(), in, in_len, deadline,
+                     send_time);
+}
+
+absl::Status RingAllreduce(RingTransport& ring, uint32_t rank, uint32_t n, float* data,
                            size_t count, absl::Time deadline, RingStats* stats) {
   if (n < 2) return absl::OkStatus();
   std::vector<float> incoming(count / n + 1);
@@ -143,10 +149,9 @@ absl::Status RingAllreduce(RingLinks& links, uint32_t rank, uint32_t n, float* d
   for (uint32_t step = 0; step + 1 < n; ++step) {
     const auto [sb, se] = Chunk(count, n, (rank + n - step) % n);
     const auto [rb, re] = Chunk(count, n, (rank + n - step - 1) % n);
-    if (auto s = Exchange(links.right.get(), reinterpret_cast<const char*>(data + sb),
-                          (se - sb) * sizeof(float), links.left.get(),
-                          reinterpret_cast<char*>(incoming.data()), (re - rb) * sizeof(float),
-                          deadline, &send_time);
+    if (auto s = ring.Exchange(reinterpret_cast<const char*>(data + sb), (se - sb) * sizeof(float),
+                               reinterpret_cast<char*>(incoming.data()), (re - rb) * sizeof(float),
+                               deadline, &send_time);
         !s.ok()) {
       return s;
     }
@@ -157,10 +162,9 @@ absl::Status RingAllreduce(RingLinks& links, uint32_t rank, uint32_t n, float* d
   for (uint32_t step = 0; step + 1 < n; ++step) {
     const auto [sb, se] = Chunk(count, n, (rank + 1 + n - step) % n);
     const auto [rb, re] = Chunk(count, n, (rank + n - step) % n);
-    if (auto s = Exchange(links.right.get(), reinterpret_cast<const char*>(data + sb),
-                          (se - sb) * sizeof(float), links.left.get(),
-                          reinterpret_cast<char*>(data + rb), (re - rb) * sizeof(float), deadline,
-                          &send_time);
+    if (auto s = ring.Exchange(reinterpret_cast<const char*>(data + sb), (se - sb) * sizeof(float),
+                               reinterpret_cast<char*>(data + rb), (re - rb) * sizeof(float),
+                               deadline, &send_time);
         !s.ok()) {
       return s;
     }
@@ -173,11 +177,10 @@ absl::Status RingAllreduce(RingLinks& links, uint32_t rank, uint32_t n, float* d
   return absl::OkStatus();
 }
 
-absl::StatusOr<absl::Duration> TimeRingLink(RingLinks& links, size_t bytes, absl::Time deadline) {
+absl::StatusOr<absl::Duration> TimeRingLink(RingTransport& ring, size_t bytes, absl::Time deadline) {
   std::vector<char> out(bytes, 'r'), in(bytes);
   absl::Duration send_time = absl::ZeroDuration();
-  if (auto s = Exchange(links.right.get(), out.data(), bytes, links.left.get(), in.data(), bytes,
-                        deadline, &send_time);
+  if (auto s = ring.Exchange(out.data(), bytes, in.data(), bytes, deadline, &send_time);
       !s.ok()) {
     return s;
   }

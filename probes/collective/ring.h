@@ -30,6 +30,27 @@ struct RankAddress {
 absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>& ranks,
                                    const Listener& listener, absl::Duration timeout);
 
+// How a rank moves bytes: to its right neighbour while receiving from its left.
+class RingTransport {
+ public:
+  virtual ~RingTransport() = default;
+  // Sends `out` to the right while receiving `in_len` bytes from the left into `in`; both are
+  // done when it returns. Adds to *send_time how long the sending took.
+  virtual absl::Status Exchange(const char* out, size_t out_len, char* in, size_t in_len,
+                                absl::Time deadline, absl::Duration* send_time) = 0;
+};
+
+// The ring over TCP: the two connections of JoinRing, interleaved with poll(2).
+class TcpRing final : public RingTransport {
+ public:
+  explicit TcpRing(RingLinks& links) : links_(links) {}
+  absl::Status Exchange(const char* out, size_t out_len, char* in, size_t in_len,
+                        absl::Time deadline, absl::Duration* send_time) override;
+
+ private:
+  RingLinks& links_;
+};
+
 // What one all-reduce cost this rank.
 struct RingStats {
   // Time this rank's sends to its right neighbour took, from the start of each step until the
@@ -45,14 +66,14 @@ struct RingStats {
 // elements, the first count%n chunks one larger, so any count works. This is the
 // bandwidth-optimal ring: each rank sends 2(n-1)/n of the data, which is nccl-tests' busbw
 // factor.
-absl::Status RingAllreduce(RingLinks& links, uint32_t rank, uint32_t nranks, float* data,
+absl::Status RingAllreduce(RingTransport& ring, uint32_t rank, uint32_t nranks, float* data,
                            size_t count, absl::Time deadline, RingStats* stats);
 
 // Times this rank's link to the right on its own: every rank sends `bytes` to the right and
 // receives as many from the left in a single step, so no rank waits on another's earlier
 // steps (in an all-reduce, a slow link stalls the ranks upstream of it, and their send
 // times with it). Returns how long this rank's sending took.
-absl::StatusOr<absl::Duration> TimeRingLink(RingLinks& links, size_t bytes, absl::Time deadline);
+absl::StatusOr<absl::Duration> TimeRingLink(RingTransport& ring, size_t bytes, absl::Time deadline);
 
 // nccl-tests' figures for all_reduce (reference §2.1): algbw = bytes / 1e9 / seconds,
 // busbw = algbw * 2(n-1)/n, in GB/s.

@@ -32,7 +32,8 @@ RingStats RunRing(uint32_t n, size_t count) {
         status[r] = links.status();
         return;
       }
-      status[r] = RingAllreduce(*links, r, n, data[r].data(), count,
+      TcpRing ring(*links);
+      status[r] = RingAllreduce(ring, r, n, data[r].data(), count,
                                 absl::Now() + absl::Seconds(20), &stats[r]);
     });
   }

@@ -28,6 +28,9 @@ absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
   if (p.allreduce_backend != "ring" && p.allreduce_backend != "nccl") {
     return invalid("allreduce backend: '", p.allreduce_backend, "' is neither ring nor nccl");
   }
+  if (p.ring_transport != "tcp" && p.ring_transport != "rdma") {
+    return invalid("allreduce ring transport: '", p.ring_transport, "' is neither tcp nor rdma");
+  }
   for (uint64_t size : p.sizes_bytes) {
     if (size == 0) return invalid("--sizes: size 0");
     if (size > limits.max_message_bytes) {
@@ -95,7 +98,11 @@ v1::ProbeSpec ToSpec(const ProbeParams& p) {
     spec.mutable_tcp()->set_streams(p.tcp_streams);
   } else if (p.kind == v1::ALLREDUCE) {
     spec.mutable_allreduce()->set_backend(p.allreduce_backend);
-    spec.mutable_allreduce()->set_ring_transport("tcp");
+    spec.mutable_allreduce()->set_ring_transport(p.ring_transport);
+    auto* r = spec.mutable_allreduce()->mutable_rdma();
+    r->set_device(p.rdma.device);
+    r->set_port(p.rdma.port);
+    r->set_gid_index(p.rdma.gid_index);
     spec.mutable_allreduce()->set_check(true);
   } else {
     auto* r = spec.mutable_rdma();
@@ -124,8 +131,13 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec) {
   if (spec.has_timeout()) {
     p.timeout = absl::Nanoseconds(TimeUtil::DurationToNanoseconds(spec.timeout()));
   }
-  if (spec.has_allreduce() && !spec.allreduce().backend().empty()) {
-    p.allreduce_backend = spec.allreduce().backend();
+  if (spec.has_allreduce()) {
+    const auto& a = spec.allreduce();
+    if (!a.backend().empty()) p.allreduce_backend = a.backend();
+    if (!a.ring_transport().empty()) p.ring_transport = a.ring_transport();
+    p.rdma.device = a.rdma().device();
+    p.rdma.port = a.rdma().port();
+    p.rdma.gid_index = a.rdma().has_gid_index() ? a.rdma().gid_index() : -1;
   }
   if (spec.has_tcp()) p.tcp_streams = std::max<uint32_t>(1, spec.tcp().streams());
   if (spec.has_rdma()) {

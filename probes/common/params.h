@@ -38,6 +38,8 @@ struct ProbeParams {
   RdmaParams rdma;
   // allreduce: "ring" (host memory over the fabric, the default) or "nccl".
   std::string allreduce_backend = "ring";
+  // The host ring's transport: "tcp" or "rdma" (device and port from `rdma`).
+  std::string ring_transport = "tcp";
   // Bound on the whole probe (each blocking step gives up by then); zero: the probe's own
   // generous bounds.
   absl::Duration timeout = absl::ZeroDuration();

@@ -282,16 +282,18 @@ absl::Status RdmaEndpoint::Connect(const v1::RdmaQpInfo& remote) {
 }
 
 absl::Status RdmaEndpoint::Post(ibv_wr_opcode opcode, uint64_t size, uint64_t wr_id,
-                                bool signaled) {
+                                bool signaled, uint64_t offset) {
+  if (offset + size > area_bytes_) return absl::InvalidArgumentError("post beyond the buffer area");
   ibv_sge sge{};
   // READ lands in the receive area; WRITE and SEND go out of the send area.
-  sge.addr = reinterpret_cast<uint64_t>(opcode == IBV_WR_RDMA_READ ? receive_area() : send_area());
+  sge.addr = reinterpret_cast<uint64_t>(
+      (opcode == IBV_WR_RDMA_READ ? receive_area() : send_area()) + offset);
   sge.length = static_cast<uint32_t>(size);
   sge.lkey = mr_->lkey;
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = &sge;
-  wr.num_sge = 1;
+  wr.num_sge = size > 0 ? 1 : 0;  // a zero-length SEND carries no gather entry
   wr.opcode = opcode;
   wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
   if (opcode != IBV_WR_RDMA_READ && size <= max_inline_) wr.send_flags |= IBV_SEND_INLINE;
@@ -311,13 +313,14 @@ absl::Status RdmaEndpoint::PostWrite(uint64_t size, uint64_t wr_id, bool signale
 absl::Status RdmaEndpoint::PostRead(uint64_t size, uint64_t wr_id, bool signaled) {
   return Post(IBV_WR_RDMA_READ, size, wr_id, signaled);
 }
-absl::Status RdmaEndpoint::PostSend(uint64_t size, uint64_t wr_id, bool signaled) {
-  return Post(IBV_WR_SEND, size, wr_id, signaled);
+absl::Status RdmaEndpoint::PostSend(uint64_t size, uint64_t wr_id, bool signaled, uint64_t offset) {
+  return Post(IBV_WR_SEND, size, wr_id, signaled, offset);
 }
 
-absl::Status RdmaEndpoint::PostRecv(uint64_t size, uint64_t wr_id) {
+absl::Status RdmaEndpoint::PostRecv(uint64_t size, uint64_t wr_id, uint64_t offset) {
+  if (offset + size > area_bytes_) return absl::InvalidArgumentError("receive beyond the buffer area");
   ibv_sge sge{};
-  sge.addr = reinterpret_cast<uint64_t>(receive_area());
+  sge.addr = reinterpret_cast<uint64_t>(receive_area() + offset);
   sge.length = static_cast<uint32_t>(size);
   sge.lkey = mr_->lkey;
   ibv_recv_wr wr{};

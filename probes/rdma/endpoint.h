@@ -62,10 +62,11 @@ class RdmaEndpoint {
   InfoLines Setup() const;
 
   // Posting; wr_id travels to the completion. Inline is used when size <= max_inline().
+  // SEND and receives may start `offset` bytes into their area (several slots in one area).
   absl::Status PostWrite(uint64_t size, uint64_t wr_id, bool signaled);
   absl::Status PostRead(uint64_t size, uint64_t wr_id, bool signaled);
-  absl::Status PostSend(uint64_t size, uint64_t wr_id, bool signaled);
-  absl::Status PostRecv(uint64_t size, uint64_t wr_id);
+  absl::Status PostSend(uint64_t size, uint64_t wr_id, bool signaled, uint64_t offset = 0);
+  absl::Status PostRecv(uint64_t size, uint64_t wr_id, uint64_t offset = 0);
 
   // Polls up to `max` completions; negative on a poll error.
   int PollSend(ibv_wc* wc, int max) { return ibv_poll_cq(send_cq_.get(), max, wc); }
@@ -73,7 +74,8 @@ class RdmaEndpoint {
 
  private:
   RdmaEndpoint() = default;
-  absl::Status Post(ibv_wr_opcode opcode, uint64_t size, uint64_t wr_id, bool signaled);
+  absl::Status Post(ibv_wr_opcode opcode, uint64_t size, uint64_t wr_id, bool signaled,
+                    uint64_t offset = 0);
 
   EndpointOptions options_;
   std::string device_name_;
