@@ -83,6 +83,11 @@ absl::StatusOr<probes::ProbeParams> ProbeRunner::Validate(const v1::ProbeSpec& s
   }
   probes::ProbeParams params = probes::FromSpec(spec);
   if (auto s = probes::ValidateParams(params, context_.limits); !s.ok()) return s;
+  if (params.rdma.gpu_memory) {
+    return absl::FailedPreconditionError(
+        "spec.rdma.memory: GPU memory probes run with fabricctl probe --memory gpu; the agent "
+        "keeps the CUDA driver out of its own process");
+  }
   return params;
 }
 

@@ -64,6 +64,12 @@ int main(int argc, char** argv) {
                       "rdma_write_bw, rdma_read_bw: both directions at once, summed (perftest -b)");
   probe_cmd->add_option("--inline", probe.params.rdma.inline_bytes,
                         "largest inline message (default: the device's)");
+  probe_cmd->add_option("--memory", probe.memory,
+                        "RDMA buffers in host or gpu memory (GPUDirect RDMA through dma-buf or "
+                        "peer memory; each side chooses its own, as perftest's --use_cuda)")
+      ->capture_default_str();
+  probe_cmd->add_option("--gpu", probe.params.rdma.gpu, "--memory gpu: the GPU's CUDA ordinal")
+      ->capture_default_str();
   probe_cmd->add_option("--format", probe.format, "text or json")->capture_default_str();
   probe_cmd->add_option("--units", probe.units, "bandwidth in Gb (Gb/s) or MiB (MiB/s)")
       ->capture_default_str();

@@ -10,6 +10,7 @@
 #include "probes/client.h"
 #include "probes/common/sizes.h"
 #include "probes/common/table.h"
+#include "probes/common/child.h"
 #include "probes/server.h"
 #include "probes/table.h"
 
@@ -50,12 +51,17 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
   if (options.units != "Gb" && options.units != "MiB") {
     return fail(absl::StrCat("--units: '", options.units, "' is not Gb or MiB"));
   }
+  if (options.memory != "host" && options.memory != "gpu") {
+    return fail(absl::StrCat("--memory: '", options.memory, "' is not host or gpu"));
+  }
   const probes::ProbeLimits limits;
+  probes::RdmaParams local = options.params.rdma;
+  local.gpu_memory = options.memory == "gpu";
 
   if (options.server) {
     if (!options.target.empty()) return fail("--server takes no HOST");
     auto server = probes::ProbeServer::Listen(options.listen_host, options.port,
-                                              probes::ServeContext{limits, options.params.rdma});
+                                              probes::ServeContext{limits, local});
     if (!server.ok()) return fail(std::string(server.status().message()));
     std::printf("fabricctl probe server listening on %s\n",
                 HostPort{options.listen_host, (*server)->port()}.ToString().c_str());
@@ -69,6 +75,7 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
   auto target = ParseHostPort(options.target, "HOST", options.port);
   if (!target.ok()) return fail(std::string(target.status().message()));
   probes::ProbeParams params = options.params;
+  params.rdma = local;
   params.kind = probe->kind();
   auto sizes = probes::ParseSizeSweep(
       options.sizes.empty() ? (probe->measures_bandwidth() ? "64K:1M" : "2") : options.sizes,
@@ -87,29 +94,41 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
                                                       : kDefaultLatIterations;
   }
   params.warmup_iterations = options.warmup;
+  if (auto s = probes::ValidateParams(params, limits); !s.ok()) return fail(std::string(s.message()));
 
-  probes::ProbeRun run = probes::RunProbeClient(
-      params, {target->host, target->port}, limits, /*end_session=*/true);
-  if (run.outcome != probes::Outcome::kOk) {
-    return fail(run.outcome == probes::Outcome::kSkipped ? "skipped: " + run.reason : run.reason);
-  }
-  if (options.format == "json") {
-    google::protobuf::util::JsonPrintOptions json;
-    json.add_whitespace = true;
-    json.preserve_proto_field_names = true;
-    std::string text;
-    (void)google::protobuf::util::MessageToJsonString(probes::ToResult(run, params), &text, json);
-    out << text;
-    return kExitOk;
-  }
-  const probes::InfoLines info = Info(*probe, params, target->ToString(), run);
-  if (probe->measures_bandwidth()) {
-    out << probes::FormatBwTable(probe->title(), info, run.bw,
-                                 options.units == "Gb" ? probes::BwUnit::kGbps
-                                                       : probes::BwUnit::kMiBps);
-  } else {
-    out << probes::FormatLatTable(probe->title(), info, run.lat);
-  }
+  // Measures and renders; an error is the one-line reason.
+  auto measure = [&]() -> absl::StatusOr<std::string> {
+    probes::ProbeRun run = probes::RunProbeClient(
+        params, {target->host, target->port}, limits, /*end_session=*/true);
+    if (run.outcome != probes::Outcome::kOk) {
+      return absl::UnavailableError(
+          run.outcome == probes::Outcome::kSkipped ? "skipped: " + run.reason : run.reason);
+    }
+    if (options.format == "json") {
+      google::protobuf::util::JsonPrintOptions json;
+      json.add_whitespace = true;
+      json.preserve_proto_field_names = true;
+      std::string text;
+      (void)google::protobuf::util::MessageToJsonString(probes::ToResult(run, params), &text, json);
+      return text;
+    }
+    const probes::InfoLines info = Info(*probe, params, target->ToString(), run);
+    if (probe->measures_bandwidth()) {
+      return probes::FormatBwTable(probe->title(), info, run.bw,
+                                   options.units == "Gb" ? probes::BwUnit::kGbps
+                                                         : probes::BwUnit::kMiBps);
+    }
+    return probes::FormatLatTable(probe->title(), info, run.lat);
+  };
+  // GPU memory brings the CUDA driver into the process: the client half then runs in a child
+  // under a watchdog, so that a hung driver costs the probe, not the command.
+  absl::StatusOr<std::string> text =
+      local.gpu_memory ? probes::RunInChild(measure, params.timeout > absl::ZeroDuration()
+                                                         ? params.timeout
+                                                         : limits.max_duration)
+                       : measure();
+  if (!text.ok()) return fail(std::string(text.status().message()));
+  out << *text;
   return kExitOk;
 }
 

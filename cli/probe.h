@@ -25,6 +25,7 @@ struct ProbeCommandOptions {
   probes::ProbeParams params;   // RDMA and TCP settings from flags
   std::string format = "text";  // text or json
   std::string units = "Gb";     // Gb (Gb/s) or MiB (MiB/s)
+  std::string memory = "host";  // RDMA buffers in host or gpu memory (this side's)
 };
 
 // Runs the command; returns the exit code (0 measured, 3 refused, unreachable or not

@@ -82,6 +82,20 @@ wait
 echo "=== check"
 $F check --probes rdma_write_bw --format json
 echo "=== end"
+# Buffers in "GPU memory" of the CUDA test stand-in (host memory behind the driver API: it
+# exports no dma-buf, so registration falls back to the peer-memory path, ibv_reg_mr).
+port=$((port+1))
+FABRIC_CUDA_LIBRARY=$STANDIN_CUDA $F probe rdma_write_bw --server --port $port --one-off \
+  --device $RXE_DEV --memory gpu >/dev/null &
+i=0; while ! ss -ltn "sport = :$port" | grep -q LISTEN && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+echo "=== gpu_memory"
+FABRIC_CUDA_LIBRARY=$STANDIN_CUDA $F probe rdma_write_bw $RXE_IP:$port --sizes 64K --iters 200 \
+  --memory gpu --format json
+echo "=== end"
+wait
+echo "=== gpu_write_lat"
+FABRIC_CUDA_LIBRARY=$STANDIN_CUDA $F probe rdma_write_lat $RXE_IP:1 --memory gpu 2>&1; echo "rc=$?"
+echo "=== end"
 echo "=== bad_device"
 $F probe rdma_write_bw $RXE_IP:1 --device nosuch 2>&1; echo "rc=$?"
 echo "=== end"
@@ -109,7 +123,8 @@ kill $daemons; wait
   CommandResult result = RunCommand(
       {vm, "-C", "none", "-t", "600", "-e", "FABRICCTL=" + Absolute("cli/fabricctl"), "-e",
        "CONTROLLER=" + Absolute("controller/fabric-controller"), "-e",
-       "AGENT=" + Absolute("agent/fabric-agent"), "--", "sh", script},
+       "AGENT=" + Absolute("agent/fabric-agent"), "-e",
+       "STANDIN_CUDA=" + Absolute("tests/fake_gpu/libfake_cuda.so"), "--", "sh", script},
       absl::Seconds(660));
   if (result.exit_code == 125) {
     FABRIC_SKIP("the rdma-vm could not start a VM here: " << result.err.substr(0, 400));
@@ -167,6 +182,19 @@ kill $daemons; wait
   CHECK(sections["bad_device"].find("--device: unknown RDMA device 'nosuch' (present: rxe0)") !=
         std::string::npos);
   CHECK(sections["bad_device"].find("rc=3") != std::string::npos);
+  {
+    INFO("gpu_memory: " << sections["gpu_memory"]);
+    v1::ProbeResult probe;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections["gpu_memory"], &probe).ok());
+    CHECK(probe.outcome() == v1::PROBE_OK);
+    CHECK(probe.device() == "rxe0:1, gpu 0 (peer memory)");
+    REQUIRE(probe.bw_size() == 1);
+    CHECK(probe.bw(0).bw_avg_gbps() > 0);
+    CHECK(probe.effective_spec().rdma().memory() == v1::MEMORY_GPU);
+  }
+  CHECK(sections["gpu_write_lat"].find("rdma_write_lat polls its buffer from the CPU") !=
+        std::string::npos);
+  CHECK(sections["gpu_write_lat"].find("rc=3") != std::string::npos);
   // The host all-reduce ring over RDMA between three agents, asked for and chosen by auto.
   for (const char* backend : {"ring_rdma", "ring_auto"}) {
     INFO(backend << ": " << sections[backend]);

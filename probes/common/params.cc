@@ -59,6 +59,14 @@ absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
     return invalid("--gid-index: must be -1 (automatic) or 0-255");
   }
   if (p.rdma.tx_depth > 8192) return invalid("--tx-depth: at most 8192");
+  if (p.rdma.gpu_memory && p.kind == v1::RDMA_WRITE_LAT) {
+    return invalid("--memory gpu: rdma_write_lat polls its buffer from the CPU; GPU memory "
+                   "applies to the bandwidth probes and rdma_send_lat");
+  }
+  if (p.rdma.gpu_memory && p.kind != v1::RDMA_WRITE_BW && p.kind != v1::RDMA_SEND_BW &&
+      p.kind != v1::RDMA_READ_BW && p.kind != v1::RDMA_SEND_LAT) {
+    return invalid("--memory gpu: RDMA probes only");
+  }
   if (by_time) {
     absl::Duration total = p.duration * static_cast<double>(p.sizes_bytes.size());
     if (total > limits.max_duration) {
@@ -114,6 +122,8 @@ v1::ProbeSpec ToSpec(const ProbeParams& p) {
     r->set_inline_bytes(p.rdma.inline_bytes);
     r->set_bidirectional(p.rdma.bidirectional);
     r->set_queue_pairs(p.rdma.queue_pairs);
+    r->set_memory(p.rdma.gpu_memory ? v1::MEMORY_GPU : v1::MEMORY_HOST);
+    r->set_gpu_index(p.rdma.gpu);
   }
   return spec;
 }
@@ -150,6 +160,8 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec) {
     p.rdma.inline_bytes = r.inline_bytes();
     p.rdma.bidirectional = r.bidirectional();
     p.rdma.queue_pairs = std::max<uint32_t>(1, r.queue_pairs());
+    p.rdma.gpu_memory = r.memory() == v1::MEMORY_GPU;
+    p.rdma.gpu = r.gpu_index();
   }
   return p;
 }

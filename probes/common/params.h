@@ -23,6 +23,10 @@ struct RdmaParams {
   int32_t inline_bytes = -1;     // -I; -1: the device's default (WRITE 220, SEND 236)
   bool bidirectional = false;    // -b
   uint32_t queue_pairs = 1;      // -q
+  // Buffers in GPU memory (perftest's --use_cuda): registered through dma-buf, or through
+  // peer memory (nvidia-peermem) where dma-buf is not to be had. Each side chooses its own.
+  bool gpu_memory = false;
+  uint32_t gpu = 0;              // CUDA ordinal
 };
 
 // One probe request, after defaults. Plain data; the proto ProbeSpec is its wire form.

@@ -61,10 +61,12 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load() {
                   Resolve(library, "cuMemFreeHost", &cuda->MemFreeHost) &&
                   Resolve(library, "cuMemcpyHtoD_v2", &cuda->MemcpyHtoD) &&
                   Resolve(library, "cuMemcpyDtoH_v2", &cuda->MemcpyDtoH) &&
+                  Resolve(library, "cuMemsetD8_v2", &cuda->MemsetD8) &&
                   Resolve(library, "cuStreamCreate", &cuda->StreamCreate) &&
                   Resolve(library, "cuStreamSynchronize", &cuda->StreamSynchronize) &&
                   Resolve(library, "cuStreamDestroy_v2", &cuda->StreamDestroy) &&
                   Resolve(library, "cuGetErrorName", &cuda->GetErrorName);
+  Resolve(library, "cuMemGetHandleForAddressRange", &cuda->MemGetHandleForAddressRange);
   if (!ok) return absl::NotFoundError(absl::StrCat(path, " lacks a driver API call fabricctl needs (driver too old?)"));
   if (Result r = cuda->Init(0); r != 0) {
     return absl::NotFoundError(absl::StrCat("no usable GPU: ", cuda->Check(r, "cuInit").message()));

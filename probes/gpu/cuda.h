@@ -54,6 +54,9 @@ class CudaDriver {
   Result (*MemFreeHost)(void*) = nullptr;
   Result (*MemcpyHtoD)(DevicePtr, const void*, size_t) = nullptr;
   Result (*MemcpyDtoH)(void*, DevicePtr, size_t) = nullptr;
+  Result (*MemsetD8)(DevicePtr, unsigned char, size_t) = nullptr;
+  // CUDA 11.7 and later; null on older drivers (then there is no dma-buf export).
+  Result (*MemGetHandleForAddressRange)(void*, DevicePtr, size_t, int, unsigned long long) = nullptr;
   Result (*StreamCreate)(Stream*, unsigned) = nullptr;
   Result (*StreamSynchronize)(Stream) = nullptr;
   Result (*StreamDestroy)(Stream) = nullptr;
@@ -82,6 +85,8 @@ class ScopedContext {
 // cuDeviceGetAttribute codes used here (cuda.h).
 inline constexpr int kAttrGpuDirectRdmaSupported = 116;
 inline constexpr int kAttrDmaBufSupported = 124;
+// CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD.
+inline constexpr int kRangeHandleDmaBufFd = 1;
 
 // The GPUs of this node, asked of the driver in a child process (bounded by `timeout`), as the
 // inventory lists them. NotFound with the reason where there is no driver or no GPU.

@@ -54,6 +54,12 @@ ibv_mtu MtuFromBytes(uint32_t bytes) {
 
 uint32_t MtuBytes(ibv_mtu mtu) { return 128u << static_cast<int>(mtu); }
 
+absl::StatusOr<MrPtr> ProbeMemory::Register(ibv_pd* pd, int access) {
+  MrPtr mr(ibv_reg_mr(pd, data(), size(), access));
+  if (!mr) return VerbsError("ibv_reg_mr", errno);
+  return mr;
+}
+
 absl::StatusOr<std::unique_ptr<ProbeMemory>> AllocateHostMemory(size_t bytes) {
   void* data = nullptr;
   if (posix_memalign(&data, 4096, bytes) != 0) {
@@ -156,13 +162,14 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
 
   ep->pd_.reset(ibv_alloc_pd(ep->context_.get()));
   if (!ep->pd_) return VerbsError("ibv_alloc_pd", errno);
-  auto memory = AllocateHostMemory(2 * ep->area_bytes_);
+  auto memory = options.allocate ? options.allocate(2 * ep->area_bytes_)
+                                 : AllocateHostMemory(2 * ep->area_bytes_);
   if (!memory.ok()) return memory.status();
   ep->memory_ = *std::move(memory);
-  ep->mr_.reset(ibv_reg_mr(ep->pd_.get(), ep->memory_->data(), ep->memory_->size(),
-                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                               IBV_ACCESS_REMOTE_READ));
-  if (!ep->mr_) return VerbsError("ibv_reg_mr", errno);
+  auto mr = ep->memory_->Register(ep->pd_.get(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                                     IBV_ACCESS_REMOTE_READ);
+  if (!mr.ok()) return mr.status();
+  ep->mr_ = *std::move(mr);
   ep->send_cq_.reset(ibv_create_cq(ep->context_.get(), static_cast<int>(options.send_depth) + 1,
                                    nullptr, nullptr, 0));
   ep->recv_cq_.reset(ibv_create_cq(ep->context_.get(), static_cast<int>(options.recv_depth) + 1,
@@ -207,7 +214,10 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
 
 RdmaEndpoint::~RdmaEndpoint() = default;
 
-std::string RdmaEndpoint::label() const { return absl::StrCat(device_name_, ":", port_); }
+std::string RdmaEndpoint::label() const {
+  const std::string memory = memory_ != nullptr ? memory_->label() : "";
+  return absl::StrCat(device_name_, ":", port_, memory.empty() ? "" : ", ", memory);
+}
 
 InfoLines RdmaEndpoint::Setup() const {
   ibv_qp_attr attr{};

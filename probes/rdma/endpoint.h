@@ -4,6 +4,7 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -16,13 +17,18 @@
 
 namespace fabricctl::probes {
 
-// Where probe buffers live. Host memory now; GPU memory (dma-buf or peer memory) plugs in
-// behind the same interface.
+// Where probe buffers live: host memory, or GPU memory (probes/rdma/gpu_memory.h) registered
+// for GPUDirect RDMA.
 class ProbeMemory {
  public:
   virtual ~ProbeMemory() = default;
+  // The buffer's address (a device address for GPU memory: not for the CPU to touch).
   virtual char* data() = 0;
   virtual size_t size() const = 0;
+  // Registers the whole buffer with `pd` (ibv_reg_mr for host memory).
+  virtual absl::StatusOr<MrPtr> Register(ibv_pd* pd, int access);
+  // How the memory is reached, for the device label: "" for host memory, "gpu 0 (dma-buf)".
+  virtual std::string label() const { return ""; }
 };
 
 // Page-aligned host memory, zeroed.
@@ -33,6 +39,8 @@ struct EndpointOptions {
   uint64_t message_bytes = 0;      // largest message; each of the two areas holds one
   uint32_t send_depth = 128;       // max outstanding send work requests
   uint32_t recv_depth = 1;         // max posted receives
+  // Allocates the buffer; unset: page-aligned host memory.
+  std::function<absl::StatusOr<std::unique_ptr<ProbeMemory>>(size_t)> allocate;
 };
 
 // One RC queue pair on one port with its buffer, CQs and protection domain, all owned.

@@ -9,6 +9,7 @@
 #include "probes/common/cycles.h"
 #include "probes/common/stats.h"
 #include "probes/rdma/endpoint.h"
+#include "probes/rdma/gpu_memory.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -97,6 +98,10 @@ EndpointOptions OptionsFor(const RdmaParams& selection, const ProbeParams& p, bo
   o.message_bytes = MaxSize(p);
   o.send_depth = bandwidth ? (p.rdma.tx_depth ? p.rdma.tx_depth : kDefaultTxDepthBw) : 2;
   o.recv_depth = send_verb ? (bandwidth ? kRxDepthSend : 2) : 1;
+  if (selection.gpu_memory) {  // this side's choice, as perftest's --use_cuda
+    const uint32_t gpu = selection.gpu;
+    o.allocate = [gpu](size_t bytes) { return AllocateGpuMemory(gpu, bytes); };
+  }
   return o;
 }
 
@@ -174,7 +179,11 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> AcceptSession(int control,
   const ProbeParams params = FromSpec(hello.spec());
   RdmaParams local = context.local_rdma;
   local.tx_depth = params.rdma.tx_depth;
-  auto ep = RdmaEndpoint::Open(OptionsFor(local, params, bandwidth, send_verb));
+  absl::StatusOr<std::unique_ptr<RdmaEndpoint>> ep =
+      local.gpu_memory && params.kind == v1::RDMA_WRITE_LAT
+          ? absl::FailedPreconditionError(
+                "this server's buffers are in GPU memory, which rdma_write_lat cannot poll")
+          : RdmaEndpoint::Open(OptionsFor(local, params, bandwidth, send_verb));
   v1::ProbeWelcome welcome;
   absl::Status status = ep.ok() ? absl::OkStatus() : ep.status();
   if (status.ok() && hello.endpoint().qps_size() != 1) {

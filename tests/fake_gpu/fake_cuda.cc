@@ -14,6 +14,7 @@ constexpr int kInvalidValue = 1;
 constexpr int kOutOfMemory = 2;
 constexpr int kNoDevice = 100;
 constexpr int kInvalidDevice = 101;
+constexpr int kNotSupported = 801;
 
 int GpuCount() {
   const char* env = std::getenv("FABRIC_FAKE_GPUS");
@@ -101,6 +102,17 @@ int cuMemcpyDtoH_v2(void* to, unsigned long long from, size_t bytes) {
   return kSuccess;
 }
 
+int cuMemsetD8_v2(unsigned long long pointer, unsigned char value, size_t bytes) {
+  std::memset(reinterpret_cast<void*>(pointer), value, bytes);
+  return kSuccess;
+}
+
+// Host memory has no dma-buf to export: the caller falls back to plain registration, as it
+// would to peer memory on a GPU without dma-buf.
+int cuMemGetHandleForAddressRange(void*, unsigned long long, size_t, int, unsigned long long) {
+  return kNotSupported;
+}
+
 int cuStreamCreate(void** stream, unsigned) {
   *stream = &stream_token;
   return kSuccess;
@@ -116,6 +128,7 @@ int cuGetErrorName(int result, const char** name) {
     case kOutOfMemory: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return kSuccess;
     case kNoDevice: *name = "CUDA_ERROR_NO_DEVICE"; return kSuccess;
     case kInvalidDevice: *name = "CUDA_ERROR_INVALID_DEVICE"; return kSuccess;
+    case kNotSupported: *name = "CUDA_ERROR_NOT_SUPPORTED"; return kSuccess;
     default: return kInvalidValue;
   }
 }
