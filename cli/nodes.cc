@@ -50,7 +50,7 @@ void RenderNodesText(const v1::ListNodesResponse& nodes, absl::Time now, std::os
     stale += is_stale;
     rows.push_back({inv.node_name(), is_stale ? "stale" : "online",
                     FormatAge(now - FromProto(node.last_seen())), inv.agent_address(),
-                    RdmaSummary(inv), inv.nccl_version().empty() ? absl::StrCat(inv.gpus_size())
+                    RdmaSummary(inv), inv.nccl_version().empty() || inv.gpus_size() == 0 ? absl::StrCat(inv.gpus_size())
                                                             : absl::StrCat(inv.gpus_size(), ", nccl ",
                                                                            inv.nccl_version()), inv.agent_version()});
   }

@@ -99,6 +99,8 @@ up() {
     loopback=1
   fi
   down quiet
+  # A new lab is a new cluster: its registry and history start empty (restart-controller keeps them).
+  rm -f "$LAB/fabric.db" "$LAB/fabric.db-wal" "$LAB/fabric.db-shm"
   mkdir -p "$LAB"
   local names=(fabric-controller fabricctl) sans=()
   for i in $(seq 1 "$n"); do names+=("node-$i"); sans+=(--san "IP:$SUBNET.$i"); done
