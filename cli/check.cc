@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <thread>
 #include <fstream>
 #include <map>
@@ -19,10 +21,12 @@
 #include "cli/render.h"
 #include "google/protobuf/util/time_util.h"
 #include "probes/audit/audit.h"
+#include "probes/collective/ring.h"
 #include "probes/client.h"
 #include "probes/server.h"
 #include "probes/table.h"
 #include "probes/gpu/cuda.h"
+#include "probes/gpu/nccl.h"
 #include "probes/gpu/nccl_log.h"
 
 namespace fabricctl::cli {
@@ -123,6 +127,80 @@ v1::AuditResult GpuCopy() {
   return r;
 }
 
+// allreduce on this node: NCCL over every GPU (one rank each, in child processes), with the
+// verdict of the ranks' logs, as an audit-like result.
+v1::AuditResult LocalAllreduce(const std::string& node) {
+  v1::AuditResult r;
+  r.set_audit("allreduce");
+  auto skip = [&r](const absl::Status& s) {
+    r.set_outcome(absl::IsNotFound(s) ? v1::AUDIT_SKIPPED : v1::AUDIT_FAILED);
+    r.set_reason(std::string(s.message()));
+    return r;
+  };
+  auto gpus = probes::ListGpus(absl::Seconds(30));
+  if (!gpus.ok()) return skip(gpus.status());
+  auto rendezvous = probes::NcclRendezvous::Create(absl::Seconds(30));
+  if (!rendezvous.ok()) return skip(rendezvous.status());
+  probes::ProbeParams params;
+  params.kind = v1::ALLREDUCE;
+  params.allreduce_backend = "nccl";
+  params.sizes_bytes = {1u << 20, 64u << 20};
+  params.iterations = 20;
+  params.warmup_iterations = 5;
+  params.timeout = absl::Seconds(120);
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string dir = absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp", "/fabricctl-check-nccl-", ::getpid());
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return skip(absl::FailedPreconditionError(absl::StrCat(dir, ": ", error.message())));
+  const uint32_t n = static_cast<uint32_t>(gpus->size());
+  std::vector<probes::ProbeRun> runs(n);
+  std::vector<std::string> logs(n);
+  std::vector<std::thread> threads;
+  for (uint32_t g = 0; g < n; ++g) {
+    logs[g] = absl::StrCat(dir, "/rank", g, ".log");
+    probes::NcclRank rank{g, n, g, rendezvous->unique_id(), logs[g]};
+    threads.emplace_back([&runs, &params, rank] { runs[rank.rank] = probes::RunNcclRank(params, rank); });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& run : runs) {
+    if (run.outcome != probes::Outcome::kOk) {
+      r.set_outcome(run.outcome == probes::Outcome::kSkipped ? v1::AUDIT_SKIPPED : v1::AUDIT_FAILED);
+      r.set_reason(run.reason);
+      return r;
+    }
+  }
+  r.set_outcome(v1::AUDIT_RAN);
+  (*r.mutable_observed())["device"] = absl::StrCat(runs[0].device.substr(0, runs[0].device.find(", gpu")),
+                                                   ", ", n, n == 1 ? " GPU" : " GPUs");
+  (*r.mutable_observed())["logs"] = dir;
+  for (size_t k = 0; k < runs[0].collective.size(); ++k) {
+    double time_us = 0;
+    uint64_t wrong = 0;
+    for (const auto& run : runs) {
+      time_us += run.collective[k].time_us / n;  // nccl-tests averages over ranks
+      wrong += run.collective[k].wrong;
+    }
+    const uint64_t size = runs[0].collective[k].size_bytes;
+    (*r.mutable_observed())[absl::StrCat(size, " B")] = absl::StrFormat(
+        "time %.1f us, algbw %.2f GB/s, busbw %.2f GB/s, %d wrong", time_us,
+        probes::AllreduceAlgBwGBytes(size, time_us * 1e-6),
+        probes::AllreduceBusBwGBytes(size, time_us * 1e-6, n), wrong);
+    if (wrong > 0) {
+      v1::Finding* f = r.add_findings();
+      f->set_kind("probe_failed");
+      f->set_severity(v1::SEVERITY_CRITICAL);
+      f->set_action(v1::ACTION_INVESTIGATE);
+      f->set_node(node);
+      f->set_detail(absl::StrCat("NCCL all-reduce data check: ", wrong, " wrong elements at ", size, " bytes"));
+    }
+  }
+  probes::NcclVerdict verdict = probes::JudgeNcclLogs(node, logs);
+  if (!verdict.transport.net().empty()) (*r.mutable_observed())["network"] = verdict.transport.net();
+  for (auto& f : verdict.findings) *r.add_findings() = std::move(f);
+  return r;
+}
+
 int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   auto fail = [&](const absl::Status& s) {
     err << "fabricctl check: " << s.message() << "\n";
@@ -161,10 +239,12 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   // --probes names audits and pair probes; probes run on loopback.
   std::vector<std::string> names;
   std::vector<const probes::Probe*> loopback;
-  bool gpu_copy = false;
+  bool gpu_copy = false, allreduce = false;
   for (absl::string_view name : absl::StrSplit(options.audits, ',', absl::SkipWhitespace())) {
     if (name == "gpu_copy") {
       gpu_copy = true;
+    } else if (name == "allreduce") {
+      allreduce = true;
     } else if (const probes::Probe* probe = probes::FindProbe(std::string(name))) {
       loopback.push_back(probe);
     } else {
@@ -172,13 +252,13 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
     }
   }
   const bool live = options.sysfs_root == "/" || options.sysfs_root.empty();
-  if ((!loopback.empty() || gpu_copy) && !live) {
+  if ((!loopback.empty() || gpu_copy || allreduce) && !live) {
     return fail(absl::InvalidArgumentError("--probes: loopback probes run on the live system, not under --sysfs-root"));
   }
   const auto started = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<v1::AuditResult>> results =
       options.nccl_logs.empty()
-          ? (names.empty() && (!loopback.empty() || gpu_copy) ? std::vector<v1::AuditResult>{}
+          ? (names.empty() && (!loopback.empty() || gpu_copy || allreduce) ? std::vector<v1::AuditResult>{}
                                                 : probes::RunAudits(ctx, names))
           : AnalyseNcclLogs(options.nccl_logs);
   if (!results.ok()) return fail(results.status());
@@ -189,6 +269,7 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   }
   for (const probes::Probe* probe : loopback) results->push_back(LoopbackProbe(*probe));
   if (gpu_copy) results->push_back(GpuCopy());
+  if (allreduce) results->push_back(LocalAllreduce(node));
 
   v1::Report report;
   report.set_schema("fabricctl.report/v1");

@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
                         std::string("comma-separated audits (default all: ") +
                             probes::AuditNames() +
                             ") and probes to run on loopback (default: rdma_write_bw where an "
-                            "RDMA device is)");
+                            "RDMA device is); gpu_copy; allreduce (NCCL over this node's GPUs)");
   check_cmd->add_option("--node-name", check.node, "name in the report (default: hostname)");
   check_cmd->add_option("--nccl-log", check.nccl_logs,
                         "analyse these NCCL_DEBUG=INFO logs of a job instead (transport, GPUDirect, "

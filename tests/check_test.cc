@@ -1,5 +1,8 @@
 // `fabricctl check` as cron or Slurm runs it: the real binary over the fixture nodes of
 // tests/fixtures/make_sysfs.py and over this machine.
+#include <climits>
+#include <cstdlib>
+
 #include <catch2/catch.hpp>
 
 #include "google/protobuf/util/json_util.h"
@@ -152,6 +155,53 @@ TEST_CASE("check --probes: pair probes run on loopback; an RDMA one skips withou
   CHECK((gpu.out.find("gpu_copy     ok") != std::string::npos ||
          gpu.out.find("skipped   no GPU driver") != std::string::npos ||
          gpu.out.find("skipped   no usable GPU") != std::string::npos));
+}
+
+// NCCL over this node's GPUs. No GPU here: the CUDA and NCCL test stand-ins (tests/fake_gpu)
+// take their place, two "GPUs", so what runs for real is fabricctl's side: ranks in child
+// processes, the unique id, the data check, the logs' verdict, the report and exit code.
+TEST_CASE("check --probes allreduce: NCCL over every GPU, a socket fallback exits 2") {
+  char cuda[PATH_MAX], nccl[PATH_MAX];
+  REQUIRE(::realpath("tests/fake_gpu/libfake_cuda.so", cuda) != nullptr);
+  REQUIRE(::realpath("tests/fake_gpu/libfake_nccl.so", nccl) != nullptr);
+  ::setenv("FABRIC_CUDA_LIBRARY", cuda, 1);
+  ::setenv("FABRIC_NCCL_LIBRARY", nccl, 1);
+  ::setenv("FABRIC_FAKE_GPUS", "2", 1);
+  auto run = [] {
+    CommandResult r = RunCommand({kCli, "check", "--probes", "allreduce", "--node-name", "gpu-1",
+                                  "--format", "json"}, absl::Seconds(120));
+    INFO(r.err);
+    v1::Report report;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(r.out, &report).ok());
+    return std::make_pair(r.exit_code, report);
+  };
+  auto [clean_exit, clean] = run();
+  const v1::AuditResult& ok = clean.health().nodes(0).audits(0);
+  CHECK(ok.audit() == "allreduce");
+  CHECK(ok.outcome() == v1::AUDIT_RAN);
+  CHECK(ok.observed().at("device") == "nccl 2.21.5, 2 GPUs");
+  CHECK(ok.observed().at("network") == "IB");
+  CHECK(ok.observed().at("67108864 B").find(", 0 wrong") != std::string::npos);
+  CHECK(ok.findings().empty());
+  CHECK(clean_exit == 0);
+
+  ::setenv("NCCL_IB_DISABLE", "1", 1);
+  auto [fallback_exit, fallback] = run();
+  ::unsetenv("NCCL_IB_DISABLE");
+  const v1::AuditResult& bad = fallback.health().nodes(0).audits(0);
+  REQUIRE(bad.findings_size() == 1);
+  CHECK(bad.findings(0).kind() == "tcp_fallback");
+  CHECK(bad.findings(0).node() == "gpu-1");
+  CHECK(bad.findings(0).evidence().at("line").find("via NET/Socket/0") != std::string::npos);
+  CHECK(fallback_exit == 2);
+
+  ::setenv("FABRIC_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
+  auto [none_exit, none] = run();
+  CHECK(none.health().nodes(0).audits(0).outcome() == v1::AUDIT_SKIPPED);
+  CHECK(none.health().nodes(0).audits(0).reason().find("no GPU driver") == 0);
+  for (const char* name : {"FABRIC_CUDA_LIBRARY", "FABRIC_NCCL_LIBRARY", "FABRIC_FAKE_GPUS"}) {
+    ::unsetenv(name);
+  }
 }
 
 TEST_CASE("check: bad arguments exit 3 with the reason") {
