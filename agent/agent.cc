@@ -68,6 +68,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   audits.max_counter_increase = options.config.thresholds().max_counter_increase();
   audits.environment = probes::NcclEnvironment();
   audits.driver_gpus = agent->gpus_.gpus;
+  audits.driver_gpus_reason = agent->gpus_.unavailable_reason;
   // The inventory callback reads address_ after the server has bound it.
   Agent* self = agent.get();
   agent->service_ = std::make_unique<AgentService>(

@@ -86,17 +86,19 @@ void AddRdmaDevices(const probes::SysfsRoot& sysfs, v1::NodeInventory* inventory
 
 GpuInventory CollectGpus(const probes::SysfsRoot& sysfs) {
   GpuInventory out;
+  // The CUDA driver is asked in a child process: a hung or crashing driver costs the timeout.
+  auto gpus = probes::ListGpus(absl::Seconds(20));
+  if (!gpus.ok()) {
+    out.unavailable_reason = std::string(gpus.status().message());
+    out.nccl_unavailable_reason = "no GPU";
+    return out;
+  }
+  // NCCL matters only beside GPUs.
   auto nccl = probes::FindNccl(absl::Seconds(20));
   if (nccl.ok()) {
     out.nccl_version = *nccl;
   } else {
     out.nccl_unavailable_reason = std::string(nccl.status().message());
-  }
-  // The CUDA driver is asked in a child process: a hung or crashing driver costs the timeout.
-  auto gpus = probes::ListGpus(absl::Seconds(20));
-  if (!gpus.ok()) {
-    out.unavailable_reason = std::string(gpus.status().message());
-    return out;
   }
   for (auto& gpu : *gpus) {
     auto numa = sysfs.ReadTrimmed("/sys/bus/pci/devices/" + gpu.pci_bus_id() + "/numa_node");

@@ -1,10 +1,16 @@
 #include "agent/probe_runner.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/logging.h"
@@ -18,22 +24,39 @@ namespace {
 
 constexpr absl::Duration kDefaultServerLifetime = absl::Minutes(10);
 constexpr absl::Duration kLogLifetime = absl::Hours(24 * 7);
+// How long a collective rank waits for its RunLocal after StartServer (the controller sends
+// it within seconds) before a later request may take the slot back.
+constexpr absl::Duration kCollectiveStartWindow = absl::Minutes(2);
 
 // Creates the NCCL log directory if needed and removes the logs older than kLogLifetime.
+// The directory must be this user's own and closed to others (0700): NCCL opens the files in it
+// for writing, and a directory others can write would let them plant links.
 absl::Status PrepareLogDir(const std::string& dir) {
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("NCCL log directory ", dir, ": ", error.message()));
+  auto refuse = [&dir](const std::string& why) {
+    return absl::FailedPreconditionError(absl::StrCat("NCCL log directory ", dir, ": ", why));
+  };
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    // The parents, if missing, are made as usual; the directory itself is 0700.
+    std::error_code error;
+    std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), error);
+    if (error || (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)) {
+      return refuse(std::strerror(errno));
+    }
   }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return refuse(std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return refuse("not a directory (a link?)");
+  if (st.st_uid != ::geteuid()) return refuse(absl::StrCat("owned by uid ", st.st_uid, ", not this user"));
+  if ((st.st_mode & 077) != 0) return refuse("others may write or read it (want mode 0700)");
+  std::error_code error;
   const auto cutoff = std::filesystem::file_time_type::clock::now() -
                       std::chrono::seconds(absl::ToInt64Seconds(kLogLifetime));
-  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
-    if (entry.path().extension() == ".log" && entry.is_regular_file(error) &&
-        entry.last_write_time(error) < cutoff) {
-      std::filesystem::remove(entry.path(), error);
-    }
+  std::filesystem::directory_iterator it(dir, error), end;
+  for (; !error && it != end; it.increment(error)) {
+    std::error_code entry_error;
+    if (it->path().extension() != ".log" || !it->is_regular_file(entry_error)) continue;
+    const auto written = it->last_write_time(entry_error);
+    if (!entry_error && written < cutoff) std::filesystem::remove(it->path(), entry_error);
   }
   return absl::OkStatus();
 }
@@ -63,6 +86,22 @@ ProbeRunner::~ProbeRunner() {
 
 absl::Status ProbeRunner::Acquire(const std::string& holder) {
   std::lock_guard<std::mutex> lock(mu_);
+  // A collective whose RunLocal never came (its controller gave up) gives the slot back.
+  // (Only a waiting collective can hold the slot while it sits in these maps.)
+  const absl::Time now = absl::Now();
+  bool reclaimed = false;
+  for (auto it = rings_.begin(); it != rings_.end();) {
+    reclaimed |= it->second.expires < now;
+    it = it->second.expires < now ? rings_.erase(it) : std::next(it);
+  }
+  for (auto it = nccl_runs_.begin(); it != nccl_runs_.end();) {
+    reclaimed |= it->second.expires < now;
+    it = it->second.expires < now ? nccl_runs_.erase(it) : std::next(it);
+  }
+  if (reclaimed) {
+    Logger("agent")->warn("{}: its all-reduce never ran; the slot is free again", holder_);
+    holder_.clear();
+  }
   if (!holder_.empty()) {
     return absl::ResourceExhaustedError(
         absl::StrCat("a probe is already running on this node (", holder_, ")"));
@@ -93,8 +132,11 @@ absl::StatusOr<probes::ProbeParams> ProbeRunner::Validate(const v1::ProbeSpec& s
 
 absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
                                                       const std::string& run_id, uint32_t rank) {
-  if (run_id.empty() || run_id.size() > 128) {
-    return absl::InvalidArgumentError("run_id: 1 to 128 characters");
+  if (run_id.empty() || run_id.size() > 128 ||
+      !std::all_of(run_id.begin(), run_id.end(), [](char c) {
+        return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      }) || run_id[0] == '.') {
+    return absl::InvalidArgumentError("run_id: 1 to 128 of A-Z a-z 0-9 - _ . (it names log files)");
   }
   auto params = Validate(spec);
   if (!params.ok()) return params.status();
@@ -104,7 +146,8 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
     std::optional<probes::NcclRendezvous> rendezvous;
     v1::Endpoint endpoint;
     if (rank == 0) {
-      auto made = probes::NcclRendezvous::Create(absl::Seconds(30));
+      // Within the controller's 10 s for StartProbeServer: a late answer would hold the slot.
+      auto made = probes::NcclRendezvous::Create(absl::Seconds(8));
       if (!made.ok()) {
         Release();
         return made.status();
@@ -113,7 +156,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
       rendezvous = *std::move(made);
     }
     std::lock_guard<std::mutex> lock(mu_);
-    nccl_runs_[run_id] = std::move(rendezvous);
+    nccl_runs_[run_id] = NcclRun{std::move(rendezvous), absl::Now() + kCollectiveStartWindow};
     return endpoint;
   }
   if (spec.kind() == v1::ALLREDUCE) {
@@ -138,6 +181,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
       (*ring)->Describe(&endpoint);
       rank_state.rdma = *std::move(ring);
     }
+    rank_state.expires = absl::Now() + kCollectiveStartWindow;
     std::lock_guard<std::mutex> lock(mu_);
     rings_[run_id] = std::move(rank_state);
     return endpoint;
@@ -217,17 +261,25 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeReq
       ring = std::move(it->second);
       rings_.erase(it);
     } else if (auto n = nccl_runs_.find(run_id); n != nccl_runs_.end()) {
-      rendezvous = std::move(n->second);
+      rendezvous = std::move(n->second.rendezvous);
       nccl_runs_.erase(n);
       nccl = true;
     } else {
       return absl::FailedPreconditionError(absl::StrCat("no collective started for run ", run_id));
     }
   }
+  // The slot frees last, after the rendezvous child and the queue pairs are gone.
   struct ReleaseAtEnd {
     ProbeRunner* runner;
-    ~ReleaseAtEnd() { runner->Release(); }
-  } release{this};
+    RingRank* ring;
+    std::optional<probes::NcclRendezvous>* rendezvous;
+    ~ReleaseAtEnd() {
+      rendezvous->reset();
+      ring->rdma.reset();
+      ring->listener = probes::Listener();
+      runner->Release();
+    }
+  } release{this, &ring, &rendezvous};
   if (spec.kind() != v1::ALLREDUCE) {
     return absl::InvalidArgumentError("spec.kind: only ALLREDUCE runs as a local probe");
   }
@@ -258,7 +310,8 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeReq
 absl::StatusOr<v1::ProbeResult> ProbeRunner::RunNccl(const v1::RunLocalProbeRequest& request,
                                                      const probes::ProbeParams& params) {
   const uint32_t world = request.world_size(), local = request.local_ranks(), first = request.rank();
-  if (world < 1 || world > 65536 || local < 1 || local > 64 || first + local > world) {
+  if (world < 1 || world > 65536 || local < 1 || local > 64 ||
+      uint64_t{first} + local > world) {
     return absl::InvalidArgumentError(
         "world_size 1 to 65536, local_ranks 1 to 64, and rank + local_ranks within world_size");
   }
@@ -276,13 +329,19 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunNccl(const v1::RunLocalProbeRequ
   }
   for (auto& t : threads) t.join();
   // The node's figures: its ranks' times averaged (nccl-tests averages over ranks), wrong
-  // elements added; the first rank that did not measure decides the outcome.
+  // elements added. A rank that did not measure decides the outcome, the cause before its
+  // victims: one that failed (a rank skipped here failed too: the controller chose NCCL from
+  // this node's inventory) before one the watchdog stopped while it waited for it.
   probes::ProbeRun merged = runs[0];
-  for (const auto& run : runs) {
-    if (run.outcome != probes::Outcome::kOk) {
-      merged = run;
-      merged.collective.clear();
-      break;
+  for (int pass = 0; pass < 2 && merged.outcome == probes::Outcome::kOk; ++pass) {
+    for (const auto& run : runs) {
+      const bool timed_out = run.outcome == probes::Outcome::kTimeout;
+      if (run.outcome != probes::Outcome::kOk && timed_out == (pass == 1)) {
+        merged = run;
+        merged.collective.clear();
+        if (merged.outcome == probes::Outcome::kSkipped) merged.outcome = probes::Outcome::kFailed;
+        break;
+      }
     }
   }
   if (merged.outcome == probes::Outcome::kOk) {

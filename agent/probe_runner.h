@@ -72,13 +72,19 @@ class ProbeRunner {
   std::map<std::string, Running> servers_;  // guarded by mu_
   // A host-ring rank between StartServer and RunLocal: its TCP listener (the control channel,
   // and the data path over TCP) and, over RDMA, its queue pairs.
+  // Both expire (a later Acquire reclaims the slot) when RunLocal has not come by `expires`.
   struct RingRank {
     probes::Listener listener;
     std::unique_ptr<probes::RdmaRing> rdma;
+    absl::Time expires;
   };
   std::map<std::string, RingRank> rings_;  // by run, guarded by mu_
   // NCCL runs holding the slot, with the rendezvous on rank 0's node; guarded by mu_.
-  std::map<std::string, std::optional<probes::NcclRendezvous>> nccl_runs_;
+  struct NcclRun {
+    std::optional<probes::NcclRendezvous> rendezvous;
+    absl::Time expires;
+  };
+  std::map<std::string, NcclRun> nccl_runs_;
   const std::string node_name_;
   const std::string nccl_log_dir_;
 };

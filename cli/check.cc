@@ -230,6 +230,7 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
     // The dma-buf side of GPUDirect is the CUDA driver's to say.
     auto gpus = probes::ListGpus(absl::Seconds(20));
     ctx.driver_gpus = gpus.ok() ? *gpus : std::vector<v1::Gpu>{};
+    if (!gpus.ok()) ctx.driver_gpus_reason = std::string(gpus.status().message());
   }
   if (!options.window.empty()) {
     auto window = ParsePositiveDuration(options.window, "--window");

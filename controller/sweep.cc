@@ -28,6 +28,8 @@ namespace {
 using google::protobuf::util::TimeUtil;
 
 constexpr absl::Duration kStartTimeout = absl::Seconds(10);
+// Memlock an agent needs for the all-reduce ring over RDMA ("auto" picks TCP below it).
+constexpr uint64_t kRingMemlockBytes = 64ull << 20;
 constexpr absl::Duration kStopTimeout = absl::Seconds(5);
 // The client half's RPC deadline is the pair's timeout plus this, so that the agent's own
 // bound (the spec's timeout) fires first and reports what it saw.
@@ -533,10 +535,15 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
       RingRun rr{group, std::move(members), {}, {}};
       std::string lacking, no_rdma;
       for (uint32_t i : rr.ring) {
-        if (no_rdma.empty() && !HasActiveRdmaPort(nodes[i]->inventory)) {
-          const std::string& why = nodes[i]->inventory.rdma_unavailable_reason();
+        const v1::NodeInventory& inv = nodes[i]->inventory;
+        if (no_rdma.empty() && !HasActiveRdmaPort(inv)) {
+          const std::string& why = inv.rdma_unavailable_reason();
           no_rdma = absl::StrCat(nodes[i]->name, " has no active RDMA port",
                                  why.empty() ? "" : absl::StrCat(" (", why, ")"));
+        } else if (no_rdma.empty() && inv.memlock_limit_bytes() < kRingMemlockBytes) {
+          // A rank registers up to 32 MiB (two queue pairs, double-buffered 4 MiB slots).
+          no_rdma = absl::StrCat(nodes[i]->name, "'s memlock limit of ", inv.memlock_limit_bytes(),
+                                 " bytes is below the ring's ", kRingMemlockBytes);
         }
       }
       for (uint32_t i : rr.ring) {
@@ -633,6 +640,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     rank_results.resize(n);
     const bool all_started = std::all_of(started_status.begin(), started_status.end(),
                                          [](const grpc::Status& s) { return s.ok(); });
+    std::vector<char> stand_down(n, 0);  // stopped because another rank could not start
     std::vector<std::thread> threads;
     for (size_t r = 0; r < n; ++r) {
       threads.emplace_back([&, r] {
@@ -660,15 +668,19 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
             out.set_node(node.name);
             return;
           }
-        } else if (s.ok()) {
-          // Another rank could not start: free this one's listener.
+        } else {
+          // Some rank could not start: free this one's slot, also where its own start failed
+          // here but may still finish there (a late answer); unknown runs are NotFound.
           v1::StopProbeServerRequest stop;
           stop.set_run_id(run_id);
           v1::StopProbeServerResponse stopped;
           grpc::ClientContext context;
           context.set_deadline(Deadline(kStopTimeout));
           (void)StubFor(node.address)->StopProbeServer(&context, stop, &stopped);
-          s = grpc::Status(grpc::StatusCode::ABORTED, "another rank could not start");
+          if (s.ok()) {
+            s = grpc::Status(grpc::StatusCode::ABORTED, "another rank could not start");
+            stand_down[r] = 1;
+          }
         }
         if (IsTransportFailure(s)) node.transport_failures = true;
         out.set_outcome(s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? v1::PROBE_TIMEOUT
@@ -685,9 +697,10 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
     *collective.mutable_effective_spec() = spec;
     for (uint32_t i : ring) collective.mutable_effective_spec()->mutable_allreduce()->add_group(nodes[i]->name);
     collective.set_outcome(v1::PROBE_OK);
-    // A rank that failed outright is the cause; its neighbours then time out waiting for it.
-    auto cause = std::find_if(rank_results.begin(), rank_results.end(), [](const v1::ProbeResult& r) {
-      return r.outcome() == v1::PROBE_FAILED;
+    // A rank that failed outright is the cause; its neighbours then time out waiting for it,
+    // and ranks stopped because another could not start are no cause at all.
+    auto cause = std::find_if(rank_results.begin(), rank_results.end(), [&](const v1::ProbeResult& r) {
+      return r.outcome() == v1::PROBE_FAILED && !stand_down[&r - rank_results.data()];
     });
     if (cause != rank_results.end()) {
       collective.set_outcome(cause->outcome());

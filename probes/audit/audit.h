@@ -35,6 +35,8 @@ struct AuditContext {
   // The GPUs as the CUDA driver reports them (the gpudirect audit's dma-buf side); nullopt
   // when the driver was not asked (fixtures), empty when it has no GPU.
   std::optional<std::vector<v1::Gpu>> driver_gpus;
+  // Why the driver listed none, when driver_gpus is empty.
+  std::string driver_gpus_reason;
   // How the counters audit waits out its window; tests replace it to change counters meanwhile.
   std::function<void(absl::Duration)> wait = [](absl::Duration d) { absl::SleepFor(d); };
 };

@@ -484,7 +484,9 @@ class GpuDirectAudit final : public Audit {
       const bool kernel_ok = std::sscanf(kernel.c_str(), "%d.%d", &major, &minor) == 2 &&
                              (major > 5 || (major == 5 && minor >= 12));
       dmabuf = !driver.empty() && supported == driver.size() && kernel_ok;
-      dmabuf_state = driver.empty() ? "the CUDA driver lists no GPU"
+      dmabuf_state = driver.empty() ? (ctx.driver_gpus_reason.empty()
+                                           ? std::string("the CUDA driver lists no GPU")
+                                           : ctx.driver_gpus_reason)
                      : absl::StrCat(supported, " of ", driver.size(), " GPUs support it, kernel ",
                                     kernel.empty() ? "unknown" : kernel,
                                     kernel_ok ? "" : " (needs 5.12 or later)");

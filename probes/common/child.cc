@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -35,6 +37,17 @@ void Answer(int fd, const absl::StatusOr<std::string>& result) {
 
 namespace {
 
+// Closes every descriptor from 3 up but `a` and `b`.
+void KeepOnly(int a, int b) {
+  if (a > b) std::swap(a, b);
+  auto close_between = [](int from, int to) {  // [from, to]
+    if (from <= to) ::close_range(static_cast<unsigned>(from), static_cast<unsigned>(to), 0);
+  };
+  close_between(3, a - 1);
+  close_between(a + 1, b - 1);
+  close_between(b + 1, INT_MAX);
+}
+
 // Forks a child that runs `work`, writes its answer on a pipe and closes it; with `hold` it
 // then waits until the parent closes *hold_fd (or kills it). Returns the child's pid.
 absl::StatusOr<pid_t> Fork(const std::function<absl::StatusOr<std::string>()>& work, bool hold,
@@ -59,6 +72,13 @@ absl::StatusOr<pid_t> Fork(const std::function<absl::StatusOr<std::string>()>& w
   if (pid == 0) {
     ::close(fds[0]);
     if (hold) ::close(holds[1]);
+    // Only this child's own pipe ends stay open: a sibling forked at the same moment must not
+    // keep our answer pipe open (its reader would wait for that sibling too), nor may we keep
+    // the parent's sockets.
+    KeepOnly(fds[1], hold ? holds[0] : fds[1]);
+    // A child the parent waits for dies with the thread that waits (a held child outlives the
+    // thread that started it, and is killed by its owner instead).
+    if (!hold) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     // A crash must end the child plainly, whatever handlers the parent installed.
     for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) ::signal(sig, SIG_DFL);
     absl::StatusOr<std::string> result = work();

@@ -178,6 +178,7 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
 
   // perftest's inline defaults: 220 bytes for WRITE, 236 for SEND; the device may offer less.
   uint32_t inline_wanted = want.inline_bytes >= 0 ? static_cast<uint32_t>(want.inline_bytes) : 220;
+  if (!ep->memory_->cpu_accessible()) inline_wanted = 0;  // as perftest does with --use_cuda
   for (uint32_t inline_try : {inline_wanted, 64u, 0u}) {
     ibv_qp_init_attr init{};
     init.send_cq = ep->send_cq_.get();
@@ -191,7 +192,7 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
     init.cap.max_inline_data = inline_try;
     ep->qp_.reset(ibv_create_qp(ep->pd_.get(), &init));
     if (ep->qp_) {
-      ep->max_inline_ = init.cap.max_inline_data;
+      ep->max_inline_ = ep->memory_->cpu_accessible() ? init.cap.max_inline_data : 0;
       break;
     }
   }

@@ -29,6 +29,9 @@ class ProbeMemory {
   virtual absl::StatusOr<MrPtr> Register(ibv_pd* pd, int access);
   // How the memory is reached, for the device label: "" for host memory, "gpu 0 (dma-buf)".
   virtual std::string label() const { return ""; }
+  // Whether the CPU may read it: inline sends copy from the buffer with the CPU, so device
+  // memory is never sent inline.
+  virtual bool cpu_accessible() const { return true; }
 };
 
 // Page-aligned host memory, zeroed.

@@ -39,6 +39,7 @@ class GpuMemory final : public ProbeMemory {
   char* data() override { return reinterpret_cast<char*>(pointer_); }
   size_t size() const override { return size_; }
   std::string label() const override { return absl::StrCat("gpu ", gpu_, " (", path_, ")"); }
+  bool cpu_accessible() const override { return false; }
 
   absl::StatusOr<MrPtr> Register(ibv_pd* pd, int access) override {
     std::string dmabuf_why = "the driver has no cuMemGetHandleForAddressRange (CUDA < 11.7)";
