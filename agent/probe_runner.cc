@@ -319,51 +319,11 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunNccl(const v1::RunLocalProbeRequ
     return absl::InvalidArgumentError("ranks[0].nccl_unique_id: 128 bytes expected");
   }
   if (auto s = PrepareLogDir(nccl_log_dir_); !s.ok()) return s;
-  std::vector<probes::ProbeRun> runs(local);
-  std::vector<std::string> logs(local);
-  std::vector<std::thread> threads;
-  for (uint32_t i = 0; i < local; ++i) {
-    logs[i] = absl::StrCat(nccl_log_dir_, "/", request.run_id(), ".rank", first + i, ".log");
-    probes::NcclRank rank{first + i, world, i, request.ranks(0).nccl_unique_id(), logs[i]};
-    threads.emplace_back([&runs, &params, rank, i] { runs[i] = probes::RunNcclRank(params, rank); });
-  }
-  for (auto& t : threads) t.join();
-  // The node's figures: its ranks' times averaged (nccl-tests averages over ranks), wrong
-  // elements added. A rank that did not measure decides the outcome, the cause before its
-  // victims: one that failed (a rank skipped here failed too: the controller chose NCCL from
-  // this node's inventory) before one the watchdog stopped while it waited for it.
-  probes::ProbeRun merged = runs[0];
-  for (int pass = 0; pass < 2 && merged.outcome == probes::Outcome::kOk; ++pass) {
-    for (const auto& run : runs) {
-      const bool timed_out = run.outcome == probes::Outcome::kTimeout;
-      if (run.outcome != probes::Outcome::kOk && timed_out == (pass == 1)) {
-        merged = run;
-        merged.collective.clear();
-        if (merged.outcome == probes::Outcome::kSkipped) merged.outcome = probes::Outcome::kFailed;
-        break;
-      }
-    }
-  }
-  if (merged.outcome == probes::Outcome::kOk) {
-    for (size_t k = 0; k < merged.collective.size(); ++k) {
-      double time_us = 0;
-      uint64_t wrong = 0;
-      for (const auto& run : runs) {
-        if (k >= run.collective.size()) return absl::InternalError("NCCL ranks measured different sizes");
-        time_us += run.collective[k].time_us;
-        wrong += run.collective[k].wrong;
-      }
-      auto& p = merged.collective[k];
-      p.time_us = time_us / local;
-      p.algbw_gbytes = probes::AllreduceAlgBwGBytes(p.size_bytes, p.time_us * 1e-6);
-      p.busbw_gbytes = probes::AllreduceBusBwGBytes(p.size_bytes, p.time_us * 1e-6, world);
-      p.wrong = wrong;
-    }
-    merged.device = absl::StrCat(runs[0].device.substr(0, runs[0].device.find(", gpu")), ", ",
-                                 local, local == 1 ? " GPU" : " GPUs");
-  }
-  v1::ProbeResult result = probes::ToResult(merged, params);
-  probes::NcclVerdict verdict = probes::JudgeNcclLogs(node_name_, logs);
+  probes::NcclNodeRun node =
+      probes::RunNcclNode(params, request.ranks(0).nccl_unique_id(), first, world, local,
+                          absl::StrCat(nccl_log_dir_, "/", request.run_id()));
+  v1::ProbeResult result = probes::ToResult(node.run, params);
+  probes::NcclVerdict verdict = probes::JudgeNcclLogs(node_name_, node.logs);
   *result.mutable_nccl() = verdict.transport;
   for (auto& f : verdict.findings) *result.add_findings() = std::move(f);
   return result;

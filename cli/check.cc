@@ -21,7 +21,6 @@
 #include "cli/render.h"
 #include "google/protobuf/util/time_util.h"
 #include "probes/audit/audit.h"
-#include "probes/collective/ring.h"
 #include "probes/client.h"
 #include "probes/server.h"
 #include "probes/table.h"
@@ -154,48 +153,31 @@ v1::AuditResult LocalAllreduce(const std::string& node) {
   std::filesystem::create_directories(dir, error);
   if (error) return skip(absl::FailedPreconditionError(absl::StrCat(dir, ": ", error.message())));
   const uint32_t n = static_cast<uint32_t>(gpus->size());
-  std::vector<probes::ProbeRun> runs(n);
-  std::vector<std::string> logs(n);
-  std::vector<std::thread> threads;
-  for (uint32_t g = 0; g < n; ++g) {
-    logs[g] = absl::StrCat(dir, "/rank", g, ".log");
-    probes::NcclRank rank{g, n, g, rendezvous->unique_id(), logs[g]};
-    threads.emplace_back([&runs, &params, rank] { runs[rank.rank] = probes::RunNcclRank(params, rank); });
-  }
-  for (auto& t : threads) t.join();
-  for (const auto& run : runs) {
-    if (run.outcome != probes::Outcome::kOk) {
-      r.set_outcome(run.outcome == probes::Outcome::kSkipped ? v1::AUDIT_SKIPPED : v1::AUDIT_FAILED);
-      r.set_reason(run.reason);
-      return r;
-    }
+  probes::NcclNodeRun ranks = probes::RunNcclNode(params, rendezvous->unique_id(), 0, n, n, dir + "/nccl");
+  const probes::ProbeRun& run = ranks.run;
+  if (run.outcome != probes::Outcome::kOk) {
+    r.set_outcome(v1::AUDIT_FAILED);
+    r.set_reason(run.reason);
+    return r;
   }
   r.set_outcome(v1::AUDIT_RAN);
-  (*r.mutable_observed())["device"] = absl::StrCat(runs[0].device.substr(0, runs[0].device.find(", gpu")),
-                                                   ", ", n, n == 1 ? " GPU" : " GPUs");
+  (*r.mutable_observed())["device"] = run.device;
   (*r.mutable_observed())["logs"] = dir;
-  for (size_t k = 0; k < runs[0].collective.size(); ++k) {
-    double time_us = 0;
-    uint64_t wrong = 0;
-    for (const auto& run : runs) {
-      time_us += run.collective[k].time_us / n;  // nccl-tests averages over ranks
-      wrong += run.collective[k].wrong;
-    }
-    const uint64_t size = runs[0].collective[k].size_bytes;
-    (*r.mutable_observed())[absl::StrCat(size, " B")] = absl::StrFormat(
-        "time %.1f us, algbw %.2f GB/s, busbw %.2f GB/s, %d wrong", time_us,
-        probes::AllreduceAlgBwGBytes(size, time_us * 1e-6),
-        probes::AllreduceBusBwGBytes(size, time_us * 1e-6, n), wrong);
-    if (wrong > 0) {
+  for (const auto& p : run.collective) {
+    (*r.mutable_observed())[absl::StrCat(p.size_bytes, " B")] =
+        absl::StrFormat("time %.1f us, algbw %.2f GB/s, busbw %.2f GB/s, %d wrong", p.time_us,
+                        p.algbw_gbytes, p.busbw_gbytes, p.wrong);
+    if (p.wrong > 0) {
       v1::Finding* f = r.add_findings();
       f->set_kind("probe_failed");
       f->set_severity(v1::SEVERITY_CRITICAL);
       f->set_action(v1::ACTION_INVESTIGATE);
       f->set_node(node);
-      f->set_detail(absl::StrCat("NCCL all-reduce data check: ", wrong, " wrong elements at ", size, " bytes"));
+      f->set_detail(absl::StrCat("NCCL all-reduce data check: ", p.wrong, " wrong elements at ",
+                                 p.size_bytes, " bytes"));
     }
   }
-  probes::NcclVerdict verdict = probes::JudgeNcclLogs(node, logs);
+  probes::NcclVerdict verdict = probes::JudgeNcclLogs(node, ranks.logs);
   if (!verdict.transport.net().empty()) (*r.mutable_observed())["network"] = verdict.transport.net();
   for (auto& f : verdict.findings) *r.add_findings() = std::move(f);
   return r;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "probes/collective/ring.h"
@@ -241,6 +242,53 @@ ProbeRun RunNcclRank(const ProbeParams& params, const NcclRank& rank) {
   }
   run.outcome = Outcome::kOk;
   return run;
+}
+
+NcclNodeRun RunNcclNode(const ProbeParams& params, const std::string& unique_id, uint32_t first,
+                        uint32_t world, uint32_t gpus, const std::string& log_prefix) {
+  NcclNodeRun node;
+  std::vector<ProbeRun> runs(gpus);
+  std::vector<std::thread> threads;
+  for (uint32_t i = 0; i < gpus; ++i) {
+    node.logs.push_back(absl::StrCat(log_prefix, ".rank", first + i, ".log"));
+    NcclRank rank{first + i, world, i, unique_id, node.logs.back()};
+    threads.emplace_back([&runs, &params, rank, i] { runs[i] = RunNcclRank(params, rank); });
+  }
+  for (auto& t : threads) t.join();
+  ProbeRun& merged = node.run;
+  merged = runs.empty() ? ProbeRun::Skipped("allreduce", "no GPU") : runs[0];
+  for (int pass = 0; pass < 2 && merged.outcome == Outcome::kOk; ++pass) {
+    for (const auto& run : runs) {
+      if (run.outcome != Outcome::kOk && (run.outcome == Outcome::kTimeout) == (pass == 1)) {
+        merged = run;
+        merged.collective.clear();
+        if (merged.outcome == Outcome::kSkipped) merged.outcome = Outcome::kFailed;
+        break;
+      }
+    }
+  }
+  if (merged.outcome != Outcome::kOk) return node;
+  for (size_t k = 0; k < merged.collective.size(); ++k) {
+    double time_us = 0;
+    uint64_t wrong = 0;
+    for (const auto& run : runs) {
+      if (k >= run.collective.size()) {
+        merged = ProbeRun::Skipped("allreduce", "NCCL ranks measured different sizes");
+        merged.outcome = Outcome::kFailed;
+        return node;
+      }
+      time_us += run.collective[k].time_us;
+      wrong += run.collective[k].wrong;
+    }
+    CollectivePoint& p = merged.collective[k];
+    p.time_us = time_us / gpus;
+    p.algbw_gbytes = AllreduceAlgBwGBytes(p.size_bytes, p.time_us * 1e-6);
+    p.busbw_gbytes = AllreduceBusBwGBytes(p.size_bytes, p.time_us * 1e-6, world);
+    p.wrong = wrong;
+  }
+  merged.device = absl::StrCat(runs[0].device.substr(0, runs[0].device.find(", gpu")), ", ", gpus,
+                               gpus == 1 ? " GPU" : " GPUs");
+  return node;
 }
 
 NcclVerdict JudgeNcclLogs(const std::string& node, const std::vector<std::string>& log_paths) {

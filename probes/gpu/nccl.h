@@ -87,6 +87,19 @@ struct NcclRank {
 // there is no GPU or no NCCL; kTimeout when the watchdog fired (a hung peer, a hung init).
 ProbeRun RunNcclRank(const ProbeParams& params, const NcclRank& rank);
 
+// This node's share of a communicator: ranks first..first+gpus-1 of `world` on GPUs
+// 0..gpus-1, all at once, each in its own child, rank r logging to
+// "<log_prefix>.rank<r>.log". The node's run has its ranks' times averaged (nccl-tests averages
+// over ranks), algbw and busbw over `world`, wrong elements added. A rank that did not measure
+// decides the outcome, the cause before its victims: a failure (a skip counts as one: the
+// caller chose NCCL for this node) before a rank the watchdog stopped while it waited.
+struct NcclNodeRun {
+  ProbeRun run;
+  std::vector<std::string> logs;
+};
+NcclNodeRun RunNcclNode(const ProbeParams& params, const std::string& unique_id, uint32_t first,
+                        uint32_t world, uint32_t gpus, const std::string& log_prefix);
+
 // The verdict of a node's rank logs together: the transport summary and the findings
 // (tcp_fallback, gpudirect_unavailable) naming `node` (empty: the logs' hostname) and the log
 // file as the source, one finding of each kind for the node.
