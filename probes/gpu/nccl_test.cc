@@ -182,6 +182,17 @@ TEST_CASE("A hung NCCL rank is killed by the watchdog; a missing peer times out;
   ::unsetenv("FABRIC_FAKE_NCCL_HANG");
   CHECK(hung.outcome == Outcome::kTimeout);
 
+  // The rendezvous must outlive the ranks' joining: NCCL's bootstrap root is in its child.
+  std::string orphaned_id;
+  {
+    auto gone = NcclRendezvous::Create(absl::Seconds(30));
+    REQUIRE(gone.ok());
+    orphaned_id = gone->unique_id();
+  }
+  ProbeRun orphaned = RunNcclRank(params, {0, 1, 0, orphaned_id, log});
+  CHECK(orphaned.outcome == Outcome::kFailed);
+  CHECK(absl::StrContains(orphaned.reason, "ncclCommInitRank: remote process exited"));
+
   ProbeRun bad = RunNcclRank(params, {0, 1, 0, "short", log});
   CHECK(bad.outcome == Outcome::kFailed);
   CHECK(absl::StrContains(bad.reason, "128 bytes"));

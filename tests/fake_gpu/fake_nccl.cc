@@ -7,8 +7,13 @@
 // $FABRIC_NCCL_LIBRARY, with tests/fake_gpu/fake_cuda.cc as the driver; its timings are of
 // files, never of a fabric.
 //
+// As with NCCL, whose bootstrap root is a thread of the process that called ncclGetUniqueId,
+// that process must live until every rank has joined: the id carries its pid, and
+// ncclCommInitRank fails as NCCL's does when it is gone.
+//
 // $FABRIC_FAKE_NCCL_HANG=1 makes ncclCommInitRank hang, as a rank waiting for a dead peer does.
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -116,20 +121,29 @@ const char* ncclGetErrorString(int result) {
   }
 }
 
+// The id: the magic, the root's pid (4 bytes), then the directory's path.
+constexpr size_t kPidAt = sizeof(kMagic);
+constexpr size_t kDirAt = kPidAt + sizeof(int32_t);
+
 int ncclGetUniqueId(UniqueId* id) {
   char dir[] = "/tmp/fabric-fake-nccl-XXXXXX";
   if (::mkdtemp(dir) == nullptr) return kSystemError;
   std::memset(id->internal, 0, sizeof(id->internal));
   std::memcpy(id->internal, kMagic, sizeof(kMagic));
-  std::memcpy(id->internal + sizeof(kMagic), dir, sizeof(dir));
+  const int32_t root = ::getpid();
+  std::memcpy(id->internal + kPidAt, &root, sizeof(root));
+  std::memcpy(id->internal + kDirAt, dir, sizeof(dir));
   return kSuccess;
 }
 
 int ncclCommInitRank(void** out, int nranks, UniqueId id, int rank) {
   if (std::memcmp(id.internal, kMagic, sizeof(kMagic)) != 0) return kInvalidArgument;
   if (nranks < 1 || rank < 0 || rank >= nranks) return kInvalidArgument;
+  int32_t root = 0;
+  std::memcpy(&root, id.internal + kPidAt, sizeof(root));
+  if (::kill(root, 0) != 0) return kRemoteError;  // the bootstrap root is gone
   auto* comm = new Comm;
-  comm->dir = std::string(id.internal + sizeof(kMagic));
+  comm->dir = std::string(id.internal + kDirAt);
   comm->nranks = nranks;
   comm->rank = rank;
   comm->log = OpenLog();
