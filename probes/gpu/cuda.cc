@@ -4,24 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "probes/common/child.h"
+#include "probes/gpu/runtime_library.h"
 #include "proto/probe.pb.h"
 
 namespace fabricctl::probes {
-namespace {
-
-template <typename Fn>
-bool Resolve(void* library, const char* name, Fn* out) {
-  *out = reinterpret_cast<Fn>(::dlsym(library, name));
-  return *out != nullptr;
-}
-
-}  // namespace
-
 ScopedContext::~ScopedContext() {
   if (context_ != nullptr) cuda_.PrimaryCtxRelease(device_);
 }
@@ -35,13 +25,10 @@ absl::Status ScopedContext::Enter() {
 }
 
 absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load() {
-  const char* override_path = std::getenv("FABRIC_CUDA_LIBRARY");
-  const char* path = override_path != nullptr && *override_path ? override_path : "libcuda.so.1";
-  void* library = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char* why = ::dlerror();
-    return absl::NotFoundError(absl::StrCat("no GPU driver (", why ? why : path, ")"));
-  }
+  std::string path;
+  auto opened = OpenRuntimeLibrary("FABRIC_CUDA_LIBRARY", "libcuda.so.1", "no GPU driver", &path);
+  if (!opened.ok()) return opened.status();
+  void* library = *opened;
   std::unique_ptr<CudaDriver> cuda(new CudaDriver());
   cuda->library_ = library;
   const bool ok = Resolve(library, "cuInit", &cuda->Init) &&

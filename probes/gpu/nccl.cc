@@ -13,16 +13,11 @@
 #include "absl/strings/str_cat.h"
 #include "probes/collective/ring.h"
 #include "probes/gpu/cuda.h"
+#include "probes/gpu/runtime_library.h"
 #include "proto/probe.pb.h"
 
 namespace fabricctl::probes {
 namespace {
-
-template <typename Fn>
-bool Resolve(void* library, const char* name, Fn* out) {
-  *out = reinterpret_cast<Fn>(::dlsym(library, name));
-  return *out != nullptr;
-}
 
 // Frees what it owns on every path out of a rank.
 struct RankResources {
@@ -43,13 +38,10 @@ struct RankResources {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NcclLibrary>> NcclLibrary::Load() {
-  const char* override_path = std::getenv("FABRIC_NCCL_LIBRARY");
-  const char* path = override_path != nullptr && *override_path ? override_path : "libnccl.so.2";
-  void* library = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char* why = ::dlerror();
-    return absl::NotFoundError(absl::StrCat("no NCCL (", why ? why : path, ")"));
-  }
+  std::string path;
+  auto opened = OpenRuntimeLibrary("FABRIC_NCCL_LIBRARY", "libnccl.so.2", "no NCCL", &path);
+  if (!opened.ok()) return opened.status();
+  void* library = *opened;
   std::unique_ptr<NcclLibrary> nccl(new NcclLibrary());
   nccl->library_ = library;
   const bool ok = Resolve(library, "ncclGetVersion", &nccl->GetVersion) &&
