@@ -16,7 +16,7 @@
 #include "base/tls.h"
 #include "grpcpp/server.h"
 #include "agent/probe_runner.h"
-#include "probes/audit/sysfs_root.h"
+#include "probes/sysfs/sysfs_root.h"
 #include "proto/config.pb.h"
 #include "proto/controller.grpc.pb.h"
 

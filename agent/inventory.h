@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "probes/audit/sysfs_root.h"
+#include "probes/sysfs/sysfs_root.h"
 #include "proto/inventory.pb.h"
 
 namespace fabricctl::agent {

@@ -163,7 +163,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
     // A rank of a ring: the listener its left neighbour connects to and, over RDMA, the queue
     // pairs; held until RunLocal.
     RingRank rank_state;
-    auto listener = probes::ListenTcp(listen_host_, 0);
+    auto listener = net::ListenTcp(listen_host_, 0);
     if (!listener.ok()) {
       Release();
       return listener.status();
@@ -276,7 +276,7 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeReq
     ~ReleaseAtEnd() {
       rendezvous->reset();
       ring->rdma.reset();
-      ring->listener = probes::Listener();
+      ring->listener = net::Listener();
       runner->Release();
     }
   } release{this, &ring, &rendezvous};

@@ -14,7 +14,7 @@
 #include "probes/common/params.h"
 #include "probes/gpu/nccl.h"
 #include "probes/probe.h"
-#include "probes/net/socket.h"
+#include "base/socket.h"
 #include "probes/server.h"
 #include "proto/agent.pb.h"
 #include "proto/probe.pb.h"
@@ -74,7 +74,7 @@ class ProbeRunner {
   // and the data path over TCP) and, over RDMA, its queue pairs.
   // Both expire (a later Acquire reclaims the slot) when RunLocal has not come by `expires`.
   struct RingRank {
-    probes::Listener listener;
+    net::Listener listener;
     std::unique_ptr<probes::RdmaRing> rdma;
     absl::Time expires;
   };

@@ -18,8 +18,7 @@
 #include "base/exit_code.h"
 #include "base/process.h"
 #include "base/version.h"
-#include "cli/render.h"
-#include "google/protobuf/util/time_util.h"
+#include "cli/output.h"
 #include "probes/audit/audit.h"
 #include "probes/client.h"
 #include "probes/server.h"
@@ -27,6 +26,9 @@
 #include "probes/gpu/cuda.h"
 #include "probes/gpu/nccl.h"
 #include "probes/gpu/nccl_log.h"
+#include "report/builder.h"
+#include "report/findings.h"
+#include "report/render.h"
 
 namespace fabricctl::cli {
 
@@ -168,13 +170,11 @@ v1::AuditResult LocalAllreduce(const std::string& node) {
         absl::StrFormat("time %.1f us, algbw %.2f GB/s, busbw %.2f GB/s, %d wrong", p.time_us,
                         p.algbw_gbytes, p.busbw_gbytes, p.wrong);
     if (p.wrong > 0) {
-      v1::Finding* f = r.add_findings();
-      f->set_kind("probe_failed");
-      f->set_severity(v1::SEVERITY_CRITICAL);
-      f->set_action(v1::ACTION_INVESTIGATE);
-      f->set_node(node);
-      f->set_detail(absl::StrCat("NCCL all-reduce data check: ", p.wrong, " wrong elements at ",
-                                 p.size_bytes, " bytes"));
+      *r.add_findings() = report::Make(
+          report::kind::kProbeFailed, node,
+          absl::StrCat("NCCL all-reduce data check: ", p.wrong, " wrong elements at ",
+                       p.size_bytes, " bytes"),
+          report::Level::kAlternate);
     }
   }
   probes::NcclVerdict verdict = probes::JudgeNcclLogs(node, ranks.logs);
@@ -191,7 +191,7 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   if (options.format == "html") {
     return fail(absl::InvalidArgumentError("--format: html is for sweeps; use text, json, junit or prom"));
   }
-  if (auto probe = Render(v1::Report(), options.format, false); !probe.ok()) return fail(probe.status());
+  if (auto probe = report::Render(v1::Report(), options.format, false); !probe.ok()) return fail(probe.status());
   probes::SysfsRoot root(options.sysfs_root);
   if (options.nccl_logs.empty() && !root.Exists("/sys")) {
     return fail(absl::InvalidArgumentError(
@@ -254,48 +254,19 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   if (gpu_copy) results->push_back(GpuCopy());
   if (allreduce) results->push_back(LocalAllreduce(node));
 
-  v1::Report report;
-  report.set_schema("fabricctl.report/v1");
-  report.set_generator(absl::StrCat("fabricctl ", kVersion));
-  *report.mutable_generated() = google::protobuf::util::TimeUtil::GetCurrentTime();
-  report.set_source("check");
-  *report.mutable_expect() = options.config.expect();
-  *report.mutable_thresholds() = options.config.thresholds();
-  v1::NodeHealth* health = report.mutable_health()->add_nodes();
-  health->set_node(node);
-  v1::Severity worst = v1::SEVERITY_OK;
-  for (auto& result : *results) {
-    for (const auto& f : result.findings()) {
-      *report.add_findings() = f;
-      worst = std::max(worst, f.severity());
-    }
-    *health->add_audits() = std::move(result);
-  }
-  health->set_status(worst == v1::SEVERITY_CRITICAL  ? v1::HEALTH_CRITICAL
-                     : worst == v1::SEVERITY_WARNING ? v1::HEALTH_WARNING
-                                                     : v1::HEALTH_OK);
-  v1::Summary* summary = report.mutable_summary();
-  summary->set_nodes(1);
-  summary->set_nodes_ok(worst == v1::SEVERITY_OK);
-  summary->set_nodes_warning(worst == v1::SEVERITY_WARNING);
-  summary->set_nodes_critical(worst == v1::SEVERITY_CRITICAL);
-  summary->set_worst_severity(worst);
-  for (const auto& f : report.findings()) {
-    if (f.action() == v1::ACTION_DRAIN) {
-      summary->add_drain(node);
-      break;
-    }
-  }
-  *summary->mutable_elapsed() = google::protobuf::util::TimeUtil::NanosecondsToDuration(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started)
-          .count());
+  report::ReportBuilder builder("check", absl::StrCat("fabricctl ", kVersion));
+  builder.SetConfig(options.config);
+  v1::NodeHealth* health = builder.AddNode(node, v1::HEALTH_OK);
+  builder.AddAudits(health, *std::move(results));
+  const v1::Report report = builder.Finish(
+      absl::Now(), absl::FromChrono(std::chrono::steady_clock::now() - started), node);
 
   const bool color = options.format == "text" && (options.output.empty() || options.output == "-") &&
                      ::isatty(1) == 1;
-  auto rendered = Render(report, options.format, color);
+  auto rendered = report::Render(report, options.format, color);
   if (!rendered.ok()) return fail(rendered.status());
   if (auto s = WriteOutput(options.output, *rendered); !s.ok()) return fail(s);
-  const int code = ExitCodeFor(report);
+  const int code = report::ExitCodeFor(report);
   if (code != kExitOk) {
     // "node: kind, kind" per node the findings name (an NCCL log names its own host).
     std::map<std::string, std::vector<std::string>> kinds;

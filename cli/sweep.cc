@@ -12,11 +12,14 @@
 #include "absl/strings/str_split.h"
 #include "base/exit_code.h"
 #include "base/process.h"
-#include "cli/render.h"
+#include "cli/output.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "probes/common/params.h"
 #include "probes/common/sizes.h"
-#include "probes/table.h"
+#include "probes/catalogue.h"
+#include "report/builder.h"
+#include "report/render.h"
 
 namespace fabricctl::cli {
 namespace {
@@ -56,12 +59,12 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
       request.add_probes(v1::ALLREDUCE);
       continue;
     }
-    const probes::Probe* probe = probes::FindProbe(std::string(name));
+    const probes::ProbeInfo* probe = probes::FindProbeInfo(std::string(name));
     if (probe == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("--probes: unknown probe '", name,
                                                      "' (known: ", probes::ProbeNames(), ", allreduce)"));
     }
-    request.add_probes(probe->kind());
+    request.add_probes(probe->kind);
   }
   if (!o.sizes.empty()) {
     auto sizes = probes::ParseSizeSweep(o.sizes, probes::ProbeLimits().max_message_bytes);
@@ -95,10 +98,10 @@ int Fail(std::ostream& err, const std::string& command, const absl::Status& stat
 int Finish(const v1::Report& report, const std::string& format, const std::string& output,
            const std::string& command, std::ostream& err) {
   const bool color = format == "text" && (output.empty() || output == "-") && IsTerminal(1);
-  auto rendered = Render(report, format, color);
+  auto rendered = report::Render(report, format, color);
   if (!rendered.ok()) return Fail(err, command, rendered.status());
   if (auto s = WriteOutput(output, *rendered); !s.ok()) return Fail(err, command, s);
-  const int code = ExitCodeFor(report);
+  const int code = report::ExitCodeFor(report);
   if (code != kExitOk) {
     int critical = 0, warning = 0;
     for (const auto& f : report.findings()) {
@@ -120,7 +123,7 @@ int Finish(const v1::Report& report, const std::string& format, const std::strin
 
 int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   // Validate the format before spending minutes on a sweep.
-  if (auto probe = Render(v1::Report(), options.format, false); !probe.ok()) {
+  if (auto probe = report::Render(v1::Report(), options.format, false); !probe.ok()) {
     return Fail(err, "sweep", probe.status());
   }
   auto request = BuildRequest(options);
@@ -166,7 +169,7 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
 
 int RunMapCommand(const ControllerTarget& controller, int64_t sweep_id, const std::string& format,
                   const std::string& output, std::ostream& err) {
-  if (auto probe = Render(v1::Report(), format, false); !probe.ok()) return Fail(err, "map", probe.status());
+  if (auto probe = report::Render(v1::Report(), format, false); !probe.ok()) return Fail(err, "map", probe.status());
   auto stub = ConnectController(controller);
   if (!stub.ok()) return Fail(err, "map", stub.status());
   grpc::ClientContext context;

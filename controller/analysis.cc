@@ -5,23 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "report/findings.h"
 
 namespace fabricctl::controller {
 namespace {
 
 constexpr double kMadScale = 1.4826;
-
-v1::Finding MakeFinding(const std::string& kind, v1::Severity severity, v1::Action action,
-                        const std::string& node, const std::string& peer, std::string detail) {
-  v1::Finding f;
-  f.set_kind(kind);
-  f.set_severity(severity);
-  f.set_action(action);
-  f.set_node(node);
-  f.set_peer(peer);
-  f.set_detail(std::move(detail));
-  return f;
-}
 
 std::string Num(double v) { return absl::StrFormat("%.2f", v); }
 
@@ -92,12 +81,6 @@ double ScaledMad(const std::vector<double>& values, double median) {
   deviations.reserve(values.size());
   for (double v : values) deviations.push_back(std::abs(v - median));
   return kMadScale * Median(std::move(deviations));
-}
-
-v1::Severity WorstSeverity(const std::vector<v1::Finding>& findings) {
-  v1::Severity worst = v1::SEVERITY_OK;
-  for (const auto& f : findings) worst = std::max(worst, f.severity());
-  return worst;
 }
 
 AnalysisResult Analyze(const AnalysisInput& in) {
@@ -199,15 +182,13 @@ AnalysisResult Analyze(const AnalysisInput& in) {
     NodeResult& r = out.nodes[i];
     if (!node.reachable) {
       r.verdict = Verdict::kUnknown;
-      out.findings.push_back(MakeFinding(
-          "node_unreachable", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE, node.name, "",
+      out.findings.push_back(report::MakePair(report::kind::kNodeUnreachable, node.name, "",
           absl::StrCat(node.name, " did not answer: ", node.unreachable_reason)));
       continue;
     }
     if (!node.rdma_unavailable_reason.empty()) {
       r.verdict = Verdict::kCritical;
-      out.findings.push_back(MakeFinding(
-          "rdma_unavailable", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN, node.name, "",
+      out.findings.push_back(report::MakePair(report::kind::kRdmaUnavailable, node.name, "",
           absl::StrCat(node.name, ": no usable RDMA device (", node.rdma_unavailable_reason,
                        "); collectives would fall back to TCP")));
     }
@@ -226,7 +207,7 @@ AnalysisResult Analyze(const AnalysisInput& in) {
         detail = absl::StrCat(node.name, ": ", in.latency_probe,
                               " latency above ", Num(lat_ceiling), " us with most of its peers");
       }
-      f = MakeFinding("straggler_node", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN, node.name, "",
+      f = report::MakePair(report::kind::kStragglerNode, node.name, "",
                       detail);
       if (!std::isnan(r.median_bw_gbps)) {
         (*f.mutable_evidence())["median_bw_gbps"] = Num(r.median_bw_gbps);
@@ -237,8 +218,7 @@ AnalysisResult Analyze(const AnalysisInput& in) {
     }
     if (node.netdev_mtu != 0 && expected_mtu != 0 && node.netdev_mtu != expected_mtu) {
       r.verdict = Verdict::kCritical;
-      v1::Finding f = MakeFinding(
-          "mtu_mismatch", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE, node.name, "",
+      v1::Finding f = report::MakePair(report::kind::kMtuMismatch, node.name, "",
           absl::StrCat(node.name, ": ", node.netdev.empty() ? "netdev" : node.netdev, " MTU ",
                        node.netdev_mtu, ", expected ", expected_mtu,
                        in.expect.netdev_mtu() != 0 ? " (expect.netdev_mtu)"
@@ -265,14 +245,12 @@ AnalysisResult Analyze(const AnalysisInput& in) {
         continue;
       case PairStatus::kFailed:
         r.verdict = Verdict::kWarning;
-        out.findings.push_back(MakeFinding("probe_failed", v1::SEVERITY_WARNING,
-                                           v1::ACTION_INVESTIGATE, a, b,
+        out.findings.push_back(report::MakePair(report::kind::kProbeFailed, a, b,
                                            absl::StrCat(a, " -> ", b, ": ", reason)));
         continue;
       case PairStatus::kTimeout:
         r.verdict = Verdict::kWarning;
-        out.findings.push_back(MakeFinding("probe_timeout", v1::SEVERITY_WARNING,
-                                           v1::ACTION_INVESTIGATE, a, b,
+        out.findings.push_back(report::MakePair(report::kind::kProbeTimeout, a, b,
                                            absl::StrCat(a, " -> ", b, ": ", reason)));
         continue;
       case PairStatus::kMeasured:
@@ -280,8 +258,7 @@ AnalysisResult Analyze(const AnalysisInput& in) {
     }
     if (pair.tcp_fallback) {
       r.verdict = Verdict::kCritical;
-      out.findings.push_back(MakeFinding(
-          "tcp_fallback", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE, a, b,
+      out.findings.push_back(report::MakePair(report::kind::kTcpFallback, a, b,
           absl::StrCat(a, " -> ", b, ": RDMA was asked for and only TCP carried the traffic",
                        reason.empty() ? "" : ": " + reason)));
     }
@@ -292,8 +269,7 @@ AnalysisResult Analyze(const AnalysisInput& in) {
     if (r.slow) {
       r.verdict = std::max(r.verdict, Verdict::kWarning);
       const double expected = std::max(relative_floor, link_floor);
-      v1::Finding f = MakeFinding(
-          "slow_link", v1::SEVERITY_WARNING, v1::ACTION_INVESTIGATE, a, b,
+      v1::Finding f = report::MakePair(report::kind::kSlowLink, a, b,
           absl::StrCat(a, " -> ", b, ": ", in.bandwidth_probe, " ", Num(pair.bw_gbps),
                        " Gb/s, expected at least ", Num(expected),
                        " Gb/s; both ends are fine with their other peers"));
@@ -303,8 +279,7 @@ AnalysisResult Analyze(const AnalysisInput& in) {
     }
     if (r.high_latency) {
       r.verdict = std::max(r.verdict, Verdict::kWarning);
-      v1::Finding f = MakeFinding(
-          "high_latency_link", v1::SEVERITY_WARNING, v1::ACTION_INVESTIGATE, a, b,
+      v1::Finding f = report::MakePair(report::kind::kHighLatencyLink, a, b,
           absl::StrCat(a, " -> ", b, ": ", in.latency_probe, " ", Num(pair.lat_us),
                        " us, expected at most ", Num(lat_ceiling), " us"));
       (*f.mutable_evidence())["lat_us"] = Num(pair.lat_us);

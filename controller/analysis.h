@@ -104,9 +104,6 @@ struct AnalysisResult {
 // common MTU).
 AnalysisResult Analyze(const AnalysisInput& input);
 
-// Worst severity of a list of findings (SEVERITY_OK when empty).
-v1::Severity WorstSeverity(const std::vector<v1::Finding>& findings);
-
 // Robust z-score helpers: median, and MAD scaled by 1.4826 (consistent with the standard
 // deviation for normal data).
 double Median(std::vector<double> values);

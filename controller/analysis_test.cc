@@ -1,5 +1,6 @@
 // The analysis on constructed matrices: every pair of a full sweep with chosen figures.
 #include "controller/analysis.h"
+#include "report/builder.h"
 
 #include <algorithm>
 #include <functional>
@@ -57,7 +58,7 @@ TEST_CASE("A healthy fabric has no findings") {
   CHECK(r.findings.empty());
   CHECK(r.best_bw_gbps == Approx(99.0));
   for (const auto& node : r.nodes) CHECK(node.verdict == Verdict::kOk);
-  CHECK(WorstSeverity(r.findings) == v1::SEVERITY_OK);
+  CHECK(report::WorstSeverity(r.findings) == v1::SEVERITY_OK);
 }
 
 TEST_CASE("One slow node is the straggler, and only it") {
@@ -119,7 +120,7 @@ TEST_CASE("The absolute floor applies to RDMA bandwidth only") {
   auto r = Analyze(in);
   REQUIRE_FALSE(r.findings.empty());
   CHECK(r.pairs[0].slow);
-  CHECK(WorstSeverity(r.findings) == v1::SEVERITY_CRITICAL);
+  CHECK(report::WorstSeverity(r.findings) == v1::SEVERITY_CRITICAL);
 }
 
 TEST_CASE("Unreachable nodes, failed and timed-out pairs") {
@@ -141,7 +142,7 @@ TEST_CASE("Unreachable nodes, failed and timed-out pairs") {
   CHECK(kinds[0] == "node_unreachable:node-3:");
   CHECK(kinds[1].rfind("probe_failed:", 0) == 0);
   CHECK(r.nodes[3].verdict == Verdict::kUnknown);
-  CHECK(WorstSeverity(r.findings) == v1::SEVERITY_CRITICAL);
+  CHECK(report::WorstSeverity(r.findings) == v1::SEVERITY_CRITICAL);
   for (const auto& f : r.findings) {
     if (f.kind() == "probe_failed") CHECK(f.detail().find("server refused: no device") != std::string::npos);
   }

@@ -2,9 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
-#include "cli/render.h"
 #include "base/net_address.h"
 #include "grpcpp/server_builder.h"
+#include "report/render.h"
 
 namespace fabricctl::controller {
 
@@ -78,7 +78,7 @@ std::string RenderMetrics(const Store& store, absl::Duration stale_after, absl::
       "# HELP fabricctl_nodes Registered nodes by state.\n# TYPE fabricctl_nodes gauge\n",
       "fabricctl_nodes{state=\"online\"} ", online, "\nfabricctl_nodes{state=\"stale\"} ", stale,
       "\n");
-  if (auto report = store.GetReport(0); report.ok()) out += cli::RenderProm(*report);
+  if (auto report = store.GetReport(0); report.ok()) out += report::RenderProm(*report);
   return out;
 }
 

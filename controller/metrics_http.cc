@@ -22,7 +22,7 @@ std::string Response(const char* status, const std::string& type, const std::str
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     const std::string& host, uint16_t port, std::function<std::string()> render) {
-  auto listener = probes::ListenTcp(host, port);
+  auto listener = net::ListenTcp(host, port);
   if (!listener.ok()) {
     return absl::Status(listener.status().code(),
                         absl::StrCat("--metrics-listen: ", listener.status().message()));
@@ -32,7 +32,7 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   return server;
 }
 
-MetricsServer::MetricsServer(probes::Listener listener, std::function<std::string()> render)
+MetricsServer::MetricsServer(net::Listener listener, std::function<std::string()> render)
     : listener_(std::move(listener)),
       render_(std::move(render)),
       wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
@@ -51,7 +51,7 @@ void MetricsServer::Serve() {
       return;
     }
     if (fds[1].revents & POLLIN) return;
-    auto connection = probes::AcceptTcp(listener_, absl::ZeroDuration());
+    auto connection = net::AcceptTcp(listener_, absl::ZeroDuration());
     if (!connection.ok()) continue;
     const absl::Time deadline = absl::Now() + kConnectionDeadline;
     // Read the request head (up to the blank line), bounded in size and time.
@@ -60,7 +60,7 @@ void MetricsServer::Serve() {
     while (request.size() < kMaxRequestBytes &&
            request.find("\r\n\r\n") == std::string::npos &&
            request.find("\n\n") == std::string::npos) {
-      if (!probes::RecvAll(connection->get(), &byte, 1, deadline).ok()) break;
+      if (!net::RecvAll(connection->get(), &byte, 1, deadline).ok()) break;
       request += byte;
     }
     std::string reply;
@@ -71,7 +71,7 @@ void MetricsServer::Serve() {
     } else {
       reply = Response("405 Method Not Allowed", "text/plain", "GET /metrics\n");
     }
-    (void)probes::SendAll(connection->get(), reply.data(), reply.size(), deadline);
+    (void)net::SendAll(connection->get(), reply.data(), reply.size(), deadline);
   }
 }
 

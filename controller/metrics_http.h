@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "probes/net/socket.h"
+#include "base/socket.h"
 
 namespace fabricctl::controller {
 
@@ -23,12 +23,12 @@ class MetricsServer {
   uint16_t port() const { return listener_.port; }
 
  private:
-  MetricsServer(probes::Listener listener, std::function<std::string()> render);
+  MetricsServer(net::Listener listener, std::function<std::string()> render);
   void Serve();
 
-  probes::Listener listener_;
+  net::Listener listener_;
   std::function<std::string()> render_;
-  probes::UniqueFd wake_;
+  net::UniqueFd wake_;
   std::thread thread_;
 };
 

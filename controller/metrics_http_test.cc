@@ -8,9 +8,9 @@ namespace fabricctl::controller {
 namespace {
 
 std::string Get(uint16_t port, const std::string& request) {
-  auto fd = probes::ConnectTcp("127.0.0.1", port, absl::Seconds(5));
+  auto fd = net::ConnectTcp("127.0.0.1", port, absl::Seconds(5));
   REQUIRE(fd.ok());
-  REQUIRE(probes::SendAll(fd->get(), request.data(), request.size(), absl::Now() + absl::Seconds(5)).ok());
+  REQUIRE(net::SendAll(fd->get(), request.data(), request.size(), absl::Now() + absl::Seconds(5)).ok());
   std::string reply;
   char chunk[512];
   for (;;) {

@@ -2,23 +2,23 @@
 #define FABRICCTL_CONTROLLER_SWEEP_H_
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "controller/analysis.h"
 #include "controller/store.h"
 #include "grpcpp/security/credentials.h"
-#include "proto/agent.grpc.pb.h"
 #include "proto/config.pb.h"
 #include "proto/controller.pb.h"
 #include "proto/report.pb.h"
 
 namespace fabricctl::controller {
+
+namespace sweep {
+class AgentClient;
+}
 
 struct SweepOptions {
   // Expectations, thresholds and defaults (config.sweep, config.probes).
@@ -31,18 +31,22 @@ struct SweepOptions {
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
-// Runs sweeps: checks which nodes answer, plans rounds of disjoint pairs, measures every pair
-// of a round at once through the agents (server half, then client half, each RPC with a
-// deadline), writes each result to the store as it arrives, re-tests failing pairs, re-pairs
-// the ends of slow pairs measured once, runs the all-reduce rings when asked (and the node
-// audits), analyses the matrix and stores the report. A node that stops answering costs its pairs' deadlines,
-// not the sweep.
+// Runs sweeps, as a list of stages (controller/sweep/): resolve the probes' specs, select the
+// nodes and check which answer (and audit them when asked), plan rounds of disjoint pairs,
+// measure every pair of a round at once through the agents, re-test failing pairs, re-pair the
+// ends of slow pairs measured once (localisation), run the all-reduce groups, judge, and
+// assemble and store the report. Every result is written to the store as it arrives. A node
+// that stops answering costs its pairs' deadlines, not the sweep.
 //
 // Thread-safe; one sweep at a time (a second gets FailedPrecondition).
 class SweepRunner {
  public:
+  // Agents reached over gRPC with `credentials`.
   SweepRunner(Store* store, std::shared_ptr<grpc::ChannelCredentials> credentials,
               SweepOptions options);
+  // Agents reached through `agents` (tests use a fake).
+  SweepRunner(Store* store, std::unique_ptr<sweep::AgentClient> agents, SweepOptions options);
+  ~SweepRunner();
 
   // `nodes` are the registry's entries for the sweep. `progress` receives the started and
   // round events (the report is the return value).
@@ -51,24 +55,11 @@ class SweepRunner {
                                  const std::function<void(const v1::SweepEvent&)>& progress);
 
  private:
-  struct Node;
-  struct PairRun;
-  v1::AgentService::Stub* StubFor(const std::string& address);
-  // One probe on one pair: server half on `server`, client half on `client`.
-  v1::ProbeResult MeasurePair(const Node& client, const Node& server, const v1::ProbeSpec& spec,
-                              const std::string& run_id);
-
   Store* store_;
-  std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  std::unique_ptr<sweep::AgentClient> agents_;
   SweepOptions options_;
   std::mutex running_;  // held for the duration of a sweep
-  std::mutex stubs_mu_;
-  std::map<std::string, std::unique_ptr<v1::AgentService::Stub>> stubs_;  // by address
 };
-
-// The address the node's agent was registered with, and the MTU of the interface that holds
-// that address (0 when not found): what the MTU check compares.
-uint32_t AgentInterfaceMtu(const v1::NodeInventory& inventory, std::string* interface_name);
 
 }  // namespace fabricctl::controller
 

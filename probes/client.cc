@@ -21,11 +21,11 @@ ProbeRun RunProbeClient(const ProbeParams& params, const ServerAddress& server,
   }
   run = probe->Run(params, server);
   if (end_session) {
-    auto fd = ConnectTcp(server.host, server.port, absl::Seconds(5));
+    auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(5));
     if (fd.ok()) {
       v1::ProbeHello bye;
       bye.set_bye(true);
-      (void)SendFrame(fd->get(), bye, absl::Now() + absl::Seconds(5));
+      (void)net::SendFrame(fd->get(), bye, absl::Now() + absl::Seconds(5));
     }
   }
   return run;

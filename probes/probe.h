@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "probes/common/params.h"
 #include "probes/common/result.h"
-#include "probes/net/socket.h"
+#include "base/socket.h"
 #include "proto/probe.pb.h"
 
 namespace fabricctl::probes {
@@ -43,7 +43,7 @@ class Probe {
   // Server half of one out-of-band connection, after its hello was read and validated against
   // context.limits. Sends the ProbeWelcome itself (RDMA probes put their queue pairs in it).
   // Returns when the client is done with this connection.
-  virtual absl::Status Serve(UniqueFd connection, const v1::ProbeHello& hello,
+  virtual absl::Status Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
                              const ServeContext& context) const = 0;
 
   // Client half: the whole size sweep against `server`. Never throws; a probe that cannot run

@@ -15,14 +15,14 @@ namespace fabricctl::probes {
 absl::StatusOr<std::unique_ptr<ProbeServer>> ProbeServer::Listen(const std::string& host,
                                                                  uint16_t port,
                                                                  ServeContext context) {
-  auto listener = ListenTcp(host, port);
+  auto listener = net::ListenTcp(host, port);
   if (!listener.ok()) return listener.status();
   std::unique_ptr<ProbeServer> server(new ProbeServer(*std::move(listener), std::move(context)));
   if (!server->wake_.valid()) return absl::InternalError("eventfd failed");
   return server;
 }
 
-ProbeServer::ProbeServer(Listener listener, ServeContext context)
+ProbeServer::ProbeServer(net::Listener listener, ServeContext context)
     : listener_(std::move(listener)),
       context_(std::move(context)),
       wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
@@ -35,10 +35,10 @@ void ProbeServer::Stop() {
   if (wake_.valid()) (void)!::write(wake_.get(), &one, sizeof(one));
 }
 
-absl::Status ProbeServer::Handle(UniqueFd connection, bool* bye) {
+absl::Status ProbeServer::Handle(net::UniqueFd connection, bool* bye) {
   v1::ProbeHello hello;
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  if (auto s = RecvFrame(connection.get(), &hello, deadline); !s.ok()) return s;
+  if (auto s = net::RecvFrame(connection.get(), &hello, deadline); !s.ok()) return s;
   if (hello.bye()) {
     *bye = true;
     return absl::OkStatus();
@@ -57,7 +57,7 @@ absl::Status ProbeServer::Handle(UniqueFd connection, bool* bye) {
     welcome.set_error(absl::StrCat("size ", hello.size_bytes(), " is not in the request"));
   }
   if (!welcome.error().empty()) {
-    (void)SendFrame(connection.get(), welcome, deadline);
+    (void)net::SendFrame(connection.get(), welcome, deadline);
     return absl::InvalidArgumentError(welcome.error());
   }
   return probe->Serve(std::move(connection), hello, context_);
@@ -84,9 +84,9 @@ absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
       break;
     }
     if (fds[1].revents & POLLIN) break;
-    auto connection = AcceptTcp(listener_, absl::ZeroDuration());
+    auto connection = net::AcceptTcp(listener_, absl::ZeroDuration());
     if (!connection.ok()) continue;
-    threads.emplace_back([this, fd = std::make_shared<UniqueFd>(*std::move(connection)),
+    threads.emplace_back([this, fd = std::make_shared<net::UniqueFd>(*std::move(connection)),
                           one_off, &session_over]() mutable {
       bool bye = false;
       absl::Status status = Handle(std::move(*fd), &bye);

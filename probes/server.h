@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "probes/common/params.h"
-#include "probes/net/socket.h"
+#include "base/socket.h"
 #include "probes/probe.h"
 
 namespace fabricctl::probes {
@@ -38,13 +38,13 @@ class ProbeServer {
   void Stop();
 
  private:
-  explicit ProbeServer(Listener listener, ServeContext context);
+  explicit ProbeServer(net::Listener listener, ServeContext context);
   // Reads the hello and either refuses it or runs the probe's server half.
-  absl::Status Handle(UniqueFd connection, bool* bye);
+  absl::Status Handle(net::UniqueFd connection, bool* bye);
 
-  Listener listener_;
+  net::Listener listener_;
   ServeContext context_;
-  UniqueFd wake_;  // eventfd that interrupts the accept loop
+  net::UniqueFd wake_;  // eventfd that interrupts the accept loop
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
   absl::Status first_error_;  // guarded by mu_

@@ -1,6 +1,5 @@
 #include "probes/table.h"
 
-#include "absl/strings/str_join.h"
 #include "probes/rdma/rdma_probes.h"
 #include "probes/tcp/tcp_probes.h"
 
@@ -32,12 +31,6 @@ const Probe* FindProbe(v1::ProbeKind kind) {
     if (probe->kind() == kind) return probe;
   }
   return nullptr;
-}
-
-std::string ProbeNames() {
-  std::vector<std::string> names;
-  for (const Probe* probe : AllProbes()) names.push_back(probe->name());
-  return absl::StrJoin(names, ", ");
 }
 
 }  // namespace fabricctl::probes

@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "probes/audit/sysfs_root.h"
+#include "probes/sysfs/sysfs_root.h"
 #include "proto/inventory.pb.h"
 #include "proto/config.pb.h"
 #include "proto/report.pb.h"

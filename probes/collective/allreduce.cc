@@ -1,3 +1,4 @@
+#include "probes/common/stats.h"
 #include "probes/collective/allreduce.h"
 
 #include <algorithm>
@@ -9,7 +10,7 @@
 namespace fabricctl::probes {
 
 ProbeRun RunRingAllreduce(const ProbeParams& params, uint32_t rank,
-                          const std::vector<RankAddress>& ranks, const Listener& listener,
+                          const std::vector<RankAddress>& ranks, const net::Listener& listener,
                           RdmaRing* rdma, const std::vector<v1::Endpoint>& endpoints) {
   ProbeRun run;
   run.kind = "allreduce";
@@ -37,11 +38,11 @@ ProbeRun RunRingAllreduce(const ProbeParams& params, uint32_t rank,
     const char ready = 'R';
     char heard[2];
     for (int fd : {links->left.get(), links->right.get()}) {
-      if (auto s = SendAll(fd, &ready, 1, deadline); !s.ok()) return fail(s);
+      if (auto s = net::SendAll(fd, &ready, 1, deadline); !s.ok()) return fail(s);
     }
     for (int i = 0; i < 2; ++i) {
       int fd = i == 0 ? links->left.get() : links->right.get();
-      if (auto s = RecvAll(fd, &heard[i], 1, deadline); !s.ok()) return fail(s);
+      if (auto s = net::RecvAll(fd, &heard[i], 1, deadline); !s.ok()) return fail(s);
     }
     ring = rdma;
   }

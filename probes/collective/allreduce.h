@@ -19,7 +19,7 @@ namespace fabricctl::probes {
 // run.collective with this rank's time per operation, algbw and busbw (the controller averages
 // the ranks), wrong elements and the time of its link to the right, timed on its own.
 ProbeRun RunRingAllreduce(const ProbeParams& params, uint32_t rank,
-                          const std::vector<RankAddress>& ranks, const Listener& listener,
+                          const std::vector<RankAddress>& ranks, const net::Listener& listener,
                           RdmaRing* rdma = nullptr, const std::vector<v1::Endpoint>& endpoints = {});
 
 }  // namespace fabricctl::probes

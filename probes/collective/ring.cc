@@ -94,7 +94,7 @@ void LimitSendBuffer(int fd) {
 }  // namespace
 
 absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>& ranks,
-                                   const Listener& listener, absl::Duration timeout) {
+                                   const net::Listener& listener, absl::Duration timeout) {
   const uint32_t n = static_cast<uint32_t>(ranks.size());
   if (n < 2 || rank >= n) return absl::InvalidArgumentError("ring: need 2 or more ranks and rank < n");
   const absl::Time deadline = absl::Now() + timeout;
@@ -103,25 +103,25 @@ absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>
   // Connect to the right while accepting from the left: with two ranks they are one peer.
   absl::Status connect_status;
   std::thread connector([&] {
-    auto fd = ConnectTcp(right.host, right.port, timeout);
+    auto fd = net::ConnectTcp(right.host, right.port, timeout);
     if (!fd.ok()) {
       connect_status = fd.status();
       return;
     }
     LimitSendBuffer(fd->get());
     uint32_t me = htonl(rank);
-    connect_status = SendAll(fd->get(), &me, sizeof(me), deadline);
+    connect_status = net::SendAll(fd->get(), &me, sizeof(me), deadline);
     links.right = *std::move(fd);
   });
   absl::Status accept_status = absl::DeadlineExceededError("ring: the left neighbour never connected");
   while (absl::Now() < deadline) {
-    auto fd = AcceptTcp(listener, deadline - absl::Now());
+    auto fd = net::AcceptTcp(listener, deadline - absl::Now());
     if (!fd.ok()) {
       accept_status = fd.status();
       break;
     }
     uint32_t who = 0;
-    if (!RecvAll(fd->get(), &who, sizeof(who), deadline).ok()) continue;
+    if (!net::RecvAll(fd->get(), &who, sizeof(who), deadline).ok()) continue;
     if (ntohl(who) != (rank + n - 1) % n) continue;  // not our left neighbour: drop it
     links.left = *std::move(fd);
     accept_status = absl::OkStatus();
@@ -185,15 +185,6 @@ absl::StatusOr<absl::Duration> TimeRingLink(RingTransport& ring, size_t bytes, a
     return s;
   }
   return send_time;
-}
-
-double AllreduceAlgBwGBytes(uint64_t bytes, double seconds) {
-  return seconds > 0 ? static_cast<double>(bytes) / 1e9 / seconds : 0;
-}
-
-double AllreduceBusBwGBytes(uint64_t bytes, double seconds, uint32_t nranks) {
-  if (nranks == 0) return 0;
-  return AllreduceAlgBwGBytes(bytes, seconds) * 2.0 * (nranks - 1) / nranks;
 }
 
 }  // namespace fabricctl::probes

@@ -8,15 +8,15 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "probes/net/socket.h"
+#include "base/socket.h"
 
 namespace fabricctl::probes {
 
 // One rank's two connections in a ring: it receives from its left neighbour (rank - 1) and
 // sends to its right neighbour (rank + 1).
 struct RingLinks {
-  UniqueFd left;
-  UniqueFd right;
+  net::UniqueFd left;
+  net::UniqueFd right;
 };
 
 struct RankAddress {
@@ -28,7 +28,7 @@ struct RankAddress {
 // and accepts the left neighbour's connection on `listener` (each side says its rank first, so
 // a stray connection is refused). Every rank calls this at about the same time.
 absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>& ranks,
-                                   const Listener& listener, absl::Duration timeout);
+                                   const net::Listener& listener, absl::Duration timeout);
 
 // How a rank moves bytes: to its right neighbour while receiving from its left.
 class RingTransport {
@@ -74,11 +74,6 @@ absl::Status RingAllreduce(RingTransport& ring, uint32_t rank, uint32_t nranks, 
 // steps (in an all-reduce, a slow link stalls the ranks upstream of it, and their send
 // times with it). Returns how long this rank's sending took.
 absl::StatusOr<absl::Duration> TimeRingLink(RingTransport& ring, size_t bytes, absl::Time deadline);
-
-// nccl-tests' figures for all_reduce (reference §2.1): algbw = bytes / 1e9 / seconds,
-// busbw = algbw * 2(n-1)/n, in GB/s.
-double AllreduceAlgBwGBytes(uint64_t bytes, double seconds);
-double AllreduceBusBwGBytes(uint64_t bytes, double seconds, uint32_t nranks);
 
 }  // namespace fabricctl::probes
 

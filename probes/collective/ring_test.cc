@@ -1,4 +1,5 @@
 // The ring all-reduce with every rank a thread of this process, over real loopback sockets.
+#include "probes/common/stats.h"
 #include "probes/collective/ring.h"
 
 #include <thread>
@@ -12,10 +13,10 @@ namespace {
 // i, so index i must come out as 1000 * n(n-1)/2 + n * i on every rank. Returns the first
 // rank's stats.
 RingStats RunRing(uint32_t n, size_t count) {
-  std::vector<Listener> listeners;
+  std::vector<net::Listener> listeners;
   std::vector<RankAddress> ranks;
   for (uint32_t r = 0; r < n; ++r) {
-    auto l = ListenTcp("127.0.0.1", 0);
+    auto l = net::ListenTcp("127.0.0.1", 0);
     REQUIRE(l.ok());
     ranks.push_back({"127.0.0.1", l->port});
     listeners.push_back(*std::move(l));
@@ -76,8 +77,8 @@ TEST_CASE("nccl-tests' algbw and busbw, worked by hand") {
 }
 
 TEST_CASE("A neighbour that never comes is a timeout, not a hang") {
-  auto mine = ListenTcp("127.0.0.1", 0);
-  auto ghost = ListenTcp("127.0.0.1", 0);  // listens, never accepts or connects
+  auto mine = net::ListenTcp("127.0.0.1", 0);
+  auto ghost = net::ListenTcp("127.0.0.1", 0);  // listens, never accepts or connects
   REQUIRE(mine.ok());
   REQUIRE(ghost.ok());
   std::vector<RankAddress> ranks = {{"127.0.0.1", mine->port}, {"127.0.0.1", ghost->port}};

@@ -69,4 +69,13 @@ std::optional<LatPoint> LatencyStats(uint64_t size_bytes, std::vector<int64_t> r
   return p;
 }
 
+double AllreduceAlgBwGBytes(uint64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / 1e9 / seconds : 0;
+}
+
+double AllreduceBusBwGBytes(uint64_t bytes, double seconds, uint32_t nranks) {
+  if (nranks == 0) return 0;
+  return AllreduceAlgBwGBytes(bytes, seconds) * 2.0 * (nranks - 1) / nranks;
+}
+
 }  // namespace fabricctl::probes

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "probes/collective/ring.h"
+#include "probes/common/stats.h"
 #include "probes/gpu/cuda.h"
 #include "probes/gpu/runtime_library.h"
 #include "proto/probe.pb.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "probes/audit/sysfs_root.h"
+#include "probes/sysfs/sysfs_root.h"
 
 namespace fabricctl::probes {
 

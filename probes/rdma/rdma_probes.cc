@@ -126,7 +126,7 @@ ProbeRun Finish(ProbeRun run, const absl::Status& status) {
 // Client side of the out-of-band handshake: open the endpoint, send its queue pair, connect to
 // the server's. The connection stays open for the per-size meetings.
 struct ClientSession {
-  UniqueFd control;
+  net::UniqueFd control;
   std::unique_ptr<RdmaEndpoint> endpoint;
 };
 
@@ -136,7 +136,7 @@ absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, const Serve
   auto ep = RdmaEndpoint::Open(OptionsFor(params.rdma, params, bandwidth, send_verb));
   if (!ep.ok()) return ep.status();
   session.endpoint = *std::move(ep);
-  auto fd = ConnectTcp(server.host, server.port, absl::Seconds(10));
+  auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(10));
   if (!fd.ok()) return fd.status();
   session.control = *std::move(fd);
   v1::ProbeHello hello;
@@ -144,9 +144,9 @@ absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, const Serve
   hello.set_size_bytes(params.sizes_bytes.front());
   *hello.mutable_endpoint()->add_qps() = session.endpoint->LocalInfo();
   const absl::Time deadline = absl::Now() + kControlTimeout;
-  if (auto s = SendFrame(session.control.get(), hello, deadline); !s.ok()) return s;
+  if (auto s = net::SendFrame(session.control.get(), hello, deadline); !s.ok()) return s;
   v1::ProbeWelcome welcome;
-  if (auto s = RecvFrame(session.control.get(), &welcome, deadline); !s.ok()) return s;
+  if (auto s = net::RecvFrame(session.control.get(), &welcome, deadline); !s.ok()) return s;
   if (!welcome.error().empty()) {
     // The server's own "not here" (no device on its side) is still a skip for the pair.
     std::string why = absl::StrCat("server: ", welcome.error());
@@ -164,9 +164,9 @@ absl::Status Meet(int control, uint64_t size) {
   v1::ProbeHello ready;
   ready.set_size_bytes(size);
   const absl::Time deadline = absl::Now() + kControlTimeout;
-  if (auto s = SendFrame(control, ready, deadline); !s.ok()) return s;
+  if (auto s = net::SendFrame(control, ready, deadline); !s.ok()) return s;
   v1::ProbeWelcome go;
-  if (auto s = RecvFrame(control, &go, deadline); !s.ok()) return s;
+  if (auto s = net::RecvFrame(control, &go, deadline); !s.ok()) return s;
   if (!go.error().empty()) return absl::FailedPreconditionError(absl::StrCat("server: ", go.error()));
   return absl::OkStatus();
 }
@@ -193,11 +193,11 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> AcceptSession(int control,
   if (!status.ok()) {
     welcome.set_error(std::string(status.message()));
     welcome.set_skipped(absl::IsNotFound(status) || absl::IsResourceExhausted(status));
-    (void)SendFrame(control, welcome, absl::Now() + kControlTimeout);
+    (void)net::SendFrame(control, welcome, absl::Now() + kControlTimeout);
     return status;
   }
   *welcome.mutable_endpoint()->add_qps() = (*ep)->LocalInfo();
-  if (auto s = SendFrame(control, welcome, absl::Now() + kControlTimeout); !s.ok()) return s;
+  if (auto s = net::SendFrame(control, welcome, absl::Now() + kControlTimeout); !s.ok()) return s;
   return ep;
 }
 
@@ -206,7 +206,7 @@ template <typename PerSize>
 absl::Status ServeMeetings(int control, PerSize per_size) {
   for (;;) {
     v1::ProbeHello ready;
-    absl::Status s = RecvFrame(control, &ready, absl::Now() + size_timeout);
+    absl::Status s = net::RecvFrame(control, &ready, absl::Now() + size_timeout);
     if (absl::IsUnavailable(s) || ready.bye()) return absl::OkStatus();  // the client is done
     if (!s.ok()) return s;
     if (auto st = per_size(ready.size_bytes()); !st.ok()) return st;
@@ -216,7 +216,7 @@ absl::Status ServeMeetings(int control, PerSize per_size) {
 void EndSession(int control) {
   v1::ProbeHello bye;
   bye.set_bye(true);
-  (void)SendFrame(control, bye, absl::Now() + absl::Seconds(5));
+  (void)net::SendFrame(control, bye, absl::Now() + absl::Seconds(5));
 }
 
 // The bandwidth loop of perftest's run_iter_bw for one size. Records posts and completions
@@ -325,7 +325,7 @@ absl::Status MeasureBw(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, const Pro
 
 }  // namespace
 
-absl::Status RdmaBwProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
+absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
                                 const ServeContext& context) const {
   const ScopedSizeTimeout bound(FromSpec(hello.spec()));
   const bool send = verb_ == RdmaVerb::kSend;
@@ -342,7 +342,7 @@ absl::Status RdmaBwProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello
         if (auto s = (*ep)->PostRecv(size, posted); !s.ok()) return s;
       }
     }
-    if (auto s = SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
+    if (auto s = net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
         !s.ok()) {
       return s;
     }
@@ -355,7 +355,7 @@ absl::Status RdmaBwProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello
       mine.add_bw()->set_bw_avg_gbps(point.bw_avg_gbps);
       mine.mutable_bw(0)->set_msg_rate_mpps(point.msg_rate_mpps);
       if (point.bw_peak_gbps) mine.mutable_bw(0)->set_bw_peak_gbps(*point.bw_peak_gbps);
-      return SendFrame(connection.get(), mine, absl::Now() + kControlTimeout);
+      return net::SendFrame(connection.get(), mine, absl::Now() + kControlTimeout);
     }
     const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
     ibv_wc wc[16];
@@ -394,7 +394,7 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
     if (params.rdma.bidirectional) {
       // perftest -b sums the two sides' figures.
       v1::ProbeResult theirs;
-      if (auto s = RecvFrame(session->control.get(), &theirs, absl::Now() + size_timeout); !s.ok()) {
+      if (auto s = net::RecvFrame(session->control.get(), &theirs, absl::Now() + size_timeout); !s.ok()) {
         return Finish(run, s);
       }
       if (theirs.bw_size() != 1) {
@@ -497,7 +497,7 @@ absl::Status PrepareSize(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size) {
 
 }  // namespace
 
-absl::Status RdmaLatProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
+absl::Status RdmaLatProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
                                  const ServeContext& context) const {
   const ScopedSizeTimeout bound(FromSpec(hello.spec()));
   auto ep = AcceptSession(connection.get(), hello, context, /*bandwidth=*/false,
@@ -506,7 +506,7 @@ absl::Status RdmaLatProbe::Serve(UniqueFd connection, const v1::ProbeHello& hell
   const ProbeParams params = FromSpec(hello.spec());
   return ServeMeetings(connection.get(), [&](uint64_t size) -> absl::Status {
     if (auto s = PrepareSize(**ep, verb_, size); !s.ok()) return s;
-    if (auto s = SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
+    if (auto s = net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
         !s.ok()) {
       return s;
     }

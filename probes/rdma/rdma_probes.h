@@ -19,7 +19,7 @@ class RdmaBwProbe final : public Probe {
   const char* name() const override;
   const char* title() const override;
   bool measures_bandwidth() const override { return true; }
-  absl::Status Serve(UniqueFd connection, const v1::ProbeHello& hello,
+  absl::Status Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
                      const ServeContext& context) const override;
   ProbeRun Run(const ProbeParams& params, const ServerAddress& server) const override;
 
@@ -36,7 +36,7 @@ class RdmaLatProbe final : public Probe {
   const char* name() const override;
   const char* title() const override;
   bool measures_bandwidth() const override { return false; }
-  absl::Status Serve(UniqueFd connection, const v1::ProbeHello& hello,
+  absl::Status Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
                      const ServeContext& context) const override;
   ProbeRun Run(const ProbeParams& params, const ServerAddress& server) const override;
 

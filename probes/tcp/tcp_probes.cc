@@ -84,18 +84,18 @@ absl::Duration PhaseBudget(const ProbeParams& p) {
 
 // Connects, says hello and waits for the welcome. A refusal by the server is FailedPrecondition
 // carrying the server's reason.
-absl::StatusOr<UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size, uint32_t stream,
+absl::StatusOr<net::UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size, uint32_t stream,
                                    const ServerAddress& server) {
-  auto fd = ConnectTcp(server.host, server.port, absl::Seconds(10));
+  auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(10));
   if (!fd.ok()) return fd.status();
   v1::ProbeHello hello;
   *hello.mutable_spec() = ToSpec(params);
   hello.set_size_bytes(size);
   hello.set_stream(stream);
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  if (auto s = SendFrame(fd->get(), hello, deadline); !s.ok()) return s;
+  if (auto s = net::SendFrame(fd->get(), hello, deadline); !s.ok()) return s;
   v1::ProbeWelcome welcome;
-  if (auto s = RecvFrame(fd->get(), &welcome, deadline); !s.ok()) return s;
+  if (auto s = net::RecvFrame(fd->get(), &welcome, deadline); !s.ok()) return s;
   if (!welcome.error().empty()) {
     return absl::FailedPreconditionError(absl::StrCat("server refused: ", welcome.error()));
   }
@@ -112,11 +112,11 @@ ProbeRun Failed(const char* kind, const absl::Status& status) {
 
 }  // namespace
 
-absl::Status TcpBwProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
+absl::Status TcpBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
                                const ServeContext& context) const {
   const ProbeParams params = FromSpec(hello.spec());
   const int fd = connection.get();
-  if (auto s = SendFrame(fd, v1::ProbeWelcome(), absl::Now() + absl::Seconds(10)); !s.ok()) {
+  if (auto s = net::SendFrame(fd, v1::ProbeWelcome(), absl::Now() + absl::Seconds(10)); !s.ok()) {
     return s;
   }
   SetIoTimeout(fd, PhaseBudget(params));
@@ -152,7 +152,7 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
   const absl::Time started = absl::Now();
   for (uint64_t size : params.sizes_bytes) {
     // Set-up, outside the timed part: every stream connected and warmed up.
-    std::vector<UniqueFd> streams;
+    std::vector<net::UniqueFd> streams;
     std::vector<char> message(size, 'f');
     for (uint32_t s = 0; s < params.tcp_streams; ++s) {
       auto fd = OpenPhase(params, size, s, server);
@@ -216,13 +216,13 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
   return run;
 }
 
-absl::Status TcpLatProbe::Serve(UniqueFd connection, const v1::ProbeHello& hello,
+absl::Status TcpLatProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
                                 const ServeContext& context) const {
   const int fd = connection.get();
-  if (auto s = SendFrame(fd, v1::ProbeWelcome(), absl::Now() + absl::Seconds(10)); !s.ok()) {
+  if (auto s = net::SendFrame(fd, v1::ProbeWelcome(), absl::Now() + absl::Seconds(10)); !s.ok()) {
     return s;
   }
-  SetNoDelay(fd).IgnoreError();
+  net::SetNoDelay(fd).IgnoreError();
   SetIoTimeout(fd, PhaseBudget(FromSpec(hello.spec())));
   std::vector<char> message(hello.size_bytes());
   for (;;) {
@@ -248,7 +248,7 @@ ProbeRun TcpLatProbe::Run(const ProbeParams& params, const ServerAddress& server
   for (uint64_t size : params.sizes_bytes) {
     auto fd = OpenPhase(params, size, 0, server);
     if (!fd.ok()) return Failed(name(), fd.status());
-    SetNoDelay(fd->get()).IgnoreError();
+    net::SetNoDelay(fd->get()).IgnoreError();
     SetIoTimeout(fd->get(), PhaseBudget(params));
     std::vector<char> message(size, 'f');
     std::vector<char> echo(size);

@@ -16,7 +16,7 @@ class TcpBwProbe final : public Probe {
   const char* name() const override { return "tcp_bw"; }
   const char* title() const override { return "TCP BW Test"; }
   bool measures_bandwidth() const override { return true; }
-  absl::Status Serve(UniqueFd connection, const v1::ProbeHello& hello,
+  absl::Status Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
                      const ServeContext& context) const override;
   ProbeRun Run(const ProbeParams& params, const ServerAddress& server) const override;
 };
@@ -30,7 +30,7 @@ class TcpLatProbe final : public Probe {
   const char* name() const override { return "tcp_lat"; }
   const char* title() const override { return "TCP Latency Test"; }
   bool measures_bandwidth() const override { return false; }
-  absl::Status Serve(UniqueFd connection, const v1::ProbeHello& hello,
+  absl::Status Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
                      const ServeContext& context) const override;
   ProbeRun Run(const ProbeParams& params, const ServerAddress& server) const override;
 };

@@ -1,0 +1,74 @@
+#ifndef FABRICCTL_BASE_SOCKET_H_
+#define FABRICCTL_BASE_SOCKET_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "google/protobuf/message_lite.h"
+
+namespace fabricctl::net {
+
+// Owns a file descriptor.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { Reset(); }
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.Release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      fd_ = other.Release();
+    }
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int Release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void Reset();
+
+ private:
+  int fd_ = -1;
+};
+
+// A listening TCP socket.
+struct Listener {
+  UniqueFd fd;
+  uint16_t port = 0;  // the bound port (useful when 0 was asked for)
+};
+
+// Listens on host:port (host may be "0.0.0.0", "::" or a literal address; port 0: any).
+absl::StatusOr<Listener> ListenTcp(const std::string& host, uint16_t port);
+
+// Accepts one connection, waiting at most `timeout`; DeadlineExceeded when none came.
+absl::StatusOr<UniqueFd> AcceptTcp(const Listener& listener, absl::Duration timeout);
+
+// Connects to host:port (name or literal), giving up after `timeout`. Errors name the address.
+absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
+                                    absl::Duration timeout);
+
+// Writes or reads exactly `n` bytes before `deadline`. A peer that closes first is
+// Unavailable ("connection closed by peer"); the deadline passing is DeadlineExceeded.
+absl::Status SendAll(int fd, const void* data, size_t n, absl::Time deadline);
+absl::Status RecvAll(int fd, void* data, size_t n, absl::Time deadline);
+
+// Length-prefixed protobuf frames (4-byte big-endian length, at most 1 MiB).
+absl::Status SendFrame(int fd, const google::protobuf::MessageLite& message, absl::Time deadline);
+absl::Status RecvFrame(int fd, google::protobuf::MessageLite* message, absl::Time deadline);
+
+// Sets TCP_NODELAY (latency probes).
+absl::Status SetNoDelay(int fd);
+
+}  // namespace fabricctl::net
+
+#endif  // FABRICCTL_BASE_SOCKET_H_

@@ -1,0 +1,35 @@
+#include "controller/regression.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "report/findings.h"
+
+namespace fabricctl::controller {
+
+std::vector<v1::Finding> Regressions(const v1::Report& baseline, int64_t baseline_sweep_id,
+                                     const std::vector<PairFigure>& now, double relative_bw,
+                                     const std::string& probe) {
+  std::map<std::pair<std::string, std::string>, double> before;
+  for (const auto& pair : baseline.health().pairs()) {
+    if (!pair.has_bw_gbps()) continue;
+    before[{std::min(pair.node(), pair.peer()), std::max(pair.node(), pair.peer())}] = pair.bw_gbps();
+  }
+  std::vector<v1::Finding> out;
+  for (const PairFigure& p : now) {
+    auto it = before.find({std::min(p.node, p.peer), std::max(p.node, p.peer)});
+    if (it == before.end() || p.bw_gbps >= it->second * relative_bw) continue;
+    v1::Finding f = report::MakePair(
+        report::kind::kRegression, p.node, p.peer,
+        absl::StrFormat("%s -> %s: %s %.2f Gb/s, was %.2f Gb/s in sweep %d", p.node, p.peer, probe,
+                        p.bw_gbps, it->second, baseline_sweep_id));
+    (*f.mutable_evidence())["baseline_gbps"] = absl::StrFormat("%.2f", it->second);
+    (*f.mutable_evidence())["bw_gbps"] = absl::StrFormat("%.2f", p.bw_gbps);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace fabricctl::controller

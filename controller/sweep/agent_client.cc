@@ -1,0 +1,92 @@
+#include "controller/sweep/agent_client.h"
+
+#include <chrono>
+#include <map>
+#include <mutex>
+
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "proto/agent.grpc.pb.h"
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+class GrpcAgentClient : public AgentClient {
+ public:
+  explicit GrpcAgentClient(std::shared_ptr<grpc::ChannelCredentials> credentials)
+      : credentials_(std::move(credentials)) {}
+
+  absl::StatusOr<v1::NodeInventory> GetInventory(const std::string& address,
+                                                 absl::Duration deadline) override {
+    return Call(address, deadline, v1::GetInventoryRequest(),
+                &v1::AgentService::Stub::GetInventory);
+  }
+  absl::StatusOr<v1::RunAuditsResponse> RunAudits(const std::string& address,
+                                                  absl::Duration deadline) override {
+    return Call(address, deadline, v1::RunAuditsRequest(), &v1::AgentService::Stub::RunAudits);
+  }
+  absl::StatusOr<v1::StartProbeServerResponse> StartProbeServer(
+      const std::string& address, const v1::StartProbeServerRequest& request,
+      absl::Duration deadline) override {
+    return Call(address, deadline, request, &v1::AgentService::Stub::StartProbeServer);
+  }
+  absl::StatusOr<v1::RunProbeClientResponse> RunProbeClient(
+      const std::string& address, const v1::RunProbeClientRequest& request,
+      absl::Duration deadline) override {
+    return Call(address, deadline, request, &v1::AgentService::Stub::RunProbeClient);
+  }
+  absl::Status StopProbeServer(const std::string& address,
+                               const v1::StopProbeServerRequest& request,
+                               absl::Duration deadline) override {
+    return Call(address, deadline, request, &v1::AgentService::Stub::StopProbeServer).status();
+  }
+  absl::StatusOr<v1::RunLocalProbeResponse> RunLocalProbe(
+      const std::string& address, const v1::RunLocalProbeRequest& request,
+      absl::Duration deadline) override {
+    return Call(address, deadline, request, &v1::AgentService::Stub::RunLocalProbe);
+  }
+
+ private:
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      const std::string& address, absl::Duration deadline, const Request& request,
+      grpc::Status (v1::AgentService::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                     Response*)) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         absl::ToChronoMicroseconds(deadline));
+    Response response;
+    grpc::Status s = (StubFor(address)->*method)(&context, request, &response);
+    if (!s.ok()) return FromGrpc(s);
+    return response;
+  }
+
+  v1::AgentService::Stub* StubFor(const std::string& address) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& stub = stubs_[address];
+    if (!stub) stub = v1::AgentService::NewStub(grpc::CreateChannel(address, credentials_));
+    return stub.get();
+  }
+
+  std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<v1::AgentService::Stub>> stubs_;  // by address
+};
+
+}  // namespace
+
+std::unique_ptr<AgentClient> NewGrpcAgentClient(
+    std::shared_ptr<grpc::ChannelCredentials> credentials) {
+  return std::make_unique<GrpcAgentClient>(std::move(credentials));
+}
+
+bool IsTransportFailure(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
+}
+
+}  // namespace fabricctl::controller::sweep

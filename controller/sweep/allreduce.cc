@@ -1,0 +1,278 @@
+#include "controller/sweep/allreduce.h"
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/time_util.h"
+#include "probes/common/stats.h"
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+constexpr absl::Duration kStartTimeout = absl::Seconds(10);
+constexpr absl::Duration kStopTimeout = absl::Seconds(5);
+constexpr absl::Duration kRpcSlack = absl::Seconds(5);
+// Memlock an agent needs for the all-reduce ring over RDMA ("auto" picks TCP below it): a rank
+// registers up to 32 MiB (two queue pairs, double-buffered 4 MiB slots).
+constexpr uint64_t kRingMemlockBytes = 64ull << 20;
+
+bool HasActiveRdmaPort(const v1::NodeInventory& inventory) {
+  for (const auto& device : inventory.rdma_devices()) {
+    for (const auto& port : device.ports()) {
+      if (port.state() == "ACTIVE") return true;
+    }
+  }
+  return false;
+}
+
+// Why the group cannot run the host ring over RDMA; empty when it can.
+std::string NoRdma(const Fleet& fleet, const std::vector<uint32_t>& ring) {
+  for (uint32_t i : ring) {
+    const v1::NodeInventory& inv = fleet.nodes[i]->inventory;
+    if (!HasActiveRdmaPort(inv)) {
+      const std::string& why = inv.rdma_unavailable_reason();
+      return absl::StrCat(fleet.Name(i), " has no active RDMA port",
+                          why.empty() ? "" : absl::StrCat(" (", why, ")"));
+    }
+    if (inv.memlock_limit_bytes() < kRingMemlockBytes) {
+      return absl::StrCat(fleet.Name(i), "'s memlock limit of ", inv.memlock_limit_bytes(),
+                          " bytes is below the ring's ", kRingMemlockBytes);
+    }
+  }
+  return "";
+}
+
+// Why the group cannot run NCCL; empty when it can, with `gpus` the ranks per node.
+std::string NoNccl(const Fleet& fleet, const std::vector<uint32_t>& ring, std::vector<uint32_t>& gpus) {
+  for (uint32_t i : ring) {
+    const v1::NodeInventory& inv = fleet.nodes[i]->inventory;
+    if (inv.gpus_size() == 0) {
+      return absl::StrCat(fleet.Name(i), " has no GPU (", inv.gpu_unavailable_reason(), ")");
+    }
+    if (inv.nccl_version().empty()) {
+      return absl::StrCat(fleet.Name(i), " has no NCCL (", inv.nccl_unavailable_reason(), ")");
+    }
+    gpus.push_back(static_cast<uint32_t>(std::min(inv.gpus_size(), 64)));
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<RingRun> PlanRings(const v1::SweepRequest& request, const Fleet& fleet) {
+  const std::string& by = request.allreduce_group_by();
+  std::map<std::string, std::vector<uint32_t>> groups;
+  for (uint32_t i : fleet.Live()) {
+    const auto& labels = fleet.nodes[i]->inventory.labels();
+    auto it = labels.find(by);
+    groups[by.empty() ? "" : absl::StrCat(by, "=", it == labels.end() ? "" : it->second)].push_back(i);
+  }
+  const std::string backend = request.allreduce_backend().empty() ? "auto" : request.allreduce_backend();
+  std::vector<RingRun> rings;
+  for (auto& [group, members] : groups) {
+    if (members.size() < 2) continue;
+    RingRun rr;
+    rr.ring = std::move(members);
+    rr.outcome.group = group;
+    for (uint32_t i : rr.ring) rr.outcome.members.push_back(fleet.Name(i));
+    const std::string no_rdma = NoRdma(fleet, rr.ring);
+    const std::string no_nccl = NoNccl(fleet, rr.ring, rr.gpus);
+    rr.nccl = (backend == "auto" || backend == "nccl") && no_nccl.empty();
+    if (backend == "nccl" && !no_nccl.empty()) rr.skipped = absl::StrCat("NCCL asked for, but ", no_nccl);
+    if (!rr.nccl) rr.gpus.clear();
+    rr.rdma = !rr.nccl && (backend == "auto" || backend == "rdma") && no_rdma.empty();
+    if (backend == "rdma" && !no_rdma.empty()) rr.skipped = absl::StrCat("RDMA asked for, but ", no_rdma);
+    rings.push_back(std::move(rr));
+  }
+  return rings;
+}
+
+namespace {
+
+// Opens every member's rank at once; the endpoints in ring order, and each start's status.
+void StartRanks(AgentClient& agents, const Fleet& fleet, const RingRun& rr, const v1::ProbeSpec& spec,
+                const std::string& run_id, const std::vector<uint32_t>& first_rank,
+                std::vector<v1::Endpoint>& endpoints, std::vector<absl::Status>& started) {
+  const size_t n = rr.ring.size();
+  endpoints.assign(n, v1::Endpoint());
+  started.assign(n, absl::OkStatus());
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      v1::StartProbeServerRequest start;
+      *start.mutable_spec() = spec;
+      start.set_run_id(run_id);
+      start.set_rank(first_rank[r]);
+      auto response = agents.StartProbeServer(fleet.nodes[rr.ring[r]]->address, start, kStartTimeout);
+      started[r] = response.status();
+      if (response.ok()) endpoints[r] = response->endpoint();
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+// Combines the ranks' results into the group's (nccl-tests averages the time across ranks; a
+// node's figure is its ranks' average already; wrong elements add up). A rank that failed
+// outright is the cause; its neighbours then time out waiting for it, and ranks stopped because
+// another could not start are no cause at all.
+void Combine(const RingRun& rr, uint32_t world, const std::vector<char>& stand_down,
+             v1::ProbeResult& collective) {
+  const auto& ranks = rr.outcome.rank_results;
+  collective.set_outcome(v1::PROBE_OK);
+  auto cause = std::find_if(ranks.begin(), ranks.end(), [&](const v1::ProbeResult& r) {
+    return r.outcome() == v1::PROBE_FAILED && !stand_down[&r - ranks.data()];
+  });
+  if (cause != ranks.end()) {
+    collective.set_outcome(cause->outcome());
+    collective.set_reason(cause->reason());
+  }
+  for (const auto& r : ranks) {
+    if (collective.outcome() != v1::PROBE_OK) break;
+    if (r.outcome() != v1::PROBE_OK) {
+      collective.set_outcome(r.outcome());
+      collective.set_reason(r.reason());
+      break;
+    }
+    if (r.collective_size() != ranks[0].collective_size()) {
+      collective.set_outcome(v1::PROBE_FAILED);
+      collective.set_reason(absl::StrCat(r.node(), " measured ", r.collective_size(), " sizes, ",
+                                         ranks[0].node(), " ", ranks[0].collective_size()));
+      break;
+    }
+  }
+  if (collective.outcome() == v1::PROBE_OK) {
+    for (int k = 0; k < ranks[0].collective_size(); ++k) {
+      double time_us = 0;
+      uint64_t wrong = 0;
+      for (size_t r = 0; r < ranks.size(); ++r) {
+        const double ranks_here = rr.nccl ? rr.gpus[r] : 1;
+        time_us += ranks_here * ranks[r].collective(k).time_us();
+        wrong += ranks[r].collective(k).wrong();
+      }
+      time_us /= static_cast<double>(world);
+      v1::CollectivePoint* c = collective.add_collective();
+      c->set_size_bytes(ranks[0].collective(k).size_bytes());
+      c->set_time_us(time_us);
+      c->set_algbw_gbytes(probes::AllreduceAlgBwGBytes(c->size_bytes(), time_us * 1e-6));
+      c->set_busbw_gbytes(probes::AllreduceBusBwGBytes(c->size_bytes(), time_us * 1e-6, world));
+      c->set_wrong(wrong);
+    }
+  }
+  if (rr.nccl) {  // how NCCL moved the data: sockets anywhere make the group's network Socket
+    v1::NcclTransport* t = collective.mutable_nccl();
+    bool gdr = true, any = false;
+    for (const auto& r : ranks) {
+      if (!r.has_nccl() || r.nccl().net().empty()) continue;
+      any = true;
+      if (t->net().empty() || r.nccl().net() == "Socket") t->set_net(r.nccl().net());
+      gdr = gdr && r.nccl().gpudirect_rdma();
+      for (const auto& line : r.nccl().evidence()) {
+        if (t->evidence_size() < 16) t->add_evidence(line);
+      }
+    }
+    t->set_gpudirect_rdma(any && gdr);
+  }
+}
+
+}  // namespace
+
+void RunRing(AgentClient& agents, Fleet& fleet, RoundRunner& runner, const v1::ProbeSpec& spec,
+             size_t index, size_t groups, const ProgressFn& progress, RingRun& rr) {
+  const std::string run_id = absl::StrCat("s", runner.sweep_id(), "-allreduce-", index);
+  const size_t n = rr.ring.size();
+  // NCCL ranks: node r runs gpus[r] of them from first_rank[r]; the host ring, one per node.
+  std::vector<uint32_t> first_rank(n, 0);
+  uint32_t world = static_cast<uint32_t>(n);
+  if (rr.nccl) {
+    world = 0;
+    for (size_t r = 0; r < n; ++r) {
+      first_rank[r] = world;
+      world += rr.gpus[r];
+    }
+  } else {
+    for (size_t r = 0; r < n; ++r) first_rank[r] = static_cast<uint32_t>(r);
+  }
+  const std::string& group = rr.outcome.group;
+  v1::ProbeResult& collective = rr.outcome.collective;
+  collective.set_kind(v1::ALLREDUCE);
+  collective.set_node(fleet.Name(rr.ring[0]));
+  collective.set_device(absl::StrCat(
+      rr.nccl ? absl::StrCat("nccl, ", world, " ranks on ", n, " nodes")
+              : std::string(rr.rdma ? "rdma ring" : "tcp ring"),
+      group.empty() ? "" : absl::StrCat(", ", group)));
+  *collective.mutable_effective_spec() = spec;
+  for (uint32_t i : rr.ring) collective.mutable_effective_spec()->mutable_allreduce()->add_group(fleet.Name(i));
+  if (!rr.skipped.empty()) {
+    collective.set_outcome(v1::PROBE_SKIPPED);
+    collective.set_reason(rr.skipped);
+    runner.StoreExtra(collective);
+    return;
+  }
+  std::vector<v1::Endpoint> endpoints;
+  std::vector<absl::Status> started;
+  StartRanks(agents, fleet, rr, spec, run_id, first_rank, endpoints, started);
+  const bool all_started =
+      std::all_of(started.begin(), started.end(), [](const absl::Status& s) { return s.ok(); });
+  const absl::Duration timeout =
+      absl::Microseconds(google::protobuf::util::TimeUtil::DurationToMicroseconds(spec.timeout()));
+  rr.outcome.rank_results.assign(n, v1::ProbeResult());
+  std::vector<char> stand_down(n, 0);  // stopped because another rank could not start
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      Node& node = *fleet.nodes[rr.ring[r]];
+      v1::ProbeResult& out = rr.outcome.rank_results[r];
+      out.set_kind(v1::ALLREDUCE);
+      out.set_node(node.name);
+      absl::Status s = started[r];
+      if (s.ok() && all_started) {
+        v1::RunLocalProbeRequest run;
+        *run.mutable_spec() = spec;
+        run.set_run_id(run_id);
+        run.set_rank(first_rank[r]);
+        for (const auto& e : endpoints) *run.add_ranks() = e;
+        if (rr.nccl) {
+          run.set_world_size(world);
+          run.set_local_ranks(rr.gpus[r]);
+        }
+        auto response = agents.RunLocalProbe(node.address, run, timeout + kRpcSlack);
+        if (response.ok()) {
+          out = response->result();
+          out.set_node(node.name);
+          return;
+        }
+        s = response.status();
+      } else {
+        // Some rank could not start: free this one's slot, also where its own start failed
+        // here but may still finish there (a late answer); unknown runs are NotFound.
+        v1::StopProbeServerRequest stop;
+        stop.set_run_id(run_id);
+        (void)agents.StopProbeServer(node.address, stop, kStopTimeout);
+        if (s.ok()) {
+          s = absl::AbortedError("another rank could not start");
+          stand_down[r] = 1;
+        }
+      }
+      if (IsTransportFailure(s)) node.transport_failures = true;
+      out.set_outcome(absl::IsDeadlineExceeded(s) ? v1::PROBE_TIMEOUT : v1::PROBE_FAILED);
+      out.set_reason(absl::StrCat("rank ", r, " on ", node.name, ": ", s.message()));
+    });
+  }
+  for (auto& t : threads) t.join();
+  Combine(rr, world, stand_down, collective);
+  runner.StoreExtra(collective);
+  if (progress) {
+    v1::SweepEvent event;
+    auto* e = event.mutable_round();
+    e->set_round(static_cast<uint32_t>(index + 1));
+    e->set_rounds(static_cast<uint32_t>(groups));
+    e->set_pairs(static_cast<uint32_t>(n));
+    e->set_pairs_failed(collective.outcome() == v1::PROBE_OK ? 0 : 1);
+    e->set_phase("allreduce");
+    progress(event);
+  }
+}
+
+}  // namespace fabricctl::controller::sweep

@@ -1,0 +1,156 @@
+#include "controller/sweep/fake_agent.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+std::pair<std::string, std::string> Sorted(const std::string& a, const std::string& b) {
+  return {std::min(a, b), std::max(a, b)};
+}
+
+std::string NameOf(const std::string& address) { return address.substr(0, address.rfind(':')); }
+
+}  // namespace
+
+void FakeAgents::Add(const std::string& name, double speed_gbps) {
+  std::lock_guard<std::mutex> lock(mu_);
+  agents_[name].speed_gbps = speed_gbps;
+}
+
+void FakeAgents::SetLink(const std::string& a, const std::string& b, double factor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  links_[Sorted(a, b)] = factor;
+}
+
+void FakeAgents::Kill(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  agents_[name].dead = true;
+}
+
+void FakeAgents::FailNext(const std::string& client, const std::string& server,
+                          absl::Status status, int times) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int i = 0; i < times; ++i) failures_[{client, server}].push_back(status);
+}
+
+void FakeAgents::KillAfter(const std::string& name, int client_calls) {
+  std::lock_guard<std::mutex> lock(mu_);
+  kill_after_[name] = client_calls;
+}
+
+int FakeAgents::Measurements(const std::string& a, const std::string& b) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = measured_.find(Sorted(a, b));
+  return it == measured_.end() ? 0 : it->second;
+}
+
+int FakeAgents::OpenServers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(servers_.size());
+}
+
+absl::StatusOr<std::string> FakeAgents::Alive(const std::string& address) const {
+  const std::string name = NameOf(address);
+  auto it = agents_.find(name);
+  if (it == agents_.end() || it->second.dead) {
+    return absl::UnavailableError(absl::StrCat("failed to connect to ", address));
+  }
+  return name;
+}
+
+absl::StatusOr<v1::NodeInventory> FakeAgents::GetInventory(const std::string& address,
+                                                           absl::Duration) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto name = Alive(address);
+  if (!name.ok()) return name.status();
+  v1::NodeInventory inventory;
+  inventory.set_node_name(*name);
+  inventory.set_agent_address(address);
+  return inventory;
+}
+
+absl::StatusOr<v1::RunAuditsResponse> FakeAgents::RunAudits(const std::string& address,
+                                                           absl::Duration) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto name = Alive(address);
+  if (!name.ok()) return name.status();
+  v1::RunAuditsResponse response;
+  v1::AuditResult* audit = response.add_audits();
+  audit->set_audit("memlock");
+  audit->set_outcome(v1::AUDIT_RAN);
+  return response;
+}
+
+absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
+    const std::string& address, const v1::StartProbeServerRequest& request, absl::Duration) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto name = Alive(address);
+  if (!name.ok()) return name.status();
+  servers_[request.run_id()] = *name;
+  v1::StartProbeServerResponse response;
+  response.mutable_endpoint()->set_address(address);
+  return response;
+}
+
+absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
+    const std::string& address, const v1::RunProbeClientRequest& request, absl::Duration) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto name = Alive(address);
+  if (!name.ok()) return name.status();
+  ++client_calls_;
+  for (const auto& [who, after] : kill_after_) {
+    if (after > 0 && client_calls_ >= after) agents_[who].dead = true;
+  }
+  auto server = servers_.find(request.run_id());
+  if (server == servers_.end() || agents_[server->second].dead) {
+    return absl::DeadlineExceededError("Deadline Exceeded");
+  }
+  auto& failures = failures_[{*name, server->second}];
+  if (!failures.empty()) {
+    absl::Status s = failures.front();
+    failures.erase(failures.begin());
+    return s;
+  }
+  ++measured_[Sorted(*name, server->second)];
+  auto link = links_.find(Sorted(*name, server->second));
+  const double factor = link == links_.end() ? 1.0 : link->second;
+  const double gbps =
+      std::min(agents_[*name].speed_gbps, agents_[server->second].speed_gbps) * factor;
+  v1::RunProbeClientResponse response;
+  v1::ProbeResult* r = response.mutable_result();
+  r->set_kind(request.spec().kind());
+  r->set_outcome(v1::PROBE_OK);
+  if (request.spec().kind() == v1::TCP_LAT || request.spec().kind() == v1::RDMA_WRITE_LAT ||
+      request.spec().kind() == v1::RDMA_SEND_LAT) {
+    r->add_lat()->set_t_typical_us(10.0 * 10.0 / gbps);
+  } else {
+    v1::BwPoint* p = r->add_bw();
+    p->set_size_bytes(1 << 20);
+    p->set_bw_avg_gbps(gbps);
+    p->set_bw_peak_gbps(gbps);
+  }
+  return response;
+}
+
+absl::Status FakeAgents::StopProbeServer(const std::string& address,
+                                         const v1::StopProbeServerRequest& request, absl::Duration) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto name = Alive(address);
+  if (!name.ok()) return name.status();
+  if (servers_.erase(request.run_id()) == 0) return absl::NotFoundError("no such run");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::RunLocalProbeResponse> FakeAgents::RunLocalProbe(
+    const std::string& address, const v1::RunLocalProbeRequest& request, absl::Duration) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto name = Alive(address);
+  if (!name.ok()) return name.status();
+  servers_.erase(request.run_id());
+  return absl::UnimplementedError("the fake agents run no collectives");
+}
+
+}  // namespace fabricctl::controller::sweep

@@ -1,0 +1,74 @@
+#ifndef FABRICCTL_CONTROLLER_SWEEP_FAKE_AGENT_H_
+#define FABRICCTL_CONTROLLER_SWEEP_FAKE_AGENT_H_
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "controller/sweep/agent_client.h"
+
+namespace fabricctl::controller::sweep {
+
+// A fleet of agents in memory, for the stages' tests: each node answers at "<name>:7401" and
+// measures what it is told. A pair's bandwidth is the slower end's speed times the link's
+// factor; latency is 10 us divided by the same. Thread-safe.
+class FakeAgents : public AgentClient {
+ public:
+  static std::string AddressOf(const std::string& name) { return name + ":7401"; }
+
+  // A node that answers, with `speed_gbps` of bandwidth to offer.
+  void Add(const std::string& name, double speed_gbps = 10);
+  // The link a-b (either direction) carries `factor` of what its ends offer.
+  void SetLink(const std::string& a, const std::string& b, double factor);
+  // From now on the node answers nothing (every call UNAVAILABLE).
+  void Kill(const std::string& name);
+  // The next `times` client halves run by `client` against `server` fail with `status`.
+  void FailNext(const std::string& client, const std::string& server, absl::Status status,
+                int times = 1);
+  // After this many client halves in total, `name` dies (0: never).
+  void KillAfter(const std::string& name, int client_calls);
+
+  // How many client halves ran on the pair (either direction).
+  int Measurements(const std::string& a, const std::string& b) const;
+  // Server halves started and not stopped.
+  int OpenServers() const;
+
+  absl::StatusOr<v1::NodeInventory> GetInventory(const std::string& address,
+                                                 absl::Duration deadline) override;
+  absl::StatusOr<v1::RunAuditsResponse> RunAudits(const std::string& address,
+                                                  absl::Duration deadline) override;
+  absl::StatusOr<v1::StartProbeServerResponse> StartProbeServer(
+      const std::string& address, const v1::StartProbeServerRequest& request,
+      absl::Duration deadline) override;
+  absl::StatusOr<v1::RunProbeClientResponse> RunProbeClient(
+      const std::string& address, const v1::RunProbeClientRequest& request,
+      absl::Duration deadline) override;
+  absl::Status StopProbeServer(const std::string& address, const v1::StopProbeServerRequest& request,
+                               absl::Duration deadline) override;
+  absl::StatusOr<v1::RunLocalProbeResponse> RunLocalProbe(const std::string& address,
+                                                          const v1::RunLocalProbeRequest& request,
+                                                          absl::Duration deadline) override;
+
+ private:
+  struct Agent {
+    double speed_gbps = 10;
+    bool dead = false;
+  };
+  // The agent at `address`, or UNAVAILABLE.
+  absl::StatusOr<std::string> Alive(const std::string& address) const;
+
+  mutable std::mutex mu_;
+  std::map<std::string, Agent> agents_;  // by name
+  std::map<std::pair<std::string, std::string>, double> links_;  // by sorted names
+  std::map<std::pair<std::string, std::string>, std::vector<absl::Status>> failures_;
+  std::map<std::pair<std::string, std::string>, int> measured_;  // by sorted names
+  std::map<std::string, std::string> servers_;  // run id -> server node
+  std::map<std::string, int> kill_after_;
+  int client_calls_ = 0;
+};
+
+}  // namespace fabricctl::controller::sweep
+
+#endif  // FABRICCTL_CONTROLLER_SWEEP_FAKE_AGENT_H_

@@ -1,0 +1,105 @@
+#include "controller/sweep/fleet.h"
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "base/net_address.h"
+
+namespace fabricctl::controller::sweep {
+
+std::vector<uint32_t> Fleet::Live() const {
+  std::vector<uint32_t> live;
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i]->reachable) live.push_back(i);
+  }
+  return live;
+}
+
+absl::StatusOr<Fleet> SelectNodes(const v1::SweepRequest& request,
+                                  const std::vector<StoredNode>& registry) {
+  Fleet fleet;
+  for (const auto& stored : registry) {
+    if (!request.nodes().empty() &&
+        std::find(request.nodes().begin(), request.nodes().end(),
+                  stored.inventory.node_name()) == request.nodes().end()) {
+      continue;
+    }
+    auto node = std::make_unique<Node>();
+    node->name = stored.inventory.node_name();
+    node->address = stored.inventory.agent_address();
+    node->inventory = stored.inventory;
+    fleet.nodes.push_back(std::move(node));
+  }
+  for (const auto& name : request.nodes()) {
+    if (std::none_of(fleet.nodes.begin(), fleet.nodes.end(),
+                     [&](const auto& n) { return n->name == name; })) {
+      return absl::InvalidArgumentError(absl::StrCat("nodes: '", name, "' is not registered"));
+    }
+  }
+  if (fleet.nodes.size() < 2) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a sweep needs at least 2 nodes; ", fleet.nodes.size(), " registered"));
+  }
+  return fleet;
+}
+
+void CheckReachable(AgentClient& agents, Fleet& fleet, absl::Duration deadline, bool only_suspect) {
+  std::vector<std::thread> threads;
+  for (auto& node : fleet.nodes) {
+    if (only_suspect && !(node->reachable && node->transport_failures)) continue;
+    threads.emplace_back([&, n = node.get()] {
+      auto inventory = agents.GetInventory(n->address, deadline);
+      if (inventory.ok()) {
+        n->inventory = *std::move(inventory);
+        n->reachable = true;
+      } else {
+        n->reachable = false;
+        n->reason = absl::StrCat(n->address, ": ", inventory.status().message());
+      }
+      n->transport_failures = false;
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline) {
+  std::mutex mu;
+  std::vector<std::thread> threads;
+  for (uint32_t i = 0; i < fleet.nodes.size(); ++i) {
+    if (!fleet.nodes[i]->reachable) continue;
+    threads.emplace_back([&, i] {
+      auto response = agents.RunAudits(fleet.nodes[i]->address, deadline);
+      std::vector<v1::AuditResult> results;
+      if (response.ok()) {
+        results.assign(response->audits().begin(), response->audits().end());
+      } else {
+        v1::AuditResult failed;
+        failed.set_audit("all");
+        failed.set_outcome(v1::AUDIT_FAILED);
+        failed.set_reason(std::string(response.status().message()));
+        results = {failed};
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      fleet.audits[i] = std::move(results);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+uint32_t AgentInterfaceMtu(const v1::NodeInventory& inventory, std::string* interface_name) {
+  auto address = ParseHostPort(inventory.agent_address(), "agent_address");
+  if (!address.ok()) return 0;
+  for (const auto& itf : inventory.interfaces()) {
+    for (const auto& a : itf.addresses()) {
+      if (a == address->host) {
+        if (interface_name) *interface_name = itf.name();
+        return itf.mtu();
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace fabricctl::controller::sweep

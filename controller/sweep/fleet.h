@@ -1,0 +1,62 @@
+#ifndef FABRICCTL_CONTROLLER_SWEEP_FLEET_H_
+#define FABRICCTL_CONTROLLER_SWEEP_FLEET_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "controller/store.h"
+#include "controller/sweep/agent_client.h"
+#include "proto/controller.pb.h"
+#include "proto/inventory.pb.h"
+#include "proto/probe.pb.h"
+
+namespace fabricctl::controller::sweep {
+
+// One node of a sweep, as the sweep knows it.
+struct Node {
+  std::string name;
+  std::string address;
+  v1::NodeInventory inventory;
+  bool reachable = true;
+  std::string reason;  // why not reachable
+  // An RPC to this node failed in transport during the sweep: ask again whether it is there.
+  std::atomic<bool> transport_failures{false};
+};
+
+// The nodes of a sweep, in the registry's order; indices into `nodes` name them everywhere.
+struct Fleet {
+  std::vector<std::unique_ptr<Node>> nodes;
+  std::map<uint32_t, std::vector<v1::AuditResult>> audits;  // by node index, when asked for
+
+  // Indices of the reachable nodes.
+  std::vector<uint32_t> Live() const;
+  const std::string& Name(uint32_t i) const { return nodes[i]->name; }
+};
+
+// The registry's nodes the request names (all when it names none). An unregistered name is
+// INVALID_ARGUMENT; fewer than two nodes FAILED_PRECONDITION.
+absl::StatusOr<Fleet> SelectNodes(const v1::SweepRequest& request,
+                                  const std::vector<StoredNode>& registry);
+
+// Asks every node (all at once) for its inventory: one that does not answer within `deadline`
+// is unreachable, with the reason, and left out of the plan. With `only_suspect`, only the
+// reachable nodes whose RPCs failed in transport are asked again.
+void CheckReachable(AgentClient& agents, Fleet& fleet, absl::Duration deadline,
+                    bool only_suspect = false);
+
+// The node audits of every reachable node, all at once; a node whose audits cannot run gets
+// one AUDIT_FAILED result with the reason.
+void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline);
+
+// The MTU of the interface that holds the address the node's agent registered with, and that
+// interface's name; 0 when not found. What the sweep's MTU check compares.
+uint32_t AgentInterfaceMtu(const v1::NodeInventory& inventory, std::string* interface_name);
+
+}  // namespace fabricctl::controller::sweep
+
+#endif  // FABRICCTL_CONTROLLER_SWEEP_FLEET_H_

@@ -1,0 +1,30 @@
+#ifndef FABRICCTL_CONTROLLER_SWEEP_LOCALISE_H_
+#define FABRICCTL_CONTROLLER_SWEEP_LOCALISE_H_
+
+#include <vector>
+
+#include "controller/analysis.h"
+#include "controller/pairing.h"
+#include "controller/sweep/fleet.h"
+#include "controller/sweep/rounds.h"
+#include "controller/sweep/specs.h"
+#include "proto/config.pb.h"
+
+namespace fabricctl::controller::sweep {
+
+// The analysis's input from everything measured so far: a node per fleet node, a pair per
+// measured pair in `pairs`' order (which `ordered` receives, when given).
+AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
+                                 const v1::Config& config, const std::map<PairKey, PairRun>& pairs,
+                                 std::vector<const PairRun*>* ordered = nullptr);
+
+// Localisation: a bad pair whose ends were each measured once or less cannot say which end
+// (or the link) is at fault; each such end is re-paired with a node the first analysis found
+// good and that it has not met yet, so that the node common to the failing pairs shows itself
+// (a full sweep never needs this). Returns the pairs to measure.
+std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
+                                    const AnalysisResult& first, const RoundRunner& runner);
+
+}  // namespace fabricctl::controller::sweep
+
+#endif  // FABRICCTL_CONTROLLER_SWEEP_LOCALISE_H_

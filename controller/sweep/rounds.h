@@ -1,0 +1,94 @@
+#ifndef FABRICCTL_CONTROLLER_SWEEP_ROUNDS_H_
+#define FABRICCTL_CONTROLLER_SWEEP_ROUNDS_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "controller/pairing.h"
+#include "controller/store.h"
+#include "controller/sweep/agent_client.h"
+#include "controller/sweep/fleet.h"
+#include "proto/controller.pb.h"
+#include "proto/probe.pb.h"
+
+namespace fabricctl::controller::sweep {
+
+using ProgressFn = std::function<void(const v1::SweepEvent&)>;
+
+// Everything measured on one pair: the kept result per probe (in the sweep's probe order), and
+// how often it was measured.
+struct PairRun {
+  uint32_t client = 0, server = 0;
+  std::vector<v1::ProbeResult> results;
+  uint32_t attempts = 0;
+};
+
+// Pairs by {lower index, higher index}.
+using PairKey = std::pair<uint32_t, uint32_t>;
+PairKey KeyOf(uint32_t a, uint32_t b);
+
+// Headline figures of a result: average bandwidth at the largest size, typical latency at the
+// smallest; NaN when not measured.
+float HeadlineBw(const v1::ProbeResult& r);
+float HeadlineLat(const v1::ProbeResult& r);
+
+// One probe on one pair: the server half on `server`, the client half on `client` (its RPC
+// deadline the spec's timeout plus a slack, so that the agent's own bound fires first and says
+// what it saw), then the server half stopped. A failure names the half and the node; a node
+// whose RPC failed in transport is marked for a reachability check.
+v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
+                            const v1::ProbeSpec& spec, const std::string& run_id);
+
+// Which of two results of the same probe on the same pair to keep: a measurement beats a
+// failure; the better measurement beats the worse (a re-test that recovers was a transient).
+bool Better(const v1::ProbeResult& candidate, const v1::ProbeResult& kept);
+
+// Measures rounds of pairs through the agents and keeps, per pair, the best result of each
+// probe. Every result is written to the store as it arrives. Rounds are numbered in the order
+// they run (the plan's, then re-tests, then localisation, then the collectives).
+class RoundRunner {
+ public:
+  RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
+              std::vector<v1::ProbeSpec> specs, uint32_t max_parallel_pairs, ProgressFn progress);
+
+  // Every pair of each round at once (at most max_parallel_pairs threads), round after round;
+  // a progress event per round with `phase` ("measure", "retest", "localise").
+  void Run(const std::vector<Round>& rounds, uint32_t attempt, const char* phase);
+
+  // Re-tests the pairs with a failed or timed-out probe between reachable nodes, up to
+  // `retests` times, asking the nodes whose RPCs failed in transport whether they are still
+  // there (within `inventory_timeout`) before each pass.
+  void Retest(uint32_t retests, absl::Duration inventory_timeout);
+
+  // Stores a result measured outside the rounds (a collective) under the next round number.
+  void StoreExtra(const v1::ProbeResult& result);
+
+  const std::map<PairKey, PairRun>& pairs() const { return pairs_; }
+  bool Measured(uint32_t a, uint32_t b) const { return pairs_.count(KeyOf(a, b)) > 0; }
+  int64_t sweep_id() const { return sweep_id_; }
+
+ private:
+  uint32_t MeasureRound(const Round& round, uint32_t attempt);
+  void Keep(const Pair& pair, std::vector<v1::ProbeResult> results);
+  void Save(uint32_t round, uint32_t attempt, const v1::ProbeResult& result);
+
+  AgentClient& agents_;
+  Store& store_;
+  const int64_t sweep_id_;
+  Fleet& fleet_;
+  const std::vector<v1::ProbeSpec> specs_;
+  const uint32_t max_parallel_pairs_;
+  ProgressFn progress_;
+  uint32_t next_round_ = 0;
+  std::mutex mu_;  // guards pairs_ while a round runs
+  std::map<PairKey, PairRun> pairs_;
+};
+
+}  // namespace fabricctl::controller::sweep
+
+#endif  // FABRICCTL_CONTROLLER_SWEEP_ROUNDS_H_

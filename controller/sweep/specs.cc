@@ -1,0 +1,119 @@
+#include "controller/sweep/specs.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/time_util.h"
+#include "probes/catalogue.h"
+#include "probes/common/params.h"
+#include "probes/common/sizes.h"
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+absl::Duration FromProto(const google::protobuf::Duration& d) {
+  return absl::Microseconds(google::protobuf::util::TimeUtil::DurationToMicroseconds(d));
+}
+
+absl::Status NotASweepProbe(const std::string& what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " is not a probe of sweeps (", probes::ProbeNames(), ", allreduce)"));
+}
+
+absl::StatusOr<v1::ProbeSpec> PairSpec(v1::ProbeKind kind, const v1::SweepRequest& request,
+                                       const v1::Config& config, absl::Duration pair_timeout) {
+  const probes::ProbeInfo* probe = probes::FindProbeInfo(kind);
+  probes::ProbeParams p;
+  p.kind = kind;
+  const v1::Measurement& m = request.measurement();
+  if (m.sizes_bytes_size() > 0) {
+    p.sizes_bytes.assign(m.sizes_bytes().begin(), m.sizes_bytes().end());
+  } else if (probe->measures_bandwidth) {
+    auto sizes = probes::ParseSizeSweep(config.probes().sizes(), probes::ProbeLimits().max_message_bytes);
+    if (!sizes.ok()) return absl::InvalidArgumentError(absl::StrCat("probes.sizes: ", sizes.status().message()));
+    p.sizes_bytes = *sizes;
+  } else {
+    p.sizes_bytes = {2};  // perftest's latency default
+  }
+  const bool by_time = m.has_duration() || (m.iterations() == 0 && config.probes().has_duration());
+  if (m.iterations() > 0) {
+    p.iterations = m.iterations();
+  } else if (by_time && !probe->rdma) {
+    p.duration = FromProto(m.has_duration() ? m.duration() : config.probes().duration());
+  } else {
+    p.iterations = config.probes().iterations() > 0 ? config.probes().iterations() : 1000;
+  }
+  p.warmup_iterations = m.warmup_iterations() ? m.warmup_iterations() : config.probes().warmup_iterations();
+  p.tcp_streams = std::max<uint32_t>(1, config.probes().tcp_streams());
+  p.rdma.device = config.probes().rdma_device();
+  p.rdma.port = config.probes().rdma_port();
+  p.rdma.gid_index = config.probes().gid_index();
+  p.timeout = pair_timeout;
+  if (auto s = probes::ValidateParams(p, probes::LimitsFromConfig(config.probes().limits())); !s.ok()) {
+    return s;
+  }
+  return probes::ToSpec(p);
+}
+
+}  // namespace
+
+absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v1::Config& config) {
+  SweepSpecs out;
+  std::vector<v1::ProbeKind>& kinds = out.kinds;
+  for (int kind : request.probes()) kinds.push_back(static_cast<v1::ProbeKind>(kind));
+  if (kinds.empty()) {
+    for (const auto& name : config.sweep().probes()) {
+      if (name == "allreduce") {
+        kinds.push_back(v1::ALLREDUCE);
+        continue;
+      }
+      const probes::ProbeInfo* probe = probes::FindProbeInfo(name);
+      if (probe == nullptr) return NotASweepProbe(absl::StrCat("sweep.probes: '", name, "'"));
+      kinds.push_back(probe->kind);
+    }
+  }
+  if (kinds.empty()) kinds = {v1::TCP_BW, v1::TCP_LAT};
+  // The group collective runs after the pairs; the rest are pair probes.
+  out.allreduce = std::count(kinds.begin(), kinds.end(), v1::ALLREDUCE) > 0;
+  kinds.erase(std::remove(kinds.begin(), kinds.end(), v1::ALLREDUCE), kinds.end());
+  for (v1::ProbeKind kind : kinds) {
+    if (probes::FindProbeInfo(kind) == nullptr) {
+      return NotASweepProbe(absl::StrCat("probes: ", v1::ProbeKind_Name(kind)));
+    }
+  }
+  out.pair_timeout = FromProto(config.sweep().pair_timeout());
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    auto spec = PairSpec(kinds[k], request, config, out.pair_timeout);
+    if (!spec.ok()) return spec.status();
+    out.specs.push_back(*std::move(spec));
+    const probes::ProbeInfo* probe = probes::FindProbeInfo(kinds[k]);
+    if (probe->measures_bandwidth && out.bw_index < 0) out.bw_index = static_cast<int>(k);
+    if (!probe->measures_bandwidth && out.lat_index < 0) out.lat_index = static_cast<int>(k);
+    out.rdma_asked = out.rdma_asked || probe->rdma;
+  }
+  return out;
+}
+
+absl::StatusOr<v1::ProbeSpec> AllreduceSpec(const v1::SweepRequest& request,
+                                            const v1::Config& config, absl::Duration pair_timeout,
+                                            bool nccl, bool rdma) {
+  probes::ProbeParams p;
+  p.kind = v1::ALLREDUCE;
+  if (nccl) p.allreduce_backend = "nccl";
+  if (rdma) p.ring_transport = "rdma";
+  const v1::Measurement& m = request.measurement();
+  if (m.sizes_bytes_size() > 0) {
+    p.sizes_bytes.assign(m.sizes_bytes().begin(), m.sizes_bytes().end());
+  } else {
+    p.sizes_bytes = {4u << 20};
+  }
+  p.iterations = m.iterations() > 0 ? m.iterations() : 10;
+  p.warmup_iterations = m.warmup_iterations() ? m.warmup_iterations() : 2;
+  p.timeout = pair_timeout * 2;
+  if (auto s = probes::ValidateParams(p, probes::LimitsFromConfig(config.probes().limits())); !s.ok()) {
+    return s;
+  }
+  return probes::ToSpec(p);
+}
+
+}  // namespace fabricctl::controller::sweep

@@ -1,0 +1,38 @@
+#ifndef FABRICCTL_CONTROLLER_SWEEP_SPECS_H_
+#define FABRICCTL_CONTROLLER_SWEEP_SPECS_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "proto/config.pb.h"
+#include "proto/controller.pb.h"
+#include "proto/probe.pb.h"
+
+namespace fabricctl::controller::sweep {
+
+// What a sweep measures: the pair probes' specs, in the sweep's probe order, and whether the
+// all-reduce runs after them.
+struct SweepSpecs {
+  std::vector<v1::ProbeKind> kinds;  // pair probes
+  std::vector<v1::ProbeSpec> specs;  // one per kind, validated against the configured caps
+  bool allreduce = false;
+  absl::Duration pair_timeout;
+  // The first bandwidth and the first latency probe: the figures the verdict judges; -1 none.
+  int bw_index = -1;
+  int lat_index = -1;
+  bool rdma_asked = false;
+};
+
+// From the request, or the configuration's sweep.probes, or tcp_bw and tcp_lat. Errors name the
+// probe or the setting that is wrong (INVALID_ARGUMENT).
+absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v1::Config& config);
+
+// The all-reduce's spec for one group (a ring of `nccl` ranks or of nodes over RDMA or TCP).
+absl::StatusOr<v1::ProbeSpec> AllreduceSpec(const v1::SweepRequest& request,
+                                            const v1::Config& config, absl::Duration pair_timeout,
+                                            bool nccl, bool rdma);
+
+}  // namespace fabricctl::controller::sweep
+
+#endif  // FABRICCTL_CONTROLLER_SWEEP_SPECS_H_

@@ -1,0 +1,184 @@
+// The sweep's stages against fake agents (fake_agent.h): no processes, no sockets; a real
+// SQLite store in the test's temporary directory.
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "base/config.h"
+#include "catch2/catch.hpp"
+#include "controller/pairing.h"
+#include "controller/store.h"
+#include "controller/sweep.h"
+#include "controller/sweep/fake_agent.h"
+#include "controller/sweep/fleet.h"
+#include "controller/sweep/plan.h"
+#include "controller/sweep/rounds.h"
+#include "controller/sweep/specs.h"
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+std::unique_ptr<Store> OpenStore(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir ? dir : "/tmp") + "/" + name + ".db";
+  std::remove(path.c_str());
+  auto store = Store::Open(path);
+  REQUIRE(store.ok());
+  return *std::move(store);
+}
+
+std::vector<StoredNode> Registry(const std::vector<std::string>& names) {
+  std::vector<StoredNode> out;
+  for (const auto& name : names) {
+    StoredNode node;
+    node.inventory.set_node_name(name);
+    node.inventory.set_agent_address(FakeAgents::AddressOf(name));
+    out.push_back(node);
+  }
+  return out;
+}
+
+// A sweep over `names` with the fake agents; `fake` stays usable by the test.
+struct Harness {
+  explicit Harness(const std::string& test, std::vector<std::string> names) : names(std::move(names)) {
+    store = OpenStore(test);
+    auto agents = std::make_unique<FakeAgents>();
+    for (const auto& n : this->names) agents->Add(n);
+    fake = agents.get();
+    SweepOptions options;
+    options.config = DefaultConfig();
+    options.config.mutable_sweep()->set_retests(2);
+    runner = std::make_unique<SweepRunner>(store.get(), std::move(agents), options);
+  }
+  absl::StatusOr<v1::Report> Sweep(v1::Pairing pairing = v1::PAIRING_FULL) {
+    v1::SweepRequest request;
+    request.set_pairing(pairing);
+    request.add_probes(v1::TCP_BW);
+    return runner->Run(request, Registry(names), nullptr);
+  }
+  std::vector<std::string> names;
+  std::unique_ptr<Store> store;
+  FakeAgents* fake = nullptr;
+  std::unique_ptr<SweepRunner> runner;
+};
+
+std::vector<std::string> Kinds(const v1::Report& report) {
+  std::vector<std::string> kinds;
+  for (const auto& f : report.findings()) kinds.push_back(f.kind() + ":" + f.node());
+  return kinds;
+}
+
+TEST_CASE("specs: defaults, the request's probes, and unknown probes refused") {
+  v1::Config config = DefaultConfig();
+  v1::SweepRequest request;
+  auto specs = ResolveSpecs(request, config);
+  REQUIRE(specs.ok());
+  CHECK(specs->kinds == std::vector<v1::ProbeKind>{v1::TCP_BW, v1::TCP_LAT});
+  CHECK(specs->bw_index == 0);
+  CHECK(specs->lat_index == 1);
+  CHECK_FALSE(specs->allreduce);
+
+  request.add_probes(v1::ALLREDUCE);
+  specs = ResolveSpecs(request, config);
+  REQUIRE(specs.ok());
+  CHECK(specs->allreduce);
+  CHECK(specs->kinds.empty());
+
+  config.mutable_sweep()->add_probes("no_such_probe");
+  specs = ResolveSpecs(v1::SweepRequest(), config);
+  REQUIRE_FALSE(specs.ok());
+  CHECK(std::string(specs.status().message()).find("'no_such_probe'") != std::string::npos);
+}
+
+TEST_CASE("fleet and plan: unreachable nodes are left out of the plan") {
+  FakeAgents agents;
+  for (const char* n : {"a", "b", "c", "d"}) agents.Add(n);
+  agents.Kill("c");
+  auto fleet = SelectNodes(v1::SweepRequest(), Registry({"a", "b", "c", "d"}));
+  REQUIRE(fleet.ok());
+  CheckReachable(agents, *fleet, absl::Seconds(1));
+  CHECK(fleet->Live() == std::vector<uint32_t>{0, 1, 3});
+  CHECK(fleet->nodes[2]->reason.find("c:7401") != std::string::npos);
+  auto plan = PlanRounds(v1::SweepRequest(), DefaultConfig(), *fleet, absl::Now());
+  REQUIRE(plan.ok());
+  CHECK(CheckRounds(plan->rounds, 4).ok());
+  for (const Round& round : plan->rounds) {
+    for (const Pair& p : round) CHECK((p.first != 2 && p.second != 2));
+  }
+
+  v1::SweepRequest one;
+  one.add_nodes("a");
+  CHECK(absl::IsFailedPrecondition(SelectNodes(one, Registry({"a", "b"})).status()));
+  one.add_nodes("zz");
+  CHECK(absl::IsInvalidArgument(SelectNodes(one, Registry({"a", "b"})).status()));
+}
+
+TEST_CASE("a healthy fleet: every pair once, no finding, servers stopped") {
+  Harness h("healthy", {"a", "b", "c", "d"});
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(report->findings_size() == 0);
+  CHECK(report->health().pairs_size() == 6);
+  CHECK(report->summary().nodes_ok() == 4);
+  CHECK(h.fake->Measurements("a", "b") == 1);
+  CHECK(h.fake->OpenServers() == 0);
+}
+
+TEST_CASE("re-test: a pair that fails once is measured again and counts as measured") {
+  Harness h("retest", {"a", "b", "c", "d"});
+  h.fake->FailNext("a", "b", absl::InternalError("connection reset"));
+  h.fake->FailNext("b", "a", absl::InternalError("connection reset"));
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(report->findings_size() == 0);
+  CHECK(h.fake->Measurements("a", "b") == 1);
+  for (const auto& pair : report->health().pairs()) {
+    const bool ab = (pair.node() == "a" && pair.peer() == "b") || (pair.node() == "b" && pair.peer() == "a");
+    CHECK(pair.attempts() == (ab ? 2u : 1u));
+  }
+}
+
+TEST_CASE("re-test: a pair that keeps failing is a probe_failed finding on that pair") {
+  Harness h("retest_fail", {"a", "b", "c", "d"});
+  h.fake->FailNext("a", "b", absl::InternalError("connection reset"), 5);
+  h.fake->FailNext("b", "a", absl::InternalError("connection reset"), 5);
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  REQUIRE(report->findings_size() == 1);
+  CHECK(report->findings(0).kind() == "probe_failed");
+  CHECK(report->findings(0).detail().find("connection reset") != std::string::npos);
+}
+
+TEST_CASE("localisation: a quick sweep re-pairs the ends of a slow pair and names the slow node") {
+  Harness h("localise", {"a", "b", "c", "d"});
+  h.fake->Add("d", 3);  // d offers 3 Gb/s, the others 10
+  auto report = h.Sweep(v1::PAIRING_QUICK);
+  REQUIRE(report.ok());
+  CHECK(Kinds(*report) == std::vector<std::string>{"straggler_node:d"});
+  CHECK(report->health().pairs_size() > 2);  // the quick round's two, and the re-pairings
+  REQUIRE(report->summary().drain_size() == 1);
+  CHECK(report->summary().drain(0) == "d");
+}
+
+TEST_CASE("a dead agent: node_unreachable, its pairs never measured") {
+  Harness h("dead", {"a", "b", "c", "d"});
+  h.fake->Kill("c");
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(Kinds(*report) == std::vector<std::string>{"node_unreachable:c"});
+  CHECK(report->health().pairs_size() == 3);
+  CHECK(report->summary().nodes_unknown() == 1);
+  CHECK(h.fake->Measurements("a", "c") == 0);
+}
+
+TEST_CASE("an agent that dies mid-sweep is found by the re-check, not blamed on its peers") {
+  Harness h("dies", {"a", "b", "c", "d"});
+  h.fake->KillAfter("b", 2);
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(Kinds(*report) == std::vector<std::string>{"node_unreachable:b"});
+  CHECK(report->summary().drain_size() == 0);
+}
+
+}  // namespace
+}  // namespace fabricctl::controller::sweep

@@ -1,0 +1,37 @@
+// mtu on the fixture nodes, against the RoCE H100 expectations.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "probes/audit/audit.h"
+#include "probes/audit/testing.h"
+
+namespace fabricctl::probes {
+using audit_testing::Findings;
+using audit_testing::Fixtures;
+using audit_testing::RoceH100;
+using V = std::vector<std::string>;
+
+TEST_CASE("mtu: the planted fault produces exactly its finding") {
+  CHECK(Findings("roce-h100-mtu-1500", RoceH100()) == V{"mtu_mismatch:mlx5_2"});
+}
+
+TEST_CASE("InfiniBand: MTU audit skipped (no netdev on the data path)") {
+  SysfsRoot root(Fixtures() + "/infiniband-ndr");
+  AuditContext ctx{&root, RoceH100(), {}, "ib1"};
+  auto results = RunAudits(ctx, {"mtu"});
+  REQUIRE(results.ok());
+  CHECK((*results)[0].outcome() == v1::AUDIT_SKIPPED);
+}
+
+TEST_CASE("A node without RDMA: MTU audit skipped") {
+  SysfsRoot root(Fixtures() + "/no-rdma");
+  AuditContext ctx{&root, RoceH100(), {}, "cpu1"};
+  auto results = RunAudits(ctx, {"mtu"});
+  REQUIRE(results.ok());
+  CHECK((*results)[0].outcome() == v1::AUDIT_SKIPPED);
+  CHECK((*results)[0].reason().find("no RDMA device") != std::string::npos);
+}
+
+}  // namespace fabricctl::probes

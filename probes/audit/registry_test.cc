@@ -1,0 +1,39 @@
+// The audits together, and RunAudits: the table, the order and the names.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "probes/audit/audit.h"
+#include "probes/audit/testing.h"
+
+namespace fabricctl::probes {
+using audit_testing::Findings;
+using audit_testing::Fixtures;
+using audit_testing::RoceH100;
+using V = std::vector<std::string>;
+
+TEST_CASE("The healthy RoCE H100 node has no finding") {
+  CHECK(Findings("roce-h100", RoceH100()).empty());
+}
+
+TEST_CASE("Named audits run in the order named") {
+  SysfsRoot root(Fixtures() + "/infiniband-ndr");
+  AuditContext ctx{&root, RoceH100(), {}, "ib1"};
+  auto results = RunAudits(ctx, {"rdma_ports", "mtu", "pcie"});
+  REQUIRE(results.ok());
+  REQUIRE(results->size() == 3);
+  CHECK((*results)[0].audit() == "rdma_ports");
+  CHECK((*results)[1].audit() == "mtu");
+  CHECK((*results)[2].audit() == "pcie");
+}
+
+TEST_CASE("Unknown audits are refused by name") {
+  SysfsRoot root("/");
+  AuditContext ctx{&root, {}, {}, "n"};
+  auto results = RunAudits(ctx, {"pfc"});
+  REQUIRE_FALSE(results.ok());
+  CHECK(std::string(results.status().message()).rfind("unknown audit 'pfc' (known: rdma_ports", 0) == 0);
+}
+
+}  // namespace fabricctl::probes

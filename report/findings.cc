@@ -1,0 +1,112 @@
+#include "report/findings.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace fabricctl::report {
+namespace {
+
+using v1::ACTION_DRAIN;
+using v1::ACTION_INVESTIGATE;
+using v1::SEVERITY_CRITICAL;
+using v1::SEVERITY_WARNING;
+
+// Drain only where the node itself is at fault and a job on it would run slow or fail: a
+// straggler, a port down or trained slow, a PCIe link below its width or speed, a node that
+// cannot do RDMA at all. Everything else is for a person to look at.
+const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
+    {kind::kStragglerNode, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kNode,
+     "a node slow with most of its peers, or a robust outlier among the nodes"},
+    {kind::kSlowLink, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
+     "a slow pair whose ends are both fine with everyone else"},
+    {kind::kHighLatencyLink, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
+     "a slow-to-answer pair whose ends are both fine with everyone else"},
+    {kind::kTcpFallback, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
+     "traffic that should use RDMA uses (or would use) TCP sockets"},
+    {kind::kRdmaUnavailable, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kNode,
+     "no usable RDMA device or port on a node", SEVERITY_WARNING, ACTION_INVESTIGATE,
+     "no RDMA is expected of the node (expect.link_rate_gbps unset)"},
+    {kind::kGpudirectUnavailable, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
+     "GPUs that cannot exchange data with the NIC directly", SEVERITY_WARNING,
+     ACTION_INVESTIGATE, "NCCL's log shows RDMA connections staged through host memory"},
+    {kind::kLinkDown, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kPort,
+     "an RDMA port not ACTIVE / LinkUp"},
+    {kind::kLinkRateDegraded, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kPort,
+     "an RDMA port active below the expected rate"},
+    {kind::kPcieDegraded, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kDevice,
+     "a NIC or GPU trained below its PCIe speed or width"},
+    {kind::kMtuMismatch, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
+     "a netdev MTU that differs from the expected or the fabric's common one"},
+    {kind::kRoceMtuLow, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPort,
+     "a RoCE MTU below the expected one"},
+    {kind::kPfcMisconfigured, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPort,
+     "PFC off on the expected priority"},
+    {kind::kEcnDisabled, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPort,
+     "ECN off on the expected priority"},
+    {kind::kDscpTrustMissing, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPort,
+     "a RoCE port that does not trust DSCP"},
+    {kind::kNumaMisaffinity, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kDevice,
+     "a GPU whose nearest NIC is across the CPU interconnect or on another NUMA node"},
+    {kind::kAcsEnabled, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kDevice,
+     "PCIe ACS redirects GPUDirect traffic through the CPU"},
+    {kind::kCounterErrors, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPort,
+     "error counters rising during the audit window", SEVERITY_CRITICAL, ACTION_INVESTIGATE,
+     "the counter is link_downed"},
+    {kind::kNcclEnvMisconfigured, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
+     "NCCL_* variables naming devices or interfaces the node does not have"},
+    {kind::kMemlockTooLow, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
+     "a locked-memory limit too low to register RDMA buffers"},
+    {kind::kAllreduceBelowThreshold, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
+     "an all-reduce below its floor or its group's pairwise bandwidth"},
+    {kind::kNodeUnreachable, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
+     "an agent that did not answer"},
+    {kind::kProbeFailed, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
+     "a probe that failed after its re-tests", SEVERITY_CRITICAL, ACTION_INVESTIGATE,
+     "a collective's data check found wrong elements, or a node's own probe failed"},
+    {kind::kProbeTimeout, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
+     "a probe that ran past its deadline after its re-tests"},
+    {kind::kRegression, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
+     "a pair below its figure in the baseline sweep"},
+};
+
+v1::Finding MakeAt(const std::string& name, Level level) {
+  const FindingKind* k = FindKind(name);
+  if (k == nullptr || (level == Level::kAlternate && k->alternate_severity == v1::SEVERITY_UNSPECIFIED)) {
+    // A finding kind not in the catalogue is a bug in the caller, not an input error.
+    std::fprintf(stderr, "report::Make: '%s' %s\n", name.c_str(),
+                 k == nullptr ? "is not a finding kind" : "has no alternate level");
+    std::abort();
+  }
+  v1::Finding f;
+  f.set_kind(std::string(k->name));
+  f.set_severity(level == Level::kAlternate ? k->alternate_severity : k->severity);
+  f.set_action(level == Level::kAlternate ? k->alternate_action : k->action);
+  return f;
+}
+
+}  // namespace
+
+const std::vector<FindingKind>& Catalogue() { return *kCatalogue; }
+
+const FindingKind* FindKind(const std::string& name) {
+  for (const FindingKind& k : *kCatalogue) {
+    if (name == k.name) return &k;
+  }
+  return nullptr;
+}
+
+v1::Finding Make(const std::string& kind, std::string node, std::string detail, Level level) {
+  v1::Finding f = MakeAt(kind, level);
+  f.set_node(std::move(node));
+  f.set_detail(std::move(detail));
+  return f;
+}
+
+v1::Finding MakePair(const std::string& kind, std::string node, std::string peer, std::string detail,
+                     Level level) {
+  v1::Finding f = Make(kind, std::move(node), std::move(detail), level);
+  f.set_peer(std::move(peer));
+  return f;
+}
+
+}  // namespace fabricctl::report

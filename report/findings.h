@@ -1,0 +1,83 @@
+#ifndef FABRICCTL_REPORT_FINDINGS_H_
+#define FABRICCTL_REPORT_FINDINGS_H_
+
+#include <string>
+#include <vector>
+
+#include "proto/finding.pb.h"
+
+// The catalogue of finding kinds: every kind fabricctl can report, with its severity and
+// action decided here once. A rule (an audit, the sweep's analysis, a log parser) decides
+// *whether* a finding applies and writes its detail; it does not choose how bad it is.
+//
+// A new finding kind is one entry in kCatalogue (findings.cc), one constant below, a row in
+// the README's findings table and the name in proto/finding.proto's comment; findings_test
+// checks that the three lists agree.
+namespace fabricctl::report {
+
+// The kinds, as constants so that a typo is a build error.
+namespace kind {
+inline constexpr char kStragglerNode[] = "straggler_node";
+inline constexpr char kSlowLink[] = "slow_link";
+inline constexpr char kHighLatencyLink[] = "high_latency_link";
+inline constexpr char kTcpFallback[] = "tcp_fallback";
+inline constexpr char kRdmaUnavailable[] = "rdma_unavailable";
+inline constexpr char kGpudirectUnavailable[] = "gpudirect_unavailable";
+inline constexpr char kLinkDown[] = "link_down";
+inline constexpr char kLinkRateDegraded[] = "link_rate_degraded";
+inline constexpr char kPcieDegraded[] = "pcie_degraded";
+inline constexpr char kMtuMismatch[] = "mtu_mismatch";
+inline constexpr char kRoceMtuLow[] = "roce_mtu_low";
+inline constexpr char kPfcMisconfigured[] = "pfc_misconfigured";
+inline constexpr char kEcnDisabled[] = "ecn_disabled";
+inline constexpr char kDscpTrustMissing[] = "dscp_trust_missing";
+inline constexpr char kNumaMisaffinity[] = "numa_misaffinity";
+inline constexpr char kAcsEnabled[] = "acs_enabled";
+inline constexpr char kCounterErrors[] = "counter_errors";
+inline constexpr char kNcclEnvMisconfigured[] = "nccl_env_misconfigured";
+inline constexpr char kMemlockTooLow[] = "memlock_too_low";
+inline constexpr char kAllreduceBelowThreshold[] = "allreduce_below_threshold";
+inline constexpr char kNodeUnreachable[] = "node_unreachable";
+inline constexpr char kProbeFailed[] = "probe_failed";
+inline constexpr char kProbeTimeout[] = "probe_timeout";
+inline constexpr char kRegression[] = "regression";
+}  // namespace kind
+
+// What a finding is about.
+enum class Subject { kNode, kPair, kPort, kDevice };
+
+// One kind: its default severity and action, and where the kind has one, a second level for
+// a documented circumstance (`alternate_when`), e.g. rdma_unavailable on a node from which no
+// RDMA is expected is a warning rather than a reason to drain.
+struct FindingKind {
+  const char* name;
+  v1::Severity severity;
+  v1::Action action;
+  Subject subject;
+  const char* summary;  // one line: what it means
+  v1::Severity alternate_severity = v1::SEVERITY_UNSPECIFIED;
+  v1::Action alternate_action = v1::ACTION_UNSPECIFIED;
+  const char* alternate_when = "";
+};
+
+// Every kind, in the README's order.
+const std::vector<FindingKind>& Catalogue();
+
+// nullptr when `name` is not a kind.
+const FindingKind* FindKind(const std::string& name);
+
+// Which of a kind's two levels a rule asks for.
+enum class Level { kDefault, kAlternate };
+
+// A finding of `kind` about `node` with the catalogue's severity and action (or its alternate
+// level; asking for one a kind does not have is a programming error and aborts). The caller
+// fills in the peer, device, port and evidence that apply.
+v1::Finding Make(const std::string& kind, std::string node, std::string detail,
+                 Level level = Level::kDefault);
+// The same about the pair node -> peer.
+v1::Finding MakePair(const std::string& kind, std::string node, std::string peer, std::string detail,
+                     Level level = Level::kDefault);
+
+}  // namespace fabricctl::report
+
+#endif  // FABRICCTL_REPORT_FINDINGS_H_

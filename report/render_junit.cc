@@ -1,0 +1,163 @@
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "report/render.h"
+#include "report/render_util.h"
+
+namespace fabricctl::report {
+namespace {
+
+using internal::XmlEscape;
+
+struct Case {
+  std::string name, classname, failure_type, message;
+  bool skipped = false;
+  double time = 0;
+};
+
+// The two node names of a pair in a fixed order, so that node -> peer and peer -> node meet.
+std::pair<std::string, std::string> Unordered(const std::string& a, const std::string& b) {
+  return {std::min(a, b), std::max(a, b)};
+}
+
+// Makes `c` a failure of the findings' kinds (comma-separated) with their details as the
+// message; nothing when there are none.
+void FailOn(const std::vector<const v1::Finding*>& findings, Case* c) {
+  if (findings.empty()) return;
+  std::vector<std::string> kinds, details;
+  for (const v1::Finding* f : findings) {
+    kinds.push_back(f->kind());
+    details.push_back(f->detail());
+  }
+  c->failure_type = absl::StrJoin(kinds, ",");
+  c->message = absl::StrJoin(details, "; ");
+}
+
+struct Tally {
+  int failures = 0;
+  int skipped = 0;
+};
+
+Tally Count(const std::vector<Case>& cases) {
+  Tally t;
+  for (const auto& c : cases) {
+    t.failures += !c.failure_type.empty();
+    t.skipped += c.skipped;
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string RenderJunit(const v1::Report& report) {
+  std::map<std::string, std::vector<Case>> suites;  // family -> cases
+  // Pair findings by unordered pair; node findings by node.
+  std::map<std::pair<std::string, std::string>, std::vector<const v1::Finding*>> pair_findings;
+  std::map<std::string, std::vector<const v1::Finding*>> node_findings;
+  for (const auto& f : report.findings()) {
+    if (f.peer().empty()) {
+      node_findings[f.node()].push_back(&f);
+    } else {
+      pair_findings[Unordered(f.node(), f.peer())].push_back(&f);
+    }
+  }
+  for (const auto& pair : report.health().pairs()) {
+    for (const auto& result : pair.results()) {
+      Case c;
+      std::string family = internal::ProbeName(result.kind());
+      c.classname = absl::StrCat("fabricctl.", family);
+      c.name = absl::StrCat(pair.node(), " -> ", pair.peer());
+      c.time = internal::Seconds(result.elapsed());
+      if (result.outcome() == v1::PROBE_SKIPPED) {
+        c.skipped = true;
+        c.message = result.reason();
+      } else if (result.outcome() != v1::PROBE_OK) {
+        c.failure_type = result.outcome() == v1::PROBE_TIMEOUT ? "probe_timeout" : "probe_failed";
+        c.message = result.reason();
+      }
+      suites[family].push_back(std::move(c));
+    }
+    // The pair's verdict (slow link, high latency) belongs to the pair family.
+    if (auto it = pair_findings.find(Unordered(pair.node(), pair.peer())); it != pair_findings.end()) {
+      for (const v1::Finding* f : it->second) {
+        if (f->kind() == "probe_failed" || f->kind() == "probe_timeout") continue;
+        Case c;
+        c.classname = "fabricctl.pairs";
+        c.name = absl::StrCat(f->node(), " -> ", f->peer(), ": ", f->kind());
+        c.failure_type = f->kind();
+        c.message = f->detail();
+        suites["pairs"].push_back(std::move(c));
+      }
+    }
+  }
+  for (const auto& node : report.health().nodes()) {
+    for (const auto& audit : node.audits()) {
+      Case c;
+      c.classname = absl::StrCat("fabricctl.audits.", audit.audit());
+      c.name = absl::StrCat(node.node(), ": ", audit.audit());
+      if (audit.outcome() == v1::AUDIT_SKIPPED) {
+        c.skipped = true;
+        c.message = audit.reason();
+      } else if (audit.outcome() == v1::AUDIT_FAILED) {
+        c.failure_type = "audit_failed";
+        c.message = audit.reason();
+      } else {
+        std::vector<const v1::Finding*> findings;
+        for (const auto& f : audit.findings()) findings.push_back(&f);
+        FailOn(findings, &c);
+      }
+      suites["audits"].push_back(std::move(c));
+    }
+  }
+  for (const auto& node : report.health().nodes()) {
+    Case c;
+    c.classname = "fabricctl.nodes";
+    c.name = node.node();
+    FailOn(node_findings[node.node()], &c);
+    suites["nodes"].push_back(std::move(c));
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  int total = 0;
+  Tally all;
+  for (const auto& [family, cases] : suites) {
+    const Tally t = Count(cases);
+    total += static_cast<int>(cases.size());
+    all.failures += t.failures;
+    all.skipped += t.skipped;
+  }
+  absl::StrAppendFormat(&out, "<testsuites name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
+                        XmlEscape(internal::Title(report)), total, all.failures, all.skipped);
+  for (const auto& [family, cases] : suites) {
+    const Tally t = Count(cases);
+    absl::StrAppendFormat(&out,
+                          "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" errors=\"0\" "
+                          "skipped=\"%d\">\n",
+                          XmlEscape(family), cases.size(), t.failures, t.skipped);
+    for (const auto& c : cases) {
+      absl::StrAppendFormat(&out, "    <testcase classname=\"%s\" name=\"%s\" time=\"%.3f\"",
+                            XmlEscape(c.classname), XmlEscape(c.name), c.time);
+      if (c.failure_type.empty() && !c.skipped) {
+        out += "/>\n";
+        continue;
+      }
+      out += ">\n";
+      if (c.skipped) {
+        absl::StrAppendFormat(&out, "      <skipped message=\"%s\"/>\n", XmlEscape(c.message));
+      } else {
+        absl::StrAppendFormat(&out, "      <failure type=\"%s\" message=\"%s\">%s</failure>\n",
+                              XmlEscape(c.failure_type), XmlEscape(c.message), XmlEscape(c.message));
+      }
+      out += "    </testcase>\n";
+    }
+    out += "  </testsuite>\n";
+  }
+  out += "</testsuites>\n";
+  return out;
+}
+
+}  // namespace fabricctl::report

@@ -1,0 +1,127 @@
+#include "report/render.h"
+
+#include <catch2/catch.hpp>
+
+#include "google/protobuf/util/json_util.h"
+#include "report/builder.h"
+
+namespace fabricctl::report {
+namespace {
+
+v1::Report ThreeNodes() {
+  v1::Report r;
+  r.set_schema("fabricctl.report/v1");
+  r.set_source("sweep");
+  r.set_generator("fabric-controller test");
+  r.mutable_sweep()->set_sweep_id(7);
+  r.mutable_sweep()->add_probes(v1::TCP_BW);
+  r.mutable_sweep()->add_probes(v1::TCP_LAT);
+  r.mutable_sweep()->mutable_finished()->set_seconds(1700000000);
+  auto* s = r.mutable_summary();
+  s->set_nodes(3);
+  s->set_nodes_ok(2);
+  s->set_nodes_critical(1);
+  s->set_pairs(3);
+  s->set_pairs_failed(2);
+  s->add_drain("c");
+  s->set_worst_severity(v1::SEVERITY_CRITICAL);
+  for (const char* n : {"a", "b", "c"}) {
+    auto* node = r.mutable_health()->add_nodes();
+    node->set_node(n);
+    node->set_status(std::string(n) == "c" ? v1::HEALTH_CRITICAL : v1::HEALTH_OK);
+  }
+  auto pair = [&](const char* a, const char* b, double bw, v1::HealthStatus st) {
+    auto* p = r.mutable_health()->add_pairs();
+    p->set_node(a);
+    p->set_peer(b);
+    p->set_bw_gbps(bw);
+    p->set_lat_us(20);
+    p->set_status(st);
+    auto* res = p->add_results();
+    res->set_kind(v1::TCP_BW);
+    res->set_outcome(v1::PROBE_OK);
+  };
+  pair("a", "b", 9.5, v1::HEALTH_OK);
+  pair("a", "c", 1.5, v1::HEALTH_CRITICAL);
+  pair("b", "c", 1.4, v1::HEALTH_CRITICAL);
+  r.mutable_health()->set_best_bw_gbps(9.5);
+  r.mutable_health()->set_median_bw_gbps(1.5);
+  auto* f = r.add_findings();
+  f->set_kind("straggler_node");
+  f->set_severity(v1::SEVERITY_CRITICAL);
+  f->set_action(v1::ACTION_DRAIN);
+  f->set_node("c");
+  f->set_detail("c: median tcp_bw 1.45 Gb/s <slow> & \"odd\"");
+  return r;
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("JSON carries the schema and round-trips through the proto") {
+  v1::Report report = ThreeNodes();
+  std::string json = RenderJson(report);
+  CHECK(json.find("\"schema\": \"fabricctl.report/v1\"") != std::string::npos);
+  v1::Report parsed;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok());
+  CHECK(parsed.SerializeAsString() == report.SerializeAsString());
+}
+
+TEST_CASE("Text shows the verdict, the findings and a heat map cell per ordered pair") {
+  std::string text = RenderText(ThreeNodes(), false);
+  CHECK(text.rfind("fabricctl sweep 7: CRITICAL - 3 nodes (2 ok, 0 warning, 1 critical, 0 unknown)", 0) == 0);
+  CHECK(text.find("CRITICAL straggler_node") != std::string::npos);
+  CHECK(text.find("DRAIN: c") != std::string::npos);
+  CHECK(Count(text, "1.50*") == 2);  // a-c in both triangles
+  CHECK(Count(text, "9.50 ") == 3);  // the best-pair line and a-b in both triangles
+  CHECK(text.find("\033[") == std::string::npos);
+  CHECK(RenderText(ThreeNodes(), true).find("\033[31m") != std::string::npos);
+}
+
+TEST_CASE("JUnit has a suite per family and failures from findings, escaped") {
+  std::string xml = RenderJunit(ThreeNodes());
+  CHECK(xml.find("<testsuite name=\"tcp_bw\" tests=\"3\" failures=\"0\"") != std::string::npos);
+  CHECK(xml.find("<testsuite name=\"nodes\" tests=\"3\" failures=\"1\"") != std::string::npos);
+  CHECK(xml.find("<failure type=\"straggler_node\" message=\"c: median tcp_bw 1.45 Gb/s &lt;slow&gt; &amp; &quot;odd&quot;\"") !=
+        std::string::npos);
+  CHECK(xml.find("<testsuites name=\"fabricctl sweep 7\" tests=\"6\" failures=\"1\"") != std::string::npos);
+}
+
+TEST_CASE("Prometheus exposition: HELP and TYPE per metric, labelled samples") {
+  std::string prom = RenderProm(ThreeNodes());
+  CHECK(prom.find("# TYPE fabricctl_pair_bandwidth_bytes_per_second gauge\n") != std::string::npos);
+  CHECK(prom.find("fabricctl_pair_bandwidth_bytes_per_second{node=\"a\",peer=\"b\",probe=\"tcp_bw\"} "
+                  "1.1875e+09\n") != std::string::npos);
+  CHECK(prom.find("fabricctl_pair_latency_seconds{node=\"a\",peer=\"b\"} 2e-05\n") !=
+        std::string::npos);
+  CHECK(prom.find("fabricctl_node_status{node=\"c\"} 2\n") != std::string::npos);
+  CHECK(prom.find("fabricctl_findings{kind=\"straggler_node\",severity=\"critical\"} 1\n") !=
+        std::string::npos);
+  CHECK(prom.find("fabricctl_sweep_worst_severity 2\n") != std::string::npos);
+}
+
+TEST_CASE("HTML is one file with an SVG cell per ordered pair and no external references") {
+  std::string html = RenderHtml(ThreeNodes());
+  CHECK(Count(html, "<rect class=\"cell\"") == 6);
+  CHECK(Count(html, "data-status=\"critical\"") == 4);
+  CHECK(html.find("http://") == html.find("http://www.w3.org/2000/svg"));
+  CHECK(html.find("https://") == std::string::npos);
+  CHECK(html.find("&lt;slow&gt;") != std::string::npos);
+}
+
+TEST_CASE("Formats by name; exit codes by worst severity") {
+  CHECK(Render(ThreeNodes(), "yaml", false).status().message() ==
+        "--format: 'yaml' is not text, json, junit, html or prom");
+  CHECK(ExitCodeFor(ThreeNodes()) == 2);
+  v1::Report warning = ThreeNodes();
+  warning.mutable_summary()->set_worst_severity(v1::SEVERITY_WARNING);
+  CHECK(ExitCodeFor(warning) == 1);
+  CHECK(ExitCodeFor(v1::Report()) == 0);
+}
+
+}  // namespace fabricctl::report

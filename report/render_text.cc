@@ -1,0 +1,146 @@
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "report/render.h"
+#include "report/render_util.h"
+
+namespace fabricctl::report {
+namespace {
+
+using internal::ActionName;
+using internal::SeverityName;
+
+// The severity whose colour a pair of `status` is painted in.
+v1::Severity SeverityOf(v1::HealthStatus status) {
+  return status == v1::HEALTH_CRITICAL  ? v1::SEVERITY_CRITICAL
+         : status == v1::HEALTH_WARNING ? v1::SEVERITY_WARNING
+                                        : v1::SEVERITY_OK;
+}
+
+// The mark after a heat map cell: * critical, ! warning, ? not measured.
+const char* MarkOf(v1::HealthStatus status) {
+  return status == v1::HEALTH_CRITICAL  ? "*"
+         : status == v1::HEALTH_WARNING ? "!"
+         : status == v1::HEALTH_UNKNOWN ? "?"
+                                        : " ";
+}
+
+std::string AuditOutcome(const v1::AuditResult& audit) {
+  return audit.outcome() == v1::AUDIT_SKIPPED  ? "skipped"
+         : audit.outcome() == v1::AUDIT_FAILED ? "failed"
+         : audit.findings_size() > 0           ? "findings"
+                                               : "ok";
+}
+
+}  // namespace
+
+std::string RenderText(const v1::Report& report, bool color) {
+  const auto& sum = report.summary();
+  const char* reset = color ? "\033[0m" : "";
+  auto paint = [&](v1::Severity s) -> const char* {
+    if (!color) return "";
+    return s == v1::SEVERITY_CRITICAL ? "\033[31m" : s == v1::SEVERITY_WARNING ? "\033[33m" : "\033[32m";
+  };
+  const std::string title = internal::Title(report);
+  std::string out;
+  if (report.source() == "check") {
+    int audits = 0, skipped = 0;
+    for (const auto& node : report.health().nodes()) {
+      for (const auto& a : node.audits()) {
+        ++audits;
+        skipped += a.outcome() == v1::AUDIT_SKIPPED;
+      }
+    }
+    out = absl::StrFormat("%s: %s%s%s - %d audits (%d skipped), %d findings\n", title,
+                          paint(sum.worst_severity()), SeverityName(sum.worst_severity()), reset,
+                          audits, skipped, report.findings_size());
+  } else {
+    out = absl::StrFormat(
+      "%s: %s%s%s - %d nodes (%d ok, %d warning, %d critical, %d unknown), %d pairs (%d flagged), "
+      "%d findings, %.1fs\n",
+      title, paint(sum.worst_severity()), SeverityName(sum.worst_severity()), reset,
+      sum.nodes(), sum.nodes_ok(), sum.nodes_warning(), sum.nodes_critical(), sum.nodes_unknown(),
+      sum.pairs(), sum.pairs_failed(), report.findings_size(), internal::Seconds(sum.elapsed()));
+  }
+  const std::string probe = internal::HeadlineProbe(report);
+  if (report.health().has_best_bw_gbps()) {
+    absl::StrAppendFormat(&out, "%s: best pair %.2f Gb/s, median %.2f Gb/s\n", probe,
+                          report.health().best_bw_gbps(), report.health().median_bw_gbps());
+  }
+  if (report.findings_size() > 0) {
+    out += "\nFINDINGS\n";
+    for (const auto& f : report.findings()) {
+      absl::StrAppendFormat(&out, "%s%-8s%s %-20s %s  [%s]\n", paint(f.severity()),
+                            SeverityName(f.severity()), reset, f.kind(), f.detail(),
+                            ActionName(f.action()));
+    }
+  }
+  if (sum.drain_size() > 0) absl::StrAppend(&out, "\nDRAIN: ", absl::StrJoin(sum.drain(), " "), "\n");
+  for (const auto& node : report.health().nodes()) {
+    if (node.audits_size() == 0) continue;
+    absl::StrAppend(&out, "\nAUDITS (", node.node(), ")\n");
+    for (const auto& audit : node.audits()) {
+      absl::StrAppendFormat(&out, "%-12s %-9s %s\n", audit.audit(), AuditOutcome(audit),
+                            audit.reason().empty()
+                                ? absl::StrCat(audit.observed_size(), " checked")
+                                : audit.reason());
+    }
+  }
+
+  for (const auto& c : report.health().collectives()) {
+    absl::StrAppendFormat(&out, "\nALLREDUCE (%s, %d nodes from %s)%s\n", c.device(),
+                          c.effective_spec().allreduce().group_size(), c.node(),
+                          c.outcome() == v1::PROBE_OK ? "" : absl::StrCat(": ", c.reason()));
+    if (c.has_nccl() && !c.nccl().net().empty()) {
+      absl::StrAppendFormat(&out, "NCCL network %s, GPUDirect RDMA %s\n", c.nccl().net(),
+                            c.nccl().gpudirect_rdma() ? "in use" : "not in use");
+    }
+    if (c.collective_size() > 0) {
+      out += "        size     time(us)  algbw(GB/s)  busbw(GB/s)  #wrong\n";
+      for (const auto& p : c.collective()) {
+        absl::StrAppendFormat(&out, "%12d %12.1f %12.3f %12.3f %7d\n", p.size_bytes(), p.time_us(),
+                              p.algbw_gbytes(), p.busbw_gbytes(), p.wrong());
+      }
+    }
+  }
+  const auto& nodes = report.health().nodes();
+  if (nodes.empty() || report.health().pairs().empty()) return out;
+  constexpr int kMaxMapNodes = 40;
+  if (nodes.size() > kMaxMapNodes) {
+    absl::StrAppendFormat(&out, "\n(heat map left out for %d nodes: --format html draws it)\n",
+                          nodes.size());
+    return out;
+  }
+  const internal::PairIndex index = internal::IndexPairs(report);
+  size_t width = 6;
+  for (const auto& n : nodes) width = std::max(width, n.node().size());
+  absl::StrAppendFormat(&out, "\nHEAT MAP (%s Gb/s; * critical, ! warning, ? not measured)\n",
+                        probe.empty() ? "bandwidth" : probe);
+  out += std::string(width + 1, ' ');
+  for (const auto& n : nodes) absl::StrAppendFormat(&out, " %*s", static_cast<int>(std::max<size_t>(8, n.node().size())), n.node());
+  out += "\n";
+  for (const auto& row : nodes) {
+    absl::StrAppendFormat(&out, "%-*s ", static_cast<int>(width), row.node());
+    for (const auto& col : nodes) {
+      const int w = static_cast<int>(std::max<size_t>(8, col.node().size()));
+      if (row.node() == col.node()) {
+        absl::StrAppendFormat(&out, " %*s", w, "-");
+        continue;
+      }
+      const v1::PairHealth* p = internal::FindPair(index, row.node(), col.node());
+      if (p == nullptr) {
+        absl::StrAppendFormat(&out, " %*s", w, "");
+        continue;
+      }
+      std::string cell = p->has_bw_gbps() ? absl::StrFormat("%.2f", p->bw_gbps()) : "?";
+      absl::StrAppendFormat(&out, " %s%*s%s%s", paint(SeverityOf(p->status())), w - 1, cell,
+                            MarkOf(p->status()), reset);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace fabricctl::report

@@ -1,0 +1,45 @@
+#ifndef FABRICCTL_REPORT_RENDER_UTIL_H_
+#define FABRICCTL_REPORT_RENDER_UTIL_H_
+
+// What the renderers (render_*.cc) share: names of enum values as the formats spell them, the
+// report's title, the headline probe and pair lookup. Private to //report:render.
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "google/protobuf/duration.pb.h"
+#include "proto/report.pb.h"
+
+namespace fabricctl::report::internal {
+
+// "CRITICAL", "WARNING" or "OK".
+std::string SeverityName(v1::Severity s);
+// "critical", "warning" or "ok": a CSS class, a Prometheus label value.
+std::string SeverityLabel(v1::Severity s);
+// "drain", "investigate" or "none".
+std::string ActionName(v1::Action a);
+// "ok", "warning", "critical" or "unknown".
+std::string StatusName(v1::HealthStatus s);
+// A ProbeKind in lower case ("tcp_bw").
+std::string ProbeName(int kind);
+double Seconds(const google::protobuf::Duration& d);
+
+// "fabricctl check NODE", "fabricctl sweep ID" or "fabricctl SOURCE".
+std::string Title(const v1::Report& report);
+// The bandwidth probe the heat map shows: the first bandwidth probe of the sweep ("" if none).
+std::string HeadlineProbe(const v1::Report& report);
+
+// Pair lookup by node names, in either order.
+using PairIndex = std::map<std::pair<std::string, std::string>, const v1::PairHealth*>;
+PairIndex IndexPairs(const v1::Report& report);
+// The pair of `node` and `peer` in either order; nullptr when it was not measured.
+const v1::PairHealth* FindPair(const PairIndex& index, const std::string& node,
+                               const std::string& peer);
+
+// Escapes the five XML special characters (for XML and HTML text and attributes).
+std::string XmlEscape(const std::string& text);
+
+}  // namespace fabricctl::report::internal
+
+#endif  // FABRICCTL_REPORT_RENDER_UTIL_H_
