@@ -1,9 +1,48 @@
 #include "agent/agent_service.h"
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 #include "base/grpc_status.h"
 #include "base/tls.h"
 
 namespace fabricctl::agent {
+namespace {
+
+// Cancels `cancel` when the RPC of `context` is cancelled: its client went away, or its deadline
+// passed (gRPC cancels the call then). Checks every 50 ms until destroyed.
+class CancelWithRpc {
+ public:
+  CancelWithRpc(grpc::ServerContext* context, probes::Cancellation* cancel)
+      : thread_([this, context, cancel] {
+          std::unique_lock<std::mutex> lock(mu_);
+          while (!done_) {
+            if (context->IsCancelled()) {
+              cancel->Cancel();
+              return;
+            }
+            wake_.wait_for(lock, std::chrono::milliseconds(50));
+          }
+        }) {}
+  ~CancelWithRpc() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool done_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace
 
 AgentService::AgentService(std::string controller_identity,
                            std::function<v1::NodeInventory()> inventory, ProbeRunner* probes,
@@ -54,7 +93,12 @@ grpc::Status AgentService::RunProbeClient(grpc::ServerContext* context,
                                           const v1::RunProbeClientRequest* request,
                                           v1::RunProbeClientResponse* response) {
   if (auto s = RequirePeerIdentity(*context, controller_identity_); !s.ok()) return s;
-  auto result = probes_->RunClient(request->spec(), request->server());
+  probes::Cancellation cancel;
+  absl::StatusOr<v1::ProbeResult> result;
+  {
+    const CancelWithRpc watch(context, &cancel);
+    result = probes_->RunClient(request->spec(), request->server(), &cancel);
+  }
   if (!result.ok()) return ToGrpcStatus(result.status());
   *response->mutable_result() = *std::move(result);
   return grpc::Status::OK;

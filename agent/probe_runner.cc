@@ -235,9 +235,11 @@ absl::Status ProbeRunner::StopServer(const std::string& run_id) {
 }
 
 absl::StatusOr<v1::ProbeResult> ProbeRunner::RunClient(const v1::ProbeSpec& spec,
-                                                       const v1::Endpoint& server) {
+                                                       const v1::Endpoint& server,
+                                                       probes::Cancellation* cancel) {
   auto params = Validate(spec);
   if (!params.ok()) return params.status();
+  params->cancel = cancel;
   auto address = ParseHostPort(server.address(), "server.address");
   if (!address.ok()) return address.status();
   if (auto s = Acquire(absl::StrCat("client to ", server.address())); !s.ok()) return s;

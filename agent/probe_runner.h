@@ -45,7 +45,10 @@ class ProbeRunner {
   // Ends a server half early (or reaps one that has finished). NotFound for an unknown run.
   absl::Status StopServer(const std::string& run_id);
   // Runs the client half against `server` and returns its result (failures are results too).
-  absl::StatusOr<v1::ProbeResult> RunClient(const v1::ProbeSpec& spec, const v1::Endpoint& server);
+  // `cancel` stops it from another thread (its requester went away): its sockets close and the
+  // slot is free again as soon as it returns.
+  absl::StatusOr<v1::ProbeResult> RunClient(const v1::ProbeSpec& spec, const v1::Endpoint& server,
+                                            probes::Cancellation* cancel = nullptr);
   // Collectives, after StartServer: the host ring joins the ring of request.ranks as
   // request.rank; NCCL runs request.local_ranks ranks (one per GPU, from request.rank) of
   // request.world_size, each in a child process, and judges their logs. Frees the slot.

@@ -279,6 +279,10 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
   }
   if (t.relative_lat() < 1) return fail("thresholds.relative_lat", "must be at least 1");
   if (t.max_robust_z() <= 0) return fail("thresholds.max_robust_z", "must be positive");
+  if (t.min_effect() < 0 || t.min_effect() >= 1) return fail("thresholds.min_effect", "must be in [0, 1)");
+  if (t.min_node_pairs() < 1 || t.min_node_pairs() > 1000) {
+    return fail("thresholds.min_node_pairs", "must be between 1 and 1000");
+  }
   if (t.relative_allreduce_busbw() <= 0 || t.relative_allreduce_busbw() > 1) {
     return fail("thresholds.relative_allreduce_busbw", "must be in (0, 1]");
   }
@@ -300,20 +304,24 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
 void ApplyDefaults(v1::Config* c) {
   auto* t = c->mutable_thresholds();
   if (!t->has_min_bw_efficiency()) t->set_min_bw_efficiency(0.90);
-  if (!t->has_relative_bw()) t->set_relative_bw(0.93);
+  if (!t->has_relative_bw()) t->set_relative_bw(0.6);
   if (!t->has_relative_lat()) t->set_relative_lat(2.1);
   if (!t->has_max_robust_z()) t->set_max_robust_z(3.5);
+  if (!t->has_min_node_pairs()) t->set_min_node_pairs(2);
+  if (!t->has_min_effect()) t->set_min_effect(0.2);
   if (!t->has_relative_allreduce_busbw()) t->set_relative_allreduce_busbw(0.85);
   auto* p = c->mutable_probes();
   if (p->sizes().empty()) p->set_sizes("64K:1M");
-  if (p->iterations() == 0 && !p->has_duration()) p->set_iterations(1000);
+  // Time-bounded by default: a link 100 times slower than its peers still finishes on time.
+  if (p->iterations() == 0 && !p->has_duration()) p->mutable_duration()->set_seconds(1);
   if (p->tcp_streams() == 0) p->set_tcp_streams(1);
   if (!p->has_gid_index()) p->set_gid_index(-1);
   auto* s = c->mutable_sweep();
   if (s->pairing() == v1::PAIRING_UNSPECIFIED) s->set_pairing(v1::PAIRING_FULL);
   if (s->sample_rounds() == 0) s->set_sample_rounds(3);
   if (!s->has_pair_timeout()) s->mutable_pair_timeout()->set_seconds(60);
-  if (s->retests() == 0) s->set_retests(1);
+  if (s->retests() == 0) s->set_retests(2);
+  if (!s->has_both_directions()) s->set_both_directions(true);
   auto* tls = c->mutable_tls();
   if (tls->controller_identity().empty()) tls->set_controller_identity("fabric-controller");
 }

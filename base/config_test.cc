@@ -48,7 +48,7 @@ thresholds:
 TEST_CASE("Defaults fill what the file leaves out") {
   auto config = ParseConfig("expect: {link_rate_gbps: 200}\n", "c.yaml");
   REQUIRE(config.ok());
-  CHECK(config->thresholds().relative_bw() == Approx(0.93));
+  CHECK(config->thresholds().relative_bw() == Approx(0.6));
   CHECK(config->sweep().pairing() == v1::PAIRING_FULL);
   CHECK(config->sweep().pair_timeout().seconds() == 60);
   CHECK(config->probes().gid_index() == -1);

@@ -119,7 +119,7 @@ absl::StatusOr<UniqueFd> AcceptTcp(const Listener& listener, absl::Duration time
 }
 
 absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
-                                    absl::Duration timeout) {
+                                    absl::Duration timeout, const std::atomic<bool>* stop) {
   const absl::Time deadline = absl::Now() + timeout;
   const std::string where = Endpoint(host, port);
   addrinfo hints{};
@@ -145,7 +145,16 @@ absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
       last = Errno(absl::StrCat("connect ", where), errno);
       continue;
     }
-    if (auto s = WaitReady(fd.get(), POLLOUT, deadline, "connect"); !s.ok()) {
+    // In slices, so that a caller that gives up is not held for the whole timeout.
+    absl::Status ready;
+    do {
+      if (stop != nullptr && stop->load()) {
+        return absl::CancelledError(absl::StrCat("connect ", where, ": cancelled"));
+      }
+      ready = WaitReady(fd.get(), POLLOUT, std::min(deadline, absl::Now() + absl::Milliseconds(100)),
+                        "connect");
+    } while (!ready.ok() && absl::Now() < deadline);
+    if (!ready.ok()) {
       last = absl::DeadlineExceededError(
           absl::StrCat("connect ", where, ": no answer within ", absl::FormatDuration(timeout)));
       continue;

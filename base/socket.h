@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_BASE_SOCKET_H_
 #define FABRICCTL_BASE_SOCKET_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -53,9 +54,11 @@ absl::StatusOr<Listener> ListenTcp(const std::string& host, uint16_t port);
 // Accepts one connection, waiting at most `timeout`; DeadlineExceeded when none came.
 absl::StatusOr<UniqueFd> AcceptTcp(const Listener& listener, absl::Duration timeout);
 
-// Connects to host:port (name or literal), giving up after `timeout`. Errors name the address.
+// Connects to host:port (name or literal), giving up after `timeout`, or with CANCELLED within
+// 100 ms of `*stop` turning true. Errors name the address.
 absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
-                                    absl::Duration timeout);
+                                    absl::Duration timeout,
+                                    const std::atomic<bool>* stop = nullptr);
 
 // Writes or reads exactly `n` bytes before `deadline`. A peer that closes first is
 // Unavailable ("connection closed by peer"); the deadline passing is DeadlineExceeded.

@@ -27,20 +27,24 @@ struct NodeInput {
 // How a pair's measurement ended.
 enum class PairStatus : uint8_t {
   kMeasured,
-  kFailed,       // the probe ran and failed (reason in PairInput::reason)
-  kTimeout,      // the pair's deadline passed
+  kRefused,      // an agent refused or could not start the probe: no evidence about the path
+  kUnreachable,  // the probe failed or ran out of time between two agents that answer
   kNotMeasured,  // an end was unreachable
 };
 
 // One measured pair, compact (8.4 M of these for a 4,096-node full sweep). Headline figures:
-// average bandwidth at the largest message size, typical latency at the smallest; NaN when
-// the sweep had no such probe or it did not measure.
+// average bandwidth at the largest message size (client to server, and server to client when
+// measured), typical latency at the smallest; NaN when the sweep had no such probe or it did
+// not measure.
 struct PairInput {
   uint32_t client = 0;  // node indices
   uint32_t server = 0;
   float bw_gbps = std::numeric_limits<float>::quiet_NaN();
+  float bw_reverse_gbps = std::numeric_limits<float>::quiet_NaN();
   float lat_us = std::numeric_limits<float>::quiet_NaN();
   PairStatus status = PairStatus::kMeasured;
+  // How many times the pair was measured; above 1, the figures are the best of the attempts.
+  uint16_t attempts = 1;
   // An RDMA probe was asked for and the pair could only use TCP.
   bool tcp_fallback = false;
   // Index into AnalysisInput::reasons for failures; -1 when none.
@@ -58,23 +62,33 @@ struct AnalysisInput {
   bool bandwidth_is_rdma = false;
   std::string bandwidth_probe;  // "rdma_write_bw", "tcp_bw"; for finding details
   std::string latency_probe;
+  // Flagged pairs were re-tested: a node is blamed only when its re-tested pairs agree.
+  bool require_retest = false;
 };
 
 enum class Verdict : uint8_t { kOk, kWarning, kCritical, kUnknown };
+
+// Which of a node's directions a fault is in: what it sends, what it receives, or both.
+enum class Side : uint8_t { kNone = 0, kSend = 1, kReceive = 2, kBoth = 3 };
 
 struct NodeResult {
   Verdict verdict = Verdict::kOk;
   float median_bw_gbps = std::numeric_limits<float>::quiet_NaN();
   float robust_z = std::numeric_limits<float>::quiet_NaN();
-  uint32_t pairs = 0;
-  uint32_t slow_pairs = 0;
+  uint32_t pairs = 0;  // peers it was measured with
   bool straggler = false;
+  Side side = Side::kNone;  // of a bandwidth straggler
+  bool path_down = false;   // its probes fail with most of its peers
 };
 
 struct PairResult {
   Verdict verdict = Verdict::kOk;
-  bool slow = false;
+  bool slow = false;          // either direction
+  bool slow_forward = false;  // client -> server
+  bool slow_reverse = false;  // server -> client
   bool high_latency = false;
+  bool unreachable = false;
+  // The worse direction's bandwidth over the typical one.
   float relative_bw = std::numeric_limits<float>::quiet_NaN();
 };
 
@@ -83,30 +97,42 @@ struct AnalysisResult {
   std::vector<PairResult> pairs;
   std::vector<v1::Finding> findings;
   float best_bw_gbps = std::numeric_limits<float>::quiet_NaN();
+  // The fabric's typical bandwidth: the median over nodes of each node's median figure.
   float median_bw_gbps = std::numeric_limits<float>::quiet_NaN();
   float best_lat_us = std::numeric_limits<float>::quiet_NaN();
 };
 
-// Turns a sweep's measurements into verdicts and findings (SPEC.md "Findings"):
+// Turns a sweep's measurements into verdicts and findings. Every figure is judged against the
+// fabric's own typical one, never against the best pair (the luckiest measurement):
 //
-// A pair is slow when its bandwidth is below thresholds.relative_bw of the best pair, or (RDMA
-// only) below thresholds.min_bw_efficiency of expect.link_rate_gbps; its latency is high above
-// thresholds.relative_lat times the best pair's, or above thresholds.max_lat_us.
-//
-// Localisation: the node that explains most of the bad pairs is blamed first — a node with
-// at least two measured pairs of which at least half are bad, or whose median bandwidth is a
-// robust outlier (z below -max_robust_z), is a straggler_node; its pairs are then explained and
-// the next node is considered with what is left. A bad pair that no straggler explains is a
-// slow_link / high_latency_link: both ends are fine with everyone else.
-//
-// Also: node_unreachable, probe_failed, probe_timeout, tcp_fallback, and mtu_mismatch (a
-// node's MTU differs from expect.netdev_mtu, or, with no expectation, from the sweep's most
-// common MTU).
+// - typical bandwidth: the median over nodes of each node's (upper) median directed figure, so
+//   that fewer than half the nodes being slow cannot move it; spread: 1.4826 x the MAD of all
+//   directed figures.
+// - a direction of a pair is slow when it is below thresholds.relative_bw x typical, or when it
+//   is at least thresholds.min_effect below typical and a robust outlier (z below
+//   -thresholds.max_robust_z); for RDMA also below thresholds.min_bw_efficiency x
+//   expect.link_rate_gbps. Latency is high above thresholds.relative_lat x the typical latency
+//   when also a robust outlier, or above thresholds.max_lat_us.
+// - a node is blamed when it has been measured with at least thresholds.min_node_pairs peers
+//   and more than half of them are bad in a direction: slow in what it sends (transmit), in
+//   what it receives (receive), or both: straggler_node; most-blamed first, and the pairs it
+//   explains no longer count against the others. Pairs that failed between two answering
+//   agents are localised the same way (link_unreachable on the node, or on the pair).
+//   With require_retest, a node is blamed only when its re-tested pairs stayed bad at least as
+//   often as they recovered.
+// - a bad pair no blamed node explains is a slow_link / high_latency_link / link_unreachable
+//   when both ends have enough peers to be cleared; otherwise the end with too few peers is
+//   insufficient_data.
+// Also: node_unreachable, probe_failed (refused probes), tcp_fallback, rdma_unavailable, and
+// mtu_mismatch (a node's MTU differs from expect.netdev_mtu, or from the most common one).
 AnalysisResult Analyze(const AnalysisInput& input);
 
 // Robust z-score helpers: median, and MAD scaled by 1.4826 (consistent with the standard
 // deviation for normal data).
 double Median(std::vector<double> values);
+// The upper of the two middle values for an even count (a node with half its peers fast is
+// judged capable of fast).
+double UpperMedian(std::vector<double> values);
 double ScaledMad(const std::vector<double>& values, double median);
 
 }  // namespace fabricctl::controller

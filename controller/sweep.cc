@@ -49,6 +49,22 @@ std::vector<PairFigure> PairFigures(const sweep::Fleet& fleet, const AnalysisInp
 
 }  // namespace
 
+// Re-tests what the figures so far flag (sweep::RetestPairs), up to `retests` passes, asking
+// the nodes whose RPCs failed in transport whether they are still there before each pass.
+void SweepRunner::Retest(sweep::RoundRunner& runner, sweep::Fleet& fleet,
+                         const sweep::SweepSpecs& specs, uint32_t retests) {
+  sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
+  for (uint32_t attempt = 2; attempt <= 1 + retests; ++attempt) {
+    std::vector<const sweep::PairRun*> ordered;
+    const AnalysisInput in =
+        sweep::BuildAnalysisInput(fleet, specs, options_.config, runner.pairs(), &ordered);
+    const std::vector<Pair> pairs = sweep::RetestPairs(fleet, in, ordered);
+    if (pairs.empty()) break;
+    runner.Run(PackRounds(pairs), attempt, "retest");
+    sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
+  }
+}
+
 SweepRunner::SweepRunner(Store* store, std::shared_ptr<grpc::ChannelCredentials> credentials,
                          SweepOptions options)
     : SweepRunner(store, sweep::NewGrpcAgentClient(std::move(credentials)), std::move(options)) {}
@@ -99,9 +115,10 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
 
   // Measure, re-test, and localise what the first analysis cannot place.
   sweep::RoundRunner runner(*agents_, *store_, *sweep_id, *fleet, specs->specs,
+                            specs->ReverseFlags(config.sweep().both_directions()),
                             options_.max_parallel_pairs, progress);
   runner.Run(plan->rounds, 1, "measure");
-  runner.Retest(config.sweep().retests(), options_.inventory_timeout);
+  Retest(runner, *fleet, *specs, config.sweep().retests());
   std::vector<sweep::RingRun> rings;
   if (specs->allreduce) rings = sweep::PlanRings(request, *fleet);
   for (size_t g = 0; g < rings.size(); ++g) {

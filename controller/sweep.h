@@ -18,6 +18,9 @@ namespace fabricctl::controller {
 
 namespace sweep {
 class AgentClient;
+class RoundRunner;
+struct Fleet;
+struct SweepSpecs;
 }
 
 struct SweepOptions {
@@ -55,6 +58,9 @@ class SweepRunner {
                                  const std::function<void(const v1::SweepEvent&)>& progress);
 
  private:
+  void Retest(sweep::RoundRunner& runner, sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
+              uint32_t retests);
+
   Store* store_;
   std::unique_ptr<sweep::AgentClient> agents_;
   SweepOptions options_;

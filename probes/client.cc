@@ -20,8 +20,17 @@ ProbeRun RunProbeClient(const ProbeParams& params, const ServerAddress& server,
     return run;
   }
   run = probe->Run(params, server);
+  if (params.cancel != nullptr && params.cancel->cancelled() && run.outcome != Outcome::kOk) {
+    // Whatever the sockets said when they were shut down, the probe was stopped.
+    run.outcome = Outcome::kTimeout;
+    run.reason = "stopped: its requester went away or its deadline passed";
+    run.bw.clear();
+    run.lat.clear();
+    return run;
+  }
   if (end_session) {
-    auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(5));
+    auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(5),
+                              params.cancel ? &params.cancel->flag() : nullptr);
     if (fd.ok()) {
       v1::ProbeHello bye;
       bye.set_bye(true);

@@ -24,6 +24,8 @@ struct ServeContext {
   ProbeLimits limits;
   // This node's RDMA selection (device, port, GID index); the client's request names its own.
   RdmaParams local_rdma;
+  // Stops the server half's sessions (set by ProbeServer; nullptr: none).
+  Cancellation* cancel = nullptr;
 };
 
 // One pair probe: a server half and a client half that measure together. Implementations are

@@ -1,5 +1,6 @@
 #include "probes/server.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@ ProbeServer::~ProbeServer() { Stop(); }
 
 void ProbeServer::Stop() {
   stopping_ = true;
+  sessions_.Cancel();
   uint64_t one = 1;
   if (wake_.valid()) (void)!::write(wake_.get(), &one, sizeof(one));
 }
@@ -60,7 +62,9 @@ absl::Status ProbeServer::Handle(net::UniqueFd connection, bool* bye) {
     (void)net::SendFrame(connection.get(), welcome, deadline);
     return absl::InvalidArgumentError(welcome.error());
   }
-  return probe->Serve(std::move(connection), hello, context_);
+  ServeContext context = context_;
+  context.cancel = &sessions_;
+  return probe->Serve(std::move(connection), hello, context);
 }
 
 absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
@@ -88,6 +92,10 @@ absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
     if (!connection.ok()) continue;
     threads.emplace_back([this, fd = std::make_shared<net::UniqueFd>(*std::move(connection)),
                           one_off, &session_over]() mutable {
+      // A second descriptor of the connection, registered for Stop: shutting it down ends the
+      // session whichever descriptor the probe holds, and it closes only after unregistering.
+      net::UniqueFd dup(::fcntl(fd->get(), F_DUPFD_CLOEXEC, 0));
+      const WatchedFd watched(&sessions_, dup.get());
       bool bye = false;
       absl::Status status = Handle(std::move(*fd), &bye);
       if (!status.ok()) {
@@ -100,10 +108,7 @@ absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
       }
     });
   }
-  if (expired) {
-    // Connections still open are ended by their own I/O deadlines; wake nothing else.
-    Stop();
-  }
+  if (expired) Stop();  // ends the sessions still open
   for (auto& t : threads) t.join();
   if (expired && !session_over) {
     return absl::DeadlineExceededError("probe server: the client did not finish in time");

@@ -34,7 +34,7 @@ class ProbeServer {
   // went wrong); a long-running server goes on.
   absl::Status Serve(bool one_off, absl::Time deadline = absl::InfiniteFuture());
 
-  // Makes Serve return; callable from any thread.
+  // Makes Serve return, ending the sessions in progress; callable from any thread.
   void Stop();
 
  private:
@@ -46,6 +46,9 @@ class ProbeServer {
   ServeContext context_;
   net::UniqueFd wake_;  // eventfd that interrupts the accept loop
   std::atomic<bool> stopping_{false};
+  // Shuts down the sessions' connections when the server stops (by Stop or its deadline), so
+  // that no session outlives the server.
+  Cancellation sessions_;
   std::mutex mu_;
   absl::Status first_error_;  // guarded by mu_
 };

@@ -67,6 +67,11 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "a probe that ran past its deadline after its re-tests"},
     {kind::kRegression, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
      "a pair below its figure in the baseline sweep"},
+    {kind::kLinkUnreachable, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPair,
+     "two nodes whose agents answer but whose probes between them fail, both fine with others",
+     SEVERITY_CRITICAL, ACTION_DRAIN, "the node's probes fail with most of its peers"},
+    {kind::kInsufficientData, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
+     "a bad pair whose end was measured with too few peers to tell the node from the link"},
 };
 
 v1::Finding MakeAt(const std::string& name, Level level) {

@@ -41,6 +41,8 @@ inline constexpr char kNodeUnreachable[] = "node_unreachable";
 inline constexpr char kProbeFailed[] = "probe_failed";
 inline constexpr char kProbeTimeout[] = "probe_timeout";
 inline constexpr char kRegression[] = "regression";
+inline constexpr char kLinkUnreachable[] = "link_unreachable";
+inline constexpr char kInsufficientData[] = "insufficient_data";
 }  // namespace kind
 
 // What a finding is about.

@@ -53,7 +53,8 @@ std::string HeatMapSvg(const v1::Report& report) {
       }
       const v1::PairHealth* p = internal::FindPair(index, nodes[r].node(), nodes[c].node());
       if (p == nullptr) continue;
-      std::string value = p->has_bw_gbps() ? absl::StrFormat("%.2f", p->bw_gbps()) : "n/a";
+      const double bw = internal::DirectedBw(*p, nodes[r].node());
+      std::string value = std::isnan(bw) ? "n/a" : absl::StrFormat("%.2f", bw);
       absl::StrAppendFormat(
           &svg,
           "<rect class=\"cell\" data-node=\"%s\" data-peer=\"%s\" data-status=\"%s\" x=\"%d\" "

@@ -57,6 +57,10 @@ std::string RenderProm(const v1::Report& report) {
     absl::StrAppendFormat(&out,
                           "fabricctl_pair_bandwidth_bytes_per_second{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n",
                           PromEscape(p.node()), PromEscape(p.peer()), probe, p.bw_gbps() * 1e9 / 8);
+    if (!p.has_bw_reverse_gbps()) continue;
+    absl::StrAppendFormat(&out,
+                          "fabricctl_pair_bandwidth_bytes_per_second{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n",
+                          PromEscape(p.peer()), PromEscape(p.node()), probe, p.bw_reverse_gbps() * 1e9 / 8);
   }
   metric("fabricctl_pair_latency_seconds",
          "Typical one-way latency of a pair at the smallest message size.");

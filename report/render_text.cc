@@ -1,3 +1,4 @@
+#include <cmath>
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -66,8 +67,8 @@ std::string RenderText(const v1::Report& report, bool color) {
   }
   const std::string probe = internal::HeadlineProbe(report);
   if (report.health().has_best_bw_gbps()) {
-    absl::StrAppendFormat(&out, "%s: best pair %.2f Gb/s, median %.2f Gb/s\n", probe,
-                          report.health().best_bw_gbps(), report.health().median_bw_gbps());
+    absl::StrAppendFormat(&out, "%s: typical %.2f Gb/s (median over nodes), best %.2f Gb/s\n", probe,
+                          report.health().median_bw_gbps(), report.health().best_bw_gbps());
   }
   if (report.findings_size() > 0) {
     out += "\nFINDINGS\n";
@@ -116,7 +117,7 @@ std::string RenderText(const v1::Report& report, bool color) {
   const internal::PairIndex index = internal::IndexPairs(report);
   size_t width = 6;
   for (const auto& n : nodes) width = std::max(width, n.node().size());
-  absl::StrAppendFormat(&out, "\nHEAT MAP (%s Gb/s; * critical, ! warning, ? not measured)\n",
+  absl::StrAppendFormat(&out, "\nHEAT MAP (%s Gb/s, row sends to column; * critical, ! warning, ? not measured)\n",
                         probe.empty() ? "bandwidth" : probe);
   out += std::string(width + 1, ' ');
   for (const auto& n : nodes) absl::StrAppendFormat(&out, " %*s", static_cast<int>(std::max<size_t>(8, n.node().size())), n.node());
@@ -134,7 +135,8 @@ std::string RenderText(const v1::Report& report, bool color) {
         absl::StrAppendFormat(&out, " %*s", w, "");
         continue;
       }
-      std::string cell = p->has_bw_gbps() ? absl::StrFormat("%.2f", p->bw_gbps()) : "?";
+      const double bw = internal::DirectedBw(*p, row.node());
+      std::string cell = std::isnan(bw) ? "?" : absl::StrFormat("%.2f", bw);
       absl::StrAppendFormat(&out, " %s%*s%s%s", paint(SeverityOf(p->status())), w - 1, cell,
                             MarkOf(p->status()), reset);
     }

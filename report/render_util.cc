@@ -1,5 +1,6 @@
 #include "report/render_util.h"
 
+#include <cmath>
 #include <algorithm>
 #include <cctype>
 
@@ -77,6 +78,11 @@ PairIndex IndexPairs(const v1::Report& report) {
     index[{p.peer(), p.node()}] = &p;
   }
   return index;
+}
+
+double DirectedBw(const v1::PairHealth& pair, const std::string& from) {
+  if (from == pair.peer() && pair.has_bw_reverse_gbps()) return pair.bw_reverse_gbps();
+  return pair.has_bw_gbps() ? pair.bw_gbps() : std::nan("");
 }
 
 const v1::PairHealth* FindPair(const PairIndex& index, const std::string& node,

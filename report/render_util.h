@@ -34,6 +34,10 @@ std::string HeadlineProbe(const v1::Report& report);
 using PairIndex = std::map<std::pair<std::string, std::string>, const v1::PairHealth*>;
 PairIndex IndexPairs(const v1::Report& report);
 // The pair of `node` and `peer` in either order; nullptr when it was not measured.
+// The pair's bandwidth from `from` to the other end: bw_gbps from its node, bw_reverse_gbps
+// from its peer (the forward figure where the reverse was not measured); NaN when none.
+double DirectedBw(const v1::PairHealth& pair, const std::string& from);
+
 const v1::PairHealth* FindPair(const PairIndex& index, const std::string& node,
                                const std::string& peer);
 

@@ -52,10 +52,14 @@ v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
     ph->set_peer(fleet.Name(run.server));
     ph->set_status(ToHealth(analysis.pairs[i].verdict));
     if (!std::isnan(in.pairs[i].bw_gbps)) ph->set_bw_gbps(in.pairs[i].bw_gbps);
+    if (!std::isnan(in.pairs[i].bw_reverse_gbps)) ph->set_bw_reverse_gbps(in.pairs[i].bw_reverse_gbps);
     if (!std::isnan(in.pairs[i].lat_us)) ph->set_lat_us(in.pairs[i].lat_us);
     if (!std::isnan(analysis.pairs[i].relative_bw)) ph->set_relative_bw(analysis.pairs[i].relative_bw);
     ph->set_attempts(run.attempts);
     for (const auto& r : run.results) *ph->add_results() = r;
+    for (const auto& r : run.reverse) {
+      if (r.kind() != v1::PROBE_KIND_UNSPECIFIED) *ph->add_results() = r;
+    }
   }
   v1::SweepInfo done = info;
   done.set_state(v1::SWEEP_COMPLETED);

@@ -41,6 +41,21 @@ void FakeAgents::KillAfter(const std::string& name, int client_calls) {
   kill_after_[name] = client_calls;
 }
 
+void FakeAgents::SetEgress(const std::string& name, double gbps) {
+  std::lock_guard<std::mutex> lock(mu_);
+  agents_[name].egress_gbps = gbps;
+}
+
+void FakeAgents::DropLink(const std::string& a, const std::string& b) {
+  std::lock_guard<std::mutex> lock(mu_);
+  dropped_[Sorted(a, b)] = true;
+}
+
+void FakeAgents::Busy(const std::string& name, int times) {
+  std::lock_guard<std::mutex> lock(mu_);
+  agents_[name].busy = times;
+}
+
 int FakeAgents::Measurements(const std::string& a, const std::string& b) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = measured_.find(Sorted(a, b));
@@ -89,6 +104,10 @@ absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
   std::lock_guard<std::mutex> lock(mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
+  if (agents_[*name].busy > 0) {
+    --agents_[*name].busy;
+    return absl::ResourceExhaustedError("a probe is already running on this node");
+  }
   servers_[request.run_id()] = *name;
   v1::StartProbeServerResponse response;
   response.mutable_endpoint()->set_address(address);
@@ -115,13 +134,18 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
     return s;
   }
   ++measured_[Sorted(*name, server->second)];
-  auto link = links_.find(Sorted(*name, server->second));
-  const double factor = link == links_.end() ? 1.0 : link->second;
-  const double gbps =
-      std::min(agents_[*name].speed_gbps, agents_[server->second].speed_gbps) * factor;
   v1::RunProbeClientResponse response;
   v1::ProbeResult* r = response.mutable_result();
   r->set_kind(request.spec().kind());
+  if (dropped_.count(Sorted(*name, server->second))) {
+    r->set_outcome(v1::PROBE_TIMEOUT);
+    r->set_reason("connect to the server half: timed out");
+    return response;
+  }
+  auto link = links_.find(Sorted(*name, server->second));
+  const double factor = link == links_.end() ? 1.0 : link->second;
+  double gbps = std::min(agents_[*name].speed_gbps, agents_[server->second].speed_gbps) * factor;
+  if (agents_[*name].egress_gbps > 0) gbps = std::min(gbps, agents_[*name].egress_gbps);
   r->set_outcome(v1::PROBE_OK);
   if (request.spec().kind() == v1::TCP_LAT || request.spec().kind() == v1::RDMA_WRITE_LAT ||
       request.spec().kind() == v1::RDMA_SEND_LAT) {

@@ -29,6 +29,12 @@ class FakeAgents : public AgentClient {
                 int times = 1);
   // After this many client halves in total, `name` dies (0: never).
   void KillAfter(const std::string& name, int client_calls);
+  // What `name` sends leaves at most at `gbps` (a slow transmit lane, a shaped egress queue).
+  void SetEgress(const std::string& name, double gbps);
+  // Probes between a and b fail in the data path (connect timed out); the agents answer.
+  void DropLink(const std::string& a, const std::string& b);
+  // The next `times` server halves asked of `name` find it busy (RESOURCE_EXHAUSTED).
+  void Busy(const std::string& name, int times);
 
   // How many client halves ran on the pair (either direction).
   int Measurements(const std::string& a, const std::string& b) const;
@@ -54,7 +60,9 @@ class FakeAgents : public AgentClient {
  private:
   struct Agent {
     double speed_gbps = 10;
+    double egress_gbps = 0;  // 0: no limit of its own
     bool dead = false;
+    int busy = 0;
   };
   // The agent at `address`, or UNAVAILABLE.
   absl::StatusOr<std::string> Alive(const std::string& address) const;
@@ -62,6 +70,7 @@ class FakeAgents : public AgentClient {
   mutable std::mutex mu_;
   std::map<std::string, Agent> agents_;  // by name
   std::map<std::pair<std::string, std::string>, double> links_;  // by sorted names
+  std::map<std::pair<std::string, std::string>, bool> dropped_;  // by sorted names
   std::map<std::pair<std::string, std::string>, std::vector<absl::Status>> failures_;
   std::map<std::pair<std::string, std::string>, int> measured_;  // by sorted names
   std::map<std::string, std::string> servers_;  // run id -> server node

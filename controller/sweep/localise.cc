@@ -1,5 +1,6 @@
 #include "controller/sweep/localise.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +14,7 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
   AnalysisInput in;
   in.expect = config.expect();
   in.thresholds = config.thresholds();
+  in.require_retest = config.sweep().retests() > 0;
   if (specs.bw_index >= 0) {
     const probes::ProbeInfo* bw = probes::FindProbeInfo(specs.kinds[specs.bw_index]);
     in.bandwidth_probe = std::string(bw->name);
@@ -41,19 +43,35 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
     p.client = run.client;
     p.server = run.server;
     const bool ends_up = fleet.nodes[run.client]->reachable && fleet.nodes[run.server]->reachable;
-    if (specs.bw_index >= 0) p.bw_gbps = HeadlineBw(run.results[specs.bw_index]);
+    p.attempts = static_cast<uint16_t>(std::min<uint32_t>(run.attempts, 65535));
+    if (specs.bw_index >= 0) {
+      p.bw_gbps = HeadlineBw(run.results[specs.bw_index]);
+      if (static_cast<size_t>(specs.bw_index) < run.reverse.size()) {
+        p.bw_reverse_gbps = HeadlineBw(run.reverse[specs.bw_index]);
+      }
+    }
     if (specs.lat_index >= 0) p.lat_us = HeadlineLat(run.results[specs.lat_index]);
-    for (const auto& r : run.results) {
-      if (r.outcome() == v1::PROBE_SKIPPED && probes::IsRdmaProbe(r.kind())) {
+    std::vector<const v1::ProbeResult*> all;
+    for (const auto& r : run.results) all.push_back(&r);
+    for (const auto& r : run.reverse) {
+      if (r.kind() != v1::PROBE_KIND_UNSPECIFIED) all.push_back(&r);
+    }
+    // A path that carried any probe is not down: its other failures are the probes'.
+    const bool carried = std::any_of(all.begin(), all.end(), [](const v1::ProbeResult* r) {
+      return r->outcome() == v1::PROBE_OK;
+    });
+    for (const v1::ProbeResult* r : all) {
+      if (r->outcome() == v1::PROBE_SKIPPED && probes::IsRdmaProbe(r->kind())) {
         p.tcp_fallback = true;
-        in.reasons.push_back(r.reason());
+        in.reasons.push_back(r->reason());
         p.reason = static_cast<int32_t>(in.reasons.size() - 1);
-      } else if (r.outcome() == v1::PROBE_FAILED || r.outcome() == v1::PROBE_TIMEOUT) {
+      } else if (r->outcome() == v1::PROBE_FAILED || r->outcome() == v1::PROBE_TIMEOUT) {
+        // Failed between two agents that answer: evidence that the path is down, unless an
+        // agent refused to run it.
         p.status = !ends_up ? PairStatus::kNotMeasured
-                   : r.outcome() == v1::PROBE_TIMEOUT ? PairStatus::kTimeout
-                                                      : PairStatus::kFailed;
-        in.reasons.push_back(
-            absl::StrCat(probes::FindProbeInfo(r.kind())->name, ": ", r.reason()));
+                   : r->refused() || carried ? PairStatus::kRefused
+                                             : PairStatus::kUnreachable;
+        in.reasons.push_back(absl::StrCat(probes::FindProbeInfo(r->kind())->name, ": ", r->reason()));
         p.reason = static_cast<int32_t>(in.reasons.size() - 1);
         break;
       }
@@ -87,6 +105,54 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
       }
     }
   }
+  return wanted;
+}
+
+}  // namespace fabricctl::controller::sweep
+
+namespace fabricctl::controller::sweep {
+
+std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
+                              const std::vector<const PairRun*>& ordered) {
+  AnalysisInput eager = in;
+  eager.require_retest = false;
+  const AnalysisResult a = Analyze(eager);
+  const size_t n = fleet.nodes.size();
+  auto suspect = [&](uint32_t i) { return a.nodes[i].straggler || a.nodes[i].path_down; };
+  auto bad = [&](size_t p) {
+    const PairResult& r = a.pairs[p];
+    return r.slow || r.high_latency || r.unreachable || in.pairs[p].status == PairStatus::kRefused;
+  };
+  std::vector<uint32_t> stayed(n, 0), recovered(n, 0);
+  std::vector<std::vector<size_t>> candidates(n);  // a suspect's bad pairs, not yet re-tested first
+  std::vector<Pair> wanted;
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    const PairInput& pair = in.pairs[p];
+    if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
+    if (pair.status == PairStatus::kNotMeasured) continue;
+    for (uint32_t end : {pair.client, pair.server}) {
+      if (pair.attempts >= 2) ++(bad(p) ? stayed : recovered)[end];
+    }
+    if (!bad(p)) continue;
+    const bool by_client = suspect(pair.client), by_server = suspect(pair.server);
+    if (!by_client && !by_server) {
+      wanted.push_back({ordered[p]->client, ordered[p]->server});
+      continue;
+    }
+    for (uint32_t end : {pair.client, pair.server}) {
+      const uint32_t other = end == pair.client ? pair.server : pair.client;
+      if (suspect(end) && !suspect(other)) candidates[end].push_back(p);
+    }
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!suspect(i) || (stayed[i] >= 1 && stayed[i] >= recovered[i]) || candidates[i].empty()) continue;
+    auto fewest = std::min_element(candidates[i].begin(), candidates[i].end(), [&](size_t x, size_t y) {
+      return in.pairs[x].attempts < in.pairs[y].attempts;
+    });
+    wanted.push_back({ordered[*fewest]->client, ordered[*fewest]->server});
+  }
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   return wanted;
 }
 

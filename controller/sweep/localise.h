@@ -25,6 +25,15 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
 std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
                                     const AnalysisResult& first, const RoundRunner& runner);
 
+// The pairs to re-test before a verdict, from an analysis of the figures so far that blames
+// without waiting for re-tests: every bad pair (slow, high latency, failed or refused) that no
+// blamed node explains; and for each blamed node whose re-tests do not yet agree (none of its
+// bad pairs re-tested and still bad, or as many recovered), one more of its bad pairs, so that a
+// slow node costs a round or two of re-tests, not one per peer. Pairs with an unreachable end
+// are left out; each pair keeps its orientation.
+std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
+                              const std::vector<const PairRun*>& ordered);
+
 }  // namespace fabricctl::controller::sweep
 
 #endif  // FABRICCTL_CONTROLLER_SWEEP_LOCALISE_H_

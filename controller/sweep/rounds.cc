@@ -45,19 +45,58 @@ bool Better(const v1::ProbeResult& candidate, const v1::ProbeResult& kept) {
   return false;
 }
 
+namespace {
+
+// One attempt at the pair; RESOURCE_EXHAUSTED (an agent busy with another run's probe) is
+// returned for the caller to wait and try again.
+absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, Node& server,
+                                            const v1::ProbeSpec& spec, const std::string& run_id,
+                                            absl::Duration timeout);
+
+}  // namespace
+
 v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
                             const v1::ProbeSpec& spec, const std::string& run_id) {
+  const absl::Duration timeout =
+      absl::Microseconds(TimeUtil::DurationToMicroseconds(spec.timeout()));
+  const absl::Time give_up = absl::Now() + std::max(timeout, absl::Seconds(1));
+  absl::Duration pause = absl::Milliseconds(100);
+  for (uint32_t attempt = 0;; ++attempt) {
+    auto result = MeasureOnce(agents, client, server, spec,
+                              attempt == 0 ? run_id : absl::StrCat(run_id, "-w", attempt), timeout);
+    if (result.ok()) return *std::move(result);
+    // Busy: wait for the other run's probe to end, within the pair's own budget.
+    if (absl::Now() + pause >= give_up) {
+      v1::ProbeResult busy;
+      busy.set_kind(spec.kind());
+      busy.set_node(client.name);
+      busy.set_peer(server.name);
+      busy.set_outcome(v1::PROBE_FAILED);
+      busy.set_refused(true);
+      busy.set_reason(std::string(result.status().message()));
+      return busy;
+    }
+    absl::SleepFor(pause);
+    pause = std::min(pause * 2, absl::Seconds(1));
+  }
+}
+
+namespace {
+
+absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, Node& server,
+                                            const v1::ProbeSpec& spec, const std::string& run_id,
+                                            absl::Duration timeout) {
   v1::ProbeResult result;
   result.set_kind(spec.kind());
   result.set_node(client.name);
   result.set_peer(server.name);
   *result.mutable_started() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(absl::Now()));
-  const absl::Duration timeout =
-      absl::Microseconds(TimeUtil::DurationToMicroseconds(spec.timeout()));
-  auto fail = [&](Node& who, const char* half, const absl::Status& s) {
+  auto fail = [&](Node& who, const char* half, const absl::Status& s) -> absl::StatusOr<v1::ProbeResult> {
     if (IsTransportFailure(s)) who.transport_failures = true;
     result.set_outcome(absl::IsDeadlineExceeded(s) ? v1::PROBE_TIMEOUT : v1::PROBE_FAILED);
     result.set_reason(absl::StrCat(half, " on ", who.name, ": ", s.message()));
+    // Refused by the agent (an invalid request, a missing capability): says nothing of the path.
+    result.set_refused(!IsTransportFailure(s) && !absl::IsCancelled(s));
     return result;
   };
 
@@ -66,6 +105,7 @@ v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
   start.set_run_id(run_id);
   start.set_peer(client.name);
   auto started = agents.StartProbeServer(server.address, start, kStartTimeout);
+  if (absl::IsResourceExhausted(started.status())) return started.status();
   if (!started.ok()) return fail(server, "server half", started.status());
 
   v1::RunProbeClientRequest run;
@@ -80,6 +120,7 @@ v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
   absl::Status stopped = agents.StopProbeServer(server.address, stop, kStopTimeout);
   if (IsTransportFailure(stopped)) server.transport_failures = true;
 
+  if (absl::IsResourceExhausted(ran.status())) return ran.status();
   if (!ran.ok()) return fail(client, "client half", ran.status());
   v1::ProbeResult measured = ran->result();
   measured.set_node(client.name);
@@ -88,14 +129,17 @@ v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
   return measured;
 }
 
+}  // namespace
+
 RoundRunner::RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
-                         std::vector<v1::ProbeSpec> specs, uint32_t max_parallel_pairs,
-                         ProgressFn progress)
+                         std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
+                         uint32_t max_parallel_pairs, ProgressFn progress)
     : agents_(agents),
       store_(store),
       sweep_id_(sweep_id),
       fleet_(fleet),
       specs_(std::move(specs)),
+      reverse_(std::move(reverse)),
       max_parallel_pairs_(std::max<uint32_t>(1, max_parallel_pairs)),
       progress_(std::move(progress)) {}
 
@@ -107,18 +151,29 @@ void RoundRunner::Save(uint32_t round, uint32_t attempt, const v1::ProbeResult& 
 
 void RoundRunner::StoreExtra(const v1::ProbeResult& result) { Save(next_round_++, 1, result); }
 
-void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results) {
+void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
+                       std::vector<v1::ProbeResult> reverse) {
   std::lock_guard<std::mutex> lock(mu_);
   PairRun& run = pairs_[KeyOf(pair.first, pair.second)];
-  run.client = pair.first;
-  run.server = pair.second;
-  ++run.attempts;
-  if (run.results.empty()) {
+  if (run.attempts == 0) {
+    run.client = pair.first;
+    run.server = pair.second;
     run.results = std::move(results);
+    run.reverse = std::move(reverse);
+    run.attempts = 1;
     return;
   }
+  ++run.attempts;
+  // A re-test may run the other way round: each direction of a directed probe is kept as
+  // its own; a symmetric probe (latency) has one figure whichever way it ran.
+  const bool swapped = pair.first != run.client;
   for (size_t k = 0; k < results.size(); ++k) {
-    if (Better(results[k], run.results[k])) run.results[k] = std::move(results[k]);
+    const bool directed = k < reverse_.size() && reverse_[k];
+    auto& forward = swapped && directed ? run.reverse[k] : run.results[k];
+    if (Better(results[k], forward)) forward = std::move(results[k]);
+    if (!directed) continue;
+    auto& backward = swapped ? run.results[k] : run.reverse[k];
+    if (Better(reverse[k], backward)) backward = std::move(reverse[k]);
   }
 }
 
@@ -132,19 +187,36 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt) {
       threads.emplace_back([&, pair = round[i]] {
         Node& client = *fleet_.nodes[pair.first];
         Node& server = *fleet_.nodes[pair.second];
-        std::vector<v1::ProbeResult> results;
-        for (const v1::ProbeSpec& spec : specs_) {
+        std::vector<v1::ProbeResult> results, reverse(specs_.size());
+        // Once the path has failed, the pair's other probes would only wait out the same
+        // deadline: they are recorded as not run, for the same reason.
+        std::string path_failed;
+        auto measure = [&](Node& from, Node& to, const v1::ProbeSpec& spec) {
           const std::string run_id =
-              absl::StrCat("s", sweep_id_, "-r", round_index, "-a", attempt, "-", client.name, "-",
-                           server.name, "-", probes::FindProbeInfo(spec.kind())->name);
-          v1::ProbeResult result = MeasurePair(agents_, client, server, spec, run_id);
+              absl::StrCat("s", sweep_id_, "-r", round_index, "-a", attempt, "-", from.name, "-",
+                           to.name, "-", probes::FindProbeInfo(spec.kind())->name);
+          v1::ProbeResult result;
+          if (path_failed.empty()) {
+            result = MeasurePair(agents_, from, to, spec, run_id);
+            if (Failed(result) && !result.refused()) path_failed = result.reason();
+          } else {
+            result.set_kind(spec.kind());
+            result.set_node(from.name);
+            result.set_peer(to.name);
+            result.set_outcome(v1::PROBE_FAILED);
+            result.set_reason(absl::StrCat("not run: the path failed: ", path_failed));
+          }
           result.set_round(round_index);
           result.set_attempt(attempt);
           Save(round_index, attempt, result);
           if (Failed(result)) ++failed;
-          results.push_back(std::move(result));
+          return result;
+        };
+        for (size_t k = 0; k < specs_.size(); ++k) {
+          results.push_back(measure(client, server, specs_[k]));
+          if (k < reverse_.size() && reverse_[k]) reverse[k] = measure(server, client, specs_[k]);
         }
-        Keep(pair, std::move(results));
+        Keep(pair, std::move(results), std::move(reverse));
       });
     }
     for (auto& t : threads) t.join();
@@ -164,22 +236,6 @@ void RoundRunner::Run(const std::vector<Round>& rounds, uint32_t attempt, const 
     e->set_pairs_failed(failed);
     e->set_phase(phase);
     progress_(event);
-  }
-}
-
-void RoundRunner::Retest(uint32_t retests, absl::Duration inventory_timeout) {
-  CheckReachable(agents_, fleet_, inventory_timeout, /*only_suspect=*/true);
-  for (uint32_t attempt = 2; attempt <= 1 + retests; ++attempt) {
-    std::vector<Pair> failing;
-    for (const auto& [key, run] : pairs_) {
-      if (!fleet_.nodes[run.client]->reachable || !fleet_.nodes[run.server]->reachable) continue;
-      if (std::any_of(run.results.begin(), run.results.end(), Failed)) {
-        failing.push_back({run.client, run.server});
-      }
-    }
-    if (failing.empty()) break;
-    Run(PackRounds(failing), attempt, "retest");
-    CheckReachable(agents_, fleet_, inventory_timeout, /*only_suspect=*/true);
   }
 }
 

@@ -20,11 +20,13 @@ namespace fabricctl::controller::sweep {
 
 using ProgressFn = std::function<void(const v1::SweepEvent&)>;
 
-// Everything measured on one pair: the kept result per probe (in the sweep's probe order), and
-// how often it was measured.
+// Everything measured on one pair: the kept result per probe (in the sweep's probe order),
+// client to server, and of the bandwidth probes server to client (an unset result where a
+// probe was not measured that way), and how often the pair was measured.
 struct PairRun {
   uint32_t client = 0, server = 0;
   std::vector<v1::ProbeResult> results;
+  std::vector<v1::ProbeResult> reverse;
   uint32_t attempts = 0;
 };
 
@@ -39,8 +41,11 @@ float HeadlineLat(const v1::ProbeResult& r);
 
 // One probe on one pair: the server half on `server`, the client half on `client` (its RPC
 // deadline the spec's timeout plus a slack, so that the agent's own bound fires first and says
-// what it saw), then the server half stopped. A failure names the half and the node; a node
-// whose RPC failed in transport is marked for a reachability check.
+// what it saw), then the server half stopped. An agent that is busy (RESOURCE_EXHAUSTED: a
+// probe of another run still holds it) is asked again, with a growing pause, for as long as
+// the spec's timeout allows. A failure names the half and the node; one the agent refused is
+// marked `refused` (no evidence about the path); a node whose RPC failed in transport is marked
+// for a reachability check.
 v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
                             const v1::ProbeSpec& spec, const std::string& run_id);
 
@@ -53,17 +58,14 @@ bool Better(const v1::ProbeResult& candidate, const v1::ProbeResult& kept);
 // they run (the plan's, then re-tests, then localisation, then the collectives).
 class RoundRunner {
  public:
+  // `reverse[k]`: measure specs[k] from server to client too (the bandwidth probes).
   RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
-              std::vector<v1::ProbeSpec> specs, uint32_t max_parallel_pairs, ProgressFn progress);
+              std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
+              uint32_t max_parallel_pairs, ProgressFn progress);
 
   // Every pair of each round at once (at most max_parallel_pairs threads), round after round;
   // a progress event per round with `phase` ("measure", "retest", "localise").
   void Run(const std::vector<Round>& rounds, uint32_t attempt, const char* phase);
-
-  // Re-tests the pairs with a failed or timed-out probe between reachable nodes, up to
-  // `retests` times, asking the nodes whose RPCs failed in transport whether they are still
-  // there (within `inventory_timeout`) before each pass.
-  void Retest(uint32_t retests, absl::Duration inventory_timeout);
 
   // Stores a result measured outside the rounds (a collective) under the next round number.
   void StoreExtra(const v1::ProbeResult& result);
@@ -74,7 +76,8 @@ class RoundRunner {
 
  private:
   uint32_t MeasureRound(const Round& round, uint32_t attempt);
-  void Keep(const Pair& pair, std::vector<v1::ProbeResult> results);
+  void Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
+            std::vector<v1::ProbeResult> reverse);
   void Save(uint32_t round, uint32_t attempt, const v1::ProbeResult& result);
 
   AgentClient& agents_;
@@ -82,6 +85,7 @@ class RoundRunner {
   const int64_t sweep_id_;
   Fleet& fleet_;
   const std::vector<v1::ProbeSpec> specs_;
+  const std::vector<bool> reverse_;
   const uint32_t max_parallel_pairs_;
   ProgressFn progress_;
   uint32_t next_round_ = 0;

@@ -57,6 +57,14 @@ absl::StatusOr<v1::ProbeSpec> PairSpec(v1::ProbeKind kind, const v1::SweepReques
 
 }  // namespace
 
+std::vector<bool> SweepSpecs::ReverseFlags(bool both_directions) const {
+  std::vector<bool> out;
+  for (v1::ProbeKind kind : kinds) {
+    out.push_back(both_directions && probes::FindProbeInfo(kind)->measures_bandwidth);
+  }
+  return out;
+}
+
 absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v1::Config& config) {
   SweepSpecs out;
   std::vector<v1::ProbeKind>& kinds = out.kinds;

@@ -22,6 +22,10 @@ struct SweepSpecs {
   int bw_index = -1;
   int lat_index = -1;
   bool rdma_asked = false;
+
+  // Which probes a pair measures from server to client too: the bandwidth probes, when
+  // `both_directions`.
+  std::vector<bool> ReverseFlags(bool both_directions) const;
 };
 
 // From the request, or the configuration's sweep.probes, or tcp_bw and tcp_lat. Errors name the

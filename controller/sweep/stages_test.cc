@@ -1,5 +1,6 @@
 // The sweep's stages against fake agents (fake_agent.h): no processes, no sockets; a real
 // SQLite store in the test's temporary directory.
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -120,7 +121,7 @@ TEST_CASE("a healthy fleet: every pair once, no finding, servers stopped") {
   CHECK(report->findings_size() == 0);
   CHECK(report->health().pairs_size() == 6);
   CHECK(report->summary().nodes_ok() == 4);
-  CHECK(h.fake->Measurements("a", "b") == 1);
+  CHECK(h.fake->Measurements("a", "b") == 2);  // both directions
   CHECK(h.fake->OpenServers() == 0);
 }
 
@@ -131,7 +132,7 @@ TEST_CASE("re-test: a pair that fails once is measured again and counts as measu
   auto report = h.Sweep();
   REQUIRE(report.ok());
   CHECK(report->findings_size() == 0);
-  CHECK(h.fake->Measurements("a", "b") == 1);
+  CHECK(h.fake->Measurements("a", "b") == 2);  // the re-test's, both directions
   for (const auto& pair : report->health().pairs()) {
     const bool ab = (pair.node() == "a" && pair.peer() == "b") || (pair.node() == "b" && pair.peer() == "a");
     CHECK(pair.attempts() == (ab ? 2u : 1u));
@@ -178,6 +179,51 @@ TEST_CASE("an agent that dies mid-sweep is found by the re-check, not blamed on 
   REQUIRE(report.ok());
   CHECK(Kinds(*report) == std::vector<std::string>{"node_unreachable:b"});
   CHECK(report->summary().drain_size() == 0);
+}
+
+TEST_CASE("a slow node costs one round of re-tests, not one per peer") {
+  Harness h("slow_node", {"a", "b", "c", "d", "e", "f"});
+  h.fake->Add("c", 2);
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(Kinds(*report) == std::vector<std::string>{"straggler_node:c"});
+  int retested = 0;
+  for (const auto& pair : report->health().pairs()) retested += pair.attempts() > 1;
+  CHECK(retested == 1);
+}
+
+TEST_CASE("a host that only sends slowly is named for its transmit side") {
+  Harness h("egress", {"a", "b", "c", "d", "e"});
+  h.fake->SetEgress("d", 1);
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  REQUIRE(Kinds(*report) == std::vector<std::string>{"straggler_node:d"});
+  CHECK(report->findings(0).evidence().at("direction") == "transmit");
+}
+
+TEST_CASE("a slow link is re-tested and named; a dead one is link_unreachable; neither blames a third") {
+  Harness h("links", {"a", "b", "c", "d", "e", "f"});
+  h.fake->SetLink("b", "e", 0.1);
+  h.fake->DropLink("a", "f");
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  std::vector<std::string> kinds;
+  for (const auto& f : report->findings()) kinds.push_back(f.kind() + ":" + std::min(f.node(), f.peer()) + "-" + std::max(f.node(), f.peer()));
+  std::sort(kinds.begin(), kinds.end());
+  CHECK(kinds == std::vector<std::string>{"link_unreachable:a-f", "slow_link:b-e"});
+  for (const auto& pair : report->health().pairs()) {
+    const bool flagged = (pair.node() == "b" && pair.peer() == "e") || (pair.node() == "e" && pair.peer() == "b") ||
+                         (pair.node() == "a" && pair.peer() == "f") || (pair.node() == "f" && pair.peer() == "a");
+    CHECK(pair.attempts() == (flagged ? 3u : 1u));
+  }
+}
+
+TEST_CASE("a busy agent is waited for within the pair's budget, not failed") {
+  Harness h("busy", {"a", "b", "c", "d"});
+  h.fake->Busy("b", 3);
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(report->findings_size() == 0);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "probes/common/cancel.h"
 #include "probes/common/result.h"
 #include "proto/config.pb.h"
 #include "proto/probe.pb.h"
@@ -47,6 +48,8 @@ struct ProbeParams {
   // Bound on the whole probe (each blocking step gives up by then); zero: the probe's own
   // generous bounds.
   absl::Duration timeout = absl::ZeroDuration();
+  // Stops the client half from another thread (not part of the wire form); nullptr: none.
+  Cancellation* cancel = nullptr;
 };
 
 // Hard caps every node enforces on every request, whoever sent it.

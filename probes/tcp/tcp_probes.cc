@@ -86,8 +86,10 @@ absl::Duration PhaseBudget(const ProbeParams& p) {
 // carrying the server's reason.
 absl::StatusOr<net::UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size, uint32_t stream,
                                    const ServerAddress& server) {
-  auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(10));
+  auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(10),
+                            params.cancel ? &params.cancel->flag() : nullptr);
   if (!fd.ok()) return fd.status();
+  const WatchedFd watched(params.cancel, fd->get());
   v1::ProbeHello hello;
   *hello.mutable_spec() = ToSpec(params);
   hello.set_size_bytes(size);
@@ -99,6 +101,7 @@ absl::StatusOr<net::UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size
   if (!welcome.error().empty()) {
     return absl::FailedPreconditionError(absl::StrCat("server refused: ", welcome.error()));
   }
+  if (params.cancel && params.cancel->cancelled()) return absl::CancelledError("probe cancelled");
   return fd;
 }
 
@@ -153,10 +156,12 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
   for (uint64_t size : params.sizes_bytes) {
     // Set-up, outside the timed part: every stream connected and warmed up.
     std::vector<net::UniqueFd> streams;
+    std::vector<WatchedFd> watched;  // after `streams`: unregistered before they close
     std::vector<char> message(size, 'f');
     for (uint32_t s = 0; s < params.tcp_streams; ++s) {
       auto fd = OpenPhase(params, size, s, server);
       if (!fd.ok()) return Failed(name(), fd.status());
+      watched.emplace_back(params.cancel, fd->get());
       SetIoTimeout(fd->get(), PhaseBudget(params));
       for (uint64_t i = 0; i < params.warmup_iterations; ++i) {
         if (auto st = WriteFull(fd->get(), message.data(), size); !st.ok()) {
@@ -248,6 +253,7 @@ ProbeRun TcpLatProbe::Run(const ProbeParams& params, const ServerAddress& server
   for (uint64_t size : params.sizes_bytes) {
     auto fd = OpenPhase(params, size, 0, server);
     if (!fd.ok()) return Failed(name(), fd.status());
+    const WatchedFd watched(params.cancel, fd->get());
     net::SetNoDelay(fd->get()).IgnoreError();
     SetIoTimeout(fd->get(), PhaseBudget(params));
     std::vector<char> message(size, 'f');

@@ -1,0 +1,289 @@
+// The findings of the analysis: each states the criterion that fired and the figures that
+// fired it.
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "controller/analysis_internal.h"
+#include "controller/localise_nodes.h"
+#include "report/findings.h"
+
+namespace fabricctl::controller {
+namespace {
+
+std::string Num(double v) { return absl::StrFormat("%.2f", v); }
+
+// "below 0.58 Gb/s (60 % of the typical 0.96 Gb/s), or 20 % below it and beyond 3.5 robust
+// deviations (0.03 Gb/s each)".
+std::string SlowCriterion(const Judged& j, const v1::Thresholds& t) {
+  std::string text = absl::StrFormat(
+      "slow is below %s Gb/s (%.0f %% of the fabric's typical %s Gb/s), or %.0f %% below typical "
+      "and beyond %.1f robust deviations of %s Gb/s",
+      Num(j.bw.typical * t.relative_bw()), t.relative_bw() * 100, Num(j.bw.typical),
+      t.min_effect() * 100, t.max_robust_z(), Num(j.bw.spread));
+  if (j.link_floor > 0) absl::StrAppend(&text, ", or below ", Num(j.link_floor), " Gb/s (the link rate's floor)");
+  return text;
+}
+
+// A node's figures on one side: what it sends (client of the forward direction, server of the
+// reverse) or what it receives.
+struct SideFigures {
+  std::vector<double> all;
+  uint32_t slow = 0;
+};
+
+SideFigures FiguresOf(const AnalysisInput& in, const AnalysisResult& out, uint32_t node, bool send) {
+  SideFigures f;
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    const PairInput& pair = in.pairs[p];
+    if (pair.status != PairStatus::kMeasured) continue;
+    // Forward: client sends. Reverse: server sends.
+    const bool fwd_mine = send ? pair.client == node : pair.server == node;
+    const bool rev_mine = send ? pair.server == node : pair.client == node;
+    if (fwd_mine && !std::isnan(pair.bw_gbps)) {
+      f.all.push_back(pair.bw_gbps);
+      f.slow += out.pairs[p].slow_forward;
+    }
+    if (rev_mine && !std::isnan(pair.bw_reverse_gbps)) {
+      f.all.push_back(pair.bw_reverse_gbps);
+      f.slow += out.pairs[p].slow_reverse;
+    }
+  }
+  return f;
+}
+
+v1::Finding BandwidthStraggler(const AnalysisInput& in, const Judged& j, const AnalysisResult& out,
+                               uint32_t i) {
+  const std::string& name = in.nodes[i].name;
+  const Side side = j.bw_blamed[i];
+  const SideFigures sent = FiguresOf(in, out, i, true), received = FiguresOf(in, out, i, false);
+  const double sent_median = Median(sent.all), received_median = Median(received.all);
+  std::string what;
+  if (side == Side::kBoth) {
+    what = absl::StrFormat("%s slow in both directions: %d of %d directions to its peers slow, "
+                           "median %s Gb/s sent and %s Gb/s received",
+                           in.bandwidth_probe, sent.slow + received.slow,
+                           sent.all.size() + received.all.size(), Num(sent_median), Num(received_median));
+  } else if (side == Side::kSend) {
+    what = absl::StrFormat("sends slowly: %s from it is slow to %d of %d peers (median %s Gb/s), "
+                           "while it receives at %s Gb/s",
+                           in.bandwidth_probe, sent.slow, sent.all.size(), Num(sent_median),
+                           Num(received_median));
+  } else {
+    what = absl::StrFormat("receives slowly: %s to it is slow from %d of %d peers (median %s Gb/s), "
+                           "while it sends at %s Gb/s",
+                           in.bandwidth_probe, received.slow, received.all.size(), Num(received_median),
+                           Num(sent_median));
+  }
+  v1::Finding f = report::Make(report::kind::kStragglerNode, name,
+                               absl::StrCat(name, ": ", what, "; ", SlowCriterion(j, in.thresholds)));
+  auto& e = *f.mutable_evidence();
+  e["direction"] = side == Side::kBoth ? "both" : side == Side::kSend ? "transmit" : "receive";
+  e["typical_bw_gbps"] = Num(j.bw.typical);
+  if (!std::isnan(sent_median)) e["sent_median_gbps"] = Num(sent_median);
+  if (!std::isnan(received_median)) e["received_median_gbps"] = Num(received_median);
+  if (!std::isnan(out.nodes[i].median_bw_gbps)) e["median_bw_gbps"] = Num(out.nodes[i].median_bw_gbps);
+  if (!std::isnan(out.nodes[i].robust_z)) e["robust_z"] = Num(out.nodes[i].robust_z);
+  return f;
+}
+
+v1::Finding LatencyStraggler(const AnalysisInput& in, const Judged& j, uint32_t i) {
+  std::vector<double> mine;
+  uint32_t high = 0;
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    const PairInput& pair = in.pairs[p];
+    if (!j.lat_measured[p] || (pair.client != i && pair.server != i)) continue;
+    mine.push_back(pair.lat_us);
+    high += j.lat_bad[p];
+  }
+  const std::string& name = in.nodes[i].name;
+  v1::Finding f = report::Make(
+      report::kind::kStragglerNode, name,
+      absl::StrFormat("%s: %s latency high with %d of %d peers (median %s us against the fabric's "
+                      "typical %s us; high is above %.1f times typical and beyond %.1f robust "
+                      "deviations of %s us%s)",
+                      name, in.latency_probe, high, mine.size(), Num(Median(mine)), Num(j.lat.typical),
+                      in.thresholds.relative_lat(), in.thresholds.max_robust_z(), Num(j.lat.spread),
+                      in.thresholds.max_lat_us() > 0
+                          ? absl::StrCat(", or above ", Num(in.thresholds.max_lat_us()), " us")
+                          : ""));
+  (*f.mutable_evidence())["median_lat_us"] = Num(Median(mine));
+  (*f.mutable_evidence())["typical_lat_us"] = Num(j.lat.typical);
+  return f;
+}
+
+// "a -> b 0.30 Gb/s, b -> a 0.31 Gb/s (best of 2)".
+std::string PairFigures(const AnalysisInput& in, const PairInput& pair) {
+  const std::string& a = in.nodes[pair.client].name;
+  const std::string& b = in.nodes[pair.server].name;
+  std::vector<std::string> parts;
+  if (!std::isnan(pair.bw_gbps)) parts.push_back(absl::StrCat(a, " -> ", b, " ", Num(pair.bw_gbps), " Gb/s"));
+  if (!std::isnan(pair.bw_reverse_gbps)) {
+    parts.push_back(absl::StrCat(b, " -> ", a, " ", Num(pair.bw_reverse_gbps), " Gb/s"));
+  }
+  std::string text = absl::StrJoin(parts, ", ");
+  if (pair.attempts > 1) absl::StrAppend(&text, " (best of ", pair.attempts, " attempts)");
+  return text;
+}
+
+}  // namespace
+
+void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
+  std::map<uint32_t, uint32_t> mtu_votes;
+  for (const auto& node : in.nodes) {
+    if (node.netdev_mtu != 0) ++mtu_votes[node.netdev_mtu];
+  }
+  uint32_t common_mtu = 0, common_votes = 0;
+  for (const auto& [mtu, votes] : mtu_votes) {
+    if (votes > common_votes) common_mtu = mtu, common_votes = votes;
+  }
+  const uint32_t expected_mtu = in.expect.netdev_mtu() != 0 ? in.expect.netdev_mtu() : common_mtu;
+  for (uint32_t i = 0; i < in.nodes.size(); ++i) {
+    const NodeInput& node = in.nodes[i];
+    NodeResult& r = out.nodes[i];
+    if (!node.reachable) {
+      r.verdict = Verdict::kUnknown;
+      out.findings.push_back(report::Make(report::kind::kNodeUnreachable, node.name,
+                                          absl::StrCat(node.name, " did not answer: ", node.unreachable_reason)));
+      continue;
+    }
+    if (!node.rdma_unavailable_reason.empty()) {
+      r.verdict = Verdict::kCritical;
+      out.findings.push_back(report::Make(
+          report::kind::kRdmaUnavailable, node.name,
+          absl::StrCat(node.name, ": no usable RDMA device (", node.rdma_unavailable_reason,
+                       "); collectives would fall back to TCP")));
+    }
+    if (j.bw_blamed[i] != Side::kNone || j.lat_blamed[i] != Side::kNone) {
+      r.straggler = true;
+      r.side = j.bw_blamed[i];
+      r.verdict = Verdict::kCritical;
+      out.findings.push_back(j.bw_blamed[i] != Side::kNone ? BandwidthStraggler(in, j, out, i)
+                                                           : LatencyStraggler(in, j, i));
+    }
+    if (j.dead_blamed[i] != Side::kNone) {
+      r.path_down = true;
+      r.verdict = Verdict::kCritical;
+      out.findings.push_back(report::Make(
+          report::kind::kLinkUnreachable, node.name,
+          absl::StrCat(node.name, ": its probes failed with most of its ", r.pairs,
+                       " peers while its agent answers: its data path is down"),
+          report::Level::kAlternate));
+    }
+    if (node.netdev_mtu != 0 && expected_mtu != 0 && node.netdev_mtu != expected_mtu) {
+      r.verdict = Verdict::kCritical;
+      v1::Finding f = report::Make(
+          report::kind::kMtuMismatch, node.name,
+          absl::StrCat(node.name, ": ", node.netdev.empty() ? "netdev" : node.netdev, " MTU ",
+                       node.netdev_mtu, ", expected ", expected_mtu,
+                       in.expect.netdev_mtu() != 0 ? " (expect.netdev_mtu)" : " (the sweep's common MTU)"));
+      f.set_device(node.netdev);
+      (*f.mutable_evidence())["mtu"] = absl::StrCat(node.netdev_mtu);
+      (*f.mutable_evidence())["expected_mtu"] = absl::StrCat(expected_mtu);
+      out.findings.push_back(std::move(f));
+    }
+  }
+}
+
+void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
+  const uint32_t min_peers = std::max<uint32_t>(1, in.thresholds.min_node_pairs());
+  std::map<uint32_t, std::vector<std::string>> insufficient;  // node -> what could not be placed
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    const PairInput& pair = in.pairs[p];
+    PairResult& r = out.pairs[p];
+    const std::string& a = in.nodes[pair.client].name;
+    const std::string& b = in.nodes[pair.server].name;
+    const std::string reason = pair.reason >= 0 ? in.reasons[pair.reason] : "";
+    const bool ends_known = out.nodes[pair.client].pairs >= min_peers && out.nodes[pair.server].pairs >= min_peers;
+    // A bad pair that no blamed node explains: the link, when both ends have enough peers to be
+    // cleared; otherwise the ends with too few peers cannot be told from the link.
+    auto unexplained = [&](const std::string& what, v1::Finding finding) {
+      if (ends_known) {
+        out.findings.push_back(std::move(finding));
+        return;
+      }
+      for (uint32_t end : {pair.client, pair.server}) {
+        if (out.nodes[end].pairs < min_peers) insufficient[end].push_back(what);
+      }
+    };
+    switch (pair.status) {
+      case PairStatus::kNotMeasured:
+        r.verdict = Verdict::kUnknown;
+        continue;
+      case PairStatus::kRefused:
+        r.verdict = Verdict::kWarning;
+        out.findings.push_back(report::MakePair(report::kind::kProbeFailed, a, b,
+                                                absl::StrCat(a, " -> ", b, ": ", reason)));
+        continue;
+      case PairStatus::kUnreachable: {
+        r.verdict = Verdict::kCritical;
+        if (j.dead_blamed[pair.client] != Side::kNone || j.dead_blamed[pair.server] != Side::kNone) continue;
+        const std::string what = absl::StrCat(a, " and ", b, " cannot complete a probe (", reason, ")");
+        unexplained(what, report::MakePair(
+                              report::kind::kLinkUnreachable, a, b,
+                              absl::StrCat(what, pair.attempts > 1 ? absl::StrCat(" in ", pair.attempts, " attempts") : "",
+                                           " while both agents answer and both reach their other peers")));
+        continue;
+      }
+      case PairStatus::kMeasured:
+        break;
+    }
+    if (pair.tcp_fallback) {
+      r.verdict = Verdict::kCritical;
+      out.findings.push_back(report::MakePair(
+          report::kind::kTcpFallback, a, b,
+          absl::StrCat(a, " -> ", b, ": RDMA was asked for and only TCP carried the traffic",
+                       reason.empty() ? "" : ": " + reason)));
+    }
+    if (r.slow) {
+      const bool explained = (!r.slow_forward || Explains(j.bw_blamed, {pair.client, pair.server, true, true})) &&
+                             (!r.slow_reverse || Explains(j.bw_blamed, {pair.server, pair.client, true, true}));
+      r.verdict = std::max(r.verdict, explained ? Verdict::kCritical : Verdict::kWarning);
+      if (!explained) {
+        const std::string direction = r.slow_forward && r.slow_reverse ? "both directions"
+                                      : r.slow_forward ? absl::StrCat(a, " -> ", b, " only")
+                                                       : absl::StrCat(b, " -> ", a, " only");
+        const std::string what = absl::StrCat(in.bandwidth_probe, " ", PairFigures(in, pair), ": slow in ", direction);
+        v1::Finding f = report::MakePair(
+            report::kind::kSlowLink, a, b,
+            absl::StrCat(what, "; ", SlowCriterion(j, in.thresholds), "; both ends are fine with their other peers"));
+        auto& e = *f.mutable_evidence();
+        if (!std::isnan(pair.bw_gbps)) e["bw_gbps"] = Num(pair.bw_gbps);
+        if (!std::isnan(pair.bw_reverse_gbps)) e["bw_reverse_gbps"] = Num(pair.bw_reverse_gbps);
+        e["typical_bw_gbps"] = Num(j.bw.typical);
+        e["direction"] = r.slow_forward && r.slow_reverse ? "both" : r.slow_forward ? "forward" : "reverse";
+        unexplained(what, std::move(f));
+      }
+    }
+    if (r.high_latency) {
+      const bool explained = Explains(j.lat_blamed, {pair.client, pair.server, true, false});
+      r.verdict = std::max(r.verdict, explained ? Verdict::kCritical : Verdict::kWarning);
+      if (!explained) {
+        const std::string what = absl::StrCat(a, " -> ", b, ": ", in.latency_probe, " ", Num(pair.lat_us), " us");
+        v1::Finding f = report::MakePair(
+            report::kind::kHighLatencyLink, a, b,
+            absl::StrFormat("%s, above %.1f times the fabric's typical %s us and beyond %.1f robust "
+                            "deviations of %s us",
+                            what, in.thresholds.relative_lat(), Num(j.lat.typical),
+                            in.thresholds.max_robust_z(), Num(j.lat.spread)));
+        (*f.mutable_evidence())["lat_us"] = Num(pair.lat_us);
+        (*f.mutable_evidence())["typical_lat_us"] = Num(j.lat.typical);
+        unexplained(what, std::move(f));
+      }
+    }
+  }
+  for (const auto& [node, what] : insufficient) {
+    const std::string& name = in.nodes[node].name;
+    out.nodes[node].verdict = std::max(out.nodes[node].verdict, Verdict::kWarning);
+    v1::Finding f = report::Make(
+        report::kind::kInsufficientData, name,
+        absl::StrCat(name, ": measured with ", out.nodes[node].pairs, " peer(s), fewer than the ",
+                     min_peers, " needed to tell a fault of the node from one of the link: ",
+                     absl::StrJoin(what, "; ")));
+    (*f.mutable_evidence())["peers"] = absl::StrCat(out.nodes[node].pairs);
+    out.findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace fabricctl::controller

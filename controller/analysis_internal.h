@@ -1,0 +1,42 @@
+#ifndef FABRICCTL_CONTROLLER_ANALYSIS_INTERNAL_H_
+#define FABRICCTL_CONTROLLER_ANALYSIS_INTERNAL_H_
+
+// The analysis's steps, shared between analysis.cc (judging the figures) and
+// analysis_findings.cc (writing the findings). Not for use outside these two files.
+
+#include <vector>
+
+#include "controller/analysis.h"
+
+namespace fabricctl::controller {
+
+// The fabric's typical figure and its robust spread.
+struct Reference {
+  bool valid = false;
+  double typical = 0;
+  double spread = 0;  // 1.4826 x MAD
+  // Bandwidth below the thresholds: relative_bw of typical, or min_effect below typical and a
+  // robust outlier.
+  bool Below(double x, const v1::Thresholds& t) const;
+  // Latency above `relative` x typical and a robust outlier.
+  bool Above(double x, double relative, double max_z) const;
+};
+
+using NodeMedians = std::vector<float>;
+
+// The figures judged: references, per-pair flags and the nodes blamed.
+struct Judged {
+  Reference bw, lat;
+  double link_floor = 0;  // RDMA: min_bw_efficiency x expect.link_rate_gbps
+  std::vector<char> bw_bad, lat_bad, dead;                     // per pair
+  std::vector<char> bw_measured, lat_measured, path_measured;  // per pair
+  std::vector<Side> bw_blamed, lat_blamed, dead_blamed;        // per node
+};
+
+Judged Judge(const AnalysisInput& in, AnalysisResult& out);
+void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
+void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
+
+}  // namespace fabricctl::controller
+
+#endif  // FABRICCTL_CONTROLLER_ANALYSIS_INTERNAL_H_
