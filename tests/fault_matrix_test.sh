@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The fault matrix: one practice lab per planted fault (network namespaces on a bridge, links
+# shaped with tc tbf/htb, or unshaped), one sweep each, and for each the sweep's exit code and
+# exactly the planted findings: the kinds, and the hosts (or the two ends of the link) named.
+# Nothing else may be raised. Sweeps run with short probes (0.5 s per direction) to keep CI
+# quick. Needs root and iproute2; skips (saying why) otherwise.
+set -uo pipefail
+
+pass=0 fail=0
+ok() { echo "PASS: $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+
+if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+  echo "SKIPPED: the fault matrix needs root and iproute2 (network namespaces, tc)"
+  exit 0
+fi
+if ! ip netns add fabfault-probe 2>/dev/null; then
+  echo "SKIPPED: this machine does not allow network namespaces"
+  exit 0
+fi
+ip netns del fabfault-probe
+
+export FABRIC_BIN=$PWD
+export FABRIC_LAB_DIR=${TEST_TMPDIR:-/tmp}/fault-lab
+export FABRIC_LAB_PREFIX=fabfault
+OUT=${TEST_TMPDIR:-/tmp}/fault-reports
+mkdir -p "$OUT"
+lab() { bash scripts/lab.sh "$@"; }
+trap 'lab down >/dev/null 2>&1' EXIT
+
+# The findings of a JSON report, one per line: "kind subject [direction]", where the subject is
+# the node, or the two ends of a pair in name order ("node-1~node-4").
+findings_of() {
+  python3 - "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+out = []
+for f in r.get("findings", []):
+    ends = sorted(x for x in (f.get("node", ""), f.get("peer", "")) if x)
+    line = f["kind"] + " " + "~".join(ends)
+    direction = f.get("evidence", {}).get("direction")
+    if f["kind"] == "straggler_node" and direction:
+        line += " " + direction
+    out.append(line)
+print("\n".join(sorted(out)))
+PY
+}
+
+# scenario NAME EXPECTED_EXIT "EXPECTED FINDINGS (lines)" LAB_UP_ARGS...
+scenario() {
+  local name=$1 want_exit=$2 want=$3; shift 3
+  if ! lab up "$@" > "$OUT/$name.up" 2>&1; then
+    bad "$name: lab up $* (see $OUT/$name.up)"
+    return
+  fi
+  local started=$SECONDS
+  lab sweep --duration 500ms --format json --output "$OUT/$name.json" 2> "$OUT/$name.err"
+  local got_exit=$?
+  local got
+  got=$(findings_of "$OUT/$name.json" 2>/dev/null)
+  if [[ $got_exit -eq $want_exit && $got == "$want" ]]; then
+    ok "$name: exit $got_exit, findings [${got//$'\n'/; }] in $((SECONDS - started))s"
+  else
+    bad "$name: exit $got_exit (want $want_exit), findings [${got//$'\n'/; }] (want [${want//$'\n'/; }])"
+    cat "$OUT/$name.err"
+  fi
+}
+
+scenario healthy-shaped 0 "" 6
+scenario healthy-unshaped 0 "" 5 --rate none
+scenario slow-host 2 "straggler_node node-3 both" 6 --throttle node-3=200mbit
+scenario slow-host-unshaped 2 "straggler_node node-2 both" 5 --rate none --throttle node-2=200mbit
+scenario two-slow-hosts-of-eight 2 "$(printf 'straggler_node node-2 both\nstraggler_node node-7 both')" \
+  8 --throttle node-2=200mbit --throttle node-7=300mbit
+scenario slow-link 1 "slow_link node-2~node-5" 6 --slow-link node-2-node-5=150mbit
+scenario transmit-only 2 "straggler_node node-4 transmit" 6 --slow-egress node-4=150mbit
+scenario dropped-link 2 "link_unreachable node-1~node-4" 6 --drop-link node-1-node-4
+scenario mtu-mismatch 2 "mtu_mismatch node-5" 6 --mtu node-5=1400
+
+# An agent killed in the middle of the sweep: named unreachable, its pairs blamed on nobody.
+if lab up 6 > "$OUT/killed.up" 2>&1; then
+  lab sweep --duration 500ms --format json --output "$OUT/killed.json" 2> "$OUT/killed.err" &
+  sweep=$!
+  sleep 4
+  lab kill node-2 > /dev/null
+  wait "$sweep"
+  got_exit=$?
+  got=$(findings_of "$OUT/killed.json" 2>/dev/null)
+  if [[ $got_exit -eq 2 && $got == "node_unreachable node-2" ]]; then
+    ok "agent killed mid-sweep: exit 2, findings [$got]"
+  else
+    bad "agent killed mid-sweep: exit $got_exit, findings [${got//$'\n'/; }] (want [node_unreachable node-2])"
+    cat "$OUT/killed.err"
+  fi
+else
+  bad "killed: lab up"
+fi
+
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
