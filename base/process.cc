@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/config.h"
 #include "base/exit_code.h"
@@ -56,9 +57,14 @@ std::optional<int> ParseFlags(CLI::App& app, int argc, char** argv) {
 absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& text,
                                                      const std::string& flag) {
   absl::Duration d;
-  if (!absl::ParseDuration(text, &d) || d <= absl::ZeroDuration()) {
+  double seconds = 0;
+  // A bare number is seconds, as iperf3's -t 4 and perftest's -D 4.
+  const bool bare = absl::SimpleAtod(text, &seconds) && !text.empty() &&
+                    text.find_first_not_of("0123456789.") == std::string::npos;
+  if (bare) d = absl::Seconds(seconds);
+  if ((!bare && !absl::ParseDuration(text, &d)) || d <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        flag, ": '", text, "' is not a positive duration (such as 500ms, 10s or 2m)"));
+        flag, ": '", text, "' is not a positive duration (such as 4 for seconds, 500ms, 10s or 2m)"));
   }
   return d;
 }

@@ -118,6 +118,11 @@ absl::StatusOr<UniqueFd> AcceptTcp(const Listener& listener, absl::Duration time
   }
 }
 
+bool Readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+}
+
 absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
                                     absl::Duration timeout, const std::atomic<bool>* stop) {
   const absl::Time deadline = absl::Now() + timeout;

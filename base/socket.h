@@ -54,6 +54,9 @@ absl::StatusOr<Listener> ListenTcp(const std::string& host, uint16_t port);
 // Accepts one connection, waiting at most `timeout`; DeadlineExceeded when none came.
 absl::StatusOr<UniqueFd> AcceptTcp(const Listener& listener, absl::Duration timeout);
 
+// Whether `fd` has something to read now (or its peer closed); never waits.
+bool Readable(int fd);
+
 // Connects to host:port (name or literal), giving up after `timeout`, or with CANCELLED within
 // 100 ms of `*stop` turning true. Errors name the address.
 absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,

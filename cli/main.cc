@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
                         "message sizes: MIN:MAX doubling (2:8M) or a list (4K,64K,1M)");
   probe_cmd->add_option("--iters", probe.iterations,
                         "iterations per size (default 5000 bandwidth, 1000 latency)");
-  probe_cmd->add_option("--duration", probe.duration, "time per size instead of --iters (10s)");
+  probe_cmd->add_option("--duration", probe.duration,
+                        "time per size instead of --iters (4 = 4s, 500ms); the default for bandwidth probes");
   probe_cmd->add_option("--warmup", probe.warmup, "unmeasured iterations before each size");
   probe_cmd->add_option("--streams", probe.params.tcp_streams, "tcp_bw: parallel streams")
       ->capture_default_str();
@@ -86,7 +87,8 @@ int main(int argc, char** argv) {
                         "every node");
   sweep_cmd->add_option("--sizes", sweep.sizes, "message sizes for every probe");
   sweep_cmd->add_option("--iters", sweep.iterations, "iterations per size");
-  sweep_cmd->add_option("--duration", sweep.duration, "time per size (TCP probes)");
+  sweep_cmd->add_option("--duration", sweep.duration,
+                        "time per size of the bandwidth probes and tcp_lat (4 = 4s, 500ms)");
   sweep_cmd->add_option("--baseline", sweep.baseline, "compare with this earlier sweep");
   sweep_cmd->add_flag("--audits", sweep.audits, "also run every node's audits (as fabricctl check)");
   sweep_cmd->add_option("--allreduce-group", sweep.allreduce_group_by,

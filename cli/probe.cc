@@ -18,7 +18,7 @@ namespace fabricctl::cli {
 namespace {
 
 // perftest's defaults: 5000 iterations for bandwidth, 1000 for latency (DEF_ITERS_WB, DEF_ITERS).
-constexpr uint64_t kDefaultBwIterations = 5000;
+constexpr absl::Duration kDefaultBwDuration = absl::Seconds(2);  // per size
 constexpr uint64_t kDefaultLatIterations = 1000;
 
 probes::InfoLines Info(const probes::Probe& probe, const probes::ProbeParams& p,
@@ -88,10 +88,12 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
     if (!d.ok()) return fail(std::string(d.status().message()));
     params.duration = *d;
     params.iterations = 0;
+  } else if (options.iterations == 0 && probe->measures_bandwidth()) {
+    // By time, as iperf3 and perftest -D: a slow link reports its low figure on time instead
+    // of taking as much longer as it is slower.
+    params.duration = kDefaultBwDuration;
   } else {
-    params.iterations = options.iterations != 0 ? options.iterations
-                        : probe->measures_bandwidth() ? kDefaultBwIterations
-                                                      : kDefaultLatIterations;
+    params.iterations = options.iterations != 0 ? options.iterations : kDefaultLatIterations;
   }
   params.warmup_iterations = options.warmup;
   if (auto s = probes::ValidateParams(params, limits); !s.ok()) return fail(std::string(s.message()));

@@ -168,9 +168,10 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
     }
     nodes.push_back(std::move(node));
   }
-  auto report = sweeps_->Run(*request, nodes, [&](const v1::SweepEvent& event) {
-    writer->Write(event);  // a client that went away does not stop the sweep
-  });
+  // A client that goes away (Ctrl-C, a killed Slurm prolog) cancels its sweep.
+  auto report = sweeps_->Run(
+      *request, nodes, [&](const v1::SweepEvent& event) { writer->Write(event); },
+      [context] { return context->IsCancelled(); });
   if (!report.ok()) return ToGrpcStatus(report.status());
   v1::SweepEvent last;
   *last.mutable_report() = *std::move(report);

@@ -1,7 +1,10 @@
 #include "controller/sweep.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
@@ -54,7 +57,7 @@ std::vector<PairFigure> PairFigures(const sweep::Fleet& fleet, const AnalysisInp
 void SweepRunner::Retest(sweep::RoundRunner& runner, sweep::Fleet& fleet,
                          const sweep::SweepSpecs& specs, uint32_t retests) {
   sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
-  for (uint32_t attempt = 2; attempt <= 1 + retests; ++attempt) {
+  for (uint32_t attempt = 2; attempt <= 1 + retests && !stopping_; ++attempt) {
     std::vector<const sweep::PairRun*> ordered;
     const AnalysisInput in =
         sweep::BuildAnalysisInput(fleet, specs, options_.config, runner.pairs(), &ordered);
@@ -77,11 +80,47 @@ SweepRunner::~SweepRunner() = default;
 
 absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
                                             const std::vector<StoredNode>& registry,
-                                            const std::function<void(const v1::SweepEvent&)>& progress) {
+                                            const std::function<void(const v1::SweepEvent&)>& progress,
+                                            const std::function<bool()>& cancelled) {
   std::unique_lock<std::mutex> one_at_a_time(running_, std::try_to_lock);
   if (!one_at_a_time.owns_lock()) {
     return absl::FailedPreconditionError("a sweep is already running on this controller");
   }
+  stopping_ = false;
+  agents_->Resume();
+  // Watches for the client going away; every call to an agent in flight is then cancelled.
+  std::mutex mu;
+  std::condition_variable wake;
+  bool done = false;
+  std::thread watch([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!done && cancelled) {
+      if (cancelled()) {
+        stopping_ = true;
+        agents_->CancelAll();
+        return;
+      }
+      wake.wait_for(lock, std::chrono::milliseconds(50));
+    }
+  });
+  absl::StatusOr<v1::Report> report = RunStages(request, registry, progress);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  wake.notify_all();
+  watch.join();
+  if (stopping_) {
+    (void)store_->MarkRunningInterrupted(options_.now());
+    Logger("sweep")->warn("sweep cancelled: its client went away");
+    return absl::CancelledError("the sweep was cancelled: its client went away");
+  }
+  return report;
+}
+
+absl::StatusOr<v1::Report> SweepRunner::RunStages(
+    const v1::SweepRequest& request, const std::vector<StoredNode>& registry,
+    const std::function<void(const v1::SweepEvent&)>& progress) {
   const v1::Config& config = options_.config;
   const absl::Time started = options_.now();
   absl::StatusOr<sweep::SweepSpecs> specs = sweep::ResolveSpecs(request, config);
@@ -116,12 +155,13 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
   // Measure, re-test, and localise what the first analysis cannot place.
   sweep::RoundRunner runner(*agents_, *store_, *sweep_id, *fleet, specs->specs,
                             specs->ReverseFlags(config.sweep().both_directions()),
-                            options_.max_parallel_pairs, progress);
+                            options_.max_parallel_pairs, progress, &stopping_);
   runner.Run(plan->rounds, 1, "measure");
   Retest(runner, *fleet, *specs, config.sweep().retests());
+  if (stopping_) return absl::CancelledError("cancelled");
   std::vector<sweep::RingRun> rings;
   if (specs->allreduce) rings = sweep::PlanRings(request, *fleet);
-  for (size_t g = 0; g < rings.size(); ++g) {
+  for (size_t g = 0; g < rings.size() && !stopping_; ++g) {
     auto spec = sweep::AllreduceSpec(request, config, specs->pair_timeout, rings[g].nccl, rings[g].rdma);
     if (!spec.ok()) return spec.status();
     sweep::RunRing(*agents_, *fleet, runner, *spec, g, rings.size(), progress, rings[g]);
@@ -131,6 +171,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
     AnalysisInput in = sweep::BuildAnalysisInput(*fleet, *specs, config, runner.pairs());
     runner.Run(PackRounds(sweep::LocalisationPairs(*fleet, in, Analyze(in), runner)), 1, "localise");
   }
+  if (stopping_) return absl::CancelledError("cancelled");
 
   // The verdict, on everything measured.
   std::vector<const sweep::PairRun*> ordered;

@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_CONTROLLER_SWEEP_H_
 #define FABRICCTL_CONTROLLER_SWEEP_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -52,12 +53,19 @@ class SweepRunner {
   ~SweepRunner();
 
   // `nodes` are the registry's entries for the sweep. `progress` receives the started and
-  // round events (the report is the return value).
+  // round events (the report is the return value). When `cancelled` turns true (the client
+  // went away), the calls to agents in flight are cancelled, so that the agents stop their
+  // probes and free themselves within a second; the sweep is recorded as interrupted and Run
+  // returns CANCELLED.
   absl::StatusOr<v1::Report> Run(const v1::SweepRequest& request,
                                  const std::vector<StoredNode>& nodes,
-                                 const std::function<void(const v1::SweepEvent&)>& progress);
+                                 const std::function<void(const v1::SweepEvent&)>& progress,
+                                 const std::function<bool()>& cancelled = nullptr);
 
  private:
+  absl::StatusOr<v1::Report> RunStages(const v1::SweepRequest& request,
+                                       const std::vector<StoredNode>& nodes,
+                                       const std::function<void(const v1::SweepEvent&)>& progress);
   void Retest(sweep::RoundRunner& runner, sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
               uint32_t retests);
 
@@ -65,6 +73,7 @@ class SweepRunner {
   std::unique_ptr<sweep::AgentClient> agents_;
   SweepOptions options_;
   std::mutex running_;  // held for the duration of a sweep
+  std::atomic<bool> stopping_{false};  // the running sweep was cancelled
 };
 
 }  // namespace fabricctl::controller

@@ -73,6 +73,16 @@ for kind in rdma_write_bw rdma_send_bw rdma_read_bw rdma_write_lat rdma_send_lat
   wait
   port=$((port+1))
 done
+# By duration (perftest -D): as many messages as fit in 300 ms per size, SEND's receiver told the count.
+for kind in rdma_write_bw rdma_send_bw rdma_read_bw; do
+  $F probe $kind --server --port $port --one-off --device $RXE_DEV >/dev/null &
+  i=0; while ! ss -ltn "sport = :$port" | grep -q LISTEN && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+  echo "=== duration_$kind"
+  $F probe $kind $RXE_IP:$port --sizes 4K,64K --duration 300ms --warmup 10 --format json
+  echo "=== end"
+  wait
+  port=$((port+1))
+done
 $F probe rdma_write_bw --server --port $port --one-off --device $RXE_DEV >/dev/null &
 i=0; while ! ss -ltn "sport = :$port" | grep -q LISTEN && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
 echo "=== bidirectional"
@@ -111,6 +121,10 @@ done
 for n in 1 2 3; do
   i=0; while ! grep -q "registered with" $D/a$n.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
 done
+echo "=== sweep_rdma"
+$F sweep --controller 127.0.0.1:7500 --probes rdma_write_bw,rdma_send_bw --sizes 64K \
+  --duration 300ms --format json
+echo "=== end"
 for backend in rdma auto; do
   echo "=== ring_$backend"
   $F sweep --controller 127.0.0.1:7500 --probes allreduce --allreduce-backend $backend \
@@ -145,6 +159,33 @@ kill $daemons; wait
       CHECK(point.bw_avg_gbps() > 0);
       CHECK(point.has_bw_peak_gbps());
       CHECK(point.bw_peak_gbps() >= point.bw_avg_gbps() * 0.999);
+    }
+  }
+  for (const char* kind : {"rdma_write_bw", "rdma_send_bw", "rdma_read_bw"}) {
+    const std::string name = std::string("duration_") + kind;
+    INFO(name << ": " << sections[name]);
+    v1::ProbeResult probe;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections[name], &probe).ok());
+    CHECK(probe.outcome() == v1::PROBE_OK);
+    REQUIRE(probe.bw_size() == 2);
+    for (const auto& point : probe.bw()) {
+      CHECK(point.iterations() > 0);
+      CHECK(point.bw_avg_gbps() > 0);
+      CHECK_FALSE(point.has_bw_peak_gbps());  // as perftest -D: average only
+    }
+  }
+  {
+    // A sweep of RDMA probes by duration between three agents: every pair, both directions of
+    // the bandwidth probes, every result measured.
+    INFO("sweep_rdma: " << sections["sweep_rdma"]);
+    v1::Report report;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections["sweep_rdma"], &report).ok());
+    REQUIRE(report.health().pairs_size() == 3);
+    for (const auto& pair : report.health().pairs()) {
+      CHECK(pair.has_bw_gbps());
+      CHECK(pair.has_bw_reverse_gbps());
+      CHECK(pair.results_size() == 4);
+      for (const auto& r : pair.results()) CHECK(r.outcome() == v1::PROBE_OK);
     }
   }
   for (const char* kind : {"rdma_write_lat", "rdma_send_lat"}) {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -51,6 +52,17 @@ class GrpcAgentClient : public AgentClient {
     return Call(address, deadline, request, &v1::AgentService::Stub::RunLocalProbe);
   }
 
+  void CancelAll() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    for (grpc::ClientContext* context : in_flight_) context->TryCancel();
+  }
+
+  void Resume() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = false;
+  }
+
  private:
   template <typename Request, typename Response>
   absl::StatusOr<Response> Call(
@@ -60,14 +72,24 @@ class GrpcAgentClient : public AgentClient {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          absl::ToChronoMicroseconds(deadline));
+    v1::AgentService::Stub* stub;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cancelled_) return absl::CancelledError("the sweep was cancelled");
+      in_flight_.insert(&context);
+      stub = StubLocked(address);
+    }
     Response response;
-    grpc::Status s = (StubFor(address)->*method)(&context, request, &response);
+    grpc::Status s = (stub->*method)(&context, request, &response);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      in_flight_.erase(&context);
+    }
     if (!s.ok()) return FromGrpc(s);
     return response;
   }
 
-  v1::AgentService::Stub* StubFor(const std::string& address) {
-    std::lock_guard<std::mutex> lock(mu_);
+  v1::AgentService::Stub* StubLocked(const std::string& address) {
     auto& stub = stubs_[address];
     if (!stub) stub = v1::AgentService::NewStub(grpc::CreateChannel(address, credentials_));
     return stub.get();
@@ -75,7 +97,9 @@ class GrpcAgentClient : public AgentClient {
 
   std::shared_ptr<grpc::ChannelCredentials> credentials_;
   std::mutex mu_;
-  std::map<std::string, std::unique_ptr<v1::AgentService::Stub>> stubs_;  // by address
+  std::map<std::string, std::unique_ptr<v1::AgentService::Stub>> stubs_;  // by address, mu_
+  std::set<grpc::ClientContext*> in_flight_;                               // guarded by mu_
+  bool cancelled_ = false;                                                 // guarded by mu_
 };
 
 }  // namespace

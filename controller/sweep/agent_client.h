@@ -37,6 +37,11 @@ class AgentClient {
   virtual absl::StatusOr<v1::RunLocalProbeResponse> RunLocalProbe(
       const std::string& address, const v1::RunLocalProbeRequest& request,
       absl::Duration deadline) = 0;
+
+  // Cancels every call in flight (the agents see their RPCs cancelled and stop the probes), and
+  // every later call at once, until Resume(): a sweep that is called off.
+  virtual void CancelAll() = 0;
+  virtual void Resume() = 0;
 };
 
 // The real one: one gRPC channel per agent address, with `credentials`.

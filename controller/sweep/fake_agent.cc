@@ -56,6 +56,27 @@ void FakeAgents::Busy(const std::string& name, int times) {
   agents_[name].busy = times;
 }
 
+void FakeAgents::SetDelay(const std::string& name, absl::Duration delay) {
+  std::lock_guard<std::mutex> lock(mu_);
+  agents_[name].delay = delay;
+}
+
+int FakeAgents::Running() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_;
+}
+
+void FakeAgents::CancelAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  wake_.notify_all();
+}
+
+void FakeAgents::Resume() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = false;
+}
+
 int FakeAgents::Measurements(const std::string& a, const std::string& b) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = measured_.find(Sorted(a, b));
@@ -68,6 +89,7 @@ int FakeAgents::OpenServers() const {
 }
 
 absl::StatusOr<std::string> FakeAgents::Alive(const std::string& address) const {
+  if (cancelled_) return absl::CancelledError("the sweep was cancelled");
   const std::string name = NameOf(address);
   auto it = agents_.find(name);
   if (it == agents_.end() || it->second.dead) {
@@ -116,9 +138,15 @@ absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
 
 absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
     const std::string& address, const v1::RunProbeClientRequest& request, absl::Duration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
+  if (agents_[*name].delay > absl::ZeroDuration()) {
+    ++running_;
+    wake_.wait_for(lock, absl::ToChronoMicroseconds(agents_[*name].delay), [this] { return cancelled_; });
+    --running_;
+    if (cancelled_) return absl::CancelledError("the sweep was cancelled");
+  }
   ++client_calls_;
   for (const auto& [who, after] : kill_after_) {
     if (after > 0 && client_calls_ >= after) agents_[who].dead = true;

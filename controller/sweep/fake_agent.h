@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_CONTROLLER_SWEEP_FAKE_AGENT_H_
 #define FABRICCTL_CONTROLLER_SWEEP_FAKE_AGENT_H_
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
@@ -35,6 +36,10 @@ class FakeAgents : public AgentClient {
   void DropLink(const std::string& a, const std::string& b);
   // The next `times` server halves asked of `name` find it busy (RESOURCE_EXHAUSTED).
   void Busy(const std::string& name, int times);
+  // Client halves run by `name` take this long (unless cancelled).
+  void SetDelay(const std::string& name, absl::Duration delay);
+  // Client halves in progress now.
+  int Running() const;
 
   // How many client halves ran on the pair (either direction).
   int Measurements(const std::string& a, const std::string& b) const;
@@ -56,6 +61,8 @@ class FakeAgents : public AgentClient {
   absl::StatusOr<v1::RunLocalProbeResponse> RunLocalProbe(const std::string& address,
                                                           const v1::RunLocalProbeRequest& request,
                                                           absl::Duration deadline) override;
+  void CancelAll() override;
+  void Resume() override;
 
  private:
   struct Agent {
@@ -63,6 +70,7 @@ class FakeAgents : public AgentClient {
     double egress_gbps = 0;  // 0: no limit of its own
     bool dead = false;
     int busy = 0;
+    absl::Duration delay;
   };
   // The agent at `address`, or UNAVAILABLE.
   absl::StatusOr<std::string> Alive(const std::string& address) const;
@@ -76,6 +84,9 @@ class FakeAgents : public AgentClient {
   std::map<std::string, std::string> servers_;  // run id -> server node
   std::map<std::string, int> kill_after_;
   int client_calls_ = 0;
+  int running_ = 0;
+  bool cancelled_ = false;
+  std::condition_variable wake_;
 };
 
 }  // namespace fabricctl::controller::sweep

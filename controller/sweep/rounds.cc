@@ -133,7 +133,8 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
 
 RoundRunner::RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
                          std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
-                         uint32_t max_parallel_pairs, ProgressFn progress)
+                         uint32_t max_parallel_pairs, ProgressFn progress,
+                         const std::atomic<bool>* stop)
     : agents_(agents),
       store_(store),
       sweep_id_(sweep_id),
@@ -141,7 +142,8 @@ RoundRunner::RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fl
       specs_(std::move(specs)),
       reverse_(std::move(reverse)),
       max_parallel_pairs_(std::max<uint32_t>(1, max_parallel_pairs)),
-      progress_(std::move(progress)) {}
+      progress_(std::move(progress)),
+      stop_(stop) {}
 
 void RoundRunner::Save(uint32_t round, uint32_t attempt, const v1::ProbeResult& result) {
   if (auto s = store_.InsertResult(sweep_id_, round, attempt, result); !s.ok()) {
@@ -226,6 +228,7 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt) {
 
 void RoundRunner::Run(const std::vector<Round>& rounds, uint32_t attempt, const char* phase) {
   for (uint32_t r = 0; r < rounds.size(); ++r) {
+    if (stop_ != nullptr && stop_->load()) return;
     const uint32_t failed = MeasureRound(rounds[r], attempt);
     if (!progress_) continue;
     v1::SweepEvent event;

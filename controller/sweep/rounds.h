@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_CONTROLLER_SWEEP_ROUNDS_H_
 #define FABRICCTL_CONTROLLER_SWEEP_ROUNDS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -61,10 +62,12 @@ class RoundRunner {
   // `reverse[k]`: measure specs[k] from server to client too (the bandwidth probes).
   RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
               std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
-              uint32_t max_parallel_pairs, ProgressFn progress);
+              uint32_t max_parallel_pairs, ProgressFn progress,
+              const std::atomic<bool>* stop = nullptr);
 
   // Every pair of each round at once (at most max_parallel_pairs threads), round after round;
-  // a progress event per round with `phase` ("measure", "retest", "localise").
+  // a progress event per round with `phase` ("measure", "retest", "localise"). No round starts
+  // once `stop` is set.
   void Run(const std::vector<Round>& rounds, uint32_t attempt, const char* phase);
 
   // Stores a result measured outside the rounds (a collective) under the next round number.
@@ -88,6 +91,7 @@ class RoundRunner {
   const std::vector<bool> reverse_;
   const uint32_t max_parallel_pairs_;
   ProgressFn progress_;
+  const std::atomic<bool>* stop_;
   uint32_t next_round_ = 0;
   std::mutex mu_;  // guards pairs_ while a round runs
   std::map<PairKey, PairRun> pairs_;

@@ -38,9 +38,10 @@ absl::StatusOr<v1::ProbeSpec> PairSpec(v1::ProbeKind kind, const v1::SweepReques
   const bool by_time = m.has_duration() || (m.iterations() == 0 && config.probes().has_duration());
   if (m.iterations() > 0) {
     p.iterations = m.iterations();
-  } else if (by_time && !probe->rdma) {
+  } else if (by_time && !(probe->rdma && !probe->measures_bandwidth)) {
     p.duration = FromProto(m.has_duration() ? m.duration() : config.probes().duration());
   } else {
+    // RDMA latency: a ping-pong's time does not grow with a slow link's bandwidth.
     p.iterations = config.probes().iterations() > 0 ? config.probes().iterations() : 1000;
   }
   p.warmup_iterations = m.warmup_iterations() ? m.warmup_iterations() : config.probes().warmup_iterations();

@@ -1,6 +1,8 @@
 // The sweep's stages against fake agents (fake_agent.h): no processes, no sockets; a real
 // SQLite store in the test's temporary directory.
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -224,6 +226,32 @@ TEST_CASE("a busy agent is waited for within the pair's budget, not failed") {
   auto report = h.Sweep();
   REQUIRE(report.ok());
   CHECK(report->findings_size() == 0);
+}
+
+TEST_CASE("a sweep whose client goes away stops its probes at once and is recorded interrupted") {
+  Harness h("cancel", {"a", "b", "c", "d"});
+  for (const char* n : {"a", "b", "c", "d"}) h.fake->SetDelay(n, absl::Seconds(30));
+  std::atomic<bool> gone{false};
+  absl::StatusOr<v1::Report> report;
+  v1::SweepRequest request;
+  request.add_probes(v1::TCP_BW);
+  std::thread sweep([&] {
+    report = h.runner->Run(request, Registry(h.names), nullptr, [&] { return gone.load(); });
+  });
+  while (h.fake->Running() == 0) absl::SleepFor(absl::Milliseconds(10));
+  const absl::Time left = absl::Now();
+  gone = true;
+  sweep.join();
+  CHECK(absl::Now() - left < absl::Seconds(1));
+  CHECK(absl::IsCancelled(report.status()));
+  CHECK(h.fake->Running() == 0);
+  auto sweeps = h.store->ListSweeps(10);
+  REQUIRE(sweeps.ok());
+  REQUIRE(sweeps->size() == 1);
+  CHECK((*sweeps)[0].state() == v1::SWEEP_INTERRUPTED);
+  // The next sweep runs.
+  for (const char* n : {"a", "b", "c", "d"}) h.fake->SetDelay(n, absl::ZeroDuration());
+  CHECK(h.Sweep().ok());
 }
 
 }  // namespace

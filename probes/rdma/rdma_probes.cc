@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -27,13 +28,20 @@ constexpr absl::Duration kDefaultSizeTimeout = absl::Minutes(2);
 // (set from ProbeParams::timeout when given).
 thread_local absl::Duration size_timeout = kDefaultSizeTimeout;  // NOLINT: per-probe-thread bound
 
+// This thread's probe's cancellation (set with the size bound), checked by the spinning loops.
+thread_local const Cancellation* current_cancel = nullptr;  // NOLINT: per-probe-thread
+
 class ScopedSizeTimeout {
  public:
-  explicit ScopedSizeTimeout(const ProbeParams& p) {
+  ScopedSizeTimeout(const ProbeParams& p, const Cancellation* cancel) {
     size_timeout = p.timeout > absl::ZeroDuration() ? std::min(p.timeout, kDefaultSizeTimeout)
                                                     : kDefaultSizeTimeout;
+    current_cancel = cancel;
   }
-  ~ScopedSizeTimeout() { size_timeout = kDefaultSizeTimeout; }
+  ~ScopedSizeTimeout() {
+    size_timeout = kDefaultSizeTimeout;
+    current_cancel = nullptr;
+  }
 };
 constexpr absl::Duration kControlTimeout = absl::Seconds(30);
 
@@ -56,6 +64,9 @@ template <typename Ready>
 absl::Status SpinUntil(Ready ready, int64_t deadline_ns, const char* what) {
   for (uint32_t spins = 1;; ++spins) {
     if (ready()) return absl::OkStatus();
+    if ((spins & 4095) == 0 && current_cancel != nullptr && current_cancel->cancelled()) {
+      return absl::CancelledError(absl::StrCat(what, ": probe cancelled"));
+    }
     if ((spins & 4095) == 0 && NowNs() > deadline_ns) {
       return absl::DeadlineExceededError(absl::StrCat(what, ": no progress within ",
                                                       absl::FormatDuration(size_timeout)));
@@ -221,15 +232,24 @@ void EndSession(int control) {
 
 // The bandwidth loop of perftest's run_iter_bw for one size. Records posts and completions
 // when `timed`.
+//
+// With `stop_ns` (perftest -D), `messages` is only a bound: posting stops at that time, the last
+// message posted is signaled so that every completion is seen, and `*sent` says how many went.
 absl::Status RunBwLoop(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, uint64_t messages,
                        uint32_t tx_depth, uint32_t cq_mod, std::vector<int64_t>* posted_ns,
-                       std::vector<Completion>* completions) {
-  const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
+                       std::vector<Completion>* completions, int64_t stop_ns = 0,
+                       uint64_t* sent = nullptr) {
+  int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout) +
+                     std::max<int64_t>(0, stop_ns - NowNs());
   uint64_t posted = 0, completed = 0;
   uint32_t idle_polls = 0;
   ibv_wc wc[16];
   while (completed < messages) {
+    if (current_cancel != nullptr && current_cancel->cancelled()) {
+      return absl::CancelledError("probe cancelled");
+    }
     while (posted < messages && posted - completed < tx_depth) {
+      if (stop_ns != 0 && NowNs() >= stop_ns) messages = posted + 1;  // this one is the last
       const bool signaled = (posted + 1) % cq_mod == 0 || posted + 1 == messages;
       if (posted_ns) posted_ns->push_back(NowNs());
       absl::Status s = verb == RdmaVerb::kWrite  ? ep.PostWrite(size, posted, signaled)
@@ -239,6 +259,8 @@ absl::Status RunBwLoop(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, uint64_t 
       ++posted;
     }
     int n = ep.PollSend(wc, 16);
+    if (n > 0) deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout) +
+                          std::max<int64_t>(0, stop_ns - NowNs());
     if (n < 0) return absl::InternalError("ibv_poll_cq failed");
     if (n == 0) {
       if ((++idle_polls & 4095) == 0 && NowNs() > deadline) {
@@ -254,6 +276,7 @@ absl::Status RunBwLoop(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, uint64_t 
       if (completions) completions->push_back({wc[i].wr_id, now});
     }
   }
+  if (sent) *sent = posted;
   return absl::OkStatus();
 }
 
@@ -279,9 +302,6 @@ namespace {
 
 // What these probes do not do yet, refused by name rather than measured wrongly.
 absl::Status CheckSupported(const ProbeParams& p, bool bidirectional_ok) {
-  if (p.duration > absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("RDMA probes measure by --iters, not --duration");
-  }
   if (p.rdma.queue_pairs > 1) {
     return absl::InvalidArgumentError("--qps: the RDMA probes use one queue pair");
   }
@@ -295,26 +315,43 @@ absl::Status CheckSupported(const ProbeParams& p, bool bidirectional_ok) {
 // One size of a bandwidth probe from this side: warm-up, then the measured loop, with
 // perftest's CQ moderation rule (100, and 1 above 8 KiB, never above the TX depth).
 absl::Status MeasureBw(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, const ProbeParams& params,
-                       BwPoint* point) {
-  const uint32_t tx_depth = static_cast<uint32_t>(std::min<uint64_t>(
-      params.rdma.tx_depth ? params.rdma.tx_depth : kDefaultTxDepthBw, params.iterations));
+                       BwPoint* point, uint64_t* sent = nullptr) {
+  const bool by_time = params.duration > absl::ZeroDuration();
+  uint64_t tx_depth = params.rdma.tx_depth ? params.rdma.tx_depth : kDefaultTxDepthBw;
+  if (!by_time) tx_depth = std::min<uint64_t>(tx_depth, params.iterations);
   uint32_t cq_mod = params.rdma.cq_moderation;
   if (cq_mod == 0) cq_mod = size > kCqModerationSizeLimit ? 1 : kDefaultCqModeration;
-  cq_mod = std::max<uint32_t>(1, std::min(cq_mod, tx_depth));
+  cq_mod = std::max<uint32_t>(1, std::min<uint32_t>(cq_mod, static_cast<uint32_t>(tx_depth)));
+  uint64_t warm = 0;
   if (params.warmup_iterations > 0) {
-    if (auto s = RunBwLoop(ep, verb, size, params.warmup_iterations, tx_depth, cq_mod, nullptr,
-                           nullptr);
+    if (auto s = RunBwLoop(ep, verb, size, params.warmup_iterations, static_cast<uint32_t>(tx_depth),
+                           cq_mod, nullptr, nullptr, 0, &warm);
         !s.ok()) {
       return s;
     }
   }
   std::vector<int64_t> posted_ns;
   std::vector<Completion> completions;
-  posted_ns.reserve(params.iterations);
-  if (auto s = RunBwLoop(ep, verb, size, params.iterations, tx_depth, cq_mod, &posted_ns,
-                         &completions);
+  uint64_t measured = params.iterations;
+  if (by_time) {
+    // perftest -D: as many messages as fit in the duration; the bound only guards the loop.
+    measured = std::numeric_limits<uint64_t>::max();
+    posted_ns.reserve(1 << 16);
+  } else {
+    posted_ns.reserve(params.iterations);
+  }
+  const int64_t stop_ns = by_time ? NowNs() + absl::ToInt64Nanoseconds(params.duration) : 0;
+  if (auto s = RunBwLoop(ep, verb, size, measured, static_cast<uint32_t>(tx_depth), cq_mod,
+                         by_time ? nullptr : &posted_ns, &completions, stop_ns, &measured);
       !s.ok()) {
     return s;
+  }
+  if (sent) *sent = warm + measured;
+  if (by_time) {
+    // Time from the start of the loop to the last completion: what perftest -D divides by.
+    const int64_t started = stop_ns - absl::ToInt64Nanoseconds(params.duration);
+    *point = AverageBandwidth(size, measured, completions.back().time_ns - started);
+    return absl::OkStatus();
   }
   *point = AverageBandwidth(size, params.iterations, completions.back().time_ns - posted_ns.front());
   if (params.iterations <= kMaxItersForPeak) {
@@ -327,20 +364,32 @@ absl::Status MeasureBw(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, const Pro
 
 absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
                                 const ServeContext& context) const {
-  const ScopedSizeTimeout bound(FromSpec(hello.spec()));
+  const ScopedSizeTimeout bound(FromSpec(hello.spec()), context.cancel);
   const bool send = verb_ == RdmaVerb::kSend;
   auto ep = AcceptSession(connection.get(), hello, context, /*bandwidth=*/true, send);
   if (!ep.ok()) return ep.status();
   const ProbeParams params = FromSpec(hello.spec());
-  const uint64_t per_size = params.warmup_iterations + params.iterations;
+  const bool by_time = params.duration > absl::ZeroDuration();
+  // By duration, receives are posted at the largest size, so that those a size leaves posted
+  // serve the next; `outstanding` counts them across sizes.
+  uint64_t outstanding = 0;
   return ServeMeetings(connection.get(), [&](uint64_t size) -> absl::Status {
     // WRITE and READ need nothing from this side. SEND needs receives posted, and reposted
-    // as they complete, for every message of the size.
-    uint64_t posted = 0, received = 0;
-    if (send) {
-      for (; posted < std::min<uint64_t>(per_size, kRxDepthSend); ++posted) {
-        if (auto s = (*ep)->PostRecv(size, posted); !s.ok()) return s;
+    // as they complete, for every message of the size: warm-up and iterations, or by duration
+    // until the client says how many it sent.
+    uint64_t expected = by_time ? std::numeric_limits<uint64_t>::max()
+                                : params.warmup_iterations + params.iterations;
+    uint64_t next_id = 0, received = 0;
+    const uint64_t length = by_time ? MaxSize(params) : size;
+    auto post_more = [&]() -> absl::Status {
+      while (outstanding < kRxDepthSend && received + outstanding < expected) {
+        if (auto s = (*ep)->PostRecv(length, next_id++); !s.ok()) return s;
+        ++outstanding;
       }
+      return absl::OkStatus();
+    };
+    if (send) {
+      if (auto s = post_more(); !s.ok()) return s;
     }
     if (auto s = net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
         !s.ok()) {
@@ -357,26 +406,40 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
       if (point.bw_peak_gbps) mine.mutable_bw(0)->set_bw_peak_gbps(*point.bw_peak_gbps);
       return net::SendFrame(connection.get(), mine, absl::Now() + kControlTimeout);
     }
-    const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
+    int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout + params.duration);
     ibv_wc wc[16];
-    while (send && received < per_size) {
+    uint32_t idle = 0;
+    while (send && received < expected) {
       int n = (*ep)->PollRecv(wc, 16);
       if (n < 0) return absl::InternalError("ibv_poll_cq failed");
-      if (n == 0 && NowNs() > deadline) return absl::DeadlineExceededError("receive: no message");
+      if (n == 0) {
+        if ((++idle & 1023) != 0) continue;
+        if (by_time && expected == std::numeric_limits<uint64_t>::max() &&
+            net::Readable(connection.get())) {
+          v1::ProbeHello done;
+          if (auto s = net::RecvFrame(connection.get(), &done, absl::Now() + kControlTimeout); !s.ok()) return s;
+          expected = done.messages();
+        }
+        if (current_cancel != nullptr && current_cancel->cancelled()) {
+          return absl::CancelledError("probe cancelled");
+        }
+        if (NowNs() > deadline) return absl::DeadlineExceededError("receive: no message");
+        continue;
+      }
+      deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
       for (int i = 0; i < n; ++i) {
         if (wc[i].status != IBV_WC_SUCCESS) return CompletionError(wc[i]);
         ++received;
-        if (posted < per_size) {
-          if (auto s = (*ep)->PostRecv(size, posted++); !s.ok()) return s;
-        }
+        --outstanding;
       }
+      if (auto s = post_more(); !s.ok()) return s;
     }
     return absl::OkStatus();
   });
 }
 
 ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
-  const ScopedSizeTimeout bound(params);
+  const ScopedSizeTimeout bound(params, params.cancel);
   ProbeRun run;
   run.kind = name();
   if (auto s = CheckSupported(params, verb_ != RdmaVerb::kSend); !s.ok()) return Finish(run, s);
@@ -390,7 +453,16 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   for (uint64_t size : params.sizes_bytes) {
     if (auto s = Meet(session->control.get(), size); !s.ok()) return Finish(run, s);
     BwPoint point;
-    if (auto s = MeasureBw(ep, verb_, size, params, &point); !s.ok()) return Finish(run, s);
+    uint64_t sent = 0;
+    if (auto s = MeasureBw(ep, verb_, size, params, &point, &sent); !s.ok()) return Finish(run, s);
+    if (verb_ == RdmaVerb::kSend && params.duration > absl::ZeroDuration()) {
+      // The server counts receives until it has them all.
+      v1::ProbeHello done;
+      done.set_messages(sent);
+      if (auto s = net::SendFrame(session->control.get(), done, absl::Now() + kControlTimeout); !s.ok()) {
+        return Finish(run, s);
+      }
+    }
     if (params.rdma.bidirectional) {
       // perftest -b sums the two sides' figures.
       v1::ProbeResult theirs;
@@ -499,7 +571,7 @@ absl::Status PrepareSize(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size) {
 
 absl::Status RdmaLatProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
                                  const ServeContext& context) const {
-  const ScopedSizeTimeout bound(FromSpec(hello.spec()));
+  const ScopedSizeTimeout bound(FromSpec(hello.spec()), context.cancel);
   auto ep = AcceptSession(connection.get(), hello, context, /*bandwidth=*/false,
                           verb_ == RdmaVerb::kSend);
   if (!ep.ok()) return ep.status();
@@ -516,10 +588,14 @@ absl::Status RdmaLatProbe::Serve(net::UniqueFd connection, const v1::ProbeHello&
 }
 
 ProbeRun RdmaLatProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
-  const ScopedSizeTimeout bound(params);
+  const ScopedSizeTimeout bound(params, params.cancel);
   ProbeRun run;
   run.kind = name();
   if (auto s = CheckSupported(params, /*bidirectional_ok=*/false); !s.ok()) return Finish(run, s);
+  if (params.duration > absl::ZeroDuration()) {
+    // A ping-pong's time does not grow with a slow link's bandwidth: a count bounds it.
+    return Finish(run, absl::InvalidArgumentError("RDMA latency probes measure by --iters, not --duration"));
+  }
   const absl::Time started = absl::Now();
   auto session = OpenSession(params, server, /*bandwidth=*/false, verb_ == RdmaVerb::kSend);
   if (!session.ok()) return Finish(run, session.status());

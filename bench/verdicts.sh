@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Verdict quality on planted faults: repeated sweeps of practice labs (network namespaces, tc)
+# with one fault each, and of healthy labs, shaped and unshaped. Reports, per scenario, the
+# precision and recall of what the sweeps named (finding kind and host, or the two ends of a
+# link) against what was planted, the false alarms per healthy sweep (any warning or critical
+# finding), and the wall time of a sweep with one host 50x slower than its peers against a
+# healthy sweep of the same size.
+#
+#   bench/verdicts.sh [REPEATS [HEALTHY_SWEEPS]]     (defaults 3 and 20; needs root)
+#
+# Writes bench/results/verdicts.txt.
+source "$(dirname "$0")/lib.sh"
+REPEATS=${1:-3}
+HEALTHY=${2:-20}
+[[ $(id -u) -eq 0 ]] || { echo "bench: needs root (network namespaces)" >&2; exit 3; }
+(cd "$ROOT" && bazel build //cli:fabricctl //agent:fabric-agent //controller:fabric-controller >/dev/null 2>&1) ||
+  { echo "bench: cannot build" >&2; exit 3; }
+export FABRIC_BIN=$ROOT/bazel-bin FABRIC_LAB_DIR=$ROOT/.lab/bench FABRIC_LAB_PREFIX=fabbench
+LAB="bash $ROOT/scripts/lab.sh"
+WORK=$(mktemp -d)
+trap '$LAB down >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+OUT=$RESULTS/verdicts.txt
+
+# What a JSON report names: "kind subject", one per line (a pair's two ends in name order).
+named() {
+  python3 - "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for f in r.get("findings", []):
+    if f.get("severity") not in ("SEVERITY_WARNING", "SEVERITY_CRITICAL"):
+        continue
+    ends = sorted(x for x in (f.get("node", ""), f.get("peer", "")) if x)
+    print(f["kind"], "~".join(ends))
+PY
+}
+
+# sweep NAME: one sweep of the running lab into $WORK/NAME.json; prints its wall seconds.
+sweep() {
+  local start end
+  start=$(date +%s.%N)
+  $LAB sweep --format json --output "$WORK/$1.json" >/dev/null 2>&1 || true
+  end=$(date +%s.%N)
+  awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}'
+}
+
+{
+  echo "# Verdicts on planted faults: bench/verdicts.sh $REPEATS $HEALTHY"
+  machine
+  echo "lab: hosts in network namespaces on a bridge; links tc tbf 1gbit unless 'unshaped';"
+  echo "faults by tc htb/tbf classes; each sweep full pairing, tcp_bw both directions + tcp_lat, 1 s per probe"
+  echo
+  echo "| scenario | planted | sweeps | named (all sweeps) | precision | recall |"
+  echo "|---|---|---|---|---|---|"
+} > "$OUT.tmp"
+
+# scenario NAME "PLANTED (kind subject; ...)" LAB_UP_ARGS...
+tp_all=0 fp_all=0 fn_all=0
+scenario() {
+  local name=$1 planted=$2; shift 2
+  local tp=0 fp=0 fn=0 seen=""
+  for r in $(seq 1 "$REPEATS"); do
+    $LAB up "$@" >/dev/null 2>&1 || { echo "bench: lab up $* failed" >&2; exit 3; }
+    sweep "$name-$r" >/dev/null
+    local got
+    got=$(named "$WORK/$name-$r.json" | sort -u)
+    seen+="$got"$'\n'
+    local want
+    want=$(tr ';' '\n' <<<"$planted" | sed 's/^ *//' | sed '/^$/d' | sort -u)
+    local t f n
+    t=$(comm -12 <(echo "$want") <(echo "$got") | sed '/^$/d' | wc -l)
+    f=$(comm -13 <(echo "$want") <(echo "$got") | sed '/^$/d' | wc -l)
+    n=$(comm -23 <(echo "$want") <(echo "$got") | sed '/^$/d' | wc -l)
+    tp=$((tp + t)) fp=$((fp + f)) fn=$((fn + n))
+  done
+  tp_all=$((tp_all + tp)) fp_all=$((fp_all + fp)) fn_all=$((fn_all + fn))
+  local summary
+  summary=$(sed '/^$/d' <<<"$seen" | sort | uniq -c | awk '{c=$1; $1=""; printf "%s%s x%d", (NR>1?"; ":""), substr($0,2), c}')
+  printf '| %s | %s | %d | %s | %s | %s |\n' "$name" "$planted" "$REPEATS" "${summary:-none}" \
+    "$( ((tp + fp)) && ratio "$tp" "$((tp + fp))" || echo "n/a")" "$(ratio "$tp" "$((tp + fn))")" >> "$OUT.tmp"
+}
+
+scenario slow-host "straggler_node node-3" 6 --throttle node-3=200mbit
+scenario slow-host-unshaped "straggler_node node-5" 6 --rate none --throttle node-5=300mbit
+scenario two-slow-of-eight "straggler_node node-2; straggler_node node-6" 8 --throttle node-2=250mbit --throttle node-6=100mbit
+scenario half-rate-host "straggler_node node-1" 7 --throttle node-1=500mbit
+scenario slow-link "slow_link node-3~node-6" 7 --slow-link node-3-node-6=150mbit
+scenario slow-link-unshaped "slow_link node-1~node-4" 6 --rate none --slow-link node-1-node-4=400mbit
+scenario transmit-only "straggler_node node-2" 6 --slow-egress node-2=100mbit
+scenario dropped-link "link_unreachable node-2~node-5" 6 --drop-link node-2-node-5
+scenario mtu "mtu_mismatch node-4" 5 --mtu node-4=1400
+
+{
+  echo
+  echo "All scenarios: precision $(ratio "$tp_all" "$((tp_all + fp_all))"), recall $(ratio "$tp_all" "$((tp_all + fn_all))")"
+  echo
+  echo "| healthy lab | sweeps | sweeps with a warning or critical finding | what was raised |"
+  echo "|---|---|---|---|"
+} >> "$OUT.tmp"
+
+healthy() {  # NAME LAB_UP_ARGS...
+  local name=$1; shift
+  $LAB up "$@" >/dev/null 2>&1 || { echo "bench: lab up $* failed" >&2; exit 3; }
+  local alarms=0 raised=""
+  for r in $(seq 1 "$HEALTHY"); do
+    sweep "$name-$r" >/dev/null
+    local got
+    got=$(named "$WORK/$name-$r.json")
+    if [[ -n $got ]]; then alarms=$((alarms + 1)); raised+="$got"$'\n'; fi
+  done
+  local summary
+  summary=$(sed '/^$/d' <<<"$raised" | sort | uniq -c | awk '{c=$1; $1=""; printf "%s%s x%d", (NR>1?"; ":""), substr($0,2), c}')
+  printf '| %s | %d | %d | %s |\n' "$name" "$HEALTHY" "$alarms" "${summary:-none}" >> "$OUT.tmp"
+}
+healthy "6 hosts, shaped 1gbit" 6
+healthy "6 hosts, unshaped" 6 --rate none
+
+# Wall time: 8 hosts healthy, then one host at 20 Mbit/s (50x slower than 1 Gbit/s).
+healthy_t=() slow_t=()
+for r in $(seq 1 "$REPEATS"); do
+  $LAB up 8 >/dev/null 2>&1 || exit 3
+  healthy_t+=("$(sweep wall-healthy-$r)")
+  $LAB up 8 --throttle node-4=20mbit >/dev/null 2>&1 || exit 3
+  slow_t+=("$(sweep wall-slow-$r)")
+done
+h=$(printf '%s\n' "${healthy_t[@]}" | median)
+s=$(printf '%s\n' "${slow_t[@]}" | median)
+{
+  echo
+  echo "| sweep of 8 hosts | wall time (median of $REPEATS) | each |"
+  echo "|---|---|---|"
+  echo "| healthy | ${h} s | ${healthy_t[*]} |"
+  echo "| one host 50x slower (20 Mbit/s) | ${s} s | ${slow_t[*]} |"
+  echo
+  echo "Ratio slow/healthy: $(ratio "$s" "$h") (goal <= 1.2)"
+} >> "$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+cat "$OUT"
