@@ -84,11 +84,15 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
       agent->probes_.get(), std::move(audits));
   grpc::ServerBuilder builder;
   int port = 0;
+  // One daemon per address: without SO_REUSEPORT a second one on a busy port fails to start
+  // instead of taking half the connections at random.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(listen->ToString(), security->ServerCredentials(), &port);
   builder.RegisterService(agent->service_.get());
   agent->server_ = builder.BuildAndStart();
   if (!agent->server_ || port == 0) {
-    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", options.listen));
+    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", options.listen,
+                                                " (is the address in use, or not this host's?)"));
   }
   if (!options.advertise.empty()) {
     auto advertise = ParseHostPort(options.advertise, "--advertise");

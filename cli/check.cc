@@ -69,7 +69,12 @@ v1::AuditResult LoopbackProbe(const probes::Probe& probe) {
   probes::ProbeParams params;
   params.kind = probe.kind();
   params.sizes_bytes = {probe.measures_bandwidth() ? 65536u : 2u};
-  params.iterations = probe.measures_bandwidth() ? 2000 : 1000;
+  // Bandwidth by time (a slow device reports its low figure on time); latency by count.
+  if (probe.measures_bandwidth()) {
+    params.duration = absl::Seconds(1);
+  } else {
+    params.iterations = 1000;
+  }
   params.timeout = absl::Seconds(60);
   auto server = probes::ProbeServer::Listen("127.0.0.1", 0, probes::ServeContext{});
   if (!server.ok()) {
@@ -192,6 +197,7 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
     return fail(absl::InvalidArgumentError("--format: html is for sweeps; use text, json, junit or prom"));
   }
   if (auto probe = report::Render(v1::Report(), options.format, false); !probe.ok()) return fail(probe.status());
+  if (auto s = CheckOutput(options.output); !s.ok()) return fail(s);
   probes::SysfsRoot root(options.sysfs_root);
   if (options.nccl_logs.empty() && !root.Exists("/sys")) {
     return fail(absl::InvalidArgumentError(

@@ -7,8 +7,14 @@
 
 namespace fabricctl::cli {
 
-// Writes `contents` to `path` atomically (a temporary file renamed over it), or to stdout
-// when `path` is empty or "-". Errors name the path.
+// Whether `path` can take a report: it is absent or a regular file (not a link, a FIFO or a
+// device), and its directory exists and is writable. Checked before a sweep starts, so that
+// no verdict is lost to a bad --output. Empty or "-" (stdout) is fine.
+absl::Status CheckOutput(const std::string& path);
+
+// Writes `contents` to `path` atomically (a temporary file of its own, made with mkostemp in
+// the target's directory, synced and renamed over it), or to stdout when `path` is empty or
+// "-". Errors name the path.
 absl::Status WriteOutput(const std::string& path, const std::string& contents);
 
 }  // namespace fabricctl::cli

@@ -126,6 +126,8 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   if (auto probe = report::Render(v1::Report(), options.format, false); !probe.ok()) {
     return Fail(err, "sweep", probe.status());
   }
+  // And the output: a sweep's verdict must not be lost to a path it cannot be written to.
+  if (auto s = CheckOutput(options.output); !s.ok()) return Fail(err, "sweep", s);
   auto request = BuildRequest(options);
   if (!request.ok()) return Fail(err, "sweep", request.status());
   auto stub = ConnectController(options.controller);

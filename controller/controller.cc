@@ -41,11 +41,15 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
 
   grpc::ServerBuilder builder;
   int port = 0;
+  // One daemon per address: without SO_REUSEPORT a second one on a busy port fails to start
+  // instead of taking half the connections at random.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(listen->ToString(), security->ServerCredentials(), &port);
   builder.RegisterService(controller->registry_.get());
   controller->server_ = builder.BuildAndStart();
   if (!controller->server_ || port == 0) {
-    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", options.listen));
+    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", options.listen,
+                                                " (is the address in use, or not this host's?)"));
   }
   controller->address_ = HostPort{listen->host, static_cast<uint16_t>(port)}.ToString();
   if (!options.metrics_listen.empty()) {

@@ -61,9 +61,14 @@ void SweepRunner::Retest(sweep::RoundRunner& runner, sweep::Fleet& fleet,
     std::vector<const sweep::PairRun*> ordered;
     const AnalysisInput in =
         sweep::BuildAnalysisInput(fleet, specs, options_.config, runner.pairs(), &ordered);
-    const std::vector<Pair> pairs = sweep::RetestPairs(fleet, in, ordered);
+    bool bandwidth_only = false;
+    const std::vector<Pair> pairs = sweep::RetestPairs(fleet, in, ordered, &bandwidth_only);
     if (pairs.empty()) break;
-    runner.Run(PackRounds(pairs), attempt, "retest");
+    std::vector<bool> only(specs.kinds.size(), true);
+    if (bandwidth_only) {
+      for (size_t k = 0; k < specs.kinds.size(); ++k) only[k] = static_cast<int>(k) == specs.bw_index;
+    }
+    runner.Run(PackRounds(pairs), attempt, "retest", &only);
     sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
   }
 }
@@ -155,7 +160,8 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   // Measure, re-test, and localise what the first analysis cannot place.
   sweep::RoundRunner runner(*agents_, *store_, *sweep_id, *fleet, specs->specs,
                             specs->ReverseFlags(config.sweep().both_directions()),
-                            options_.max_parallel_pairs, progress, &stopping_);
+                            options_.max_parallel_pairs, progress, &stopping_,
+                            options_.inventory_timeout);
   runner.Run(plan->rounds, 1, "measure");
   Retest(runner, *fleet, *specs, config.sweep().retests());
   if (stopping_) return absl::CancelledError("cancelled");

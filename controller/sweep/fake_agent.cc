@@ -61,6 +61,11 @@ void FakeAgents::SetDelay(const std::string& name, absl::Duration delay) {
   agents_[name].delay = delay;
 }
 
+int FakeAgents::CallsToDead() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return calls_to_dead_;
+}
+
 int FakeAgents::Running() const {
   std::lock_guard<std::mutex> lock(mu_);
   return running_;
@@ -93,6 +98,7 @@ absl::StatusOr<std::string> FakeAgents::Alive(const std::string& address) const 
   const std::string name = NameOf(address);
   auto it = agents_.find(name);
   if (it == agents_.end() || it->second.dead) {
+    ++calls_to_dead_;
     return absl::UnavailableError(absl::StrCat("failed to connect to ", address));
   }
   return name;

@@ -40,6 +40,8 @@ class FakeAgents : public AgentClient {
   void SetDelay(const std::string& name, absl::Duration delay);
   // Client halves in progress now.
   int Running() const;
+  // Calls made to agents after they died.
+  int CallsToDead() const;
 
   // How many client halves ran on the pair (either direction).
   int Measurements(const std::string& a, const std::string& b) const;
@@ -85,6 +87,7 @@ class FakeAgents : public AgentClient {
   std::map<std::string, int> kill_after_;
   int client_calls_ = 0;
   int running_ = 0;
+  mutable int calls_to_dead_ = 0;
   bool cancelled_ = false;
   std::condition_variable wake_;
 };

@@ -113,7 +113,7 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
 namespace fabricctl::controller::sweep {
 
 std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
-                              const std::vector<const PairRun*>& ordered) {
+                              const std::vector<const PairRun*>& ordered, bool* bandwidth_only) {
   AnalysisInput eager = in;
   eager.require_retest = false;
   const AnalysisResult a = Analyze(eager);
@@ -126,6 +126,12 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   std::vector<uint32_t> stayed(n, 0), recovered(n, 0);
   std::vector<std::vector<size_t>> candidates(n);  // a suspect's bad pairs, not yet re-tested first
   std::vector<Pair> wanted;
+  bool only_bw = true;
+  auto want = [&](size_t p) {
+    wanted.push_back({ordered[p]->client, ordered[p]->server});
+    const PairResult& r = a.pairs[p];
+    only_bw = only_bw && r.slow && !r.high_latency && in.pairs[p].status == PairStatus::kMeasured;
+  };
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
     if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
@@ -136,7 +142,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     if (!bad(p)) continue;
     const bool by_client = suspect(pair.client), by_server = suspect(pair.server);
     if (!by_client && !by_server) {
-      wanted.push_back({ordered[p]->client, ordered[p]->server});
+      want(p);
       continue;
     }
     for (uint32_t end : {pair.client, pair.server}) {
@@ -149,8 +155,9 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     auto fewest = std::min_element(candidates[i].begin(), candidates[i].end(), [&](size_t x, size_t y) {
       return in.pairs[x].attempts < in.pairs[y].attempts;
     });
-    wanted.push_back({ordered[*fewest]->client, ordered[*fewest]->server});
+    want(*fewest);
   }
+  if (bandwidth_only) *bandwidth_only = only_bw;
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   return wanted;

@@ -31,8 +31,11 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
 // bad pairs re-tested and still bad, or as many recovered), one more of its bad pairs, so that a
 // slow node costs a round or two of re-tests, not one per peer. Pairs with an unreachable end
 // are left out; each pair keeps its orientation.
+// `bandwidth_only` is set when every pair to re-test is flagged for bandwidth alone, so that
+// only the bandwidth probes need measuring again.
 std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
-                              const std::vector<const PairRun*>& ordered);
+                              const std::vector<const PairRun*>& ordered,
+                              bool* bandwidth_only = nullptr);
 
 }  // namespace fabricctl::controller::sweep
 

@@ -134,7 +134,7 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
 RoundRunner::RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
                          std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
                          uint32_t max_parallel_pairs, ProgressFn progress,
-                         const std::atomic<bool>* stop)
+                         const std::atomic<bool>* stop, absl::Duration inventory_timeout)
     : agents_(agents),
       store_(store),
       sweep_id_(sweep_id),
@@ -143,7 +143,8 @@ RoundRunner::RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fl
       reverse_(std::move(reverse)),
       max_parallel_pairs_(std::max<uint32_t>(1, max_parallel_pairs)),
       progress_(std::move(progress)),
-      stop_(stop) {}
+      stop_(stop),
+      inventory_timeout_(inventory_timeout) {}
 
 void RoundRunner::Save(uint32_t round, uint32_t attempt, const v1::ProbeResult& result) {
   if (auto s = store_.InsertResult(sweep_id_, round, attempt, result); !s.ok()) {
@@ -170,6 +171,7 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
   // its own; a symmetric probe (latency) has one figure whichever way it ran.
   const bool swapped = pair.first != run.client;
   for (size_t k = 0; k < results.size(); ++k) {
+    if (results[k].kind() == v1::PROBE_KIND_UNSPECIFIED) continue;  // not run this time
     const bool directed = k < reverse_.size() && reverse_[k];
     auto& forward = swapped && directed ? run.reverse[k] : run.results[k];
     if (Better(results[k], forward)) forward = std::move(results[k]);
@@ -179,7 +181,8 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
   }
 }
 
-uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt) {
+uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
+                                   const std::vector<bool>* only) {
   const uint32_t round_index = next_round_++;
   std::atomic<uint32_t> failed{0};
   for (size_t begin = 0; begin < round.size(); begin += max_parallel_pairs_) {
@@ -191,8 +194,12 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt) {
         Node& server = *fleet_.nodes[pair.second];
         std::vector<v1::ProbeResult> results, reverse(specs_.size());
         // Once the path has failed, the pair's other probes would only wait out the same
-        // deadline: they are recorded as not run, for the same reason.
+        // deadline: they are recorded as not run, for the same reason. A pair with an end
+        // found unreachable since the plan was made is not run at all.
         std::string path_failed;
+        if (!client.reachable || !server.reachable) {
+          path_failed = absl::StrCat(client.reachable ? server.name : client.name, " did not answer");
+        }
         auto measure = [&](Node& from, Node& to, const v1::ProbeSpec& spec) {
           const std::string run_id =
               absl::StrCat("s", sweep_id_, "-r", round_index, "-a", attempt, "-", from.name, "-",
@@ -215,6 +222,10 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt) {
           return result;
         };
         for (size_t k = 0; k < specs_.size(); ++k) {
+          if (only != nullptr && k < only->size() && !(*only)[k]) {
+            results.emplace_back();  // not run this time: the kept result stands
+            continue;
+          }
           results.push_back(measure(client, server, specs_[k]));
           if (k < reverse_.size() && reverse_[k]) reverse[k] = measure(server, client, specs_[k]);
         }
@@ -226,10 +237,18 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt) {
   return failed.load();
 }
 
-void RoundRunner::Run(const std::vector<Round>& rounds, uint32_t attempt, const char* phase) {
+void RoundRunner::Run(const std::vector<Round>& rounds, uint32_t attempt, const char* phase,
+                      const std::vector<bool>* only) {
   for (uint32_t r = 0; r < rounds.size(); ++r) {
     if (stop_ != nullptr && stop_->load()) return;
-    const uint32_t failed = MeasureRound(rounds[r], attempt);
+    const uint32_t failed = MeasureRound(rounds[r], attempt, only);
+    // A node whose RPCs failed in transport (a dead or hung agent) is asked once whether it is
+    // there; one that does not answer is left out of the rounds to come: it costs one deadline
+    // in the sweep, not one per round.
+    if (std::any_of(fleet_.nodes.begin(), fleet_.nodes.end(),
+                    [](const auto& n) { return n->reachable && n->transport_failures; })) {
+      CheckReachable(agents_, fleet_, inventory_timeout_, /*only_suspect=*/true);
+    }
     if (!progress_) continue;
     v1::SweepEvent event;
     auto* e = event.mutable_round();

@@ -63,12 +63,18 @@ class RoundRunner {
   RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
               std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
               uint32_t max_parallel_pairs, ProgressFn progress,
-              const std::atomic<bool>* stop = nullptr);
+              const std::atomic<bool>* stop = nullptr,
+              absl::Duration inventory_timeout = absl::Seconds(5));
 
   // Every pair of each round at once (at most max_parallel_pairs threads), round after round;
   // a progress event per round with `phase` ("measure", "retest", "localise"). No round starts
-  // once `stop` is set.
-  void Run(const std::vector<Round>& rounds, uint32_t attempt, const char* phase);
+  // once `stop` is set. After a round in which a node's RPCs failed in transport, that node is
+  // asked (within `inventory_timeout`) whether it is there, and its later pairs are not run
+  // when it is not.
+  // `only` (when given) names the probes to run, by index into the sweep's specs; the others
+  // keep what they have (a re-test of a slow pair measures its bandwidth again, not its latency).
+  void Run(const std::vector<Round>& rounds, uint32_t attempt, const char* phase,
+           const std::vector<bool>* only = nullptr);
 
   // Stores a result measured outside the rounds (a collective) under the next round number.
   void StoreExtra(const v1::ProbeResult& result);
@@ -78,7 +84,7 @@ class RoundRunner {
   int64_t sweep_id() const { return sweep_id_; }
 
  private:
-  uint32_t MeasureRound(const Round& round, uint32_t attempt);
+  uint32_t MeasureRound(const Round& round, uint32_t attempt, const std::vector<bool>* only);
   void Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
             std::vector<v1::ProbeResult> reverse);
   void Save(uint32_t round, uint32_t attempt, const v1::ProbeResult& result);
@@ -92,6 +98,7 @@ class RoundRunner {
   const uint32_t max_parallel_pairs_;
   ProgressFn progress_;
   const std::atomic<bool>* stop_;
+  const absl::Duration inventory_timeout_;
   uint32_t next_round_ = 0;
   std::mutex mu_;  // guards pairs_ while a round runs
   std::map<PairKey, PairRun> pairs_;

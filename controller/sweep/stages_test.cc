@@ -183,6 +183,16 @@ TEST_CASE("an agent that dies mid-sweep is found by the re-check, not blamed on 
   CHECK(report->summary().drain_size() == 0);
 }
 
+TEST_CASE("an agent that stops answering is asked once, then left out of the rounds to come") {
+  Harness h("hung", {"a", "b", "c", "d", "e", "f"});
+  h.fake->KillAfter("c", 1);
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(Kinds(*report) == std::vector<std::string>{"node_unreachable:c"});
+  // The round it died in, and one reachability check; not one call per round of five.
+  CHECK(h.fake->CallsToDead() <= 4);
+}
+
 TEST_CASE("a slow node costs one round of re-tests, not one per peer") {
   Harness h("slow_node", {"a", "b", "c", "d", "e", "f"});
   h.fake->Add("c", 2);

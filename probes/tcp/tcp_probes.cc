@@ -2,10 +2,12 @@
 
 #include <arpa/inet.h>
 #include <endian.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -105,6 +107,45 @@ absl::StatusOr<net::UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size
   return fd;
 }
 
+// By duration, the receiver keeps the time: it counts what arrives in `duration` from the first
+// byte, answers (bytes, nanoseconds) at once, and discards the rest until the sender goes. What
+// the sender still has queued on a slow link is not waited for, so a link 100 times slower
+// than its peers takes no longer to measure.
+absl::Status ServeTimed(int fd, absl::Duration duration, std::vector<char>& buffer) {
+  uint64_t received = 0;
+  int64_t first_ns = 0, end_ns = 0;
+  for (;;) {
+    if (first_ns != 0) {
+      const int64_t left_ns = end_ns - NowNs();
+      if (left_ns <= 0) break;
+      pollfd p{fd, POLLIN, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(left_ns / 1000000 + 1));
+      if (ready == 0) break;
+      if (ready < 0 && errno != EINTR) return IoError("poll");
+    }
+    ssize_t got = ::recv(fd, buffer.data(), buffer.size(), 0);
+    if (got == 0) break;  // the sender stopped first
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return IoError("recv");
+    }
+    if (first_ns == 0) {
+      first_ns = NowNs();
+      end_ns = first_ns + absl::ToInt64Nanoseconds(duration);
+    }
+    received += static_cast<uint64_t>(got);
+  }
+  const uint64_t wire[2] = {htobe64(received),
+                            htobe64(static_cast<uint64_t>(first_ns ? NowNs() - first_ns : 0))};
+  if (auto s = WriteFull(fd, reinterpret_cast<const char*>(wire), sizeof(wire)); !s.ok()) return s;
+  ::shutdown(fd, SHUT_WR);
+  // Until the sender hangs up (it resets the connection on reading the answer).
+  SetIoTimeout(fd, absl::Seconds(5));
+  while (::recv(fd, buffer.data(), buffer.size(), 0) > 0) {
+  }
+  return absl::OkStatus();
+}
+
 ProbeRun Failed(const char* kind, const absl::Status& status) {
   ProbeRun run;
   run.kind = kind;
@@ -134,6 +175,7 @@ absl::Status TcpBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& h
     }
     if (auto s = WriteFull(fd, &kWarmAck, 1); !s.ok()) return s;
   }
+  if (params.duration > absl::ZeroDuration()) return ServeTimed(fd, params.duration, buffer);
   uint64_t received = 0;
   for (;;) {
     ssize_t got = ::recv(fd, buffer.data(), buffer.size(), 0);
@@ -178,9 +220,12 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
         }
       }
     }
-    // Timed part: every stream writes, closes its side, and reads the server's count.
+    // Timed part: every stream writes, closes its side, and reads the server's count. By
+    // duration the server keeps the time and answers as soon as it is up; the answer stops the
+    // writer (a send blocked on a slow link returns once the socket is shut down).
     std::vector<uint64_t> received(streams.size(), 0);
     std::vector<int64_t> finished_ns(streams.size(), 0);
+    std::vector<int64_t> window_ns(streams.size(), 0);
     std::vector<absl::Status> errors(streams.size());
     const int64_t start_ns = NowNs();
     const int64_t stop_ns =
@@ -193,7 +238,25 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
         const int fd = streams[s].get();
         absl::Status status;
         if (stop_ns != 0) {
-          while (status.ok() && NowNs() < stop_ns) status = WriteFull(fd, message.data(), size);
+          std::atomic<bool> answered{false};
+          uint64_t wire[2] = {0, 0};
+          absl::Status answer;
+          std::thread reader([&] {
+            answer = ReadFull(fd, reinterpret_cast<char*>(wire), sizeof(wire));
+            answered = true;
+            ::shutdown(fd, SHUT_WR);
+          });
+          while (status.ok() && !answered && NowNs() < stop_ns) status = WriteFull(fd, message.data(), size);
+          if (!answered) ::shutdown(fd, SHUT_WR);
+          reader.join();
+          // What is still queued for a slow link is dropped, not delivered: reset on close.
+          const linger drop{1, 0};
+          ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &drop, sizeof(drop));
+          finished_ns[s] = NowNs();
+          received[s] = be64toh(wire[0]);
+          window_ns[s] = static_cast<int64_t>(be64toh(wire[1]));
+          errors[s] = answer;  // a send cut short by the answer is no error
+          return;
         } else {
           for (uint64_t i = 0; status.ok() && i < params.iterations; ++i) {
             status = WriteFull(fd, message.data(), size);
@@ -213,8 +276,12 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
     }
     uint64_t bytes = 0;
     for (uint64_t r : received) bytes += r;
-    const int64_t elapsed = *std::max_element(finished_ns.begin(), finished_ns.end()) - start_ns;
-    run.bw.push_back(AverageBandwidth(size, bytes / size, elapsed));
+    int64_t elapsed = *std::max_element(finished_ns.begin(), finished_ns.end()) - start_ns;
+    if (stop_ns != 0) elapsed = std::max<int64_t>(1, *std::max_element(window_ns.begin(), window_ns.end()));
+    // From the bytes, not whole messages: a slow link may move only a few in its time.
+    BwPoint point = AverageBandwidth(size, bytes / size, elapsed);
+    point.bw_avg_gbps = static_cast<double>(bytes) * 8.0 / static_cast<double>(elapsed);
+    run.bw.push_back(point);
   }
   run.outcome = Outcome::kOk;
   run.elapsed_s = absl::ToDoubleSeconds(absl::Now() - started);
