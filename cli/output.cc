@@ -65,7 +65,17 @@ absl::Status WriteOutput(const std::string& path, const std::string& contents) {
     ::unlink(temporary.c_str());
     return absl::InternalError(absl::StrCat("--output: writing '", path, "': ", std::strerror(error)));
   };
-  if (::fchmod(fd, 0644) != 0) return fail(errno);
+  // The mode a new file would have (0666 less the umask), or the one the old report had.
+  mode_t mode;
+  struct stat old {};
+  if (::stat(path.c_str(), &old) == 0) {
+    mode = old.st_mode & 0777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (::fchmod(fd, mode) != 0) return fail(errno);
   size_t done = 0;
   while (done < contents.size()) {
     ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);

@@ -13,8 +13,8 @@ namespace fabricctl::cli {
 absl::Status CheckOutput(const std::string& path);
 
 // Writes `contents` to `path` atomically (a temporary file of its own, made with mkostemp in
-// the target's directory, synced and renamed over it), or to stdout when `path` is empty or
-// "-". Errors name the path.
+// the target's directory, synced and renamed over it, with the old file's mode or 0666 less the
+// umask), or to stdout when `path` is empty or "-". Errors name the path.
 absl::Status WriteOutput(const std::string& path, const std::string& contents);
 
 }  // namespace fabricctl::cli

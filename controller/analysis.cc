@@ -39,8 +39,8 @@ Reference TypicalOf(std::vector<std::vector<float>>& by_node, bool upper, NodeMe
   return ref;
 }
 
-// Observations' re-test agreement per node: eligible when the node has no re-tested pair, or
-// its re-tested pairs stayed bad at least as often as they recovered (and at least once).
+// Re-test agreement per node: eligible for blame when its re-tested pairs stayed bad at least
+// once, and at least as often as they recovered (all nodes, when re-tests are not required).
 std::vector<bool> Eligible(const AnalysisInput& in, const std::vector<char>& bad,
                            const std::vector<char>& measured) {
   const size_t n = in.nodes.size();

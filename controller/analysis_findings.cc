@@ -159,8 +159,8 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
       r.straggler = true;
       r.side = j.bw_blamed[i];
       r.verdict = Verdict::kCritical;
-      out.findings.push_back(j.bw_blamed[i] != Side::kNone ? BandwidthStraggler(in, j, out, i)
-                                                           : LatencyStraggler(in, j, i));
+      if (j.bw_blamed[i] != Side::kNone) out.findings.push_back(BandwidthStraggler(in, j, out, i));
+      if (j.lat_blamed[i] != Side::kNone) out.findings.push_back(LatencyStraggler(in, j, i));
     }
     if (j.dead_blamed[i] != Side::kNone) {
       r.path_down = true;
@@ -237,22 +237,27 @@ void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
                        reason.empty() ? "" : ": " + reason)));
     }
     if (r.slow) {
-      const bool explained = (!r.slow_forward || Explains(j.bw_blamed, {pair.client, pair.server, true, true})) &&
-                             (!r.slow_reverse || Explains(j.bw_blamed, {pair.server, pair.client, true, true}));
+      // The slow directions no blamed node explains.
+      const bool forward = r.slow_forward && !Explains(j.bw_blamed, {pair.client, pair.server, true, true});
+      const bool reverse = r.slow_reverse && !Explains(j.bw_blamed, {pair.server, pair.client, true, true});
+      const bool explained = !forward && !reverse;
       r.verdict = std::max(r.verdict, explained ? Verdict::kCritical : Verdict::kWarning);
       if (!explained) {
-        const std::string direction = r.slow_forward && r.slow_reverse ? "both directions"
-                                      : r.slow_forward ? absl::StrCat(a, " -> ", b, " only")
-                                                       : absl::StrCat(b, " -> ", a, " only");
+        const std::string direction = forward && reverse ? "both directions"
+                                      : forward ? absl::StrCat(a, " -> ", b, " only")
+                                                : absl::StrCat(b, " -> ", a, " only");
         const std::string what = absl::StrCat(in.bandwidth_probe, " ", PairFigures(in, pair), ": slow in ", direction);
         v1::Finding f = report::MakePair(
             report::kind::kSlowLink, a, b,
-            absl::StrCat(what, "; ", SlowCriterion(j, in.thresholds), "; both ends are fine with their other peers"));
+            absl::StrCat(what, "; ", SlowCriterion(j, in.thresholds),
+                         j.bw_blamed[pair.client] == Side::kNone && j.bw_blamed[pair.server] == Side::kNone
+                             ? "; both ends are fine with their other peers"
+                             : "; the other direction is its blamed end's"));
         auto& e = *f.mutable_evidence();
         if (!std::isnan(pair.bw_gbps)) e["bw_gbps"] = Num(pair.bw_gbps);
         if (!std::isnan(pair.bw_reverse_gbps)) e["bw_reverse_gbps"] = Num(pair.bw_reverse_gbps);
         e["typical_bw_gbps"] = Num(j.bw.typical);
-        e["direction"] = r.slow_forward && r.slow_reverse ? "both" : r.slow_forward ? "forward" : "reverse";
+        e["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
         unexplained(what, std::move(f));
       }
     }

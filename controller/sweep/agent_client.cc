@@ -44,7 +44,10 @@ class GrpcAgentClient : public AgentClient {
   absl::Status StopProbeServer(const std::string& address,
                                const v1::StopProbeServerRequest& request,
                                absl::Duration deadline) override {
-    return Call(address, deadline, request, &v1::AgentService::Stub::StopProbeServer).status();
+    // Even after CancelAll: a stop frees the agent's node at once instead of at its deadline.
+    return Call(address, deadline, request, &v1::AgentService::Stub::StopProbeServer,
+                /*even_cancelled=*/true)
+        .status();
   }
   absl::StatusOr<v1::RunLocalProbeResponse> RunLocalProbe(
       const std::string& address, const v1::RunLocalProbeRequest& request,
@@ -68,15 +71,16 @@ class GrpcAgentClient : public AgentClient {
   absl::StatusOr<Response> Call(
       const std::string& address, absl::Duration deadline, const Request& request,
       grpc::Status (v1::AgentService::Stub::*method)(grpc::ClientContext*, const Request&,
-                                                     Response*)) {
+                                                     Response*),
+      bool even_cancelled = false) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          absl::ToChronoMicroseconds(deadline));
     v1::AgentService::Stub* stub;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (cancelled_) return absl::CancelledError("the sweep was cancelled");
-      in_flight_.insert(&context);
+      if (cancelled_ && !even_cancelled) return absl::CancelledError("the sweep was cancelled");
+      if (!even_cancelled) in_flight_.insert(&context);
       stub = StubLocked(address);
     }
     Response response;

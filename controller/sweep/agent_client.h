@@ -39,7 +39,8 @@ class AgentClient {
       absl::Duration deadline) = 0;
 
   // Cancels every call in flight (the agents see their RPCs cancelled and stop the probes), and
-  // every later call at once, until Resume(): a sweep that is called off.
+  // every later call at once, until Resume(): a sweep that is called off. StopProbeServer still
+  // goes through, so that the server halves free their nodes at once.
   virtual void CancelAll() = 0;
   virtual void Resume() = 0;
 };

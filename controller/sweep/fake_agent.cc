@@ -196,7 +196,10 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
 absl::Status FakeAgents::StopProbeServer(const std::string& address,
                                          const v1::StopProbeServerRequest& request, absl::Duration) {
   std::lock_guard<std::mutex> lock(mu_);
+  const bool cancelled = cancelled_;
+  cancelled_ = false;  // stops go through a cancelled sweep, as the real client's do
   auto name = Alive(address);
+  cancelled_ = cancelled;
   if (!name.ok()) return name.status();
   if (servers_.erase(request.run_id()) == 0) return absl::NotFoundError("no such run");
   return absl::OkStatus();

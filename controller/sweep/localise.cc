@@ -50,6 +50,10 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
         p.bw_reverse_gbps = HeadlineBw(run.reverse[specs.bw_index]);
       }
     }
+    if (specs.bw_index >= 0 && specs.kinds[specs.bw_index] == v1::RDMA_READ_BW) {
+      // READ: the client pulls, so the data of the forward run flows server to client.
+      std::swap(p.bw_gbps, p.bw_reverse_gbps);
+    }
     if (specs.lat_index >= 0) p.lat_us = HeadlineLat(run.results[specs.lat_index]);
     std::vector<const v1::ProbeResult*> all;
     for (const auto& r : run.results) all.push_back(&r);
@@ -90,18 +94,24 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
       good.push_back(i);
     }
   }
+  // Each end gets as many more peers as it lacks to be judged (thresholds.min_node_pairs).
+  const uint32_t min_peers = std::max<uint32_t>(1, in.thresholds.min_node_pairs());
   std::vector<Pair> wanted;
+  std::vector<uint32_t> added(fleet.nodes.size(), 0);
   for (size_t i = 0; i < in.pairs.size(); ++i) {
     const PairResult& r = first.pairs[i];
     const PairInput& p = in.pairs[i];
     if (!(r.slow || r.high_latency)) continue;
     if (first.nodes[p.client].straggler || first.nodes[p.server].straggler) continue;
     for (uint32_t end : {p.client, p.server}) {
-      if (first.nodes[end].pairs >= 2) continue;
       for (uint32_t g : good) {
-        if (g == p.client || g == p.server || runner.Measured(end, g)) continue;
+        if (first.nodes[end].pairs + added[end] >= min_peers) break;
+        if (g == p.client || g == p.server || runner.Measured(end, g) ||
+            std::count(wanted.begin(), wanted.end(), Pair{end, g}) > 0) {
+          continue;
+        }
         wanted.push_back({end, g});
-        break;
+        ++added[end];
       }
     }
   }

@@ -197,6 +197,7 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
         // deadline: they are recorded as not run, for the same reason. A pair with an end
         // found unreachable since the plan was made is not run at all.
         std::string path_failed;
+        bool pair_failed = false;
         if (!client.reachable || !server.reachable) {
           path_failed = absl::StrCat(client.reachable ? server.name : client.name, " did not answer");
         }
@@ -218,7 +219,7 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
           result.set_round(round_index);
           result.set_attempt(attempt);
           Save(round_index, attempt, result);
-          if (Failed(result)) ++failed;
+          if (Failed(result)) pair_failed = true;
           return result;
         };
         for (size_t k = 0; k < specs_.size(); ++k) {
@@ -229,6 +230,7 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
           results.push_back(measure(client, server, specs_[k]));
           if (k < reverse_.size() && reverse_[k]) reverse[k] = measure(server, client, specs_[k]);
         }
+        if (pair_failed) ++failed;
         Keep(pair, std::move(results), std::move(reverse));
       });
     }

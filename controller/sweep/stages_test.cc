@@ -255,6 +255,7 @@ TEST_CASE("a sweep whose client goes away stops its probes at once and is record
   CHECK(absl::Now() - left < absl::Seconds(1));
   CHECK(absl::IsCancelled(report.status()));
   CHECK(h.fake->Running() == 0);
+  CHECK(h.fake->OpenServers() == 0);  // every server half stopped
   auto sweeps = h.store->ListSweeps(10);
   REQUIRE(sweeps.ok());
   REQUIRE(sweeps->size() == 1);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -138,6 +139,7 @@ ProbeRun Finish(ProbeRun run, const absl::Status& status) {
 // the server's. The connection stays open for the per-size meetings.
 struct ClientSession {
   net::UniqueFd control;
+  std::optional<WatchedFd> watched;  // after `control`: unregistered before it closes
   std::unique_ptr<RdmaEndpoint> endpoint;
 };
 
@@ -147,9 +149,11 @@ absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, const Serve
   auto ep = RdmaEndpoint::Open(OptionsFor(params.rdma, params, bandwidth, send_verb));
   if (!ep.ok()) return ep.status();
   session.endpoint = *std::move(ep);
-  auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(10));
+  auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(10),
+                            params.cancel ? &params.cancel->flag() : nullptr);
   if (!fd.ok()) return fd.status();
   session.control = *std::move(fd);
+  session.watched.emplace(params.cancel, session.control.get());
   v1::ProbeHello hello;
   *hello.mutable_spec() = ToSpec(params);
   hello.set_size_bytes(params.sizes_bytes.front());
@@ -213,11 +217,12 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> AcceptSession(int control,
 }
 
 // Serves the per-size meetings until the client ends the session (bye or closed connection).
+// `measuring` is how long the client may measure one size on top of that (its --duration).
 template <typename PerSize>
-absl::Status ServeMeetings(int control, PerSize per_size) {
+absl::Status ServeMeetings(int control, PerSize per_size, absl::Duration measuring = absl::ZeroDuration()) {
   for (;;) {
     v1::ProbeHello ready;
-    absl::Status s = net::RecvFrame(control, &ready, absl::Now() + size_timeout);
+    absl::Status s = net::RecvFrame(control, &ready, absl::Now() + size_timeout + measuring);
     if (absl::IsUnavailable(s) || ready.bye()) return absl::OkStatus();  // the client is done
     if (!s.ok()) return s;
     if (auto st = per_size(ready.size_bytes()); !st.ok()) return st;
@@ -435,7 +440,7 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
       if (auto s = post_more(); !s.ok()) return s;
     }
     return absl::OkStatus();
-  });
+  }, params.duration);
 }
 
 ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server) const {

@@ -203,14 +203,14 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
     for (uint32_t s = 0; s < params.tcp_streams; ++s) {
       auto fd = OpenPhase(params, size, s, server);
       if (!fd.ok()) return Failed(name(), fd.status());
-      watched.emplace_back(params.cancel, fd->get());
-      SetIoTimeout(fd->get(), PhaseBudget(params));
-      for (uint64_t i = 0; i < params.warmup_iterations; ++i) {
-        if (auto st = WriteFull(fd->get(), message.data(), size); !st.ok()) {
-          return Failed(name(), st);
-        }
-      }
+      // Owned by `streams` before it is registered, so that it closes after it unregisters.
       streams.push_back(*std::move(fd));
+      const int stream = streams.back().get();
+      watched.emplace_back(params.cancel, stream);
+      SetIoTimeout(stream, PhaseBudget(params));
+      for (uint64_t i = 0; i < params.warmup_iterations; ++i) {
+        if (auto st = WriteFull(stream, message.data(), size); !st.ok()) return Failed(name(), st);
+      }
     }
     if (params.warmup_iterations > 0) {
       for (auto& fd : streams) {
