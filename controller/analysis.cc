@@ -67,13 +67,6 @@ double Median(std::vector<double> values) {
   return (lower + upper) / 2;
 }
 
-double UpperMedian(std::vector<double> values) {
-  if (values.empty()) return std::nan("");
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  return values[mid];
-}
-
 double ScaledMad(const std::vector<double>& values, double median) {
   std::vector<double> deviations;
   deviations.reserve(values.size());

@@ -130,9 +130,6 @@ AnalysisResult Analyze(const AnalysisInput& input);
 // Robust z-score helpers: median, and MAD scaled by 1.4826 (consistent with the standard
 // deviation for normal data).
 double Median(std::vector<double> values);
-// The upper of the two middle values for an even count (a node with half its peers fast is
-// judged capable of fast).
-double UpperMedian(std::vector<double> values);
 double ScaledMad(const std::vector<double>& values, double median);
 
 }  // namespace fabricctl::controller

@@ -276,6 +276,10 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
     }
     uint64_t bytes = 0;
     for (uint64_t r : received) bytes += r;
+    if (bytes == 0) {
+      // Nothing arrived in the time: no figure to report, and never a zero as one.
+      return Failed(name(), absl::DeadlineExceededError("no data reached the server"));
+    }
     int64_t elapsed = *std::max_element(finished_ns.begin(), finished_ns.end()) - start_ns;
     if (stop_ns != 0) elapsed = std::max<int64_t>(1, *std::max_element(window_ns.begin(), window_ns.end()));
     // From the bytes, not whole messages: a slow link may move only a few in its time.
