@@ -5,12 +5,13 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_split.h"
 #include "agent/agent.h"
+#include "base/daemon.h"
 #include "base/exit_code.h"
 #include "base/process.h"
 
 int main(int argc, char** argv) {
   using namespace fabricctl;
-  BlockTerminationSignals();
+  BlockDaemonSignals();
   CLI::App app("fabric-agent: runs fabric probes and audits on this node for the controller",
                "fabric-agent");
   CommonFlags common;
@@ -19,7 +20,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> labels;
   std::string rpc_timeout = "5s";
   app.add_option("--controller", options.controller,
-                 "controller HOST:PORT to register with (none: serve only)");
+                 "controller HOST:PORT to register with (default: the configuration's `controller`; "
+                 "none: serve only)");
   app.add_option("--listen", options.listen, "HOST:PORT to serve on (port 0: any free port)")
       ->capture_default_str();
   app.add_option("--advertise", options.advertise,
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
   auto config = ApplyCommonFlags(&common);
   if (!config.ok()) return fail(config.status());
   options.config = *std::move(config);
+  if (options.controller.empty()) options.controller = options.config.controller();
   options.limits = probes::LimitsFromConfig(options.config.probes().limits());
   options.tls = common.tls;
   if (options.controller_identity.empty()) {
@@ -74,8 +77,12 @@ int main(int argc, char** argv) {
   };
   auto agent = agent::Agent::Start(std::move(options));
   if (!agent.ok()) return fail(agent.status());
-  std::string signal = WaitForTerminationSignal();
+  NotifyReady("serving on " + (*agent)->address());
+  // SIGHUP: the agent's configuration (expectations, limits, TLS) is read at start only; it is
+  // logged and ignored, and a restart applies a new file.
+  std::string signal = RunDaemon("agent", DaemonHooks{});
   Logger("agent")->info("{}: shutting down", signal);
+  NotifyStopping("stopping probes");
   (*agent)->Shutdown();
   return kExitOk;
 }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "base/net_address.h"
 #include "base/tls.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/duration.pb.h"
@@ -297,6 +298,11 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
   int tls_given = !tls.cert().empty() + !tls.key().empty() + !tls.ca().empty();
   if (tls_given != 0 && tls_given != 3) {
     return fail("tls", "cert, key and ca go together: give all three, or none");
+  }
+  if (!config.controller().empty()) {
+    if (auto where = ParseHostPort(config.controller(), "controller"); !where.ok()) {
+      return fail("controller", std::string(where.status().message()));
+    }
   }
   return absl::OkStatus();
 }

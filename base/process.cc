@@ -1,8 +1,9 @@
 #include "base/process.h"
 
-#include <signal.h>
+#include <sys/stat.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -24,12 +25,21 @@ void AddCommonFlags(CLI::App& app, const std::string& binary, CommonFlags* flags
   app.add_option("--tls-ca", flags->tls.ca_path, "PEM certificate of the cluster's CA");
   app.add_flag("--insecure", flags->tls.insecure,
                "allow plain text on non-loopback addresses (logs a warning)");
-  app.add_option("--config", flags->config_path, "YAML configuration (configs/README.md)");
+  app.add_option("--config", flags->config_path, absl::StrCat("YAML configuration (configs/README.md); default: $FABRICCTL_CONFIG, else ",
+                              kSystemConfigPath, " when it exists"));
+}
+
+std::string DefaultConfigPath() {
+  if (const char* env = std::getenv("FABRICCTL_CONFIG"); env != nullptr && *env != '\0') return env;
+  struct stat st {};
+  if (::stat(kSystemConfigPath, &st) == 0) return kSystemConfigPath;
+  return "";
 }
 
 absl::StatusOr<v1::Config> ApplyCommonFlags(CommonFlags* flags) {
   if (auto s = SetupLogging(flags->logging); !s.ok()) return s;
   v1::Config config = DefaultConfig();
+  if (flags->config_path.empty()) flags->config_path = DefaultConfigPath();
   if (!flags->config_path.empty()) {
     auto loaded = LoadConfig(flags->config_path);
     if (!loaded.ok()) return loaded.status();
@@ -67,24 +77,6 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& text,
         flag, ": '", text, "' is not a positive duration (such as 4 for seconds, 500ms, 10s or 2m)"));
   }
   return d;
-}
-
-void BlockTerminationSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
-
-std::string WaitForTerminationSignal() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int signal = 0;
-  sigwait(&set, &signal);
-  return signal == SIGINT ? "SIGINT" : "SIGTERM";
 }
 
 }  // namespace fabricctl

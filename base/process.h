@@ -17,14 +17,22 @@ namespace fabricctl {
 struct CommonFlags {
   LoggingOptions logging;
   TlsOptions tls;
-  std::string config_path;  // --config; empty: built-in defaults
+  std::string config_path;  // --config; empty: DefaultConfigPath()
 };
 
 // Adds --log-level, --log-format, --tls-cert, --tls-key, --tls-ca, --insecure and --config
 // (and --version printing `binary` and the version) to `app`.
 void AddCommonFlags(CLI::App& app, const std::string& binary, CommonFlags* flags);
 
-// After parsing: sets up logging, loads the configuration file (or the defaults) and takes the
+// The configuration every binary reads when no --config is given, if it exists.
+inline constexpr char kSystemConfigPath[] = "/etc/fabricctl/fabricctl.yaml";
+
+// The configuration file to read without --config: $FABRICCTL_CONFIG when set and not empty,
+// else kSystemConfigPath when it exists, else "" (built-in defaults).
+std::string DefaultConfigPath();
+
+// After parsing: sets up logging, loads the configuration file (--config, else
+// DefaultConfigPath(); none: the defaults) and takes the
 // TLS paths from its `tls` section where no --tls-* flag was given. Errors name the flag or the
 // file, line and key.
 absl::StatusOr<v1::Config> ApplyCommonFlags(CommonFlags* flags);
@@ -37,13 +45,6 @@ std::optional<int> ParseFlags(CLI::App& app, int argc, char** argv);
 absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& text,
                                                      const std::string& flag);
 
-// Blocks SIGINT and SIGTERM in the calling thread and every thread it starts afterwards, so
-// that WaitForTerminationSignal() receives them synchronously (no handler does I/O). Call at
-// the top of a daemon's main, before any thread exists.
-void BlockTerminationSignals();
-
-// Waits for SIGINT or SIGTERM and returns its name.
-std::string WaitForTerminationSignal();
 
 }  // namespace fabricctl
 

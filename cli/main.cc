@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "base/exit_code.h"
 #include "base/process.h"
 #include "cli/check.h"
@@ -20,11 +21,13 @@ int main(int argc, char** argv) {
   app.fallthrough();  // global flags may follow the subcommand
   CommonFlags common;
   AddCommonFlags(app, "fabricctl", &common);
-  std::string controller = "127.0.0.1:7400";
+  std::string controller;  // flag, else $FABRICCTL_CONTROLLER, else the configuration's
+  constexpr char kDefaultController[] = "127.0.0.1:7400";
   std::string timeout = "5s";
-  app.add_option("--controller", controller, "controller HOST:PORT")
-      ->envname("FABRICCTL_CONTROLLER")
-      ->capture_default_str();
+  app.add_option("--controller", controller,
+                 absl::StrCat("controller HOST:PORT (default: $FABRICCTL_CONTROLLER, else the "
+                              "configuration's `controller`, else ", kDefaultController, ")"))
+      ->envname("FABRICCTL_CONTROLLER");
   app.add_option("--timeout", timeout, "deadline of every RPC to the controller")
       ->capture_default_str();
 
@@ -156,6 +159,8 @@ int main(int argc, char** argv) {
   auto config = ApplyCommonFlags(&common);
   if (!config.ok()) return fail(config.status());
   cli::ControllerTarget target;
+  if (controller.empty()) controller = config->controller();
+  if (controller.empty()) controller = kDefaultController;
   target.address = controller;
   target.tls = common.tls;
   auto deadline = ParsePositiveDuration(timeout, "--timeout");

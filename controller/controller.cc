@@ -1,6 +1,7 @@
 #include "controller/controller.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/lock_file.h"
 #include "base/logging.h"
 #include "base/net_address.h"
 #include "grpcpp/server_builder.h"
@@ -24,6 +25,11 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   }
 
   std::unique_ptr<Controller> controller(new Controller());
+  // One controller per database, taken before the database is touched: a second one must not
+  // mark the first one's running sweep interrupted.
+  auto lock = LockFile::Acquire(options.db_path + ".lock", "database " + options.db_path);
+  if (!lock.ok()) return lock.status();
+  controller->lock_ = *std::move(lock);
   auto store = Store::Open(options.db_path);
   if (!store.ok()) return store.status();
   controller->store_ = *std::move(store);
@@ -87,8 +93,17 @@ std::string RenderMetrics(const Store& store, absl::Duration stale_after, absl::
 }
 
 void Controller::Shutdown(absl::Duration grace) {
-  if (server_) server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoSeconds(grace));
+  // The running sweep is cancelled first (its agents stop their probes within a second and it
+  // is recorded interrupted), so that the server's grace period is not spent waiting for it.
+  if (sweeps_) sweeps_->Shutdown();
+  if (server_) {
+    server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMicroseconds(grace));
+  }
 }
+
+void Controller::Reload(v1::Config config) { sweeps_->SetConfig(std::move(config)); }
+
+bool Controller::Healthy() const { return store_->ListNodes({}).ok(); }
 
 Controller::~Controller() { Shutdown(absl::Seconds(1)); }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "base/lock_file.h"
 #include "base/tls.h"
 #include "controller/service.h"
 #include "controller/metrics_http.h"
@@ -18,7 +19,8 @@ namespace fabricctl::controller {
 struct ControllerOptions {
   // HOST:PORT to serve gRPC on; port 0 picks a free port (see Controller::address()).
   std::string listen = "127.0.0.1:7400";
-  // SQLite database of the registry and history.
+  // SQLite database of the registry and history; DB_PATH.lock beside it is held while the
+  // controller runs.
   std::string db_path = "fabric-controller.db";
   // HOST:PORT of the Prometheus endpoint (GET /metrics); empty: none.
   std::string metrics_listen;
@@ -41,12 +43,19 @@ class Controller {
   const std::string& address() const { return address_; }
   // The metrics endpoint's bound address; empty when there is none.
   const std::string& metrics_address() const { return metrics_address_; }
-  // Stops accepting calls and waits (at most `grace`) for the running ones.
+  // Cancels the running sweep, stops accepting calls and waits (at most `grace`) for the
+  // running ones.
   void Shutdown(absl::Duration grace);
+  // Sweeps started from now on use `config` (thresholds, probes, sweep defaults, expectations);
+  // addresses and TLS material are read at start only.
+  void Reload(v1::Config config);
+  // Whether the database answers: what the systemd watchdog is pinged on.
+  bool Healthy() const;
 
  private:
   Controller() = default;
 
+  std::unique_ptr<LockFile> lock_;  // declared first: released last
   std::unique_ptr<Store> store_;
   std::unique_ptr<SweepRunner> sweeps_;
   std::unique_ptr<ControllerServiceImpl> registry_;

@@ -1,15 +1,18 @@
 // fabric-controller: the cluster daemon. Flags only; the work is in //controller:controller.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "base/config.h"
+#include "base/daemon.h"
 #include "base/exit_code.h"
 #include "base/process.h"
 #include "controller/controller.h"
 
 int main(int argc, char** argv) {
   using namespace fabricctl;
-  BlockTerminationSignals();
+  BlockDaemonSignals();
   CLI::App app("fabric-controller: node registry, sweeps, health map and history",
                "fabric-controller");
   CommonFlags common;
@@ -18,8 +21,10 @@ int main(int argc, char** argv) {
   std::string heartbeat = "10s", stale_after = "30s";
   app.add_option("--listen", options.listen, "HOST:PORT to serve on (port 0: any free port)")
       ->capture_default_str();
-  app.add_option("--db", options.db_path, "SQLite database of the registry and history")
-      ->capture_default_str();
+  options.db_path.clear();
+  app.add_option("--db", options.db_path,
+                 "SQLite database of the registry and history (default: controller.db in "
+                 "$STATE_DIRECTORY, else /var/lib/fabricctl/controller.db)");
   app.add_option("--metrics-listen", options.metrics_listen,
                  "HOST:PORT for Prometheus scrapes of GET /metrics (default: none)");
   app.add_option("--heartbeat-interval", heartbeat, "how often agents heartbeat")
@@ -39,6 +44,13 @@ int main(int argc, char** argv) {
   if (!hb.ok()) return fail(hb.status());
   auto stale = ParsePositiveDuration(stale_after, "--stale-after");
   if (!stale.ok()) return fail(stale.status());
+  if (options.db_path.empty()) {
+    // systemd's StateDirectory=fabricctl sets $STATE_DIRECTORY (the first of a list).
+    const char* state = std::getenv("STATE_DIRECTORY");
+    std::string dir = state != nullptr && *state != '\0' ? state : "/var/lib/fabricctl";
+    dir = dir.substr(0, dir.find(':'));
+    options.db_path = dir + "/controller.db";
+  }
   options.registry.heartbeat_interval = *hb;
   options.registry.stale_after = *stale;
 
@@ -51,8 +63,21 @@ int main(int argc, char** argv) {
                 (*controller)->metrics_address().c_str());
   }
   std::fflush(stdout);
-  std::string signal = WaitForTerminationSignal();
+  NotifyReady("serving on " + (*controller)->address());
+  DaemonHooks hooks;
+  const std::string config_path = common.config_path;
+  controller::Controller* running = controller->get();
+  hooks.reload = [config_path, running]() -> absl::Status {
+    auto config = config_path.empty() ? absl::StatusOr<v1::Config>(DefaultConfig())
+                                       : LoadConfig(config_path);
+    if (!config.ok()) return config.status();
+    running->Reload(*std::move(config));
+    return absl::OkStatus();
+  };
+  hooks.healthy = [running] { return running->Healthy(); };
+  std::string signal = RunDaemon("controller", hooks);
   Logger("controller")->info("{}: shutting down", signal);
-  (*controller)->Shutdown(absl::Seconds(5));
+  NotifyStopping("cancelling the running sweep");
+  (*controller)->Shutdown(absl::Seconds(3));
   return kExitOk;
 }

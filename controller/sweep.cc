@@ -55,12 +55,13 @@ std::vector<PairFigure> PairFigures(const sweep::Fleet& fleet, const AnalysisInp
 // Re-tests what the figures so far flag (sweep::RetestPairs), up to `retests` passes, asking
 // the nodes whose RPCs failed in transport whether they are still there before each pass.
 void SweepRunner::Retest(sweep::RoundRunner& runner, sweep::Fleet& fleet,
-                         const sweep::SweepSpecs& specs, uint32_t retests) {
+                         const sweep::SweepSpecs& specs, const v1::Config& config) {
+  const uint32_t retests = config.sweep().retests();
   sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
   for (uint32_t attempt = 2; attempt <= 1 + retests && !stopping_; ++attempt) {
     std::vector<const sweep::PairRun*> ordered;
     const AnalysisInput in =
-        sweep::BuildAnalysisInput(fleet, specs, options_.config, runner.pairs(), &ordered);
+        sweep::BuildAnalysisInput(fleet, specs, config, runner.pairs(), &ordered);
     bool bandwidth_only = false;
     const std::vector<Pair> pairs = sweep::RetestPairs(fleet, in, ordered, &bandwidth_only);
     if (pairs.empty()) break;
@@ -83,24 +84,40 @@ SweepRunner::SweepRunner(Store* store, std::unique_ptr<sweep::AgentClient> agent
 
 SweepRunner::~SweepRunner() = default;
 
+void SweepRunner::SetConfig(v1::Config config) {
+  std::lock_guard<std::mutex> lock(config_mu_);
+  options_.config = std::move(config);
+}
+
+v1::Config SweepRunner::Config() const {
+  std::lock_guard<std::mutex> lock(config_mu_);
+  return options_.config;
+}
+
+void SweepRunner::Shutdown() { shutdown_ = true; }
+
 absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
                                             const std::vector<StoredNode>& registry,
                                             const std::function<void(const v1::SweepEvent&)>& progress,
                                             const std::function<bool()>& cancelled) {
+  if (shutdown_) return absl::UnavailableError("the controller is shutting down");
   std::unique_lock<std::mutex> one_at_a_time(running_, std::try_to_lock);
   if (!one_at_a_time.owns_lock()) {
     return absl::FailedPreconditionError("a sweep is already running on this controller");
   }
   stopping_ = false;
   agents_->Resume();
-  // Watches for the client going away; every call to an agent in flight is then cancelled.
+  // Watches for the client going away and for the controller shutting down; every call to an
+  // agent in flight is then cancelled.
   std::mutex mu;
   std::condition_variable wake;
   bool done = false;
+  bool by_shutdown = false;
   std::thread watch([&] {
     std::unique_lock<std::mutex> lock(mu);
-    while (!done && cancelled) {
-      if (cancelled()) {
+    while (!done) {
+      if (shutdown_ || (cancelled && cancelled())) {
+        by_shutdown = shutdown_;
         stopping_ = true;
         agents_->CancelAll();
         return;
@@ -117,8 +134,9 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
   watch.join();
   if (stopping_) {
     (void)store_->MarkRunningInterrupted(options_.now());
-    Logger("sweep")->warn("sweep cancelled: its client went away");
-    return absl::CancelledError("the sweep was cancelled: its client went away");
+    const char* why = by_shutdown ? "the controller is shutting down" : "its client went away";
+    Logger("sweep")->warn("sweep cancelled: {}", why);
+    return absl::CancelledError(absl::StrCat("the sweep was cancelled: ", why));
   }
   return report;
 }
@@ -126,7 +144,7 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
 absl::StatusOr<v1::Report> SweepRunner::RunStages(
     const v1::SweepRequest& request, const std::vector<StoredNode>& registry,
     const std::function<void(const v1::SweepEvent&)>& progress) {
-  const v1::Config& config = options_.config;
+  const v1::Config config = Config();  // a reload during the sweep applies to the next one
   const absl::Time started = options_.now();
   absl::StatusOr<sweep::SweepSpecs> specs = sweep::ResolveSpecs(request, config);
   if (!specs.ok()) return specs.status();
@@ -163,7 +181,7 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
                             options_.max_parallel_pairs, progress, &stopping_,
                             options_.inventory_timeout);
   runner.Run(plan->rounds, 1, "measure");
-  Retest(runner, *fleet, *specs, config.sweep().retests());
+  Retest(runner, *fleet, *specs, config);
   if (stopping_) return absl::CancelledError("cancelled");
   std::vector<sweep::RingRun> rings;
   if (specs->allreduce) rings = sweep::PlanRings(request, *fleet);

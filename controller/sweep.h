@@ -62,16 +62,25 @@ class SweepRunner {
                                  const std::function<void(const v1::SweepEvent&)>& progress,
                                  const std::function<bool()>& cancelled = nullptr);
 
+  // Cancels the running sweep (recorded interrupted, Run returns CANCELLED) and refuses new
+  // ones (UNAVAILABLE): the controller is stopping.
+  void Shutdown();
+  // The configuration for sweeps that start from now on (SIGHUP); a running sweep keeps its own.
+  void SetConfig(v1::Config config);
+
  private:
+  v1::Config Config() const;
   absl::StatusOr<v1::Report> RunStages(const v1::SweepRequest& request,
                                        const std::vector<StoredNode>& nodes,
                                        const std::function<void(const v1::SweepEvent&)>& progress);
   void Retest(sweep::RoundRunner& runner, sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
-              uint32_t retests);
+              const v1::Config& config);
 
   Store* store_;
   std::unique_ptr<sweep::AgentClient> agents_;
-  SweepOptions options_;
+  SweepOptions options_;  // options_.config under config_mu_
+  mutable std::mutex config_mu_;
+  std::atomic<bool> shutdown_{false};
   std::mutex running_;  // held for the duration of a sweep
   std::atomic<bool> stopping_{false};  // the running sweep was cancelled
 };
