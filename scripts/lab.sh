@@ -28,11 +28,18 @@
 # node-2=NCCL_IB_DISABLE=1 sets a variable in one agent's environment (a misconfiguration to
 # rehearse: its NCCL falls back to sockets).
 #
-# Binaries come from $FABRIC_BIN (default bazel-bin); state lives in $FABRIC_LAB_DIR (default
+# Binaries come from $FABRIC_BIN (default bazel-bin; an installed package's: /usr/bin); state lives in $FABRIC_LAB_DIR (default
 # .lab); namespaces are named $FABRIC_LAB_PREFIX-* (default fablab).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${FABRIC_BIN:-bazel-bin}
+# The daemons as Bazel lays them out, or side by side as installed (FABRIC_BIN=/usr/bin).
+if [[ -x $BIN/fabric-agent ]]; then
+  CONTROLLER_BIN=$BIN/fabric-controller AGENT_BIN=$BIN/fabric-agent CLI_BIN=$BIN/fabricctl
+else
+  CONTROLLER_BIN=$BIN/controller/fabric-controller AGENT_BIN=$BIN/agent/fabric-agent
+  CLI_BIN=$BIN/cli/fabricctl
+fi
 LAB=${FABRIC_LAB_DIR:-.lab}
 PREFIX=${FABRIC_LAB_PREFIX:-fablab}
 CERTS=$LAB/certs
@@ -124,8 +131,8 @@ up() {
       *) die "up: unknown option $1" ;;
     esac
   done
-  for b in controller/fabric-controller agent/fabric-agent cli/fabricctl; do
-    [[ -x $BIN/$b ]] || die "missing $BIN/$b: build first (bazel build //...)"
+  for b in "$CONTROLLER_BIN" "$AGENT_BIN" "$CLI_BIN"; do
+    [[ -x $b ]] || die "missing $b: build first (bazel build //...)"
   done
   local stand_ins=""
   if ((${#gpus[@]})); then
@@ -216,7 +223,7 @@ YAML
     # shellcheck disable=SC2206
     env+=(${envs[node-$i]:-})
     # shellcheck disable=SC2046
-    start "node-$i" "$ns" env "${env[@]}" "$BIN/agent/fabric-agent" --controller "$controller" \
+    start "node-$i" "$ns" env "${env[@]}" "$AGENT_BIN" --controller "$controller" \
       --listen "$host:0" --node-name "node-$i" --label "rack=r$(( (i - 1) / 4 + 1 ))" \
       --nccl-log-dir "$LAB/nccl-node-$i" $(tls_flags "node-$i")
   done
@@ -234,7 +241,7 @@ YAML
 start_controller() {  # LISTEN [METRICS_LISTEN]
   local metrics=${2:-${1%:*}:0}
   # shellcheck disable=SC2046
-  start controller "$(cat "$LAB/controller.ns")" "$BIN/controller/fabric-controller" \
+  start controller "$(cat "$LAB/controller.ns")" "$CONTROLLER_BIN" \
     --listen "$1" --db "$LAB/fabric.db" --config "$LAB/lab.yaml" --heartbeat-interval 1s \
     --stale-after 4s --metrics-listen "$metrics" $(tls_flags fabric-controller)
   local line
@@ -260,7 +267,7 @@ restart_controller() {
 
 fabricctl_cmd() {  # fabricctl against the lab's controller, from the controller's namespace
   [[ -f $LAB/controller.address ]] || die "no lab running (scripts/lab.sh up N)"
-  in_ns "$(cat "$LAB/controller.ns")" "$BIN/cli/fabricctl" --config "$LAB/lab.yaml" \
+  in_ns "$(cat "$LAB/controller.ns")" "$CLI_BIN" --config "$LAB/lab.yaml" \
     --controller "$(cat "$LAB/controller.address")" "$@"
 }
 

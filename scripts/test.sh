@@ -45,6 +45,25 @@ for target in $targets; do
   s=$(grep -c '^SKIPPED: ' "$log" || true)
   passed=$((passed + p - s)) failed=$((failed + f)) skipped=$((skipped + s))
 done
+# The README's install section, run as written (it installs the package into this machine and
+# purges it again, so it runs here, outside Bazel's sandbox, as root only).
+install_log=bazel-testlogs/install_test.log
+bash tests/install_test.sh > "$install_log" 2>&1
+install_rc=$?
+if grep -q '^SKIPPED: ' "$install_log"; then
+  skipped=$((skipped + 1))
+elif line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$install_log" | tail -1) && [[ -n $line ]]; then
+  passed=$((passed + $(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$line")))
+  failed=$((failed + $(sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")))
+else
+  failed=$((failed + 1))
+fi
+if ((install_rc != 0)); then
+  echo "tests/install_test.sh failed (log: $install_log):"
+  grep -E '^FAIL' "$install_log" || tail -5 "$install_log"
+  rc=1
+fi
+
 echo "$passed passed, $failed failed, $skipped skipped"
 if ((rc == 0 && failed > 0)); then rc=1; fi
 exit $rc

@@ -11,6 +11,7 @@
 #include "grpcpp/security/credentials.h"
 #include "proto/agent.grpc.pb.h"
 #include "proto/controller.pb.h"
+#include "base/version.h"
 #include "tests/subprocess.h"
 #include "absl/time/clock.h"
 
@@ -226,7 +227,7 @@ TEST_CASE("--version and --help answer and exit 0; bad flags exit 3") {
   for (const auto& binary : {kController, kAgent, kCli}) {
     CommandResult version = RunCommand({binary, "--version"});
     CHECK(version.exit_code == 0);
-    CHECK(version.out.find("0.1.0") != std::string::npos);
+    CHECK(version.out.find(kVersion) != std::string::npos);
     CHECK(RunCommand({binary, "--help"}).exit_code == 0);
     CHECK(RunCommand({binary, "--no-such-flag"}).exit_code == 3);
   }
