@@ -95,7 +95,7 @@ std::vector<std::string> PeerIdentities(const grpc::ServerContext& context) {
 }
 
 grpc::Status RequirePeerIdentity(const grpc::ServerContext& context,
-                                 const std::string& identity) {
+                                 const std::string& identity, const std::string& why) {
   auto auth = context.auth_context();
   if (!auth || auth->GetPeerIdentityPropertyName().empty()) {
     return grpc::Status::OK;  // plain text: permitted by the start-up decision
@@ -106,7 +106,7 @@ grpc::Status RequirePeerIdentity(const grpc::ServerContext& context,
   }
   return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                       absl::StrCat("caller '", absl::StrJoin(ids, ","), "' is not '", identity,
-                                   "'; only the controller may run probes here"));
+                                   "'; ", why));
 }
 
 }  // namespace fabricctl

@@ -50,9 +50,11 @@ class TransportSecurity {
 // of a call; empty for a plain-text peer.
 std::vector<std::string> PeerIdentities(const grpc::ServerContext& context);
 
-// OK when the call's peer is `identity`, or when the call is plain text (the plain-text
-// decision was made at start). PermissionDenied otherwise.
-grpc::Status RequirePeerIdentity(const grpc::ServerContext& context, const std::string& identity);
+// OK when the call's peer is `identity` (its certificate's CN or a SAN), or when the call is
+// plain text (the plain-text decision was made at start). PermissionDenied otherwise, with
+// `why` after the names.
+grpc::Status RequirePeerIdentity(const grpc::ServerContext& context, const std::string& identity,
+                                 const std::string& why = "only the controller may run probes here");
 
 // Reads a whole file; `what` names the flag in the error.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path, const std::string& what);

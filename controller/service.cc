@@ -4,6 +4,7 @@
 #include "base/grpc_status.h"
 #include "base/logging.h"
 #include "base/net_address.h"
+#include "base/tls.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace fabricctl::controller {
@@ -88,6 +89,14 @@ grpc::Status ControllerServiceImpl::Register(grpc::ServerContext* context,
                                        v1::RegisterResponse* response) {
   const auto& inventory = request->inventory();
   if (auto s = ValidateInventory(inventory); !s.ok()) return ToGrpcStatus(s);
+  // Under mutual TLS a node registers only under a name its certificate carries: any other
+  // certificate of the cluster cannot take its place in the registry.
+  if (auto s = RequirePeerIdentity(*context, inventory.node_name(),
+                                   "a node registers only under a name its certificate carries");
+      !s.ok()) {
+    Logger("registry")->warn("registration refused: {}", s.error_message());
+    return s;
+  }
   if (auto s = store_->UpsertNode(inventory, options_.now()); !s.ok()) return ToGrpcStatus(s);
   Logger("registry")->info("node {} registered from {} ({} RDMA devices, {} GPUs)",
                            inventory.node_name(), inventory.agent_address(),
@@ -101,6 +110,11 @@ grpc::Status ControllerServiceImpl::Heartbeat(grpc::ServerContext* context,
                                         const v1::HeartbeatRequest* request,
                                         v1::HeartbeatResponse* response) {
   if (auto s = ValidateNodeName(request->node_name(), "node_name"); !s.ok()) return ToGrpcStatus(s);
+  if (auto s = RequirePeerIdentity(*context, request->node_name(),
+                                   "a node heartbeats only under a name its certificate carries");
+      !s.ok()) {
+    return s;
+  }
   auto known = store_->TouchNode(request->node_name(), options_.now());
   if (!known.ok()) return ToGrpcStatus(known.status());
   response->set_known(*known);

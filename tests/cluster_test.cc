@@ -10,6 +10,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "proto/agent.grpc.pb.h"
+#include "proto/controller.grpc.pb.h"
 #include "proto/controller.pb.h"
 #include "base/version.h"
 #include "tests/subprocess.h"
@@ -191,6 +192,30 @@ TEST_CASE("Mutual TLS: only certificates the cluster CA signed get in") {
   auto [allowed, inventory] = call_agent("fabric-controller");
   CHECK(allowed.ok());
   CHECK(inventory.node_name() == "node-a");
+
+  // A node registers only under a name its certificate carries: another valid certificate
+  // cannot re-register node-a with its own address.
+  auto register_as = [&](const std::string& cert, const std::string& node) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = RunCommand({"/bin/cat", certs + "/ca.pem"}).out;
+    ssl.pem_cert_chain = RunCommand({"/bin/cat", certs + "/" + cert + ".pem"}).out;
+    ssl.pem_private_key = RunCommand({"/bin/cat", certs + "/" + cert + ".key"}).out;
+    auto stub = v1::ControllerService::NewStub(
+        grpc::CreateChannel(address, grpc::SslCredentials(ssl)));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::RegisterRequest request;
+    request.mutable_inventory()->set_node_name(node);
+    request.mutable_inventory()->set_agent_address("127.0.0.1:9");
+    v1::RegisterResponse response;
+    return stub->Register(&context, request, &response);
+  };
+  grpc::Status takeover = register_as("fabricctl", "node-a");
+  CHECK(takeover.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+  CHECK(takeover.error_message().find("is not 'node-a'") != std::string::npos);
+  Listing after = ListNodes(address, tls(certs, "fabricctl"));
+  REQUIRE(after.nodes.nodes_size() == 1);
+  CHECK(after.nodes.nodes(0).inventory().agent_address() == agent_address);
 }
 
 TEST_CASE("Plain text off loopback needs --insecure") {
