@@ -105,6 +105,9 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--format", sweep.format, "text, json, junit, html or prom")
       ->capture_default_str();
   sweep_cmd->add_option("--output", sweep.output, "write the report here (default stdout)");
+  sweep_cmd->add_option("--wait", sweep.wait,
+                         "queue behind a sweep already running for up to this long (30s, 10m; "
+                         "at most 1h; default: refused at once)");
   sweep_cmd->add_option("--sweep-timeout", sweep_timeout, "deadline of the whole sweep")
       ->capture_default_str();
 

@@ -81,6 +81,12 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
     *request.mutable_measurement()->mutable_duration() =
         TimeUtil::MillisecondsToDuration(absl::ToInt64Milliseconds(*d));
   }
+  if (!o.wait.empty()) {
+    auto d = ParsePositiveDuration(o.wait, "--wait");
+    if (!d.ok()) return d.status();
+    if (*d > absl::Hours(1)) return absl::InvalidArgumentError("--wait: at most 1h");
+    *request.mutable_wait() = TimeUtil::MillisecondsToDuration(absl::ToInt64Milliseconds(*d));
+  }
   request.set_baseline_sweep_id(o.baseline);
   request.set_audits(o.audits);
   request.set_allreduce_group_by(o.allreduce_group_by);

@@ -24,6 +24,8 @@ struct SweepCommandOptions {
   std::string allreduce_backend = "auto";  // auto, nccl, rdma or tcp
   std::string format = "text";
   std::string output;
+  // How long to queue behind a sweep already running on the controller; empty: refused at once.
+  std::string wait;
   // Deadline of the whole sweep RPC.
   absl::Duration sweep_timeout = absl::Hours(2);
 };

@@ -1,5 +1,7 @@
 #include "controller/service.h"
 
+#include <atomic>
+
 #include "absl/strings/str_cat.h"
 #include "base/grpc_status.h"
 #include "base/logging.h"
@@ -167,6 +169,9 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
   if (request->allreduce_group_by().size() > 253) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "allreduce_group_by is longer than 253");
   }
+  if (request->wait().seconds() < 0 || request->wait().nanos() < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "wait is negative");
+  }
   if (request->pairing_file().size() > (1 << 20)) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "pairing_file is larger than 1 MiB");
   }
@@ -182,10 +187,15 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
     }
     nodes.push_back(std::move(node));
   }
-  // A client that goes away (Ctrl-C, a killed Slurm prolog) cancels its sweep.
+  // A client that goes away (Ctrl-C, a killed Slurm prolog) or stops reading (a write fails)
+  // cancels its sweep.
+  std::atomic<bool> write_failed{false};
   auto report = sweeps_->Run(
-      *request, nodes, [&](const v1::SweepEvent& event) { writer->Write(event); },
-      [context] { return context->IsCancelled(); });
+      *request, nodes,
+      [&](const v1::SweepEvent& event) {
+        if (!writer->Write(event)) write_failed = true;
+      },
+      [&] { return write_failed || context->IsCancelled(); });
   if (!report.ok()) return ToGrpcStatus(report.status());
   v1::SweepEvent last;
   *last.mutable_report() = *std::move(report);

@@ -101,9 +101,24 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
                                             const std::function<void(const v1::SweepEvent&)>& progress,
                                             const std::function<bool()>& cancelled) {
   if (shutdown_) return absl::UnavailableError("the controller is shutting down");
-  std::unique_lock<std::mutex> one_at_a_time(running_, std::try_to_lock);
-  if (!one_at_a_time.owns_lock()) {
-    return absl::FailedPreconditionError("a sweep is already running on this controller");
+  // Queued behind the running sweep for at most the request's `wait`, leaving the queue when
+  // its client goes away or the controller stops.
+  const absl::Duration wait = std::min(
+      absl::Microseconds(TimeUtil::DurationToMicroseconds(request.wait())), absl::Hours(1));
+  const absl::Time give_up = absl::Now() + wait;
+  std::unique_lock<std::timed_mutex> one_at_a_time(running_, std::defer_lock);
+  while (!one_at_a_time.try_lock_for(std::chrono::milliseconds(100))) {
+    if (shutdown_) return absl::UnavailableError("the controller is shutting down");
+    if (cancelled && cancelled()) {
+      return absl::CancelledError("the client went away while its sweep waited for the running one");
+    }
+    if (absl::Now() >= give_up) {
+      return absl::FailedPreconditionError(
+          wait > absl::ZeroDuration()
+              ? absl::StrCat("a sweep is still running on this controller after waiting ",
+                             absl::FormatDuration(wait))
+              : "a sweep is already running on this controller (--wait DURATION queues behind it)");
+    }
   }
   stopping_ = false;
   agents_->Resume();

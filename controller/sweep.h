@@ -42,7 +42,8 @@ struct SweepOptions {
 // assemble and store the report. Every result is written to the store as it arrives. A node
 // that stops answering costs its pairs' deadlines, not the sweep.
 //
-// Thread-safe; one sweep at a time (a second gets FailedPrecondition).
+// Thread-safe; one sweep at a time: a second waits up to its request's `wait` for the running
+// one to end, then gets FailedPrecondition.
 class SweepRunner {
  public:
   // Agents reached over gRPC with `credentials`.
@@ -81,7 +82,7 @@ class SweepRunner {
   SweepOptions options_;  // options_.config under config_mu_
   mutable std::mutex config_mu_;
   std::atomic<bool> shutdown_{false};
-  std::mutex running_;  // held for the duration of a sweep
+  std::timed_mutex running_;  // held for the duration of a sweep
   std::atomic<bool> stopping_{false};  // the running sweep was cancelled
 };
 

@@ -105,6 +105,22 @@ check "...with one line naming the database and the holder's pid" \
   grep -qE "^fabric-controller: database $D/controller.db is in use by another process \(pid $CONTROLLER_PID\)" "$D/second.log"
 check "...and the first still serves" test "$(online_count)" = 3
 
+# --- Concurrent sweeps: refused at once, or queued with --wait -------------------------------------
+fabricctl sweep --probes tcp_bw --duration 2s --format json > "$D/first.json" 2> "$D/first.err" &
+first=$!
+pids+=("$first")
+wait_for_line "$D/controller1.log" "sweep 1: 3 nodes" 10 > /dev/null
+fabricctl sweep --probes tcp_lat --format json > /dev/null 2> "$D/refused.err"
+rc=$?
+check "a second sweep while one runs: exit 3, told to --wait" \
+  grep -q "a sweep is already running on this controller (--wait DURATION queues behind it)" "$D/refused.err"
+[[ $rc == 3 ]] || bad "...its exit code was $rc, not 3"
+fabricctl sweep --probes tcp_lat --wait 2m --format json --output "$D/queued.json" 2> "$D/queued.err"
+rc=$?
+wait "$first"
+check "a sweep with --wait runs once the first ends (exit $rc)" test "$rc" = 0 -a -s "$D/queued.json"
+check "...after it: the first sweep had finished" test -s "$D/first.json"
+
 # --- SIGHUP: reload for the next sweep; a bad file keeps the old configuration ---------------------
 kill -HUP "$CONTROLLER_PID"
 wait_for_line "$D/controller1.log" "configuration reloaded" 5 > /dev/null
@@ -127,7 +143,7 @@ sed -i '$d' "$D/fabricctl.yaml"
 fabricctl sweep --probes tcp_bw --duration 5s --format json > "$D/cut.json" 2> "$D/cut.err" &
 SWEEP_PID=$!
 pids+=("$SWEEP_PID")
-wait_for_line "$D/controller1.log" "sweep 2: 3 nodes" 10 > /dev/null
+wait_for_line "$D/controller1.log" "sweep 4: 3 nodes" 10 > /dev/null
 sleep 1
 started=$(date +%s%N)
 kill -TERM "$CONTROLLER_PID"
@@ -146,8 +162,8 @@ check "the sweep's client is told why and exits 3" \
 sleep $((HEARTBEAT * 2 + 2))  # every node goes stale while the controller is away
 start_controller "$ADDRESS" controller2
 restarted=$SECONDS
-check "history after the restart lists the cut sweep (2) as interrupted" \
-  python3 -c 'import json,sys; s={str(x["sweep_id"]): x["state"] for x in json.load(sys.stdin)["sweeps"]}; sys.exit(s.get("2") != "SWEEP_INTERRUPTED")' \
+check "history after the restart lists the cut sweep (4) as interrupted" \
+  python3 -c 'import json,sys; s={str(x["sweep_id"]): x["state"] for x in json.load(sys.stdin)["sweeps"]}; sys.exit(s.get("4") != "SWEEP_INTERRUPTED")' \
   < <(fabricctl history --format json)
 back=
 while ((SECONDS - restarted <= HEARTBEAT * 2 + 1)); do
