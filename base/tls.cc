@@ -7,19 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/files.h"
 #include "base/net_address.h"
 
 namespace fabricctl {
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": cannot read '", path, "': ", std::strerror(errno)));
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return ReadBoundedFile(path, what, kMaxInputFileBytes);
 }
 
 absl::StatusOr<TransportSecurity> TransportSecurity::Create(const TlsOptions& options,

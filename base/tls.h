@@ -56,7 +56,11 @@ std::vector<std::string> PeerIdentities(const grpc::ServerContext& context);
 grpc::Status RequirePeerIdentity(const grpc::ServerContext& context, const std::string& identity,
                                  const std::string& why = "only the controller may run probes here");
 
-// Reads a whole file; `what` names the flag in the error.
+// The largest configuration or TLS file read (ReadFileToString).
+inline constexpr size_t kMaxInputFileBytes = 4 << 20;
+
+// Reads a whole regular file of at most kMaxInputFileBytes (ReadBoundedFile); `what` names the
+// flag in the error.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path, const std::string& what);
 
 }  // namespace fabricctl

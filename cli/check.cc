@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/files.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
@@ -35,19 +36,17 @@ namespace fabricctl::cli {
 absl::StatusOr<std::vector<v1::AuditResult>> AnalyseNcclLogs(const std::vector<std::string>& paths) {
   std::vector<v1::AuditResult> out;
   for (const std::string& path : paths) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::InvalidArgumentError(absl::StrCat("--nccl-log: cannot read '", path, "'"));
-    std::stringstream text;
-    text << in.rdbuf();
-    probes::NcclLog log = probes::ParseNcclLog(text.str());
+    auto text = ReadBoundedFile(path, "--nccl-log", probes::kMaxNcclLogBytes);
+    if (!text.ok()) return text.status();
+    probes::NcclLog log = probes::ParseNcclLog(*text);
+    if (log.lines == 0) {
+      // A file the user named that holds no NCCL line is the wrong file, not a pass.
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--nccl-log: '", path, "' has no NCCL INFO line (",
+          text->empty() ? "it is empty" : "is it the log of a job run with NCCL_DEBUG=INFO?", ")"));
+    }
     v1::AuditResult r;
     r.set_audit(absl::StrCat("nccl_log ", path));
-    if (log.lines == 0) {
-      r.set_outcome(v1::AUDIT_SKIPPED);
-      r.set_reason("no NCCL INFO line (was the job run with NCCL_DEBUG=INFO?)");
-      out.push_back(std::move(r));
-      continue;
-    }
     r.set_outcome(v1::AUDIT_RAN);
     auto& seen = *r.mutable_observed();
     seen["nccl_version"] = log.version.empty() ? "?" : log.version;

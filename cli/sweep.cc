@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/files.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
@@ -43,12 +44,11 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
       request.set_sample_rounds(o.sample_rounds);
     } else if (o.pairing.rfind("file:", 0) == 0) {
       const std::string path = o.pairing.substr(5);
-      std::ifstream in(path);
-      if (!in) return absl::InvalidArgumentError(absl::StrCat("--pairing: cannot read '", path, "'"));
-      std::stringstream text;
-      text << in.rdbuf();
+      // The controller takes at most 1 MiB of rounds.
+      auto text = ReadBoundedFile(path, "--pairing", 1 << 20);
+      if (!text.ok()) return text.status();
       request.set_pairing(v1::PAIRING_FILE);
-      request.set_pairing_file(text.str());
+      request.set_pairing_file(*std::move(text));
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("--pairing: '", o.pairing, "' is not full, quick, sample or file:PATH"));

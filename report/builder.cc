@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "google/protobuf/util/time_util.h"
+#include "report/findings.h"
 
 namespace fabricctl::report {
 namespace {
@@ -69,6 +71,14 @@ void ReportBuilder::AddAudits(v1::NodeHealth* node, std::vector<v1::AuditResult>
     for (const auto& f : audit.findings()) {
       node->set_status(Worse(node->status(), HealthFor(f.severity())));
       AddFinding(f);
+    }
+    // An audit that could not run checked nothing: never a silent pass.
+    if (audit.outcome() == v1::AUDIT_FAILED) {
+      v1::Finding f = Make(kind::kAuditFailed, node->node(),
+                           absl::StrCat(audit.audit(), ": ", audit.reason().empty() ? "failed" : audit.reason()));
+      (*f.mutable_evidence())["audit"] = audit.audit();
+      node->set_status(Worse(node->status(), HealthFor(f.severity())));
+      AddFinding(std::move(f));
     }
     *node->add_audits() = std::move(audit);
   }

@@ -72,6 +72,8 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      SEVERITY_CRITICAL, ACTION_DRAIN, "the node's probes fail with most of its peers"},
     {kind::kInsufficientData, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
      "a bad pair whose end was measured with too few peers to tell the node from the link"},
+    {kind::kAuditFailed, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
+     "an audit that could not read or run what it checks (unreadable or garbage input); its reason names what"},
 };
 
 v1::Finding MakeAt(const std::string& name, Level level) {

@@ -43,6 +43,7 @@ inline constexpr char kProbeTimeout[] = "probe_timeout";
 inline constexpr char kRegression[] = "regression";
 inline constexpr char kLinkUnreachable[] = "link_unreachable";
 inline constexpr char kInsufficientData[] = "insufficient_data";
+inline constexpr char kAuditFailed[] = "audit_failed";
 }  // namespace kind
 
 // What a finding is about.

@@ -214,3 +214,46 @@ TEST_CASE("check: bad arguments exit 3 with the reason") {
 }
 
 }  // namespace fabricctl::testing
+
+namespace fabricctl::testing {
+
+TEST_CASE("check: a FIFO, a device, a directory or an empty file as input exits 3 at once") {
+  const std::string dir = TempDir("bad_inputs");
+  const std::string fifo = dir + "/fifo", empty = dir + "/empty.log", binary = dir + "/bin.log";
+  REQUIRE(RunCommand({"/usr/bin/mkfifo", fifo}).exit_code == 0);
+  REQUIRE(RunCommand({"/usr/bin/touch", empty}).exit_code == 0);
+  REQUIRE(RunCommand({"/bin/sh", "-c", "head -c 4096 /dev/urandom > " + binary}).exit_code == 0);
+  for (const auto& [path, why] : std::vector<std::pair<std::string, std::string>>{
+           {fifo, "is a FIFO, not a regular file"},
+           {"/dev/zero", "is a character device, not a regular file"},
+           {dir, "is a directory, not a regular file"},
+           {empty, "has no NCCL INFO line (it is empty)"},
+           {binary, "has no NCCL INFO line (is it the log of a job run with NCCL_DEBUG=INFO?)"}}) {
+    CommandResult r = Check("roce-h100", {"--nccl-log", path});
+    INFO(path << ": " << r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(r.err.find("--nccl-log") != std::string::npos);
+    CHECK(r.err.find(why) != std::string::npos);
+  }
+  for (const std::string& config : {fifo, std::string("/dev/zero"), dir}) {
+    CommandResult r = RunCommand({kCli, "check", "--sysfs-root", Fixtures() + "/roce-h100",
+                                  "--config", config});
+    INFO(config << ": " << r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(r.err.find("--config: cannot read '" + config + "'") != std::string::npos);
+  }
+  // A FIFO where sysfs has a file: the audit reads nothing and does not hang.
+  const std::string root = TempDir("fifo_sysfs");
+  REQUIRE(RunCommand({"/bin/cp", "-r", Fixtures() + "/roce-h100/.", root}).exit_code == 0);
+  REQUIRE(RunCommand({"/bin/sh", "-c",
+                      "f=" + root + "/sys/class/net/ens0np0/mtu && rm \"$f\" && mkfifo \"$f\""})
+              .exit_code == 0);
+  CommandResult hung = RunCommand({kCli, "check", "--sysfs-root", root, "--config",
+                                   "configs/roce-h100.yaml", "--node-name", "n"});
+  INFO(hung.out << hung.err);
+  CHECK(hung.exit_code == 1);  // the unreadable MTU is a warning, not a pass
+  CHECK(hung.err.find("audit_failed") != std::string::npos);
+  CHECK(hung.out.find("not a regular file") != std::string::npos);
+}
+
+}  // namespace fabricctl::testing

@@ -1,6 +1,11 @@
 // mtu: each RoCE port's netdev MTU against expect.netdev_mtu, and the RoCE MTU it gives
 // against expect.roce_mtu (Documentation/ABI/testing/sysfs-class-net).
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "probes/audit/common.h"
 #include "probes/audit/parsers.h"
 #include "probes/audit/registry.h"
@@ -16,13 +21,21 @@ class Mtu final : public Audit {
     if (!ports.ok()) return Skipped(name(), std::string(ports.status().message()));
     v1::AuditResult r = Ran(name());
     bool any = false;
+    std::vector<std::string> unreadable;
     for (const Port& p : *ports) {
       if (!p.ethernet || p.netdev.empty()) continue;  // IB: the port's MTU is not a netdev's
       any = true;
       const std::string label = absl::StrCat(p.device, ":", p.port);
-      auto mtu = ParseInteger(
-          ctx.root->ReadTrimmed(absl::StrCat("/sys/class/net/", p.netdev, "/mtu")).value_or(""));
-      if (!mtu) continue;
+      const std::string path = absl::StrCat("/sys/class/net/", p.netdev, "/mtu");
+      auto text = ctx.root->ReadTrimmed(path);
+      auto mtu = text.ok() ? ParseInteger(*text) : std::nullopt;
+      if (!mtu || *mtu < 68 || *mtu > 65536) {
+        // An MTU that cannot be read is not a pass: the audit fails, naming the port.
+        unreadable.push_back(absl::StrCat(label, " (", p.netdev, "): ",
+                                          text.ok() ? absl::StrCat("'", text->substr(0, 32), "' is not an MTU")
+                                                    : std::string(text.status().message())));
+        continue;
+      }
       const uint32_t roce = RoceMtuForNetdevMtu(*mtu);
       (*r.mutable_observed())[label] = absl::StrCat(p.netdev, " MTU ", *mtu, ", RoCE MTU ", roce);
       const uint32_t want = ctx.expect.netdev_mtu();
@@ -48,6 +61,10 @@ class Mtu final : public Audit {
       }
     }
     if (!any) return Skipped(name(), "no RoCE port with a netdev (InfiniBand MTUs are the port's)");
+    if (!unreadable.empty()) {
+      r.set_outcome(v1::AUDIT_FAILED);
+      r.set_reason(absl::StrCat("MTU unreadable: ", absl::StrJoin(unreadable, "; ")));
+    }
     return r;
   }
 };

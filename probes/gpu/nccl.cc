@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "base/files.h"
 #include "probes/common/stats.h"
 #include "probes/gpu/cuda.h"
 #include "probes/gpu/runtime_library.h"
@@ -287,11 +288,9 @@ NcclVerdict JudgeNcclLogs(const std::string& node, const std::vector<std::string
   NcclVerdict verdict;
   bool any_net = false, all_gdr = true;
   for (const std::string& path : log_paths) {
-    std::ifstream in(path);
-    if (!in) continue;  // a rank that died before NCCL logged: its failure says why
-    std::stringstream text;
-    text << in.rdbuf();
-    NcclLog log = ParseNcclLog(text.str());
+    auto text = ReadBoundedFile(path, "NCCL log", kMaxNcclLogBytes);
+    if (!text.ok()) continue;  // a rank that died before NCCL logged: its failure says why
+    NcclLog log = ParseNcclLog(*text);
     if (!node.empty()) log.host = node;  // the node as sweeps name it, not the kernel's hostname
     v1::NcclTransport t = NcclTransportOf(log);
     if (verdict.transport.net().empty() || t.net() == "Socket") verdict.transport.set_net(t.net());

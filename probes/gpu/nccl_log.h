@@ -34,6 +34,9 @@ struct NcclLog {
 // Parses a log's text. Pure and fuzzed: any bytes give a value.
 NcclLog ParseNcclLog(const std::string& text);
 
+// The largest NCCL log read: a job's NCCL_DEBUG=INFO log is a few MiB at most.
+inline constexpr size_t kMaxNcclLogBytes = 64u << 20;
+
 // The findings a log supports, for `node` (the log's host when empty): tcp_fallback when
 // inter-node traffic went over sockets (critical, with the evidence line),
 // gpudirect_unavailable when NET/IB traffic was staged through host memory.

@@ -32,8 +32,15 @@ std::string SysfsRoot::Resolve(const std::string& path) const { return root_ + p
 
 absl::StatusOr<std::string> SysfsRoot::Read(const std::string& path) const {
   const std::string full = Resolve(path);
-  int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO planted under the root must not hang an audit; only regular files
+  // (every sysfs attribute and procfs file is one) are read.
+  int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return PosixError(full, errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::FailedPreconditionError(absl::StrCat(full, ": not a regular file"));
+  }
   std::string out;
   char buffer[4096];
   for (;;) {
