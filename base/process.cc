@@ -72,7 +72,13 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& text,
   const bool bare = absl::SimpleAtod(text, &seconds) && !text.empty() &&
                     text.find_first_not_of("0123456789.") == std::string::npos;
   if (bare) d = absl::Seconds(seconds);
-  if ((!bare && !absl::ParseDuration(text, &d)) || d <= absl::ZeroDuration()) {
+  // Days, which absl's syntax lacks: "7d".
+  double days = 0;
+  const bool in_days = !bare && text.size() > 1 && text.back() == 'd' &&
+                       text.find_first_not_of("0123456789.") == text.size() - 1 &&
+                       absl::SimpleAtod(text.substr(0, text.size() - 1), &days);
+  if (in_days) d = absl::Hours(24) * days;
+  if ((!bare && !in_days && !absl::ParseDuration(text, &d)) || d <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         flag, ": '", text, "' is not a positive duration (such as 4 for seconds, 500ms, 10s or 2m)"));
   }

@@ -12,7 +12,8 @@ TEST_CASE("A duration flag takes a bare number as seconds, as iperf3's -t does")
   CHECK(*ParsePositiveDuration("0.5", "--duration") == absl::Milliseconds(500));
   CHECK(*ParsePositiveDuration("500ms", "--duration") == absl::Milliseconds(500));
   CHECK(*ParsePositiveDuration("2m", "--duration") == absl::Minutes(2));
-  for (const char* bad : {"", "0", "-1", "4x", "ms", "1.2.3"}) {
+  CHECK(*ParsePositiveDuration("7d", "--forget-after") == absl::Hours(168));
+  for (const char* bad : {"", "0", "-1", "4x", "ms", "1.2.3", "d", "0d", "1dd"}) {
     INFO(bad);
     auto d = ParsePositiveDuration(bad, "--duration");
     REQUIRE_FALSE(d.ok());

@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   cli::NodesOptions nodes;
   CLI::App* nodes_cmd = app.add_subcommand("nodes", "list registered nodes and their state");
   nodes_cmd->add_option("--format", nodes.format, "text or json")->capture_default_str();
+  CLI::App* nodes_remove_cmd = nodes_cmd->add_subcommand(
+      "remove", "forget nodes (decommissioned or renamed); an agent still running registers again");
+  nodes_remove_cmd->add_option("names", nodes.remove, "node names")->required();
 
   cli::ProbeCommandOptions probe;
   CLI::App* probe_cmd = app.add_subcommand(
@@ -189,6 +192,7 @@ int main(int argc, char** argv) {
   }
   if (nodes_cmd->parsed()) {
     nodes.controller = target;
+    if (nodes_remove_cmd->parsed()) return cli::RunRemoveNodes(nodes, std::cout, std::cerr);
     return cli::RunNodes(nodes, std::cout, std::cerr);
   }
   return kExitUnknown;

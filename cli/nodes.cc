@@ -124,4 +124,36 @@ int RunNodes(const NodesOptions& options, std::ostream& out, std::ostream& err) 
   return kExitOk;
 }
 
+int RunRemoveNodes(const NodesOptions& options, std::ostream& out, std::ostream& err) {
+  auto stub = ConnectController(options.controller);
+  if (!stub.ok()) {
+    err << "fabricctl nodes remove: " << stub.status().message() << "\n";
+    return kExitUnknown;
+  }
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineAfter(options.controller.timeout));
+  v1::RemoveNodesRequest request;
+  for (const auto& name : options.remove) request.add_names(name);
+  v1::RemoveNodesResponse response;
+  grpc::Status status = (*stub)->RemoveNodes(&context, request, &response);
+  if (!status.ok()) {
+    err << "fabricctl nodes remove: "
+        << DescribeRpcFailure(options.controller, status).message() << "\n";
+    return kExitUnknown;
+  }
+  std::vector<std::string> unknown;
+  for (const auto& name : options.remove) {
+    if (std::find(response.removed().begin(), response.removed().end(), name) ==
+        response.removed().end()) {
+      unknown.push_back(name);
+    }
+  }
+  for (const auto& name : response.removed()) out << "removed " << name << "\n";
+  if (!unknown.empty()) {
+    err << "WARNING: not registered: " << absl::StrJoin(unknown, ", ") << "\n";
+    return kExitWarning;
+  }
+  return kExitOk;
+}
+
 }  // namespace fabricctl::cli

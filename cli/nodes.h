@@ -3,6 +3,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "cli/controller_client.h"
@@ -13,12 +14,18 @@ namespace fabricctl::cli {
 struct NodesOptions {
   ControllerTarget controller;
   std::string format = "text";  // text or json
+  std::vector<std::string> remove;  // `nodes remove NAME...`
 };
 
 // `fabricctl nodes`: lists the registered nodes. Exit code 0 when every node is online (or
 // none is registered), 1 when some are stale, 3 when the controller cannot be asked; the
 // one-line reason for 1 and 3 goes to `err`.
 int RunNodes(const NodesOptions& options, std::ostream& out, std::ostream& err);
+
+// `fabricctl nodes remove NAME...`: forgets nodes (decommissioned or renamed). Prints each
+// name removed; a name not registered is reported and the exit code is 1; 3 when the
+// controller cannot be asked.
+int RunRemoveNodes(const NodesOptions& options, std::ostream& out, std::ostream& err);
 
 // The renderers, separate for tests.
 void RenderNodesText(const v1::ListNodesResponse& nodes, absl::Time now, std::ostream& out);

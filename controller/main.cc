@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   CommonFlags common;
   AddCommonFlags(app, "fabric-controller", &common);
   controller::ControllerOptions options;
-  std::string heartbeat = "10s", stale_after = "30s";
+  std::string heartbeat = "10s", stale_after = "30s", forget_after;
   app.add_option("--listen", options.listen, "HOST:PORT to serve on (port 0: any free port)")
       ->capture_default_str();
   options.db_path.clear();
@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--stale-after", stale_after, "a node silent this long is stale")
       ->capture_default_str();
+  app.add_option("--forget-after", forget_after,
+                 "remove a node silent this long from the registry (e.g. 7d; default: never)");
   if (auto exit_code = ParseFlags(app, argc, argv)) return *exit_code;
   auto fail = [](const absl::Status& s) {
     std::cerr << "fabric-controller: " << s.message() << "\n";
@@ -50,6 +52,12 @@ int main(int argc, char** argv) {
     std::string dir = state != nullptr && *state != '\0' ? state : "/var/lib/fabricctl";
     dir = dir.substr(0, dir.find(':'));
     options.db_path = dir + "/controller.db";
+  }
+  if (!forget_after.empty()) {
+    auto forget = ParsePositiveDuration(forget_after, "--forget-after");
+    if (!forget.ok()) return fail(forget.status());
+    if (*forget <= *stale) return fail(absl::InvalidArgumentError("--forget-after must be longer than --stale-after"));
+    options.registry.forget_after = *forget;
   }
   options.registry.heartbeat_interval = *hb;
   options.registry.stale_after = *stale;

@@ -1,8 +1,10 @@
 #include "controller/service.h"
 
 #include <atomic>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/grpc_status.h"
 #include "base/logging.h"
 #include "base/net_address.h"
@@ -22,6 +24,7 @@ constexpr int kMaxPortsPerDevice = 16;
 constexpr int kMaxGpus = 64;
 constexpr int kMaxLabels = 64;
 constexpr int kMaxListNames = 100000;
+constexpr size_t kMaxInventoryString = 4096;
 
 absl::Status ValidateNodeName(const std::string& name, const std::string& field) {
   if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(field, " is empty"));
@@ -38,6 +41,36 @@ absl::Status ValidateNodeName(const std::string& name, const std::string& field)
   return absl::OkStatus();
 }
 
+// Every string of a message (nested messages, repeated fields and map entries included) at
+// most `max_length` bytes; the error names the field's path.
+absl::Status BoundStrings(const google::protobuf::Message& message, size_t max_length,
+                          const std::string& path) {
+  const auto* reflection = message.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  for (const auto* field : fields) {
+    const std::string where = absl::StrCat(path, ".", field->name());
+    const int n = field->is_repeated() ? reflection->FieldSize(message, field) : 1;
+    for (int i = 0; i < n; ++i) {
+      if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_STRING) {
+        std::string scratch;
+        const std::string& value =
+            field->is_repeated() ? reflection->GetRepeatedStringReference(message, field, i, &scratch)
+                                 : reflection->GetStringReference(message, field, &scratch);
+        if (value.size() > max_length) {
+          return absl::InvalidArgumentError(absl::StrCat(where, " is ", value.size(),
+                                                         " bytes long; at most ", max_length));
+        }
+      } else if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
+        const auto& child = field->is_repeated() ? reflection->GetRepeatedMessage(message, field, i)
+                                                 : reflection->GetMessage(message, field);
+        if (auto s = BoundStrings(child, max_length, where); !s.ok()) return s;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 google::protobuf::Timestamp ToProto(absl::Time t) {
   return TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(t));
 }
@@ -46,6 +79,8 @@ google::protobuf::Timestamp ToProto(absl::Time t) {
 
 absl::Status ValidateInventory(const v1::NodeInventory& inventory) {
   if (auto s = ValidateNodeName(inventory.node_name(), "inventory.node_name"); !s.ok()) return s;
+  // No field of an inventory needs more than a path's length; the registry keeps it whole.
+  if (auto s = BoundStrings(inventory, kMaxInventoryString, "inventory"); !s.ok()) return s;
   if (auto a = ParseHostPort(inventory.agent_address(), "inventory.agent_address"); !a.ok()) {
     return a.status();
   } else if (a->port == 0) {
@@ -123,9 +158,47 @@ grpc::Status ControllerServiceImpl::Heartbeat(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+void ControllerServiceImpl::ForgetExpired() {
+  if (options_.forget_after <= absl::ZeroDuration()) return;
+  auto forgotten = store_->ForgetNodesSeenBefore(options_.now() - options_.forget_after);
+  if (forgotten.ok() && !forgotten->empty()) {
+    Logger("registry")->info("forgot {} node(s) silent for over {}: {}", forgotten->size(),
+                             absl::FormatDuration(options_.forget_after),
+                             absl::StrJoin(*forgotten, ", "));
+  }
+}
+
+grpc::Status ControllerServiceImpl::RemoveNodes(grpc::ServerContext* context,
+                                          const v1::RemoveNodesRequest* request,
+                                          v1::RemoveNodesResponse* response) {
+  if (request->names().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "names: name at least one node");
+  }
+  if (request->names_size() > kMaxListNames) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("names has ", request->names_size(), " entries; at most ",
+                                     kMaxListNames));
+  }
+  // Names are checked for size only: a node registered before today's rules must be removable.
+  for (const auto& name : request->names()) {
+    if (name.empty() || name.size() > kMaxInventoryString) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "names: an empty or oversized name");
+    }
+  }
+  std::vector<std::string> names(request->names().begin(), request->names().end());
+  auto removed = store_->RemoveNodes(names);
+  if (!removed.ok()) return ToGrpcStatus(removed.status());
+  for (auto& name : *removed) {
+    Logger("registry")->info("node {} removed", name);
+    response->add_removed(std::move(name));
+  }
+  return grpc::Status::OK;
+}
+
 grpc::Status ControllerServiceImpl::ListNodes(grpc::ServerContext* context,
                                         const v1::ListNodesRequest* request,
                                         v1::ListNodesResponse* response) {
+  ForgetExpired();
   if (request->names_size() > kMaxListNames) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         absl::StrCat("names has ", request->names_size(), " entries; at most ",
@@ -175,18 +248,13 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
   if (request->pairing_file().size() > (1 << 20)) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "pairing_file is larger than 1 MiB");
   }
+  ForgetExpired();
   auto registry = store_->ListNodes({});
   if (!registry.ok()) return ToGrpcStatus(registry.status());
-  // Stale nodes are still swept when named; otherwise only online ones.
-  std::vector<StoredNode> nodes;
-  const absl::Time now = options_.now();
-  for (auto& node : *registry) {
-    if (request->nodes().empty() &&
-        NodeStateAt(node, now, options_.stale_after) == v1::NODE_STALE) {
-      continue;
-    }
-    nodes.push_back(std::move(node));
-  }
+  // Every registered node, stale ones included: a default sweep that left a silent node out
+  // would pass a cluster with a dead node in it; they are asked once and reported
+  // node_unreachable (`fabricctl nodes remove` forgets a decommissioned one).
+  std::vector<StoredNode> nodes = *std::move(registry);
   // A client that goes away (Ctrl-C, a killed Slurm prolog) or stops reading (a write fails)
   // cancels its sweep.
   std::atomic<bool> write_failed{false};

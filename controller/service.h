@@ -16,6 +16,9 @@ struct RegistryOptions {
   absl::Duration heartbeat_interval = absl::Seconds(10);
   // A node with no heartbeat for this long is listed as stale.
   absl::Duration stale_after = absl::Seconds(30);
+  // A node silent this long is removed from the registry (0: never); it registers again when
+  // its agent comes back.
+  absl::Duration forget_after = absl::ZeroDuration();
   // The clock; tests inject their own.
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
@@ -40,6 +43,8 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
                          v1::HeartbeatResponse* response) override;
   grpc::Status ListNodes(grpc::ServerContext* context, const v1::ListNodesRequest* request,
                          v1::ListNodesResponse* response) override;
+  grpc::Status RemoveNodes(grpc::ServerContext* context, const v1::RemoveNodesRequest* request,
+                           v1::RemoveNodesResponse* response) override;
   // Streams a SweepStarted event, one event per round, and the report last.
   grpc::Status Sweep(grpc::ServerContext* context, const v1::SweepRequest* request,
                      grpc::ServerWriter<v1::SweepEvent>* writer) override;
@@ -52,6 +57,9 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
   Store* store_;  // not owned
   RegistryOptions options_;
   SweepRunner* sweeps_;  // not owned
+
+  // Removes the nodes silent for longer than options_.forget_after, when set.
+  void ForgetExpired();
 };
 
 }  // namespace fabricctl::controller

@@ -91,10 +91,63 @@ TEST_CASE("A bad registration is refused with INVALID_ARGUMENT and stores nothin
   auto too_many = Registration("n1");
   for (int i = 0; i < 65; ++i) too_many.mutable_inventory()->add_gpus();
   check_refused(too_many, "inventory.gpus has 65 entries; at most 64");
+  auto huge_hostname = Registration("n1");
+  huge_hostname.mutable_inventory()->set_hostname(std::string(3 << 20, 'h'));
+  check_refused(huge_hostname, "inventory.hostname is 3145728 bytes long; at most 4096");
+  auto huge_label = Registration("n1");
+  (*huge_label.mutable_inventory()->mutable_labels())["rack"] = std::string(5000, 'r');
+  check_refused(huge_label, "inventory.labels.value is 5000 bytes long");
+  auto huge_nested = Registration("n1");
+  huge_nested.mutable_inventory()->add_interfaces()->add_addresses(std::string(5000, '1'));
+  check_refused(huge_nested, "inventory.interfaces.addresses is 5000 bytes long");
 
   auto nodes = store->ListNodes({});
   REQUIRE(nodes.ok());
   CHECK(nodes->empty());
+}
+
+}  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("Nodes can be removed, and a silent one is forgotten after forget_after") {
+  auto store = FreshStore();
+  absl::Time now = absl::FromUnixSeconds(1'700'000'000);
+  RegistryOptions options;
+  options.stale_after = absl::Seconds(30);
+  options.forget_after = absl::Hours(1);
+  options.now = [&] { return now; };
+  ControllerServiceImpl service(store.get(), options);
+  grpc::ServerContext context;
+  v1::RegisterResponse registered;
+  for (const char* name : {"node-1", "node-2", "node-3"}) {
+    auto request = Registration(name);
+    REQUIRE(service.Register(&context, &request, &registered).ok());
+  }
+
+  v1::RemoveNodesRequest remove;
+  remove.add_names("node-2");
+  remove.add_names("node-9");
+  v1::RemoveNodesResponse removed;
+  REQUIRE(service.RemoveNodes(&context, &remove, &removed).ok());
+  REQUIRE(removed.removed_size() == 1);
+  CHECK(removed.removed(0) == "node-2");
+  v1::RemoveNodesRequest none;
+  CHECK(service.RemoveNodes(&context, &none, &removed).error_code() ==
+        grpc::StatusCode::INVALID_ARGUMENT);
+
+  // node-1 keeps heartbeating; node-3 falls silent and is forgotten after an hour.
+  now += absl::Minutes(59);
+  v1::HeartbeatRequest beat;
+  beat.set_node_name("node-1");
+  v1::HeartbeatResponse known;
+  REQUIRE(service.Heartbeat(&context, &beat, &known).ok());
+  now += absl::Minutes(2);
+  v1::ListNodesRequest list;
+  v1::ListNodesResponse listed;
+  REQUIRE(service.ListNodes(&context, &list, &listed).ok());
+  REQUIRE(listed.nodes_size() == 1);
+  CHECK(listed.nodes(0).inventory().node_name() == "node-1");
 }
 
 }  // namespace fabricctl::controller

@@ -165,6 +165,38 @@ absl::StatusOr<bool> Store::TouchNode(const std::string& name, absl::Time now) {
   return sqlite3_changes(db_) > 0;
 }
 
+absl::StatusOr<std::vector<std::string>> Store::RemoveNodes(const std::vector<std::string>& names) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> removed;
+  for (const std::string& name : names) {
+    Statement q(db_, "DELETE FROM nodes WHERE name=?1");
+    if (auto s = q.status("prepare node removal"); !s.ok()) return s;
+    q.BindText(1, name);
+    if (q.Step() != SQLITE_DONE) return SqliteError(db_, "remove node");
+    if (sqlite3_changes(db_) > 0) removed.push_back(name);
+  }
+  return removed;
+}
+
+absl::StatusOr<std::vector<std::string>> Store::ForgetNodesSeenBefore(absl::Time cutoff) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> names;
+  {
+    Statement q(db_, "SELECT name FROM nodes WHERE last_seen < ?1 ORDER BY name");
+    if (auto s = q.status("prepare expired nodes"); !s.ok()) return s;
+    q.BindInt64(1, absl::ToUnixMicros(cutoff));
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) names.push_back(q.ColumnBlob(0));
+    if (rc != SQLITE_DONE) return SqliteError(db_, "list expired nodes");
+  }
+  if (names.empty()) return names;
+  Statement d(db_, "DELETE FROM nodes WHERE last_seen < ?1");
+  if (auto s = d.status("prepare node expiry"); !s.ok()) return s;
+  d.BindInt64(1, absl::ToUnixMicros(cutoff));
+  if (d.Step() != SQLITE_DONE) return SqliteError(db_, "expire nodes");
+  return names;
+}
+
 absl::StatusOr<std::vector<StoredNode>> Store::ListNodes(
     const std::vector<std::string>& names) const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -45,6 +45,10 @@ class Store {
 
   // All nodes, ordered by name; only `names` when not empty.
   absl::StatusOr<std::vector<StoredNode>> ListNodes(const std::vector<std::string>& names) const;
+  // Removes these nodes from the registry (their sweep history stays); returns those removed.
+  absl::StatusOr<std::vector<std::string>> RemoveNodes(const std::vector<std::string>& names);
+  // Removes every node last seen before `cutoff`; returns their names.
+  absl::StatusOr<std::vector<std::string>> ForgetNodesSeenBefore(absl::Time cutoff);
 
   // Sweeps and their results (history).
   // Records a new sweep as running; returns its id.

@@ -12,6 +12,7 @@
 #include "proto/agent.grpc.pb.h"
 #include "proto/controller.grpc.pb.h"
 #include "proto/controller.pb.h"
+#include "proto/report.pb.h"
 #include "base/version.h"
 #include "tests/subprocess.h"
 #include "absl/time/clock.h"
@@ -130,6 +131,28 @@ TEST_CASE("Agents register, are listed, go stale, and the registry survives a re
   REQUIRE(listing.nodes.nodes_size() == 2);
   CHECK(StateOf(listing.nodes, "node-a") == v1::NODE_ONLINE);
   CHECK(StateOf(listing.nodes, "node-b") == v1::NODE_STALE);
+
+  // A default sweep includes the stale node and reports it, not a clean pass.
+  CommandResult swept = RunCommand({kCli, "sweep", "--controller", address, "--probes",
+                                    "tcp_lat", "--format", "json"});
+  INFO(swept.err);
+  CHECK(swept.exit_code == 2);
+  v1::Report report;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(swept.out, &report).ok());
+  REQUIRE(report.findings_size() == 1);
+  CHECK(report.findings(0).kind() == "node_unreachable");
+  CHECK(report.findings(0).node() == "node-b");
+
+  // `nodes remove` forgets it: the next listing has node-a alone and exits 0.
+  CommandResult removed = RunCommand({kCli, "nodes", "remove", "node-b", "--controller", address});
+  CHECK(removed.exit_code == 0);
+  CHECK(removed.out == "removed node-b\n");
+  listing = ListNodes(address);
+  CHECK(listing.exit_code == 0);
+  CHECK(listing.nodes.nodes_size() == 1);
+  CommandResult unknown = RunCommand({kCli, "nodes", "remove", "node-z", "--controller", address});
+  CHECK(unknown.exit_code == 1);
+  CHECK(unknown.err == "WARNING: not registered: node-z\n");
 }
 
 TEST_CASE("A controller that is not running is UNKNOWN (3) within the deadline") {
