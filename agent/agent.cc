@@ -221,6 +221,7 @@ void Agent::Shutdown() {
     stopping_ = true;
   }
   cv_.notify_all();
+  if (service_) service_->Shutdown();
   if (registration_.joinable()) registration_.join();
   if (server_) server_->Shutdown(Deadline(absl::Seconds(2)));
 }

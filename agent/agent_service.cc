@@ -15,11 +15,12 @@ namespace {
 // passed (gRPC cancels the call then). Checks every 50 ms until destroyed.
 class CancelWithRpc {
  public:
-  CancelWithRpc(grpc::ServerContext* context, probes::Cancellation* cancel)
-      : thread_([this, context, cancel] {
+  CancelWithRpc(grpc::ServerContext* context, probes::Cancellation* cancel,
+                const std::atomic<bool>* stopping)
+      : thread_([this, context, cancel, stopping] {
           std::unique_lock<std::mutex> lock(mu_);
           while (!done_) {
-            if (context->IsCancelled()) {
+            if (context->IsCancelled() || *stopping) {
               cancel->Cancel();
               return;
             }
@@ -96,7 +97,7 @@ grpc::Status AgentService::RunProbeClient(grpc::ServerContext* context,
   probes::Cancellation cancel;
   absl::StatusOr<v1::ProbeResult> result;
   {
-    const CancelWithRpc watch(context, &cancel);
+    const CancelWithRpc watch(context, &cancel, &stopping_);
     result = probes_->RunClient(request->spec(), request->server(), &cancel);
   }
   if (!result.ok()) return ToGrpcStatus(result.status());

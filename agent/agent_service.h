@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_AGENT_AGENT_SERVICE_H_
 #define FABRICCTL_AGENT_AGENT_SERVICE_H_
 
+#include <atomic>
 #include <functional>
 #include <string>
 
@@ -36,7 +37,12 @@ class AgentService : public v1::AgentService::Service {
                                const v1::StopProbeServerRequest* request,
                                v1::StopProbeServerResponse* response) override;
 
+  // The agent is stopping: probe client halves in flight are cancelled now (their sockets
+  // close, their peers see it), not when the server's grace period ends.
+  void Shutdown() { stopping_ = true; }
+
  private:
+  std::atomic<bool> stopping_{false};
   std::string controller_identity_;
   std::function<v1::NodeInventory()> inventory_;
   ProbeRunner* probes_;

@@ -60,7 +60,7 @@ online_count() {
     echo 0
 }
 
-# --- A controller reporting to a NOTIFY_SOCKET, and three agents --------------------------------
+# --- A controller reporting to a NOTIFY_SOCKET, and three agents (pids in AGENT_PIDS) --------------------------------
 NOTIFY=$(mktemp -d /tmp/fabric-notify.XXXXXX)  # a socket path must be short (108 bytes)
 python3 - "$NOTIFY/sock" "$D/notify.log" <<'PY' &
 import socket, sys
@@ -86,6 +86,7 @@ for i in 1 2 3; do
   "$BIN/agent/fabric-agent" --controller "$ADDRESS" --listen 127.0.0.1:0 --node-name "node-$i" \
     --config "$D/fabricctl.yaml" > "$D/agent$i.out" 2> "$D/agent$i.log" &
   pids+=($!)
+  AGENT_PIDS[i]=$!
 done
 for i in 1 2 3; do wait_for_line "$D/agent$i.out" registered 20 > /dev/null; done
 check "three agents registered" test "$(online_count)" = 3
@@ -171,6 +172,21 @@ while ((SECONDS - restarted <= HEARTBEAT * 2 + 1)); do
   sleep 0.2
 done
 check "agents online again within two heartbeats of the restart (${back:-never} s)" test -n "$back"
+
+# --- SIGTERM to an agent while its probe runs --------------------------------------------------------
+fabricctl sweep --nodes node-2,node-3 --probes tcp_bw --duration 5s --format json > "$D/agent-cut.json" 2> /dev/null &
+SWEEP_PID=$!
+pids+=("$SWEEP_PID")
+wait_for_line "$D/controller2.log" "sweep 5: 2 nodes" 10 > /dev/null
+sleep 1.5
+started=$(date +%s%N)
+kill -TERM "${AGENT_PIDS[3]}"
+wait "${AGENT_PIDS[3]}"
+rc=$?
+elapsed_ms=$((($(date +%s%N) - started) / 1000000))
+check "SIGTERM to an agent mid-probe: exit 0 ($rc) within 2 s (${elapsed_ms} ms)" \
+  test "$rc" = 0 -a "$elapsed_ms" -lt 2000
+wait "$SWEEP_PID"
 
 kill -TERM "$CONTROLLER_PID"; wait "$CONTROLLER_PID"
 echo "$pass passed, $fail failed"
