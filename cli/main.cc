@@ -1,5 +1,6 @@
 // fabricctl: the command line for people, cron, Slurm and CI. Flags only; each subcommand's
 // work is in its own library under //cli.
+#include <cstdlib>
 #include <iostream>
 
 #include "CLI/CLI.hpp"
@@ -85,7 +86,11 @@ int main(int argc, char** argv) {
   std::string sweep_timeout = "2h";
   CLI::App* sweep_cmd = app.add_subcommand(
       "sweep", "measure every pair of nodes and report the fabric's health (exit code gates a job)");
-  sweep_cmd->add_option("--nodes", sweep.nodes, "comma-separated node names (default: all online)");
+  std::string sweep_nodes;
+  CLI::Option* nodes_flag = sweep_cmd->add_option(
+      "--nodes", sweep_nodes,
+      "the nodes, a Slurm hostlist (node-[1-4,7],gpu01; default: $SLURM_JOB_NODELIST, else "
+      "$SLURM_NODELIST, else every registered node)");
   sweep_cmd->add_option("--pairing", sweep.pairing, "full, quick, sample or file:PATH");
   sweep_cmd->add_option("--sample-rounds", sweep.sample_rounds, "rounds of --pairing sample");
   sweep_cmd->add_option("--probes", sweep.probes,
@@ -181,6 +186,18 @@ int main(int argc, char** argv) {
   }
   if (sweep_cmd->parsed()) {
     sweep.controller = target;
+    if (nodes_flag->count() > 0) {
+      sweep.nodes = sweep_nodes;
+    } else {
+      // Inside a Slurm job (a prolog, an sbatch script) the job's nodes, as Slurm names them.
+      for (const char* var : {"SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
+        if (const char* list = std::getenv(var); list != nullptr) {
+          sweep.nodes = list;
+          sweep.nodes_from = std::string("$") + var;
+          break;
+        }
+      }
+    }
     auto d = ParsePositiveDuration(sweep_timeout, "--sweep-timeout");
     if (!d.ok()) return fail(d.status());
     sweep.sweep_timeout = *d;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "base/hostlist.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
@@ -31,8 +32,10 @@ bool IsTerminal(int fd) { return ::isatty(fd) == 1; }
 
 absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
   v1::SweepRequest request;
-  for (absl::string_view node : absl::StrSplit(o.nodes, ',', absl::SkipWhitespace())) {
-    request.add_nodes(std::string(node));
+  if (o.nodes.has_value()) {
+    auto names = ExpandHostlist(*o.nodes, o.nodes_from);
+    if (!names.ok()) return names.status();
+    for (auto& name : *names) request.add_nodes(std::move(name));
   }
   if (!o.pairing.empty()) {
     if (o.pairing == "full") {

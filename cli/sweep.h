@@ -2,6 +2,7 @@
 #define FABRICCTL_CLI_SWEEP_H_
 
 #include <ostream>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -11,7 +12,10 @@ namespace fabricctl::cli {
 
 struct SweepCommandOptions {
   ControllerTarget controller;
-  std::string nodes;        // comma-separated; empty: every online node
+  // A Slurm hostlist ("node-[1-4,7],gpu01"); unset: every registered node. Empty or bad:
+  // an error, never "every node".
+  std::optional<std::string> nodes;
+  std::string nodes_from = "--nodes";  // where `nodes` came from, for errors
   std::string pairing;      // full, quick, sample, file:PATH; empty: the controller's default
   uint32_t sample_rounds = 0;
   std::string probes;       // comma-separated probe names; empty: the controller's default

@@ -32,10 +32,14 @@ absl::StatusOr<Fleet> SelectNodes(const v1::SweepRequest& request,
     node->inventory = stored.inventory;
     fleet.nodes.push_back(std::move(node));
   }
+  // A named node the controller does not know is part of the verdict: unreachable (a node
+  // whose agent never came up must hold the job), not an error that fails the whole sweep.
   for (const auto& name : request.nodes()) {
     if (std::none_of(fleet.nodes.begin(), fleet.nodes.end(),
                      [&](const auto& n) { return n->name == name; })) {
-      return absl::InvalidArgumentError(absl::StrCat("nodes: '", name, "' is not registered"));
+      auto node = std::make_unique<Node>();
+      node->name = name;  // no address: CheckReachable reports it unregistered
+      fleet.nodes.push_back(std::move(node));
     }
   }
   if (fleet.nodes.size() < 2) {
@@ -49,6 +53,11 @@ void CheckReachable(AgentClient& agents, Fleet& fleet, absl::Duration deadline, 
   std::vector<std::thread> threads;
   for (auto& node : fleet.nodes) {
     if (only_suspect && !(node->reachable && node->transport_failures)) continue;
+    if (node->address.empty()) {
+      node->reachable = false;
+      node->reason = "not registered with the controller (is its fabric-agent running?)";
+      continue;
+    }
     threads.emplace_back([&, n = node.get()] {
       auto inventory = agents.GetInventory(n->address, deadline);
       if (inventory.ok()) {

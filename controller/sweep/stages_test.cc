@@ -112,8 +112,12 @@ TEST_CASE("fleet and plan: unreachable nodes are left out of the plan") {
   v1::SweepRequest one;
   one.add_nodes("a");
   CHECK(absl::IsFailedPrecondition(SelectNodes(one, Registry({"a", "b"})).status()));
-  one.add_nodes("zz");
-  CHECK(absl::IsInvalidArgument(SelectNodes(one, Registry({"a", "b"})).status()));
+  one.add_nodes("zz");  // named but not registered: in the fleet, found unreachable
+  auto with_ghost = SelectNodes(one, Registry({"a", "b"}));
+  REQUIRE(with_ghost.ok());
+  REQUIRE(with_ghost->nodes.size() == 2);
+  CHECK(with_ghost->nodes[1]->name == "zz");
+  CHECK(with_ghost->nodes[1]->address.empty());
 }
 
 TEST_CASE("a healthy fleet: every pair once, no finding, servers stopped") {
@@ -172,6 +176,19 @@ TEST_CASE("a dead agent: node_unreachable, its pairs never measured") {
   CHECK(report->health().pairs_size() == 3);
   CHECK(report->summary().nodes_unknown() == 1);
   CHECK(h.fake->Measurements("a", "c") == 0);
+}
+
+TEST_CASE("a node named but never registered is node_unreachable, and the others are swept") {
+  Harness h("unregistered", {"a", "b", "c"});
+  v1::SweepRequest request;
+  request.add_probes(v1::TCP_BW);
+  for (const char* n : {"a", "b", "c", "ghost"}) request.add_nodes(n);
+  auto report = h.runner->Run(request, Registry(h.names), nullptr);
+  REQUIRE(report.ok());
+  CHECK(Kinds(*report) == std::vector<std::string>{"node_unreachable:ghost"});
+  REQUIRE(report->findings_size() == 1);
+  CHECK(report->findings(0).detail().find("not registered with the controller") != std::string::npos);
+  CHECK(report->health().pairs_size() == 3);
 }
 
 TEST_CASE("an agent that dies mid-sweep is found by the re-check, not blamed on its peers") {
