@@ -59,6 +59,8 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   agent->probes_ = std::make_unique<ProbeRunner>(
       listen->host, advertise_host, probes::ServeContext{options.limits, {}}, agent->node_name_,
       options.nccl_log_dir);
+  agent->probes_->SetNcclExpectation(
+      {probes::RdmaExpectedBecause(*agent->sysfs_, options.config.expect())});
   // Audits read through the agent's SysfsRoot, against the configuration's expectations and
   // the agent's own environment (the NCCL variables jobs on this node inherit).
   probes::AuditContext audits;

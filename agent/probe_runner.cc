@@ -325,7 +325,7 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunNccl(const v1::RunLocalProbeRequ
       probes::RunNcclNode(params, request.ranks(0).nccl_unique_id(), first, world, local,
                           absl::StrCat(nccl_log_dir_, "/", request.run_id()));
   v1::ProbeResult result = probes::ToResult(node.run, params);
-  probes::NcclVerdict verdict = probes::JudgeNcclLogs(node_name_, node.logs);
+  probes::NcclVerdict verdict = probes::JudgeNcclLogs(node_name_, node.logs, nccl_expect_);
   *result.mutable_nccl() = verdict.transport;
   for (auto& f : verdict.findings) *result.add_findings() = std::move(f);
   return result;

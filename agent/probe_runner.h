@@ -53,6 +53,8 @@ class ProbeRunner {
   // request.rank; NCCL runs request.local_ranks ranks (one per GPU, from request.rank) of
   // request.world_size, each in a child process, and judges their logs. Frees the slot.
   absl::StatusOr<v1::ProbeResult> RunLocal(const v1::RunLocalProbeRequest& request);
+  // What a single node's NCCL choice of sockets is weighed against (set once, at start).
+  void SetNcclExpectation(probes::NcclExpectation expect) { nccl_expect_ = std::move(expect); }
 
  private:
   // Takes the node's probe slot, or says who holds it.
@@ -62,6 +64,7 @@ class ProbeRunner {
   absl::StatusOr<v1::ProbeResult> RunNccl(const v1::RunLocalProbeRequest& request,
                                           const probes::ProbeParams& params);
 
+  probes::NcclExpectation nccl_expect_;
   const std::string listen_host_;
   const std::string advertise_host_;
   const probes::ServeContext context_;

@@ -33,7 +33,8 @@
 
 namespace fabricctl::cli {
 
-absl::StatusOr<std::vector<v1::AuditResult>> AnalyseNcclLogs(const std::vector<std::string>& paths) {
+absl::StatusOr<std::vector<v1::AuditResult>> AnalyseNcclLogs(const std::vector<std::string>& paths,
+                                                             const probes::NcclExpectation& expect) {
   std::vector<v1::AuditResult> out;
   for (const std::string& path : paths) {
     auto text = ReadBoundedFile(path, "--nccl-log", probes::kMaxNcclLogBytes);
@@ -54,7 +55,7 @@ absl::StatusOr<std::vector<v1::AuditResult>> AnalyseNcclLogs(const std::vector<s
     seen["network"] = log.network.empty() ? "?" : log.network;
     seen["net_connections"] = absl::StrCat(log.net_channels, " (", log.gdr_channels, " GDRDMA, ",
                                            log.socket_channels, " socket)");
-    for (const auto& f : probes::NcclLogFindings(log, path)) *r.add_findings() = f;
+    for (const auto& f : probes::NcclLogFindings(log, path, expect)) *r.add_findings() = f;
     out.push_back(std::move(r));
   }
   return out;
@@ -134,7 +135,7 @@ v1::AuditResult GpuCopy() {
 
 // allreduce on this node: NCCL over every GPU (one rank each, in child processes), with the
 // verdict of the ranks' logs, as an audit-like result.
-v1::AuditResult LocalAllreduce(const std::string& node) {
+v1::AuditResult LocalAllreduce(const std::string& node, const probes::NcclExpectation& expect) {
   v1::AuditResult r;
   r.set_audit("allreduce");
   auto skip = [&r](const absl::Status& s) {
@@ -181,7 +182,7 @@ v1::AuditResult LocalAllreduce(const std::string& node) {
           report::Level::kAlternate);
     }
   }
-  probes::NcclVerdict verdict = probes::JudgeNcclLogs(node, ranks.logs);
+  probes::NcclVerdict verdict = probes::JudgeNcclLogs(node, ranks.logs, expect);
   if (!verdict.transport.net().empty()) (*r.mutable_observed())["network"] = verdict.transport.net();
   for (auto& f : verdict.findings) *r.add_findings() = std::move(f);
   return r;
@@ -244,11 +245,13 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
     return fail(absl::InvalidArgumentError("--probes: loopback probes run on the live system, not under --sysfs-root"));
   }
   const auto started = std::chrono::steady_clock::now();
+  // A single node's NCCL choice of sockets is critical only where RDMA is expected.
+  const probes::NcclExpectation nccl_expect{probes::RdmaExpectedBecause(root, options.config.expect())};
   absl::StatusOr<std::vector<v1::AuditResult>> results =
       options.nccl_logs.empty()
           ? (names.empty() && (!loopback.empty() || gpu_copy || allreduce) ? std::vector<v1::AuditResult>{}
                                                 : probes::RunAudits(ctx, names))
-          : AnalyseNcclLogs(options.nccl_logs);
+          : AnalyseNcclLogs(options.nccl_logs, nccl_expect);
   if (!results.ok()) return fail(results.status());
   // Where an RDMA device is, the default check also measures it on loopback.
   if (options.nccl_logs.empty() && options.audits.empty() && live &&
@@ -257,7 +260,7 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   }
   for (const probes::Probe* probe : loopback) results->push_back(LoopbackProbe(*probe));
   if (gpu_copy) results->push_back(GpuCopy());
-  if (allreduce) results->push_back(LocalAllreduce(node));
+  if (allreduce) results->push_back(LocalAllreduce(node, nccl_expect));
 
   report::ReportBuilder builder("check", absl::StrCat("fabricctl ", kVersion));
   builder.SetConfig(options.config);

@@ -66,6 +66,11 @@ absl::StatusOr<std::vector<v1::AuditResult>> RunAudits(const AuditContext& conte
 // "rdma_ports, mtu, ..." for help texts and errors.
 std::string AuditNames();
 
+// Why RDMA is expected on this node, for weighing a single node's NCCL network choice:
+// "expect.link_rate_gbps is set" (or another expect.* that only RDMA satisfies), else "RDMA
+// device mlx5_0 is present"; empty when neither holds.
+std::string RdmaExpectedBecause(const SysfsRoot& root, const v1::Expectations& expect);
+
 }  // namespace fabricctl::probes
 
 #endif  // FABRICCTL_PROBES_AUDIT_AUDIT_H_

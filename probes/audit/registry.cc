@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "probes/audit/audit.h"
+#include "probes/audit/common.h"
 
 namespace fabricctl::probes {
 
@@ -40,6 +41,17 @@ absl::StatusOr<std::vector<v1::AuditResult>> RunAudits(const AuditContext& conte
   std::vector<v1::AuditResult> results;
   for (const Audit* audit : chosen) results.push_back(audit->Run(context));
   return results;
+}
+
+std::string RdmaExpectedBecause(const SysfsRoot& root, const v1::Expectations& expect) {
+  if (expect.link_rate_gbps() > 0) return "expect.link_rate_gbps is set";
+  if (expect.gpudirect()) return "expect.gpudirect is set";
+  if (expect.roce_mtu() > 0) return "expect.roce_mtu is set";
+  auto ports = audit_internal::ListPorts(root);
+  if (ports.ok() && !ports->empty()) {
+    return absl::StrCat("RDMA device ", ports->front().device, " is present");
+  }
+  return "";
 }
 
 }  // namespace fabricctl::probes

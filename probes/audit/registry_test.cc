@@ -37,3 +37,18 @@ TEST_CASE("Unknown audits are refused by name") {
 }
 
 }  // namespace fabricctl::probes
+
+namespace fabricctl::probes {
+
+TEST_CASE("RDMA is expected where expect.* asks for it or an RDMA device is present") {
+  SysfsRoot roce(audit_testing::Fixtures() + "/roce-h100");
+  SysfsRoot none(audit_testing::Fixtures() + "/no-rdma");
+  CHECK(RdmaExpectedBecause(roce, audit_testing::RoceH100()) == "expect.link_rate_gbps is set");
+  CHECK(RdmaExpectedBecause(roce, v1::Expectations()).rfind("RDMA device mlx5_", 0) == 0);
+  CHECK(RdmaExpectedBecause(none, v1::Expectations()).empty());
+  v1::Expectations gdr;
+  gdr.set_gpudirect(true);
+  CHECK(RdmaExpectedBecause(none, gdr) == "expect.gpudirect is set");
+}
+
+}  // namespace fabricctl::probes

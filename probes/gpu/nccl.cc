@@ -284,7 +284,8 @@ NcclNodeRun RunNcclNode(const ProbeParams& params, const std::string& unique_id,
   return node;
 }
 
-NcclVerdict JudgeNcclLogs(const std::string& node, const std::vector<std::string>& log_paths) {
+NcclVerdict JudgeNcclLogs(const std::string& node, const std::vector<std::string>& log_paths,
+                          const NcclExpectation& expect) {
   NcclVerdict verdict;
   bool any_net = false, all_gdr = true;
   for (const std::string& path : log_paths) {
@@ -304,7 +305,7 @@ NcclVerdict JudgeNcclLogs(const std::string& node, const std::vector<std::string
     for (const auto& line : t.evidence()) {
       if (verdict.transport.evidence_size() < 16) verdict.transport.add_evidence(line);
     }
-    for (auto& f : NcclLogFindings(log, path)) {
+    for (auto& f : NcclLogFindings(log, path, expect)) {
       // One finding of each kind per node: the first rank's, with the count of the others.
       auto same = std::find_if(verdict.findings.begin(), verdict.findings.end(),
                                [&](const v1::Finding& g) { return g.kind() == f.kind(); });

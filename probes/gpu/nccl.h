@@ -107,7 +107,8 @@ struct NcclVerdict {
   v1::NcclTransport transport;
   std::vector<v1::Finding> findings;
 };
-NcclVerdict JudgeNcclLogs(const std::string& node, const std::vector<std::string>& log_paths);
+NcclVerdict JudgeNcclLogs(const std::string& node, const std::vector<std::string>& log_paths,
+                          const NcclExpectation& expect = {});
 
 }  // namespace fabricctl::probes
 

@@ -103,7 +103,8 @@ NcclLog ParseNcclLog(const std::string& text) {
   return log;
 }
 
-std::vector<v1::Finding> NcclLogFindings(const NcclLog& log, const std::string& source) {
+std::vector<v1::Finding> NcclLogFindings(const NcclLog& log, const std::string& source,
+                                         const NcclExpectation& expect) {
   std::vector<v1::Finding> out;
   auto finding = [&](const std::string& kind, v1::Severity severity, const std::string& detail,
                      const std::string& evidence_key) {
@@ -127,10 +128,19 @@ std::vector<v1::Finding> NcclLogFindings(const NcclLog& log, const std::string& 
                          log.evidence.count("socket") ? log.evidence.at("socket") : ""),
             "socket");
   } else if (log.network == "Socket") {
-    finding("tcp_fallback", v1::SEVERITY_CRITICAL,
+    // Nothing went between nodes: this is NCCL's choice, not a fallback seen on the wire. It is
+    // critical where RDMA is expected, and otherwise a warning about the node's set-up.
+    const bool expected = !expect.rdma_expected_because.empty();
+    finding("tcp_fallback", expected ? v1::SEVERITY_CRITICAL : v1::SEVERITY_WARNING,
             absl::StrCat(who, ": NCCL chose the Socket network",
-                         log.ib_no_device ? " after NET/IB found no device" : "", ": ",
-                         log.evidence.at("network")),
+                         log.ib_no_device ? " after NET/IB found no device" : "",
+                         ", so it would use TCP sockets between nodes (this run sent nothing "
+                         "between nodes); ",
+                         expected ? absl::StrCat("critical: RDMA is expected here (",
+                                                 expect.rdma_expected_because, ")")
+                                  : "a warning: no RDMA is expected here (no expect.* asks for "
+                                    "it and the node has no RDMA device)",
+                         ": ", log.evidence.at("network")),
             "network");
   }
   const int ib_channels = log.net_channels - log.socket_channels;

@@ -37,10 +37,23 @@ NcclLog ParseNcclLog(const std::string& text);
 // The largest NCCL log read: a job's NCCL_DEBUG=INFO log is a few MiB at most.
 inline constexpr size_t kMaxNcclLogBytes = 64u << 20;
 
-// The findings a log supports, for `node` (the log's host when empty): tcp_fallback when
-// inter-node traffic went over sockets (critical, with the evidence line),
-// gpudirect_unavailable when NET/IB traffic was staged through host memory.
-std::vector<v1::Finding> NcclLogFindings(const NcclLog& log, const std::string& source);
+// What a node's NCCL network choice is weighed against when the log shows no traffic between
+// nodes (a single node's run): whether RDMA is expected there, and why.
+struct NcclExpectation {
+  // Why RDMA is expected ("expect.link_rate_gbps is set", "RDMA device mlx5_0 is present");
+  // empty: it is not (no expect.* says RDMA and the node has no RDMA device).
+  std::string rdma_expected_because;
+};
+
+// The findings a log supports, for `node` (the log's host when empty):
+// - tcp_fallback, critical, when NCCL sent inter-node connections over sockets (evidence of a
+//   fallback that happened, with the line);
+// - tcp_fallback when NCCL chose the Socket network but sent nothing between nodes (a single
+//   node's run): critical when `expect` says RDMA is expected there, a warning otherwise; the
+//   text says which;
+// - gpudirect_unavailable when NET/IB traffic was staged through host memory.
+std::vector<v1::Finding> NcclLogFindings(const NcclLog& log, const std::string& source,
+                                         const NcclExpectation& expect = {});
 
 // The proto summary of a log (ProbeResult.nccl).
 v1::NcclTransport NcclTransportOf(const NcclLog& log);

@@ -79,6 +79,24 @@ TEST_CASE("An empty NET/IB device line before a socket fallback is not IB") {
         std::string::npos);
 }
 
+TEST_CASE("A single node's choice of sockets is critical only where RDMA is expected") {
+  // The log of a one-node run: NCCL picked the Socket network, and no channel went between nodes.
+  NcclLog log = Load("empty-ib-then-socket.log");
+  REQUIRE(log.net_channels == 0);
+  auto plain = NcclLogFindings(log, "x.log");
+  REQUIRE(plain.size() == 1);
+  CHECK(plain[0].severity() == v1::SEVERITY_WARNING);
+  CHECK(plain[0].detail().find("this run sent nothing between nodes") != std::string::npos);
+  CHECK(plain[0].detail().find("a warning: no RDMA is expected here") != std::string::npos);
+  auto expected = NcclLogFindings(log, "x.log", {"RDMA device mlx5_0 is present"});
+  REQUIRE(expected.size() == 1);
+  CHECK(expected[0].severity() == v1::SEVERITY_CRITICAL);
+  CHECK(expected[0].detail().find("critical: RDMA is expected here (RDMA device mlx5_0 is present)") !=
+        std::string::npos);
+  // Sockets that carried traffic between nodes are critical whatever was expected.
+  CHECK(NcclLogFindings(Load("socket-fallback.log"), "x.log")[0].severity() == v1::SEVERITY_CRITICAL);
+}
+
 TEST_CASE("Mixed per-peer transports: the socket peers are the finding") {
   NcclLog log = Load("mixed.log");
   CHECK(log.net_channels == 4);
