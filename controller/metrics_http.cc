@@ -1,78 +1,89 @@
 #include "controller/metrics_http.h"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
+#include <civetweb.h>
+
+#include <cstring>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 
 namespace fabricctl::controller {
 namespace {
 
-constexpr absl::Duration kConnectionDeadline = absl::Seconds(2);
-constexpr size_t kMaxRequestBytes = 8192;
+// civetweb's library-wide set-up, once per process.
+void InitCivetweb() {
+  static std::once_flag once;
+  std::call_once(once, [] { mg_init_library(0); });
+}
 
-std::string Response(const char* status, const std::string& type, const std::string& body) {
-  return absl::StrCat("HTTP/1.0 ", status, "\r\nContent-Type: ", type,
-                      "\r\nContent-Length: ", body.size(), "\r\nConnection: close\r\n\r\n", body);
+void Reply(mg_connection* c, int status, const char* reason, const char* type,
+           const std::string& body, bool head, const char* extra_header = "") {
+  mg_printf(c,
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+            status, reason, type, body.size(), extra_header);
+  if (!head) mg_write(c, body.data(), body.size());
 }
 
 }  // namespace
 
+int MetricsServer::Handle(mg_connection* connection, void* self) {
+  const mg_request_info* request = mg_get_request_info(connection);
+  const char* method = request->request_method;
+  const bool get = std::strcmp(method, "GET") == 0, head = std::strcmp(method, "HEAD") == 0;
+  if (!get && !head) {
+    Reply(connection, 405, "Method Not Allowed", "text/plain", "GET or HEAD /metrics\n", false,
+          "Allow: GET, HEAD\r\n");
+    return 405;
+  }
+  if (std::strcmp(request->local_uri, "/metrics") != 0) {
+    Reply(connection, 404, "Not Found", "text/plain", "only /metrics is served here\n", head);
+    return 404;
+  }
+  const std::string body = static_cast<MetricsServer*>(self)->render_();
+  Reply(connection, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body, head);
+  return 200;
+}
+
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     const std::string& host, uint16_t port, std::function<std::string()> render) {
-  auto listener = net::ListenTcp(host, port);
-  if (!listener.ok()) {
-    return absl::Status(listener.status().code(),
-                        absl::StrCat("--metrics-listen: ", listener.status().message()));
+  InitCivetweb();
+  std::unique_ptr<MetricsServer> server(new MetricsServer(std::move(render)));
+  // IPv6 literals go in brackets ("[::1]:9400"); civetweb takes the address and port as one.
+  const std::string where = host.find(':') != std::string::npos
+                                ? absl::StrCat("[", host, "]:", port)
+                                : absl::StrCat(host, ":", port);
+  const std::string threads = absl::StrCat(kWorkerThreads);
+  const std::string timeout = absl::StrCat(kRequestTimeoutMs);
+  const char* options[] = {"listening_ports", where.c_str(),
+                           "num_threads", threads.c_str(),
+                           "request_timeout_ms", timeout.c_str(),
+                           "enable_keep_alive", "no",
+                           "max_request_size", "8192",
+                           nullptr};
+  mg_callbacks callbacks{};
+  mg_init_data init{};
+  init.callbacks = &callbacks;
+  init.configuration_options = options;
+  mg_error_data error{};
+  char message[256] = {};
+  error.text = message;
+  error.text_buffer_size = sizeof(message);
+  server->context_ = mg_start2(&init, &error);
+  if (server->context_ == nullptr) {
+    return absl::UnavailableError(absl::StrCat("--metrics-listen: cannot serve on ", where, ": ",
+                                               message[0] ? message : "civetweb failed to start"));
   }
-  std::unique_ptr<MetricsServer> server(new MetricsServer(*std::move(listener), std::move(render)));
-  server->thread_ = std::thread([s = server.get()] { s->Serve(); });
+  mg_set_request_handler(server->context_, "/", &MetricsServer::Handle, server.get());
+  mg_server_port ports[1];
+  if (mg_get_server_ports(server->context_, 1, ports) < 1) {
+    return absl::InternalError("--metrics-listen: civetweb reports no listening port");
+  }
+  server->port_ = static_cast<uint16_t>(ports[0].port);
   return server;
 }
 
-MetricsServer::MetricsServer(net::Listener listener, std::function<std::string()> render)
-    : listener_(std::move(listener)),
-      render_(std::move(render)),
-      wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
-
 MetricsServer::~MetricsServer() {
-  uint64_t one = 1;
-  (void)!::write(wake_.get(), &one, sizeof(one));
-  if (thread_.joinable()) thread_.join();
-}
-
-void MetricsServer::Serve() {
-  for (;;) {
-    pollfd fds[2] = {{listener_.fd.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents & POLLIN) return;
-    auto connection = net::AcceptTcp(listener_, absl::ZeroDuration());
-    if (!connection.ok()) continue;
-    const absl::Time deadline = absl::Now() + kConnectionDeadline;
-    // Read the request head (up to the blank line), bounded in size and time.
-    std::string request;
-    char byte;
-    while (request.size() < kMaxRequestBytes &&
-           request.find("\r\n\r\n") == std::string::npos &&
-           request.find("\n\n") == std::string::npos) {
-      if (!net::RecvAll(connection->get(), &byte, 1, deadline).ok()) break;
-      request += byte;
-    }
-    std::string reply;
-    if (request.rfind("GET /metrics ", 0) == 0 || request.rfind("GET /metrics?", 0) == 0) {
-      reply = Response("200 OK", "text/plain; version=0.0.4; charset=utf-8", render_());
-    } else if (request.rfind("GET ", 0) == 0) {
-      reply = Response("404 Not Found", "text/plain", "only /metrics is served here\n");
-    } else {
-      reply = Response("405 Method Not Allowed", "text/plain", "GET /metrics\n");
-    }
-    (void)net::SendAll(connection->get(), reply.data(), reply.size(), deadline);
-  }
+  if (context_ != nullptr) mg_stop(context_);
 }
 
 }  // namespace fabricctl::controller

@@ -4,32 +4,37 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
-#include "base/socket.h"
+
+struct mg_context;
+struct mg_connection;
 
 namespace fabricctl::controller {
 
-// A minimal HTTP/1.0 server for Prometheus scrapes: GET /metrics answers `render()` as
-// text/plain (exposition format 0.0.4); anything else is 404 or 405. One connection at a time,
-// each bounded by a 2-second deadline, so a slow client cannot hold it long.
+// The Prometheus endpoint, served by civetweb (Debian's libcivetweb): GET and HEAD /metrics
+// answer `render()` as text/plain (exposition format 0.0.4); another method is 405 with an
+// Allow header, another path 404. Requests are served by a pool of worker threads, each
+// request bounded in size (8 KiB of head) and time (request_timeout), so slow or idle clients
+// cannot hold up a scrape.
 class MetricsServer {
  public:
+  static constexpr int kWorkerThreads = 16;
+  static constexpr int kRequestTimeoutMs = 2000;
+
   static absl::StatusOr<std::unique_ptr<MetricsServer>> Start(const std::string& host,
                                                              uint16_t port,
                                                              std::function<std::string()> render);
   ~MetricsServer();
-  uint16_t port() const { return listener_.port; }
+  uint16_t port() const { return port_; }
 
  private:
-  MetricsServer(net::Listener listener, std::function<std::string()> render);
-  void Serve();
+  explicit MetricsServer(std::function<std::string()> render) : render_(std::move(render)) {}
+  static int Handle(::mg_connection* connection, void* self);
 
-  net::Listener listener_;
   std::function<std::string()> render_;
-  net::UniqueFd wake_;
-  std::thread thread_;
+  mg_context* context_ = nullptr;
+  uint16_t port_ = 0;
 };
 
 }  // namespace fabricctl::controller

@@ -9,7 +9,7 @@ PACKAGES=(
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev libgrpc-dev
   libabsl-dev libspdlog-dev libfmt-dev libcli11-dev catch2 libyaml-cpp-dev
   libsqlite3-dev libssl-dev libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
-  libsystemd-dev
+  libsystemd-dev libcivetweb-dev
   # the Debian package (scripts/package.sh): dependencies, man pages; its units' checks
   dpkg-dev help2man systemd
   # tests: network-namespace lab, TLS material, report validators
