@@ -107,6 +107,28 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
       return absl::InvalidArgumentError(absl::StrCat("--db '", path, "': ", s.message()));
     }
   }
+  // A damaged database is refused at start, with SQLite's own words, rather than used and
+  // found out mid-sweep (quick_check: the structure, without the slower index cross-checks).
+  {
+    Statement q(db, "PRAGMA quick_check");
+    if (auto s = q.status("check the database"); !s.ok()) {
+      return absl::DataLossError(absl::StrCat("--db '", path, "': ", s.message()));
+    }
+    std::string verdict;
+    int step;
+    while ((step = q.Step()) == SQLITE_ROW && verdict.size() < 512) {
+      if (!verdict.empty()) verdict += "; ";
+      verdict += q.ColumnBlob(0);
+    }
+    if (step != SQLITE_ROW && step != SQLITE_DONE) {
+      return absl::DataLossError(absl::StrCat("--db '", path, "': integrity check failed: ",
+                                              sqlite3_errmsg(db), " (restore it, or move it away to start afresh)"));
+    }
+    if (verdict != "ok") {
+      return absl::DataLossError(absl::StrCat("--db '", path, "': integrity check failed: ", verdict,
+                                              " (restore it, or move it away to start afresh)"));
+    }
+  }
   int version = 0;
   {
     Statement q(db, "PRAGMA user_version");

@@ -1,5 +1,6 @@
 #include "controller/store.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -133,6 +134,39 @@ TEST_CASE("Sweeps, results and reports are kept as history") {
   REQUIRE(latest.ok());
   CHECK(latest->sweep().sweep_id() == first);
   CHECK(absl::IsNotFound((*store)->GetReport(second).status()));
+}
+
+}  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("A damaged database is refused at start with the integrity check's words") {
+  const std::string path = TempDb("damaged.db");
+  {
+    auto store = Store::Open(path);
+    REQUIRE(store.ok());
+    for (int i = 0; i < 200; ++i) {
+      REQUIRE((*store)->UpsertNode(Node("node-" + std::to_string(i), "10.0.0.1:7401"),
+                                   absl::Now()).ok());
+    }
+  }  // closed: the WAL is checkpointed into the file
+  // Scribble over the middle of the file: B-tree pages, not the header.
+  FILE* f = std::fopen(path.c_str(), "r+b");
+  REQUIRE(f != nullptr);
+  REQUIRE(std::fseek(f, 0, SEEK_END) == 0);
+  const long size = std::ftell(f);
+  REQUIRE(size >= 3 * 4096);
+  REQUIRE(std::fseek(f, 4096 + 8, SEEK_SET) == 0);  // page 2's header and cells
+  const std::string junk(4000, '\x5a');
+  REQUIRE(std::fwrite(junk.data(), 1, junk.size(), f) == junk.size());
+  std::fclose(f);
+  auto reopened = Store::Open(path);
+  REQUIRE_FALSE(reopened.ok());
+  const std::string message(reopened.status().message());
+  INFO(message);
+  CHECK(message.find("--db '" + path + "': ") == 0);
+  CHECK((message.find("integrity check failed") != std::string::npos ||
+         message.find("malformed") != std::string::npos));
 }
 
 }  // namespace fabricctl::controller

@@ -235,7 +235,13 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   }
   const absl::Time finished = options_.now();
   v1::Report report = sweep::AssembleReport(outcome, config, info, started, finished);
-  if (auto s = store_->FinishSweep(*sweep_id, report); !s.ok()) return s;
+  // A full disk (or any store failure) now loses the history's copy, not the verdict: the
+  // report still goes to the client, and the sweep stays as far as it was written (the next
+  // start marks it interrupted).
+  if (auto s = store_->FinishSweep(*sweep_id, report); !s.ok()) {
+    Logger("sweep")->error("sweep {}: the report is not stored ({}); its verdict is still returned",
+                           *sweep_id, std::string(s.message()));
+  }
   Logger("sweep")->info("sweep {}: done in {}, {} findings", *sweep_id,
                         absl::FormatDuration(finished - started), report.findings_size());
   return report;
