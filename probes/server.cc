@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+
+#include <memory>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -68,7 +70,24 @@ absl::Status ProbeServer::Handle(net::UniqueFd connection, bool* bye) {
 }
 
 absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
-  std::vector<std::thread> threads;
+  // A thread per connection, at most kMaxSessions at once (one more is closed at once); those
+  // that have finished are joined as the loop goes, so a long-running server holds no stacks
+  // of sessions long over.
+  struct Session {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::vector<Session> threads;
+  auto reap = [&threads] {
+    for (auto it = threads.begin(); it != threads.end();) {
+      if (it->done->load()) {
+        it->thread.join();
+        it = threads.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  };
   std::atomic<bool> session_over{false};
   bool expired = false;
   while (!stopping_ && !session_over) {
@@ -90,8 +109,11 @@ absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
     if (fds[1].revents & POLLIN) break;
     auto connection = net::AcceptTcp(listener_, absl::ZeroDuration());
     if (!connection.ok()) continue;
-    threads.emplace_back([this, fd = std::make_shared<net::UniqueFd>(*std::move(connection)),
-                          one_off, &session_over]() mutable {
+    reap();
+    if (threads.size() >= kMaxSessions) continue;  // the connection closes as it goes out of scope
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    std::thread thread([this, fd = std::make_shared<net::UniqueFd>(*std::move(connection)),
+                        one_off, &session_over, done]() mutable {
       // A second descriptor of the connection, registered for Stop: shutting it down ends the
       // session whichever descriptor the probe holds, and it closes only after unregistering.
       net::UniqueFd dup(::fcntl(fd->get(), F_DUPFD_CLOEXEC, 0));
@@ -106,10 +128,12 @@ absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
         session_over = true;
         Stop();
       }
+      *done = true;
     });
+    threads.push_back(Session{std::move(thread), std::move(done)});
   }
   if (expired) Stop();  // ends the sessions still open
-  for (auto& t : threads) t.join();
+  for (auto& t : threads) t.thread.join();
   if (expired && !session_over) {
     return absl::DeadlineExceededError("probe server: the client did not finish in time");
   }

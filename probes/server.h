@@ -21,6 +21,9 @@ namespace fabricctl::probes {
 // hello, on a thread of its own. Every thread is joined before Serve returns.
 class ProbeServer {
  public:
+  // Sessions served at once; a connection beyond them is closed unanswered.
+  static constexpr size_t kMaxSessions = 64;
+
   // Binds host:port (port 0: any free port).
   static absl::StatusOr<std::unique_ptr<ProbeServer>> Listen(const std::string& host,
                                                              uint16_t port, ServeContext context);

@@ -1,0 +1,175 @@
+// Hostile clients against real daemons with mutual TLS from scripts/make-certs.sh: what an
+// attacker holding a cluster certificate (or none) can try, and what must hold.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <random>
+
+#include "absl/time/clock.h"
+#include "base/socket.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "proto/agent.grpc.pb.h"
+#include "proto/controller.grpc.pb.h"
+#include "tests/subprocess.h"
+
+namespace fabricctl::testing {
+namespace {
+
+const std::string kController = "controller/fabric-controller";
+const std::string kAgent = "agent/fabric-agent";
+const std::string kCli = "cli/fabricctl";
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct Cluster {
+  std::string certs;
+  std::unique_ptr<Subprocess> controller, agent;
+  std::string address, agent_address, metrics_port;
+
+  std::vector<std::string> Tls(const std::string& name) const {
+    return {"--tls-cert", certs + "/" + name + ".pem", "--tls-key", certs + "/" + name + ".key",
+            "--tls-ca", certs + "/ca.pem"};
+  }
+  std::shared_ptr<grpc::ChannelCredentials> Credentials(const std::string& name) const {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = Read(certs + "/ca.pem");
+    ssl.pem_cert_chain = Read(certs + "/" + name + ".pem");
+    ssl.pem_private_key = Read(certs + "/" + name + ".key");
+    return grpc::SslCredentials(ssl);
+  }
+  std::unique_ptr<v1::ControllerService::Stub> ControllerAs(const std::string& name) const {
+    return v1::ControllerService::NewStub(grpc::CreateChannel(address, Credentials(name)));
+  }
+  int NodeCount() const {
+    std::vector<std::string> argv = {kCli, "nodes", "--controller", address, "--format", "json"};
+    for (const auto& a : Tls("fabricctl")) argv.push_back(a);
+    CommandResult r = RunCommand(argv);
+    size_t count = 0, at = 0;
+    while ((at = r.out.find("\"node_name\"", at)) != std::string::npos) ++count, ++at;
+    return static_cast<int>(count);
+  }
+};
+
+Cluster Start() {
+  Cluster c;
+  c.certs = TempDir("hostile_certs");
+  REQUIRE(RunCommand({"scripts/make-certs.sh", c.certs, "fabric-controller", "fabricctl", "node-a",
+                      "intruder"})
+              .exit_code == 0);
+  std::vector<std::string> argv = {kController, "--listen", "127.0.0.1:0", "--db",
+                                   TempDir("hostile_db") + "/c.db", "--metrics-listen",
+                                   "127.0.0.1:0"};
+  for (const auto& a : c.Tls("fabric-controller")) argv.push_back(a);
+  c.controller = std::make_unique<Subprocess>(argv);
+  auto line = c.controller->WaitForLine("listening on ", absl::Seconds(15));
+  REQUIRE(line.has_value());
+  c.address = line->substr(line->rfind(' ') + 1);
+  auto metrics = c.controller->WaitForLine("metrics on ", absl::Seconds(5));
+  REQUIRE(metrics.has_value());
+  c.metrics_port = metrics->substr(metrics->rfind(':') + 1);
+  c.metrics_port = c.metrics_port.substr(0, c.metrics_port.find('/'));
+  std::vector<std::string> agent = {kAgent, "--controller", c.address, "--listen", "127.0.0.1:0",
+                                    "--node-name", "node-a"};
+  for (const auto& a : c.Tls("node-a")) agent.push_back(a);
+  c.agent = std::make_unique<Subprocess>(agent);
+  auto agent_line = c.agent->WaitForLine("listening on ", absl::Seconds(15));
+  REQUIRE(agent_line.has_value());
+  c.agent_address = agent_line->substr(agent_line->rfind(' ') + 1);
+  REQUIRE(c.agent->WaitForLine("registered with", absl::Seconds(15)));
+  return c;
+}
+
+grpc::Status Register(v1::ControllerService::Stub& stub, const v1::NodeInventory& inventory) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::RegisterRequest request;
+  *request.mutable_inventory() = inventory;
+  v1::RegisterResponse response;
+  return stub.Register(&context, request, &response);
+}
+
+}  // namespace
+
+TEST_CASE("Hostile clients: impostors, oversized fields and messages, garbage bytes") {
+  Cluster c = Start();
+  REQUIRE(c.NodeCount() == 1);
+
+  SECTION("a cluster certificate cannot register as another node") {
+    auto stub = c.ControllerAs("intruder");
+    v1::NodeInventory fake;
+    fake.set_node_name("node-a");
+    fake.set_agent_address("127.0.0.1:9");
+    grpc::Status s = Register(*stub, fake);
+    CHECK(s.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+    // ...but registers under its own name.
+    fake.set_node_name("intruder");
+    CHECK(Register(*stub, fake).ok());
+    CHECK(c.NodeCount() == 2);
+  }
+
+  SECTION("a 3 MB field, and a 5 MiB message, are refused; the registry stays readable") {
+    auto stub = c.ControllerAs("node-a");
+    v1::NodeInventory big;
+    big.set_node_name("node-a");
+    big.set_agent_address(c.agent_address);
+    big.set_hostname(std::string(3 << 20, 'h'));
+    grpc::Status field = Register(*stub, big);
+    CHECK(field.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK(field.error_message().find("inventory.hostname is 3145728 bytes long") != std::string::npos);
+    big.set_hostname(std::string(5 << 20, 'h'));
+    grpc::Status message = Register(*stub, big);
+    CHECK(message.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+    CHECK(c.NodeCount() == 1);
+  }
+
+  SECTION("only the controller's certificate may run probes on an agent") {
+    auto stub = v1::AgentService::NewStub(
+        grpc::CreateChannel(c.agent_address, c.Credentials("intruder")));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::StartProbeServerRequest request;
+    v1::StartProbeServerResponse response;
+    CHECK(stub->StartProbeServer(&context, request, &response).error_code() ==
+          grpc::StatusCode::PERMISSION_DENIED);
+  }
+
+  SECTION("garbage bytes on every port crash nothing") {
+    std::mt19937 random(7);
+    std::string junk(64 << 10, '\0');
+    for (char& ch : junk) ch = static_cast<char>(random());
+    for (const std::string& where : {c.address, c.agent_address,
+                                     std::string("127.0.0.1:") + c.metrics_port}) {
+      const std::string host = where.substr(0, where.rfind(':'));
+      const auto port = static_cast<uint16_t>(std::stoi(where.substr(where.rfind(':') + 1)));
+      for (int i = 0; i < 20; ++i) {
+        auto fd = net::ConnectTcp(host, port, absl::Seconds(5));
+        REQUIRE(fd.ok());
+        (void)net::SendAll(fd->get(), junk.data(), junk.size() >> (i % 8),
+                           absl::Now() + absl::Seconds(2));
+      }
+    }
+    CHECK(c.NodeCount() == 1);  // the controller answers...
+    // ...and neither daemon died (signal 0: is it there?)
+    CHECK(::kill(c.controller->pid(), 0) == 0);
+    CHECK(::kill(c.agent->pid(), 0) == 0);
+  }
+
+  SECTION("a client without a certificate, or with another CA's, gets nothing") {
+    CHECK(RunCommand({kCli, "nodes", "--controller", c.address}).exit_code == 3);
+    const std::string rogue = TempDir("hostile_rogue");
+    REQUIRE(RunCommand({"scripts/make-certs.sh", rogue, "fabricctl"}).exit_code == 0);
+    CHECK(RunCommand({kCli, "nodes", "--controller", c.address, "--tls-cert", rogue + "/fabricctl.pem",
+                      "--tls-key", rogue + "/fabricctl.key", "--tls-ca", c.certs + "/ca.pem"})
+              .exit_code == 3);
+  }
+  c.agent->Kill(SIGTERM);
+  c.controller->Kill(SIGTERM);
+  CHECK(c.controller->Wait(absl::Seconds(10)) == 0);
+}
+
+}  // namespace fabricctl::testing
