@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "base/grpc_status.h"
+#include "base/utf8.h"
 #include "base/tls.h"
 
 namespace fabricctl::agent {
@@ -69,6 +70,7 @@ grpc::Status AgentService::RunAudits(grpc::ServerContext* context,
   auto results = probes::RunAudits(context_for_request, names);
   if (!results.ok()) return ToGrpcStatus(results.status());
   for (auto& r : *results) *response->add_audits() = std::move(r);
+  SanitizeUtf8(response);  // sysfs names and NCCL lines may hold any bytes; protobuf wants UTF-8
   return grpc::Status::OK;
 }
 
@@ -77,6 +79,7 @@ grpc::Status AgentService::GetInventory(grpc::ServerContext* context,
                                         v1::NodeInventory* response) {
   if (auto s = RequirePeerIdentity(*context, controller_identity_); !s.ok()) return s;
   *response = inventory_();
+  SanitizeUtf8(response);
   return grpc::Status::OK;
 }
 
@@ -102,6 +105,7 @@ grpc::Status AgentService::RunProbeClient(grpc::ServerContext* context,
   }
   if (!result.ok()) return ToGrpcStatus(result.status());
   *response->mutable_result() = *std::move(result);
+  SanitizeUtf8(response);
   return grpc::Status::OK;
 }
 
@@ -112,6 +116,7 @@ grpc::Status AgentService::RunLocalProbe(grpc::ServerContext* context,
   auto result = probes_->RunLocal(*request);
   if (!result.ok()) return ToGrpcStatus(result.status());
   *response->mutable_result() = *std::move(result);
+  SanitizeUtf8(response);
   return grpc::Status::OK;
 }
 

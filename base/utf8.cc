@@ -1,0 +1,98 @@
+#include "base/utf8.h"
+
+#include <vector>
+
+namespace fabricctl {
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlongs, no
+// surrogates, nothing above U+10FFFF), or 0.
+size_t SequenceAt(const std::string& text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char b0 = byte(i);
+  if (b0 < 0x80) return 1;
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    n = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    n = 3;
+    if (b0 == 0xE0) lo = 0xA0;
+    if (b0 == 0xED) hi = 0x9F;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    n = 4;
+    if (b0 == 0xF0) lo = 0x90;
+    if (b0 == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+bool IsValid(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = SequenceAt(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string ValidUtf8(const std::string& text) {
+  if (IsValid(text)) return text;
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = SequenceAt(text, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(text, i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
+int SanitizeUtf8(google::protobuf::Message* message) {
+  using google::protobuf::FieldDescriptor;
+  const auto* reflection = message->GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(*message, &fields);
+  int changed = 0;
+  for (const FieldDescriptor* field : fields) {
+    const int n = field->is_repeated() ? reflection->FieldSize(*message, field) : 1;
+    for (int i = 0; i < n; ++i) {
+      if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING &&
+          field->type() == FieldDescriptor::TYPE_STRING) {
+        std::string scratch;
+        const std::string& value =
+            field->is_repeated() ? reflection->GetRepeatedStringReference(*message, field, i, &scratch)
+                                 : reflection->GetStringReference(*message, field, &scratch);
+        if (IsValid(value)) continue;
+        std::string fixed = ValidUtf8(value);
+        if (field->is_repeated()) {
+          reflection->SetRepeatedString(message, field, i, std::move(fixed));
+        } else {
+          reflection->SetString(message, field, std::move(fixed));
+        }
+        ++changed;
+      } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        changed += SanitizeUtf8(field->is_repeated()
+                                    ? reflection->MutableRepeatedMessage(message, field, i)
+                                    : reflection->MutableMessage(message, field));
+      }
+    }
+  }
+  return changed;
+}
+
+}  // namespace fabricctl

@@ -1,0 +1,36 @@
+#include "base/utf8.h"
+
+#include <catch2/catch.hpp>
+
+#include "google/protobuf/util/json_util.h"
+#include "proto/report.pb.h"
+
+namespace fabricctl {
+namespace {
+
+TEST_CASE("Invalid UTF-8 becomes U+FFFD, byte by byte; valid text is untouched") {
+  CHECK(ValidUtf8("plain") == "plain");
+  CHECK(ValidUtf8("caf\xC3\xA9") == "caf\xC3\xA9");
+  CHECK(ValidUtf8("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
+  CHECK(ValidUtf8("\xC3") == "\xEF\xBF\xBD");                  // cut short
+  CHECK(ValidUtf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong
+  CHECK(ValidUtf8("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
+}
+
+TEST_CASE("A report with bytes from a log prints as JSON once sanitised") {
+  v1::Report report;
+  auto* f = report.add_findings();
+  f->set_kind("tcp_fallback");
+  (*f->mutable_evidence())["line"] = "NCCL INFO \xFF\xFE garbage";
+  report.mutable_health()->add_nodes()->set_node("node-\x80");
+  CHECK(SanitizeUtf8(&report) == 2);
+  std::string json;
+  REQUIRE(google::protobuf::util::MessageToJsonString(report, &json).ok());
+  CHECK(json.find("NCCL INFO \xEF\xBF\xBD\xEF\xBF\xBD garbage") != std::string::npos);
+  v1::Report back;
+  REQUIRE(back.ParseFromString(report.SerializeAsString()));
+  CHECK(SanitizeUtf8(&report) == 0);
+}
+
+}  // namespace
+}  // namespace fabricctl
