@@ -173,10 +173,24 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   }
   // Who answers: a node that does not costs one deadline here and is left out of the plan.
   sweep::CheckReachable(*agents_, *fleet, options_.inventory_timeout);
-  if (request.audits()) sweep::RunNodeAudits(*agents_, *fleet, options_.inventory_timeout * 2);
+  // One node (a one-node Slurm job, a lone GPU server) is judged by its own checks: its audits,
+  // and its GPUs' all-reduce when asked; the pair probes say why they did not run.
+  const bool one_node = fleet->nodes.size() == 1;
+  if (request.audits() || one_node) {
+    sweep::RunNodeAudits(*agents_, *fleet, options_.inventory_timeout * 2);
+  }
+  if (one_node && !specs->kinds.empty() && fleet->nodes[0]->reachable) {
+    v1::AuditResult pairs;
+    pairs.set_audit("pair probes");
+    pairs.set_outcome(v1::AUDIT_SKIPPED);
+    pairs.set_reason(absl::StrCat("a pair probe needs two nodes; this sweep has one (",
+                                  fleet->nodes[0]->name, "): judged by its audits",
+                                  specs->allreduce ? " and its all-reduce" : ""));
+    fleet->audits[0].push_back(std::move(pairs));
+  }
   absl::StatusOr<sweep::Plan> plan = sweep::PlanRounds(request, config, *fleet, started);
   if (!plan.ok()) return plan.status();
-  if (specs->kinds.empty()) plan->rounds.clear();  // a collective-only sweep measures no pairs
+  if (specs->kinds.empty() || one_node) plan->rounds.clear();  // no pairs to measure
 
   absl::StatusOr<int64_t> sweep_id = store_->CreateSweep(request, started);
   if (!sweep_id.ok()) return sweep_id.status();

@@ -132,3 +132,50 @@ TEST_CASE("sweep --probes allreduce: NCCL on every GPU, a socket fallback named,
 }
 
 }  // namespace fabricctl::testing
+
+namespace fabricctl::testing {
+
+// A one-node sweep (a lone GPU server, a one-node Slurm job): NCCL over the node's own GPUs,
+// its audits, and the pair probes saying they need two nodes.
+TEST_CASE("sweep of one node: an all-reduce over its GPUs and its audits") {
+  const std::string dir = TempDir("nccl-one-node");
+  auto controller = std::make_unique<Subprocess>(std::vector<std::string>{
+      kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db"});
+  const std::string address = AddressOf(*controller);
+  auto solo = StartAgent(address, "solo",
+                         {{"FABRIC_CUDA_LIBRARY", Absolute("tests/fake_gpu/libfake_cuda.so")},
+                          {"FABRIC_NCCL_LIBRARY", Absolute("tests/fake_gpu/libfake_nccl.so")},
+                          {"FABRIC_FAKE_GPUS", "2"}},
+                         dir + "/logs");
+  CommandResult result = RunCommand({kCli, "sweep", "--controller", address, "--probes",
+                                     "allreduce,tcp_bw", "--sizes", "64K", "--iters", "3",
+                                     "--format", "json"},
+                                    absl::Seconds(120));
+  INFO(result.err);
+  v1::Report report;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(result.out, &report).ok());
+  REQUIRE(report.health().collectives_size() == 1);
+  const v1::ProbeResult& collective = report.health().collectives(0);
+  INFO(collective.reason());
+  CHECK(collective.outcome() == v1::PROBE_OK);
+  CHECK(collective.device() == "nccl, 2 ranks on 1 nodes");
+  REQUIRE(report.health().nodes_size() == 1);
+  bool pair_note = false;
+  for (const auto& audit : report.health().nodes(0).audits()) {
+    if (audit.audit() == "pair probes") {
+      pair_note = audit.outcome() == v1::AUDIT_SKIPPED &&
+                  audit.reason().find("a pair probe needs two nodes") != std::string::npos;
+    }
+  }
+  CHECK(pair_note);
+  CHECK(report.health().pairs_size() == 0);
+  // Nothing but, on a machine without RDMA, the node's own rdma_unavailable warning.
+  for (const auto& f : report.findings()) {
+    INFO(f.kind() << ": " << f.detail());
+    CHECK(f.kind() == "rdma_unavailable");
+    CHECK(f.severity() == v1::SEVERITY_WARNING);
+  }
+  CHECK(result.exit_code == (report.findings_size() == 0 ? 0 : 1));
+}
+
+}  // namespace fabricctl::testing

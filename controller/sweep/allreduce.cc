@@ -72,7 +72,11 @@ std::vector<RingRun> PlanRings(const v1::SweepRequest& request, const Fleet& fle
   const std::string backend = request.allreduce_backend().empty() ? "auto" : request.allreduce_backend();
   std::vector<RingRun> rings;
   for (auto& [group, members] : groups) {
-    if (members.size() < 2) continue;
+    // A group of one node is an all-reduce over its own GPUs with NCCL; a host ring needs two.
+    if (members.size() < 2) {
+      std::vector<uint32_t> gpus;
+      if (backend == "rdma" || backend == "tcp" || !NoNccl(fleet, members, gpus).empty()) continue;
+    }
     RingRun rr;
     rr.ring = std::move(members);
     rr.outcome.group = group;

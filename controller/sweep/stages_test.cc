@@ -111,7 +111,8 @@ TEST_CASE("fleet and plan: unreachable nodes are left out of the plan") {
 
   v1::SweepRequest one;
   one.add_nodes("a");
-  CHECK(absl::IsFailedPrecondition(SelectNodes(one, Registry({"a", "b"})).status()));
+  CHECK(SelectNodes(one, Registry({"a", "b"})).ok());  // one node: its own checks
+  CHECK(absl::IsFailedPrecondition(SelectNodes(v1::SweepRequest(), Registry({})).status()));
   one.add_nodes("zz");  // named but not registered: in the fleet, found unreachable
   auto with_ghost = SelectNodes(one, Registry({"a", "b"}));
   REQUIRE(with_ghost.ok());
@@ -189,6 +190,25 @@ TEST_CASE("a node named but never registered is node_unreachable, and the others
   REQUIRE(report->findings_size() == 1);
   CHECK(report->findings(0).detail().find("not registered with the controller") != std::string::npos);
   CHECK(report->health().pairs_size() == 3);
+}
+
+TEST_CASE("a one-node sweep is judged by the node's audits; pair probes say why they did not run") {
+  Harness h("one_node", {"solo"});
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(report->findings_size() == 0);
+  CHECK(report->health().pairs_size() == 0);
+  REQUIRE(report->health().nodes_size() == 1);
+  const auto& audits = report->health().nodes(0).audits();
+  REQUIRE(audits.size() == 2);
+  CHECK(audits[0].audit() == "memlock");  // the fake agent's audit ran
+  CHECK(audits[1].audit() == "pair probes");
+  CHECK(audits[1].outcome() == v1::AUDIT_SKIPPED);
+  CHECK(audits[1].reason() == "a pair probe needs two nodes; this sweep has one (solo): judged by its audits");
+  CHECK(report->health().nodes(0).status() == v1::HEALTH_OK);
+  // No node at all is still an error.
+  Harness none("no_node", {});
+  CHECK(absl::IsFailedPrecondition(none.Sweep().status()));
 }
 
 TEST_CASE("an agent that dies mid-sweep is found by the re-check, not blamed on its peers") {

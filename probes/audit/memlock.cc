@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "probes/audit/audit.h"
 #include "probes/audit/common.h"
 #include "probes/audit/parsers.h"
 #include "probes/audit/registry.h"
@@ -20,6 +21,16 @@ class Memlock final : public Audit {
     if (!text.ok()) return Skipped(name(), std::string(text.status().message()));
     auto limit = ParseMemlockLimit(*text);
     if (!limit) return Skipped(name(), "no \"Max locked memory\" line in /proc/self/limits");
+    // Pinned memory matters to RDMA only: where no RDMA device is and nothing asks for one (nor
+    // for a memlock floor), a low limit is no finding.
+    if (ctx.expect.min_memlock_bytes() == 0 && RdmaExpectedBecause(*ctx.root, ctx.expect).empty()) {
+      return Skipped(name(), absl::StrCat("no RDMA device here and no expect.* asking for one: "
+                                          "nothing to pin (limit ",
+                                          *limit == std::numeric_limits<uint64_t>::max()
+                                              ? std::string("unlimited")
+                                              : absl::StrCat(*limit, " bytes"),
+                                          ")"));
+    }
     v1::AuditResult r = Ran(name());
     const bool unlimited = *limit == std::numeric_limits<uint64_t>::max();
     (*r.mutable_observed())["memlock"] = unlimited ? "unlimited" : absl::StrCat(*limit, " bytes");
