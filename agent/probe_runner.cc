@@ -1,4 +1,6 @@
 #include "agent/probe_runner.h"
+#include "absl/strings/numbers.h"
+#include "probes/common/child.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -122,11 +124,8 @@ absl::StatusOr<probes::ProbeParams> ProbeRunner::Validate(const v1::ProbeSpec& s
   }
   probes::ProbeParams params = probes::FromSpec(spec);
   if (auto s = probes::ValidateParams(params, context_.limits); !s.ok()) return s;
-  if (params.rdma.gpu_memory) {
-    return absl::FailedPreconditionError(
-        "spec.rdma.memory: GPU memory probes run with fabricctl probe --memory gpu; the agent "
-        "keeps the CUDA driver out of its own process");
-  }
+  // GPU memory is allowed: the half that uses it runs in a child process (RunGpuClient,
+  // StartGpuServer), so the CUDA driver never loads into the agent.
   return params;
 }
 
@@ -186,6 +185,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
     rings_[run_id] = std::move(rank_state);
     return endpoint;
   }
+  if (params->rdma.server_gpu_memory) return StartGpuServer(*params, run_id);
   auto server = probes::ProbeServer::Listen(listen_host_, 0, context_);
   if (!server.ok()) {
     Release();
@@ -229,7 +229,8 @@ absl::Status ProbeRunner::StopServer(const std::string& run_id) {
     run = std::move(it->second);
     servers_.erase(it);
   }
-  run.server->Stop();
+  if (run.server) run.server->Stop();
+  if (run.stop) *run.stop = true;  // a GPU server's watcher kills its child
   if (run.thread.joinable()) run.thread.join();
   return absl::OkStatus();
 }
@@ -243,10 +244,103 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunClient(const v1::ProbeSpec& spec
   auto address = ParseHostPort(server.address(), "server.address");
   if (!address.ok()) return address.status();
   if (auto s = Acquire(absl::StrCat("client to ", server.address())); !s.ok()) return s;
+  if (params->rdma.gpu_memory) {
+    auto result = RunGpuClient(*params, {address->host, address->port}, cancel);
+    Release();
+    return result;
+  }
   probes::ProbeRun run = probes::RunProbeClient(*params, {address->host, address->port},
                                                 context_.limits, /*end_session=*/true);
   Release();
   return probes::ToResult(run, *params);
+}
+
+namespace {
+
+// How long a GPU half's child may run: the probe's own deadline, or the node's cap on any
+// probe, and a margin for the CUDA context and the GPU memory registration.
+absl::Duration ChildTimeout(const probes::ProbeParams& params, const probes::ProbeLimits& limits) {
+  return (params.timeout > absl::ZeroDuration() ? params.timeout : limits.max_duration) +
+         absl::Seconds(30);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::ProbeResult> ProbeRunner::RunGpuClient(const probes::ProbeParams& params,
+                                                          const HostPort& server,
+                                                          probes::Cancellation* cancel) {
+  probes::ProbeParams in_child = params;
+  in_child.cancel = nullptr;  // the parent's flag does not reach the child: it is killed instead
+  const probes::ProbeLimits limits = context_.limits;
+  auto bytes = probes::RunInChild(
+      [&]() -> absl::StatusOr<std::string> {
+        probes::ProbeRun run = probes::RunProbeClient(in_child, {server.host, server.port}, limits,
+                                                      /*end_session=*/true);
+        return probes::ToResult(run, in_child).SerializeAsString();
+      },
+      ChildTimeout(params, limits), cancel);
+  v1::ProbeResult result;
+  if (!bytes.ok()) {
+    probes::ProbeRun failed;
+    failed.outcome = absl::IsDeadlineExceeded(bytes.status()) ? probes::Outcome::kTimeout
+                                                              : probes::Outcome::kFailed;
+    failed.reason = absl::StrCat("the GPU-memory client half's process: ", bytes.status().message());
+    return probes::ToResult(failed, params);
+  }
+  if (!result.ParseFromString(*bytes)) {
+    return absl::InternalError("the GPU-memory client half's process answered garbage");
+  }
+  // GPU memory that could not be registered fails the probe with "GPUDirect RDMA unavailable
+  // ..." (prefixed "server: " when it was the server's); the controller names the node.
+  return result;
+}
+
+absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbeParams& params,
+                                                         const std::string& run_id) {
+  // The server half runs in a child that listens, answers its port, serves one session from
+  // GPU memory and exits; the agent keeps the slot until then (or until StopServer or the
+  // deadline kill it).
+  probes::ServeContext gpu_context = context_;
+  gpu_context.local_rdma.gpu_memory = true;
+  gpu_context.local_rdma.gpu = params.rdma.gpu;
+  const absl::Duration lifetime =
+      params.timeout > absl::ZeroDuration() ? params.timeout : kDefaultServerLifetime;
+  const std::string host = listen_host_;
+  auto child = probes::HeldChild::Start(
+      [gpu_context, host, lifetime]() -> absl::StatusOr<std::string> {
+        auto server = probes::ProbeServer::Listen(host, 0, gpu_context);
+        if (!server.ok()) return server.status();
+        const uint16_t port = (*server)->port();
+        std::thread([s = server->release(), lifetime] {
+          (void)s->Serve(/*one_off=*/true, absl::Now() + lifetime);
+          ::_exit(0);  // the session is over: the parent sees the child gone
+        }).detach();
+        return absl::StrCat(port);
+      },
+      absl::Seconds(10));
+  if (!child.ok()) {
+    Release();
+    return child.status();
+  }
+  uint32_t port = 0;
+  if (!absl::SimpleAtoi(child->answer(), &port) || port == 0 || port > 65535) {
+    Release();
+    return absl::InternalError("the GPU-memory server half's process answered no port");
+  }
+  v1::Endpoint endpoint;
+  endpoint.set_address(HostPort{advertise_host_, static_cast<uint16_t>(port)}.ToString());
+  auto stop = std::make_shared<std::atomic<bool>>(false);
+  auto held = std::make_shared<probes::HeldChild>(*std::move(child));
+  const absl::Time deadline = absl::Now() + lifetime + absl::Seconds(5);
+  std::lock_guard<std::mutex> lock(mu_);
+  Running& run = servers_[run_id];
+  run.stop = stop;
+  run.thread = std::thread([this, held, stop, deadline] {
+    while (!*stop && !held->Exited() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(50));
+    *held = probes::HeldChild();  // kills and reaps a child still serving
+    Release();
+  });
+  return endpoint;
 }
 
 absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeRequest& request) {

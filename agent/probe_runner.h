@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_AGENT_PROBE_RUNNER_H_
 #define FABRICCTL_AGENT_PROBE_RUNNER_H_
 
+#include <atomic>
 #include <map>
 #include <optional>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "probes/common/params.h"
 #include "probes/gpu/nccl.h"
 #include "probes/probe.h"
+#include "base/net_address.h"
 #include "base/socket.h"
 #include "probes/server.h"
 #include "proto/agent.pb.h"
@@ -61,6 +63,13 @@ class ProbeRunner {
   absl::Status Acquire(const std::string& holder);
   void Release();
   absl::StatusOr<probes::ProbeParams> Validate(const v1::ProbeSpec& spec) const;
+  // GPU-memory halves, each in a child process under a watchdog (the CUDA driver stays out of
+  // the agent): the client's result, with gpudirect_unavailable for this node when its GPU
+  // memory could not be registered; the server's endpoint, its child serving one session.
+  absl::StatusOr<v1::ProbeResult> RunGpuClient(const probes::ProbeParams& params,
+                                               const HostPort& server, probes::Cancellation* cancel);
+  absl::StatusOr<v1::Endpoint> StartGpuServer(const probes::ProbeParams& params,
+                                              const std::string& run_id);
   absl::StatusOr<v1::ProbeResult> RunNccl(const v1::RunLocalProbeRequest& request,
                                           const probes::ProbeParams& params);
 
@@ -72,7 +81,8 @@ class ProbeRunner {
   std::mutex mu_;
   std::string holder_;  // guarded by mu_; empty when the slot is free
   struct Running {
-    std::unique_ptr<probes::ProbeServer> server;
+    std::unique_ptr<probes::ProbeServer> server;  // a host-memory server half, in this process
+    std::shared_ptr<std::atomic<bool>> stop;      // a GPU-memory one's, in a child: stop it
     std::thread thread;
   };
   std::map<std::string, Running> servers_;  // guarded by mu_

@@ -113,6 +113,11 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--format", sweep.format, "text, json, junit, html or prom")
       ->capture_default_str();
   sweep_cmd->add_option("--output", sweep.output, "write the report here (default stdout)");
+  sweep_cmd->add_option("--memory", sweep.memory,
+                         "rdma_* probes' buffers: host, gpu (GPUDirect RDMA on both halves) or "
+                         "CLIENT,SERVER such as host,gpu");
+  sweep_cmd->add_option("--gpu", sweep.gpu, "--memory gpu: the CUDA ordinal on every node")
+      ->capture_default_str();
   sweep_cmd->add_option("--wait", sweep.wait,
                          "queue behind a sweep already running for up to this long (30s, 10m; "
                          "at most 1h; default: refused at once)");

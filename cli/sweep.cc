@@ -84,6 +84,22 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
     *request.mutable_measurement()->mutable_duration() =
         TimeUtil::MillisecondsToDuration(absl::ToInt64Milliseconds(*d));
   }
+  if (!o.memory.empty()) {
+    std::vector<std::string> sides = absl::StrSplit(o.memory, ',');
+    if (sides.size() > 2) return absl::InvalidArgumentError("--memory: host, gpu, or CLIENT,SERVER (host,gpu)");
+    auto backend = [](const std::string& side) -> absl::StatusOr<v1::MemoryBackend> {
+      if (side == "host") return v1::MEMORY_HOST;
+      if (side == "gpu") return v1::MEMORY_GPU;
+      return absl::InvalidArgumentError(absl::StrCat("--memory: '", side, "' is not host or gpu"));
+    };
+    auto client = backend(sides[0]);
+    if (!client.ok()) return client.status();
+    auto server = backend(sides.size() == 2 ? sides[1] : sides[0]);
+    if (!server.ok()) return server.status();
+    request.set_memory(*client);
+    request.set_server_memory(*server);
+    request.set_gpu_index(o.gpu);
+  }
   if (!o.wait.empty()) {
     auto d = ParsePositiveDuration(o.wait, "--wait");
     if (!d.ok()) return d.status();

@@ -28,6 +28,10 @@ struct SweepCommandOptions {
   std::string allreduce_backend = "auto";  // auto, nccl, rdma or tcp
   std::string format = "text";
   std::string output;
+  // RDMA probes' buffers: "host", "gpu" (both halves) or "CLIENT,SERVER" ("host,gpu"); empty:
+  // host. `gpu` is the CUDA ordinal on every node.
+  std::string memory;
+  uint32_t gpu = 0;
   // How long to queue behind a sweep already running on the controller; empty: refused at once.
   std::string wait;
   // Deadline of the whole sweep RPC.

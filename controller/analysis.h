@@ -22,6 +22,8 @@ struct NodeInput {
   std::string netdev;  // that interface's name
   // Set when an RDMA probe was asked for and this node has no usable RDMA device.
   std::string rdma_unavailable_reason;
+  // Set when a probe asked for GPU memory and this node's could not be registered for RDMA.
+  std::string gpudirect_unavailable_reason;
 };
 
 // How a pair's measurement ended.

@@ -155,6 +155,13 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
           absl::StrCat(node.name, ": no usable RDMA device (", node.rdma_unavailable_reason,
                        "); collectives would fall back to TCP")));
     }
+    if (!node.gpudirect_unavailable_reason.empty()) {
+      r.verdict = Verdict::kCritical;
+      out.findings.push_back(report::Make(
+          report::kind::kGpudirectUnavailable, node.name,
+          absl::StrCat(node.name, ": its GPU memory could not be registered for RDMA, so GPUDirect "
+                       "RDMA is not available there: ", node.gpudirect_unavailable_reason)));
+    }
     if (j.bw_blamed[i] != Side::kNone || j.lat_blamed[i] != Side::kNone) {
       r.straggler = true;
       r.side = j.bw_blamed[i];

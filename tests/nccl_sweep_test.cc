@@ -179,3 +179,49 @@ TEST_CASE("sweep of one node: an all-reduce over its GPUs and its audits") {
 }
 
 }  // namespace fabricctl::testing
+
+namespace fabricctl::testing {
+
+// sweep --memory gpu: every RDMA half in GPU memory, in a child process of its agent. Here (no
+// RDMA device, the CUDA stand-in for a GPU) the halves run and say why they could not measure;
+// tests/rdma_vm_test runs the same sweep over soft-RoCE, where they measure.
+TEST_CASE("sweep --memory gpu: the RDMA halves run in the agents' children and report") {
+  const std::string dir = TempDir("gpu-memory-sweep");
+  auto controller = std::make_unique<Subprocess>(std::vector<std::string>{
+      kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db"});
+  const std::string address = AddressOf(*controller);
+  const std::vector<std::pair<std::string, std::string>> env = {
+      {"FABRIC_CUDA_LIBRARY", Absolute("tests/fake_gpu/libfake_cuda.so")}};
+  auto a = StartAgent(address, "gpu-a", env, dir + "/logs-a");
+  auto b = StartAgent(address, "gpu-b", env, dir + "/logs-b");
+  CommandResult result = RunCommand({kCli, "sweep", "--controller", address, "--probes",
+                                     "rdma_write_bw", "--memory", "gpu", "--sizes", "64K",
+                                     "--duration", "200ms", "--format", "json"},
+                                    absl::Seconds(120));
+  INFO(result.err);
+  v1::Report report;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(result.out, &report).ok());
+  REQUIRE(report.health().pairs_size() == 1);
+  const auto& pair = report.health().pairs(0);
+  REQUIRE(pair.results_size() >= 1);
+  for (const auto& r : pair.results()) {
+    INFO(r.reason());
+    CHECK(r.effective_spec().rdma().memory() == v1::MEMORY_GPU);
+    CHECK(r.effective_spec().rdma().server_memory() == v1::MEMORY_GPU);
+    if (r.outcome() == v1::PROBE_SKIPPED) CHECK(r.reason().find("RDMA") != std::string::npos);
+  }
+  // Bad requests are refused before anything runs.
+  CommandResult tcp = RunCommand({kCli, "sweep", "--controller", address, "--probes", "tcp_bw",
+                                  "--memory", "gpu"});
+  CHECK(tcp.exit_code == 3);
+  CHECK(tcp.err.find("GPU memory applies to the rdma_* probes") != std::string::npos);
+  CommandResult bad = RunCommand({kCli, "sweep", "--controller", address, "--probes",
+                                  "rdma_write_bw", "--memory", "vram"});
+  CHECK(bad.exit_code == 3);
+  CHECK(bad.err.find("--memory: 'vram' is not host or gpu") != std::string::npos);
+  // The agents are still there, their children gone.
+  CommandResult nodes = RunCommand({kCli, "nodes", "--controller", address});
+  CHECK(nodes.exit_code == 0);
+}
+
+}  // namespace fabricctl::testing

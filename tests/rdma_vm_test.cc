@@ -131,6 +131,23 @@ for backend in rdma auto; do
     --sizes 64K,1M --iters 5 --format json
   echo "=== end"
 done
+# GPUDirect RDMA through the agents: the same nodes again, now with the CUDA stand-in for a
+# GPU; each half's buffers in its "GPU memory", in a child process of its agent.
+agents=${daemons#* }
+kill $agents; wait $agents 2>/dev/null
+daemons=${daemons%% *}
+for n in 1 2 3; do
+  FABRIC_CUDA_LIBRARY=$STANDIN_CUDA $AGENT --controller 127.0.0.1:7500 --listen 127.0.0.1:0 \
+    --node-name vm-$n > $D/g$n.out 2> $D/g$n.log &
+  daemons="$daemons $!"
+done
+for n in 1 2 3; do
+  i=0; while ! grep -q "registered with" $D/g$n.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+done
+echo "=== sweep_gpu"
+$F sweep --controller 127.0.0.1:7500 --probes rdma_write_bw --memory gpu --sizes 64K \
+  --duration 300ms --format json
+echo "=== end"
 cat $D/*.log >&2
 kill $daemons; wait
 )";
@@ -186,6 +203,23 @@ kill $daemons; wait
       CHECK(pair.has_bw_reverse_gbps());
       CHECK(pair.results_size() == 4);
       for (const auto& r : pair.results()) CHECK(r.outcome() == v1::PROBE_OK);
+    }
+  }
+  {
+    INFO("sweep_gpu: " << sections["sweep_gpu"]);
+    v1::Report report;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections["sweep_gpu"], &report).ok());
+    REQUIRE(report.health().pairs_size() == 3);
+    CHECK(report.findings_size() == 0);
+    for (const auto& pair : report.health().pairs()) {
+      CHECK(pair.has_bw_gbps());
+      CHECK(pair.has_bw_reverse_gbps());
+      for (const auto& r : pair.results()) {
+        CHECK(r.outcome() == v1::PROBE_OK);
+        // The stand-in exports no dma-buf: registration takes the peer-memory path.
+        CHECK(r.client_memory() == "gpu 0 (peer memory)");
+        CHECK(r.server_memory() == "gpu 0 (peer memory)");
+      }
     }
   }
   for (const char* kind : {"rdma_write_lat", "rdma_send_lat"}) {

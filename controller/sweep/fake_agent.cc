@@ -112,6 +112,7 @@ absl::StatusOr<v1::NodeInventory> FakeAgents::GetInventory(const std::string& ad
   v1::NodeInventory inventory;
   inventory.set_node_name(*name);
   inventory.set_agent_address(address);
+  inventory.add_rdma_devices()->set_name("mlx5_0");  // every fake node has an RDMA NIC
   return inventory;
 }
 
@@ -140,6 +141,11 @@ absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
   v1::StartProbeServerResponse response;
   response.mutable_endpoint()->set_address(address);
   return response;
+}
+
+void FakeAgents::BreakGpudirect(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  agents_[name].gpudirect_broken = true;
 }
 
 absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
@@ -171,6 +177,19 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
   v1::RunProbeClientResponse response;
   v1::ProbeResult* r = response.mutable_result();
   r->set_kind(request.spec().kind());
+  const auto& rdma = request.spec().rdma();
+  const bool client_gpu = rdma.memory() == v1::MEMORY_GPU;
+  const bool server_gpu = rdma.server_memory() == v1::MEMORY_GPU ||
+                          (rdma.server_memory() == v1::MEMORY_BACKEND_UNSPECIFIED && client_gpu);
+  if ((server_gpu && agents_[server->second].gpudirect_broken) ||
+      (client_gpu && agents_[*name].gpudirect_broken)) {
+    r->set_outcome(v1::PROBE_FAILED);
+    // The server refuses in its handshake, before the client registers anything.
+    r->set_reason(absl::StrCat(server_gpu && agents_[server->second].gpudirect_broken ? "server: " : "",
+                               "GPUDirect RDMA unavailable on GPU 0: dma-buf: not supported; "
+                               "peer memory: ibv_reg_mr: Bad address (is nvidia-peermem loaded?)"));
+    return response;
+  }
   if (dropped_.count(Sorted(*name, server->second))) {
     r->set_outcome(v1::PROBE_TIMEOUT);
     r->set_reason("connect to the server half: timed out");

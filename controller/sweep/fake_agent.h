@@ -30,6 +30,9 @@ class FakeAgents : public AgentClient {
                 int times = 1);
   // After this many client halves in total, `name` dies (0: never).
   void KillAfter(const std::string& name, int client_calls);
+  // `name`'s GPU memory cannot be registered for RDMA: probes asking for GPU memory on its side
+  // fail as the real ones do ("GPUDirect RDMA unavailable ...", "server: " first on the server).
+  void BreakGpudirect(const std::string& name);
   // What `name` sends leaves at most at `gbps` (a slow transmit lane, a shaped egress queue).
   void SetEgress(const std::string& name, double gbps);
   // Probes between a and b fail in the data path (connect timed out); the agents answer.
@@ -70,6 +73,7 @@ class FakeAgents : public AgentClient {
   struct Agent {
     double speed_gbps = 10;
     double egress_gbps = 0;  // 0: no limit of its own
+    bool gpudirect_broken = false;
     bool dead = false;
     int busy = 0;
     absl::Duration delay;

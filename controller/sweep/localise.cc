@@ -1,5 +1,7 @@
 #include "controller/sweep/localise.h"
 
+#include "absl/strings/match.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -69,6 +71,19 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
         p.tcp_fallback = true;
         in.reasons.push_back(r->reason());
         p.reason = static_cast<int32_t>(in.reasons.size() - 1);
+      } else if (r->outcome() == v1::PROBE_FAILED &&
+                 absl::StrContains(r->reason(), "GPUDirect RDMA unavailable")) {
+        // GPU memory that could not be registered for RDMA: that node's GPUDirect, not the
+        // path. The server's own failure comes back prefixed "server: ".
+        const bool server_side = r->reason().rfind("server: ", 0) == 0;
+        // In the reverse direction the roles are swapped.
+        const bool reverse = r >= run.reverse.data() && r < run.reverse.data() + run.reverse.size();
+        const uint32_t node = (server_side != reverse) ? run.server : run.client;
+        if (in.nodes[node].gpudirect_unavailable_reason.empty()) {
+          in.nodes[node].gpudirect_unavailable_reason = r->reason().substr(server_side ? 8 : 0);
+        }
+        p.status = PairStatus::kNotMeasured;
+        break;
       } else if (r->outcome() == v1::PROBE_FAILED || r->outcome() == v1::PROBE_TIMEOUT) {
         // Failed between two agents that answer: evidence that the path is down, unless an
         // agent refused to run it.

@@ -49,6 +49,13 @@ absl::StatusOr<v1::ProbeSpec> PairSpec(v1::ProbeKind kind, const v1::SweepReques
   p.rdma.device = config.probes().rdma_device();
   p.rdma.port = config.probes().rdma_port();
   p.rdma.gid_index = config.probes().gid_index();
+  if (probe->rdma) {  // GPUDirect RDMA: each half's buffers in its node's GPU memory
+    p.rdma.gpu_memory = request.memory() == v1::MEMORY_GPU;
+    p.rdma.server_gpu_memory = request.server_memory() == v1::MEMORY_BACKEND_UNSPECIFIED
+                                   ? p.rdma.gpu_memory
+                                   : request.server_memory() == v1::MEMORY_GPU;
+    p.rdma.gpu = request.gpu_index();
+  }
   p.timeout = pair_timeout;
   if (auto s = probes::ValidateParams(p, probes::LimitsFromConfig(config.probes().limits())); !s.ok()) {
     return s;
@@ -89,6 +96,12 @@ absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v
     if (probes::FindProbeInfo(kind) == nullptr) {
       return NotASweepProbe(absl::StrCat("probes: ", v1::ProbeKind_Name(kind)));
     }
+  }
+  const bool gpu_asked = request.memory() == v1::MEMORY_GPU || request.server_memory() == v1::MEMORY_GPU;
+  if (gpu_asked && std::none_of(kinds.begin(), kinds.end(), [](v1::ProbeKind k) {
+        return probes::FindProbeInfo(k)->rdma;
+      })) {
+    return absl::InvalidArgumentError("--memory gpu: GPU memory applies to the rdma_* probes; none is asked for");
   }
   out.pair_timeout = FromProto(config.sweep().pair_timeout());
   for (size_t k = 0; k < kinds.size(); ++k) {

@@ -211,6 +211,24 @@ TEST_CASE("a one-node sweep is judged by the node's audits; pair probes say why 
   CHECK(absl::IsFailedPrecondition(none.Sweep().status()));
 }
 
+TEST_CASE("GPU memory a node cannot register is gpudirect_unavailable on that node, nothing else") {
+  for (const char* memory : {"gpu", "host,gpu"}) {
+    Harness h(std::string("gpudirect_") + (memory[0] == 'g' ? "both" : "server"), {"a", "b", "c", "d"});
+    h.fake->BreakGpudirect("c");
+    v1::SweepRequest request;
+    request.add_probes(v1::RDMA_WRITE_BW);
+    request.set_memory(memory[0] == 'g' ? v1::MEMORY_GPU : v1::MEMORY_HOST);
+    request.set_server_memory(v1::MEMORY_GPU);
+    auto report = h.runner->Run(request, Registry(h.names), nullptr);
+    REQUIRE(report.ok());
+    INFO(memory);
+    CHECK(Kinds(*report) == std::vector<std::string>{"gpudirect_unavailable:c"});
+    REQUIRE(report->findings_size() == 1);
+    CHECK(report->findings(0).detail().find("GPUDirect RDMA unavailable on GPU 0") != std::string::npos);
+    CHECK(report->findings(0).detail().find("server: ") == std::string::npos);
+  }
+}
+
 TEST_CASE("an agent that dies mid-sweep is found by the re-check, not blamed on its peers") {
   Harness h("dies", {"a", "b", "c", "d"});
   h.fake->KillAfter("b", 2);

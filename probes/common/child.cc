@@ -1,5 +1,7 @@
 #include "probes/common/child.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -101,18 +103,25 @@ absl::StatusOr<pid_t> Fork(const std::function<absl::StatusOr<std::string>()>& w
 // Reads the child's answer until it closes the pipe or `timeout` passes (then kills it).
 // Reaps the child unless `keep` and the answer came in time.
 absl::StatusOr<std::string> Collect(pid_t pid, int fd, absl::Duration timeout, bool keep,
-                                    bool* reaped) {
+                                    bool* reaped, const Cancellation* cancel = nullptr) {
   const absl::Time deadline = absl::Now() + timeout;
   std::string bytes;
-  bool timed_out = false;
+  bool timed_out = false, cancelled = false;
   for (;;) {
     absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
       timed_out = true;
       break;
     }
+    if (cancel != nullptr && cancel->cancelled()) {
+      cancelled = true;
+      break;
+    }
     pollfd pfd{fd, POLLIN, 0};
-    int ready = ::poll(&pfd, 1, static_cast<int>(absl::ToInt64Milliseconds(left)) + 1);
+    // A tenth of a second at most between looks at the cancellation.
+    const int wait_ms = static_cast<int>(
+        std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, cancel != nullptr ? 100 : 1 << 30));
+    int ready = ::poll(&pfd, 1, wait_ms);
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) continue;  // re-check the deadline
     char chunk[4096];
@@ -122,12 +131,13 @@ absl::StatusOr<std::string> Collect(pid_t pid, int fd, absl::Duration timeout, b
   }
   ::close(fd);
   *reaped = false;
-  if (timed_out || !keep || bytes.empty() || bytes[0] != 0) {
-    if (timed_out) ::kill(pid, SIGKILL);
+  if (timed_out || cancelled || !keep || bytes.empty() || bytes[0] != 0) {
+    if (timed_out || cancelled) ::kill(pid, SIGKILL);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     *reaped = true;
+    if (cancelled) return absl::CancelledError("cancelled: the child was stopped");
     if (timed_out) {
       return absl::DeadlineExceededError(
           absl::StrCat("killed by the watchdog after ", absl::FormatDuration(timeout)));
@@ -146,12 +156,22 @@ absl::StatusOr<std::string> Collect(pid_t pid, int fd, absl::Duration timeout, b
 }  // namespace
 
 absl::StatusOr<std::string> RunInChild(const std::function<absl::StatusOr<std::string>()>& work,
-                                       absl::Duration timeout) {
+                                       absl::Duration timeout, const Cancellation* cancel) {
   int fd = -1, unused = -1;
   auto pid = Fork(work, /*hold=*/false, &fd, &unused);
   if (!pid.ok()) return pid.status();
   bool reaped = false;
-  return Collect(*pid, fd, timeout, /*keep=*/false, &reaped);
+  return Collect(*pid, fd, timeout, /*keep=*/false, &reaped, cancel);
+}
+
+bool HeldChild::Exited() {
+  if (pid_ <= 0) return true;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    pid_ = -1;
+    return true;
+  }
+  return false;
 }
 
 absl::StatusOr<HeldChild> HeldChild::Start(const std::function<absl::StatusOr<std::string>()>& work,

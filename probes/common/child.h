@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "probes/common/cancel.h"
 
 namespace fabricctl::probes {
 
@@ -14,8 +15,9 @@ namespace fabricctl::probes {
 // DeadlineExceeded. For CUDA and NCCL calls, which can hang or abort a process: the caller
 // survives either. A child that crashes is Internal with the signal; `work` returning an
 // error status passes it through.
+// With `cancel`, the child is also killed as soon as it is cancelled (Cancelled).
 absl::StatusOr<std::string> RunInChild(const std::function<absl::StatusOr<std::string>()>& work,
-                                       absl::Duration timeout);
+                                       absl::Duration timeout, const Cancellation* cancel = nullptr);
 
 // A child that answers once and then stays alive, holding state its answer refers to (NCCL's
 // bootstrap root behind a unique id), until this object is destroyed: then it is killed and
@@ -34,6 +36,8 @@ class HeldChild {
 
   const std::string& answer() const { return answer_; }
   bool running() const { return pid_ > 0; }
+  // Whether the child has ended by itself since it answered (reaps it then).
+  bool Exited();
 
  private:
   void End();

@@ -63,7 +63,12 @@ absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
     return invalid("--memory gpu: rdma_write_lat polls its buffer from the CPU; GPU memory "
                    "applies to the bandwidth probes and rdma_send_lat");
   }
-  if (p.rdma.gpu_memory && p.kind != v1::RDMA_WRITE_BW && p.kind != v1::RDMA_SEND_BW &&
+  if (p.rdma.server_gpu_memory && p.kind == v1::RDMA_WRITE_LAT) {
+    return invalid("--memory ...,gpu: rdma_write_lat polls its buffer from the CPU; GPU memory "
+                   "applies to the bandwidth probes and rdma_send_lat");
+  }
+  if ((p.rdma.gpu_memory || p.rdma.server_gpu_memory) && p.kind != v1::RDMA_WRITE_BW &&
+      p.kind != v1::RDMA_SEND_BW &&
       p.kind != v1::RDMA_READ_BW && p.kind != v1::RDMA_SEND_LAT) {
     return invalid("--memory gpu: RDMA probes only");
   }
@@ -123,6 +128,7 @@ v1::ProbeSpec ToSpec(const ProbeParams& p) {
     r->set_bidirectional(p.rdma.bidirectional);
     r->set_queue_pairs(p.rdma.queue_pairs);
     r->set_memory(p.rdma.gpu_memory ? v1::MEMORY_GPU : v1::MEMORY_HOST);
+    r->set_server_memory(p.rdma.server_gpu_memory ? v1::MEMORY_GPU : v1::MEMORY_HOST);
     r->set_gpu_index(p.rdma.gpu);
   }
   return spec;
@@ -161,6 +167,9 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec) {
     p.rdma.bidirectional = r.bidirectional();
     p.rdma.queue_pairs = std::max<uint32_t>(1, r.queue_pairs());
     p.rdma.gpu_memory = r.memory() == v1::MEMORY_GPU;
+    p.rdma.server_gpu_memory = r.server_memory() == v1::MEMORY_BACKEND_UNSPECIFIED
+                                   ? p.rdma.gpu_memory
+                                   : r.server_memory() == v1::MEMORY_GPU;
     p.rdma.gpu = r.gpu_index();
   }
   return p;
@@ -177,6 +186,8 @@ v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
   }
   out.set_reason(run.reason);
   out.set_device(run.device);
+  out.set_client_memory(run.client_memory);
+  out.set_server_memory(run.server_memory);
   for (const BwPoint& p : run.bw) {
     v1::BwPoint* b = out.add_bw();
     b->set_size_bytes(p.size_bytes);

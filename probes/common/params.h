@@ -28,6 +28,9 @@ struct RdmaParams {
   // peer memory (nvidia-peermem) where dma-buf is not to be had. Each side chooses its own.
   bool gpu_memory = false;
   uint32_t gpu = 0;              // CUDA ordinal
+  // The server half's buffers in GPU memory (a sweep's per-side choice; `fabricctl probe`
+  // servers choose their own).
+  bool server_gpu_memory = false;
 };
 
 // One probe request, after defaults. Plain data; the proto ProbeSpec is its wire form.

@@ -65,6 +65,8 @@ struct ProbeRun {
   Outcome outcome = Outcome::kFailed;
   std::string reason;
   std::string device;  // "tcp", "mlx5_0:1"
+  // RDMA: each half's buffers, "host" or "gpu 0 (dma-buf)" (GPUDirect RDMA and its path).
+  std::string client_memory, server_memory;
   InfoLines setup;     // e.g. {"Mtu", "4096[B]"}, {"GID index", "3"}
   std::vector<BwPoint> bw;
   std::vector<LatPoint> lat;

@@ -215,6 +215,11 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
 
 RdmaEndpoint::~RdmaEndpoint() = default;
 
+std::string RdmaEndpoint::memory_label() const {
+  const std::string memory = memory_ != nullptr ? memory_->label() : "";
+  return memory.empty() ? "host" : memory;
+}
+
 std::string RdmaEndpoint::label() const {
   const std::string memory = memory_ != nullptr ? memory_->label() : "";
   return absl::StrCat(device_name_, ":", port_, memory.empty() ? "" : ", ", memory);

@@ -69,6 +69,8 @@ class RdmaEndpoint {
   uint32_t max_inline() const { return max_inline_; }
   // "rxe0:1".
   std::string label() const;
+  // Where the buffers are: "host", or the GPU memory's label ("gpu 0 (dma-buf)").
+  std::string memory_label() const;
   // perftest's header lines: link type, MTU, GID index, inline size.
   InfoLines Setup() const;
 

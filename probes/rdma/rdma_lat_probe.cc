@@ -125,6 +125,8 @@ ProbeRun RdmaLatProbe::Run(const ProbeParams& params, const ServerAddress& serve
   if (!session.ok()) return Finish(run, session.status());
   RdmaEndpoint& ep = *session->endpoint;
   run.device = ep.label();
+  run.client_memory = ep.memory_label();
+  run.server_memory = session->server_memory;
   run.setup = ep.Setup();
   for (uint64_t size : params.sizes_bytes) {
     if (auto s = PrepareSize(ep, verb_, size); !s.ok()) return Finish(run, s);

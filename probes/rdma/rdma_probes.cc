@@ -219,6 +219,8 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   if (!session.ok()) return Finish(run, session.status());
   RdmaEndpoint& ep = *session->endpoint;
   run.device = ep.label();
+  run.client_memory = ep.memory_label();
+  run.server_memory = session->server_memory;
   run.setup = ep.Setup();
   if (params.rdma.bidirectional) run.setup.push_back({"Bidirectional", "ON (both sides summed)"});
   for (uint64_t size : params.sizes_bytes) {

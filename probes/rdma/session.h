@@ -147,6 +147,7 @@ struct ClientSession {
   net::UniqueFd control;
   std::optional<WatchedFd> watched;  // after `control`: unregistered before it closes
   std::unique_ptr<RdmaEndpoint> endpoint;
+  std::string server_memory;  // where the server's buffers are, as it said
 };
 
 inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, const ServerAddress& server,
@@ -177,6 +178,7 @@ inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, cons
     return absl::InvalidArgumentError("server sent no queue-pair data");
   }
   if (auto s = session.endpoint->Connect(welcome.endpoint().qps(0)); !s.ok()) return s;
+  session.server_memory = welcome.memory();
   return session;
 }
 
@@ -218,6 +220,7 @@ inline absl::StatusOr<std::unique_ptr<RdmaEndpoint>> AcceptSession(int control,
     return status;
   }
   *welcome.mutable_endpoint()->add_qps() = (*ep)->LocalInfo();
+  welcome.set_memory((*ep)->memory_label());
   if (auto s = net::SendFrame(control, welcome, absl::Now() + kControlTimeout); !s.ok()) return s;
   return ep;
 }
