@@ -26,6 +26,8 @@ bool HasRoceV2Gid(const SysfsRoot& root, const std::string& port_dir) {
   return false;
 }
 
+constexpr char kInfinibandClass[] = "/sys/class/infiniband";
+
 class RdmaPorts final : public Audit {
  public:
   const char* name() const override { return "rdma_ports"; }
@@ -46,6 +48,17 @@ class RdmaPorts final : public Audit {
       return r;
     }
     for (const Port& p : *ports) CheckPort(ctx, p, &r);
+    // A device whose ports cannot be listed (a symlink loop, a broken driver) is not dropped
+    // silently: it is named, with what the kernel said.
+    for (const std::string& device : ctx.root->List(kInfinibandClass).value_or(std::vector<std::string>{})) {
+      if (std::any_of(ports->begin(), ports->end(), [&](const Port& p) { return p.device == device; })) continue;
+      auto listed = ctx.root->List(absl::StrCat(kInfinibandClass, "/", device, "/ports"));
+      *r.add_findings() = MakeFinding(
+          ctx, report::kind::kRdmaUnavailable, device, 0,
+          absl::StrCat(device, ": its ports cannot be read (",
+                       listed.ok() ? "none listed" : std::string(listed.status().message()), ")"),
+          ctx.expect.link_rate_gbps() > 0 ? report::Level::kDefault : report::Level::kAlternate);
+    }
     return r;
   }
 

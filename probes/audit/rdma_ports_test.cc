@@ -52,4 +52,23 @@ TEST_CASE("A node without RDMA: rdma_unavailable, no crash") {
   CHECK((*ports)[0].findings(0).severity() == v1::SEVERITY_WARNING);
 }
 
+TEST_CASE("A device behind a symlink loop is named, not dropped") {
+  const std::string root_dir = fabricctl::testing::TempDir("loop_sysfs");
+  REQUIRE(fabricctl::testing::RunCommand({"/bin/cp", "-r", Fixtures() + "/roce-h100/.", root_dir})
+              .exit_code == 0);
+  const std::string link = root_dir + "/sys/class/infiniband/mlx5_3";
+  REQUIRE(fabricctl::testing::RunCommand({"/bin/rm", link}).exit_code == 0);
+  REQUIRE(fabricctl::testing::RunCommand({"/bin/ln", "-s", "mlx5_3", link}).exit_code == 0);
+  SysfsRoot root(root_dir);
+  AuditContext ctx{&root, RoceH100(), {}, "n"};
+  auto results = RunAudits(ctx, {"rdma_ports"});
+  REQUIRE(results.ok());
+  const v1::AuditResult& r = (*results)[0];
+  REQUIRE(r.findings_size() == 1);
+  CHECK(r.findings(0).kind() == "rdma_unavailable");
+  CHECK(r.findings(0).device() == "mlx5_3");
+  CHECK(r.findings(0).detail().find("Too many levels of symbolic links") != std::string::npos);
+  CHECK(r.observed().size() == 7);  // the seven other devices' ports are still checked
+}
+
 }  // namespace fabricctl::probes
