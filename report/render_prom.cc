@@ -1,10 +1,13 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "report/builder.h"
+#include "report/findings.h"
 #include "report/render.h"
 #include "report/render_util.h"
 
@@ -25,6 +28,19 @@ int StatusValue(v1::HealthStatus s) {
   }
 }
 
+// The latency probe behind a pair's latency figure: the first of its results with latency
+// points, else the sweep's first latency probe.
+std::string LatencyProbe(const v1::Report& report, const v1::PairHealth& pair) {
+  for (const auto& r : pair.results()) {
+    if (r.lat_size() > 0) return absl::AsciiStrToLower(v1::ProbeKind_Name(r.kind()));
+  }
+  for (int kind : report.sweep().probes()) {
+    const std::string name = v1::ProbeKind_Name(static_cast<v1::ProbeKind>(kind));
+    if (absl::EndsWith(name, "_LAT")) return absl::AsciiStrToLower(name);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string RenderProm(const v1::Report& report) {
@@ -32,48 +48,75 @@ std::string RenderProm(const v1::Report& report) {
   auto metric = [&](const std::string& name, const std::string& help) {
     absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " gauge\n");
   };
-  const std::string probe = internal::HeadlineProbe(report);
-  metric("fabricctl_sweep_worst_severity", "Worst finding severity: 0 ok, 1 warning, 2 critical.");
-  absl::StrAppendFormat(&out, "fabricctl_sweep_worst_severity %d\n",
-                        static_cast<int>(ExitCodeFor(report)));
-  metric("fabricctl_sweep_id", "Id of the sweep these figures come from.");
-  absl::StrAppendFormat(&out, "fabricctl_sweep_id %d\n", report.sweep().sweep_id());
-  metric("fabricctl_sweep_finished_timestamp_seconds", "When the sweep finished.");
-  absl::StrAppendFormat(&out, "fabricctl_sweep_finished_timestamp_seconds %d\n",
-                        report.sweep().finished().seconds());
-  metric("fabricctl_sweep_duration_seconds", "Wall time of the sweep.");
-  absl::StrAppendFormat(&out, "fabricctl_sweep_duration_seconds %.3f\n",
+  // A node's `check` and the controller's sweeps are different series: both can sit in one
+  // node_exporter textfile directory without colliding.
+  const bool check = report.source() == "check";
+  const std::string prefix = check ? "fabricctl_check_" : "fabricctl_sweep_";
+  const std::string what = check ? "check" : "sweep";
+  metric("fabricctl_build_info", "The fabricctl version that wrote these series (always 1).");
+  absl::StrAppendFormat(&out, "fabricctl_build_info{version=\"%s\"} 1\n",
+                        PromEscape(report.generator().substr(report.generator().rfind(' ') + 1)));
+  metric(prefix + "worst_severity", "Worst finding severity: 0 ok, 1 warning, 2 critical.");
+  absl::StrAppendFormat(&out, "%sworst_severity %d\n", prefix, static_cast<int>(ExitCodeFor(report)));
+  if (!check && report.sweep().sweep_id() != 0) {
+    metric("fabricctl_sweep_id", "Id of the sweep these figures come from.");
+    absl::StrAppendFormat(&out, "fabricctl_sweep_id %d\n", report.sweep().sweep_id());
+  }
+  // When it was measured (never a zero timestamp): the sweep's end, or the check's report.
+  const int64_t when = check ? report.generated().seconds() : report.sweep().finished().seconds();
+  const std::string timestamp = check ? "fabricctl_check_timestamp_seconds"
+                                       : "fabricctl_sweep_finished_timestamp_seconds";
+  if (when > 0) {
+    metric(timestamp, absl::StrCat("When the ", what, " finished (Unix time)."));
+    absl::StrAppendFormat(&out, "%s %d\n", timestamp, when);
+  }
+  metric(prefix + "duration_seconds", absl::StrCat("Wall time of the ", what, "."));
+  absl::StrAppendFormat(&out, "%sduration_seconds %.3f\n", prefix,
                         internal::Seconds(report.summary().elapsed()));
-  metric("fabricctl_node_status", "Node verdict: 0 ok, 1 warning, 2 critical, 3 unknown.");
+  const std::string status = check ? "fabricctl_check_node_status" : "fabricctl_node_status";
+  metric(status, "Node verdict: 0 ok, 1 warning, 2 critical, 3 unknown.");
   for (const auto& n : report.health().nodes()) {
-    absl::StrAppendFormat(&out, "fabricctl_node_status{node=\"%s\"} %d\n", PromEscape(n.node()),
+    absl::StrAppendFormat(&out, "%s{node=\"%s\"} %d\n", status, PromEscape(n.node()),
                           StatusValue(n.status()));
   }
-  // Base units, as Prometheus asks: bytes per second and seconds.
-  metric("fabricctl_pair_bandwidth_bytes_per_second",
-         "Average bandwidth of a pair at the largest message size.");
-  for (const auto& p : report.health().pairs()) {
-    if (!p.has_bw_gbps()) continue;
-    absl::StrAppendFormat(&out,
-                          "fabricctl_pair_bandwidth_bytes_per_second{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n",
-                          PromEscape(p.node()), PromEscape(p.peer()), probe, p.bw_gbps() * 1e9 / 8);
-    if (!p.has_bw_reverse_gbps()) continue;
-    absl::StrAppendFormat(&out,
-                          "fabricctl_pair_bandwidth_bytes_per_second{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n",
-                          PromEscape(p.peer()), PromEscape(p.node()), probe, p.bw_reverse_gbps() * 1e9 / 8);
+  if (!check) {
+    const std::string probe = internal::HeadlineProbe(report);
+    // Base units, as Prometheus asks: bytes per second and seconds.
+    metric("fabricctl_pair_bandwidth_bytes_per_second",
+           "Average bandwidth of a pair at the largest message size.");
+    for (const auto& p : report.health().pairs()) {
+      if (!p.has_bw_gbps()) continue;
+      absl::StrAppendFormat(&out,
+                            "fabricctl_pair_bandwidth_bytes_per_second{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n",
+                            PromEscape(p.node()), PromEscape(p.peer()), probe, p.bw_gbps() * 1e9 / 8);
+      if (!p.has_bw_reverse_gbps()) continue;
+      absl::StrAppendFormat(&out,
+                            "fabricctl_pair_bandwidth_bytes_per_second{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n",
+                            PromEscape(p.peer()), PromEscape(p.node()), probe, p.bw_reverse_gbps() * 1e9 / 8);
+    }
+    metric("fabricctl_pair_latency_seconds",
+           "Typical one-way latency of a pair at the smallest message size.");
+    for (const auto& p : report.health().pairs()) {
+      if (!p.has_lat_us()) continue;
+      absl::StrAppendFormat(&out, "fabricctl_pair_latency_seconds{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n",
+                            PromEscape(p.node()), PromEscape(p.peer()), LatencyProbe(report, p),
+                            p.lat_us() * 1e-6);
+    }
   }
-  metric("fabricctl_pair_latency_seconds",
-         "Typical one-way latency of a pair at the smallest message size.");
-  for (const auto& p : report.health().pairs()) {
-    if (!p.has_lat_us()) continue;
-    absl::StrAppendFormat(&out, "fabricctl_pair_latency_seconds{node=\"%s\",peer=\"%s\"} %.6g\n",
-                          PromEscape(p.node()), PromEscape(p.peer()), p.lat_us() * 1e-6);
-  }
-  metric("fabricctl_findings", "Findings of the sweep by kind and severity.");
+  // Every kind at each of its levels, 0 when absent: a series that was 1 returns to 0 instead
+  // of vanishing, so alerts resolve and graphs show the fix.
+  const std::string findings = check ? "fabricctl_check_findings" : "fabricctl_findings";
+  metric(findings, absl::StrCat("Findings of the ", what, " by kind and severity."));
   std::map<std::pair<std::string, std::string>, int> counts;
+  for (const FindingKind& k : Catalogue()) {
+    counts[{k.name, internal::SeverityLabel(k.severity)}] += 0;
+    if (k.alternate_severity != v1::SEVERITY_UNSPECIFIED) {
+      counts[{k.name, internal::SeverityLabel(k.alternate_severity)}] += 0;
+    }
+  }
   for (const auto& f : report.findings()) ++counts[{f.kind(), internal::SeverityLabel(f.severity())}];
   for (const auto& [k, count] : counts) {
-    absl::StrAppendFormat(&out, "fabricctl_findings{kind=\"%s\",severity=\"%s\"} %d\n", k.first,
+    absl::StrAppendFormat(&out, "%s{kind=\"%s\",severity=\"%s\"} %d\n", findings, k.first,
                           k.second, count);
   }
   return out;

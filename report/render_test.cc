@@ -97,12 +97,33 @@ TEST_CASE("Prometheus exposition: HELP and TYPE per metric, labelled samples") {
   CHECK(prom.find("# TYPE fabricctl_pair_bandwidth_bytes_per_second gauge\n") != std::string::npos);
   CHECK(prom.find("fabricctl_pair_bandwidth_bytes_per_second{node=\"a\",peer=\"b\",probe=\"tcp_bw\"} "
                   "1.1875e+09\n") != std::string::npos);
-  CHECK(prom.find("fabricctl_pair_latency_seconds{node=\"a\",peer=\"b\"} 2e-05\n") !=
+  CHECK(prom.find("fabricctl_pair_latency_seconds{node=\"a\",peer=\"b\",probe=\"tcp_lat\"} 2e-05\n") !=
         std::string::npos);
   CHECK(prom.find("fabricctl_node_status{node=\"c\"} 2\n") != std::string::npos);
   CHECK(prom.find("fabricctl_findings{kind=\"straggler_node\",severity=\"critical\"} 1\n") !=
         std::string::npos);
   CHECK(prom.find("fabricctl_sweep_worst_severity 2\n") != std::string::npos);
+  CHECK(prom.find("fabricctl_build_info{version=\"") != std::string::npos);
+  // Kinds not found are there at 0, so a resolved problem's series goes to 0, not away.
+  CHECK(prom.find("fabricctl_findings{kind=\"mtu_mismatch\",severity=\"critical\"} 0\n") !=
+        std::string::npos);
+  CHECK(prom.find("fabricctl_check_") == std::string::npos);
+}
+
+TEST_CASE("Prometheus for a check: its own names, and no zero timestamps or sweep ids") {
+  v1::Report report = ThreeNodes();
+  report.set_source("check");
+  report.clear_generated();
+  std::string prom = RenderProm(report);
+  CHECK(prom.find("fabricctl_check_worst_severity 2\n") != std::string::npos);
+  CHECK(prom.find("fabricctl_check_node_status{node=\"c\"} 2\n") != std::string::npos);
+  CHECK(prom.find("fabricctl_check_findings{kind=\"straggler_node\",severity=\"critical\"} 1\n") !=
+        std::string::npos);
+  CHECK(prom.find("fabricctl_sweep") == std::string::npos);
+  CHECK(prom.find("fabricctl_findings") == std::string::npos);
+  CHECK(prom.find("timestamp_seconds") == std::string::npos);  // no generation time: none, not 0
+  report.mutable_generated()->set_seconds(1700000000);
+  CHECK(RenderProm(report).find("fabricctl_check_timestamp_seconds 1700000000\n") != std::string::npos);
 }
 
 TEST_CASE("HTML is one file with an SVG cell per ordered pair and no external references") {
