@@ -146,3 +146,28 @@ TEST_CASE("Formats by name; exit codes by worst severity") {
 }
 
 }  // namespace fabricctl::report
+
+namespace fabricctl::report {
+
+TEST_CASE("JSON: 64-bit integers are numbers, zero counters are present, and it parses back") {
+  v1::Report report = ThreeNodes();
+  report.mutable_sweep()->set_sweep_id(13);
+  report.mutable_summary()->set_pairs_failed(0);
+  auto* result = report.mutable_health()->mutable_pairs(0)->mutable_results(0);
+  result->mutable_effective_spec()->mutable_measurement()->add_sizes_bytes(4096);
+  result->mutable_effective_spec()->mutable_measurement()->add_sizes_bytes(65536);
+  result->add_bw()->set_size_bytes(65536);
+  const std::string json = RenderJson(report);
+  CHECK(json.find("\"sweep_id\": 13,") != std::string::npos);
+  CHECK(json.find("\"size_bytes\": 65536") != std::string::npos);
+  CHECK(json.find("\"sizes_bytes\": [\n") != std::string::npos);
+  CHECK(json.find("4096,") != std::string::npos);
+  CHECK(json.find("\"4096\"") == std::string::npos);
+  CHECK(json.find("\"pairs_failed\": 0") != std::string::npos);
+  CHECK(json.find("\"nodes_unknown\": 0") != std::string::npos);
+  v1::Report back;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(json, &back).ok());
+  CHECK(back.SerializeAsString() == report.SerializeAsString());
+}
+
+}  // namespace fabricctl::report

@@ -118,8 +118,10 @@ check "a second sweep while one runs: exit 3, told to --wait" \
 [[ $rc == 3 ]] || bad "...its exit code was $rc, not 3"
 fabricctl sweep --probes tcp_lat --wait 2m --format json --output "$D/queued.json" 2> "$D/queued.err"
 rc=$?
+[[ -s $D/queued.json ]] && python3 -c 'import json,sys; [print("queued finding:", f["kind"], f["detail"]) for f in json.load(open(sys.argv[1]))["findings"]]' "$D/queued.json"
 wait "$first"
-check "a sweep with --wait runs once the first ends (exit $rc)" test "$rc" = 0 -a -s "$D/queued.json"
+# Its verdict is whatever loopback latency gives; what matters is that it ran, not refused (3).
+check "a sweep with --wait runs once the first ends (exit $rc: a verdict)" test "$rc" -le 2 -a -s "$D/queued.json"
 check "...after it: the first sweep had finished" test -s "$D/first.json"
 
 # --- SIGHUP: reload for the next sweep; a bad file keeps the old configuration ---------------------
