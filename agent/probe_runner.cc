@@ -81,7 +81,8 @@ ProbeRunner::~ProbeRunner() {
     servers.swap(servers_);
   }
   for (auto& [id, run] : servers) {
-    run.server->Stop();
+    if (run.server) run.server->Stop();
+    if (run.stop) *run.stop = true;  // a GPU server's watcher kills its child
     if (run.thread.joinable()) run.thread.join();
   }
 }
