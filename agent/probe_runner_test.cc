@@ -195,3 +195,31 @@ TEST_CASE("Two runners run an NCCL all-reduce of four ranks and judge its logs")
 }
 
 }  // namespace fabricctl::agent
+
+namespace fabricctl::agent {
+
+// A GPU-memory server half lives in a child process: it holds the slot, StopServer ends it and
+// frees the slot, and a runner stopped with one up ends it too (no CUDA is touched until a
+// client comes, so no GPU is needed here).
+TEST_CASE("A GPU-memory server half runs in a child and is stopped with the runner") {
+  probes::ProbeParams p;
+  p.kind = v1::RDMA_WRITE_BW;
+  p.sizes_bytes = {65536};
+  p.iterations = 10;
+  p.timeout = absl::Seconds(20);
+  p.rdma.server_gpu_memory = true;
+  const v1::ProbeSpec spec = probes::ToSpec(p);
+  {
+    ProbeRunner runner("127.0.0.1", "127.0.0.1", {});
+    auto endpoint = runner.StartServer(spec, "gpu-1");
+    REQUIRE(endpoint.ok());
+    CHECK(endpoint->address().rfind("127.0.0.1:", 0) == 0);
+    CHECK(absl::IsResourceExhausted(runner.StartServer(TcpLat(), "other").status()));
+    REQUIRE(runner.StopServer("gpu-1").ok());
+    CHECK(runner.StartServer(TcpLat(), "after").ok());  // the slot came back
+    REQUIRE(runner.StopServer("after").ok());
+    REQUIRE(runner.StartServer(spec, "gpu-2").ok());
+  }  // destroyed with gpu-2's child still serving: stopped, not crashed
+}
+
+}  // namespace fabricctl::agent
