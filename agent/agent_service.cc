@@ -113,7 +113,12 @@ grpc::Status AgentService::RunLocalProbe(grpc::ServerContext* context,
                                          const v1::RunLocalProbeRequest* request,
                                          v1::RunLocalProbeResponse* response) {
   if (auto s = RequirePeerIdentity(*context, controller_identity_); !s.ok()) return s;
-  auto result = probes_->RunLocal(*request);
+  probes::Cancellation cancel;
+  absl::StatusOr<v1::ProbeResult> result;
+  {
+    const CancelWithRpc watch(context, &cancel, &stopping_);
+    result = probes_->RunLocal(*request, &cancel);
+  }
   if (!result.ok()) return ToGrpcStatus(result.status());
   *response->mutable_result() = *std::move(result);
   SanitizeUtf8(response);

@@ -19,6 +19,7 @@
 #include "base/net_address.h"
 #include "probes/client.h"
 #include "probes/collective/allreduce.h"
+#include "probes/gpu/cuda.h"
 #include "probes/table.h"
 
 namespace fabricctl::agent {
@@ -344,8 +345,22 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
   return endpoint;
 }
 
-absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeRequest& request) {
+absl::StatusOr<v1::ProbeResult> ProbeRunner::RunGpuCopy(const v1::ProbeSpec& spec,
+                                                        probes::Cancellation* cancel) {
+  probes::ProbeParams params = probes::FromSpec(spec);
+  if (auto s = probes::ValidateParams(params, context_.limits); !s.ok()) return s;
+  if (auto s = Acquire("gpu_copy"); !s.ok()) return s;
+  // The CUDA work runs in a child (probes::RunGpuCopy), killed at the deadline or on cancel.
+  const absl::Duration timeout = ChildTimeout(params, context_.limits);
+  probes::ProbeRun run = probes::RunGpuCopy(params, timeout, cancel);
+  Release();
+  return probes::ToResult(run, params);
+}
+
+absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeRequest& request,
+                                                      probes::Cancellation* cancel) {
   const v1::ProbeSpec& spec = request.spec();
+  if (spec.kind() == v1::GPU_COPY) return RunGpuCopy(spec, cancel);
   const std::string& run_id = request.run_id();
   // What StartServer left (the ring's listener, or the NCCL run's rendezvous) holds the node's
   // slot; whatever happens below, this run ends here and frees both.

@@ -54,7 +54,10 @@ class ProbeRunner {
   // Collectives, after StartServer: the host ring joins the ring of request.ranks as
   // request.rank; NCCL runs request.local_ranks ranks (one per GPU, from request.rank) of
   // request.world_size, each in a child process, and judges their logs. Frees the slot.
-  absl::StatusOr<v1::ProbeResult> RunLocal(const v1::RunLocalProbeRequest& request);
+  // gpu_copy needs no StartServer: it takes the slot, measures every GPU in a child process
+  // under the spec's timeout, and frees it; `cancel` kills the child.
+  absl::StatusOr<v1::ProbeResult> RunLocal(const v1::RunLocalProbeRequest& request,
+                                           probes::Cancellation* cancel = nullptr);
   // What a single node's NCCL choice of sockets is weighed against (set once, at start).
   void SetNcclExpectation(probes::NcclExpectation expect) { nccl_expect_ = std::move(expect); }
 
@@ -70,6 +73,7 @@ class ProbeRunner {
                                                const HostPort& server, probes::Cancellation* cancel);
   absl::StatusOr<v1::Endpoint> StartGpuServer(const probes::ProbeParams& params,
                                               const std::string& run_id);
+  absl::StatusOr<v1::ProbeResult> RunGpuCopy(const v1::ProbeSpec& spec, probes::Cancellation* cancel);
   absl::StatusOr<v1::ProbeResult> RunNccl(const v1::RunLocalProbeRequest& request,
                                           const probes::ProbeParams& params);
 

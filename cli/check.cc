@@ -24,6 +24,7 @@
 #include "probes/client.h"
 #include "probes/server.h"
 #include "probes/table.h"
+#include "probes/gpu/copy_audit.h"
 #include "probes/gpu/cuda.h"
 #include "probes/gpu/nccl.h"
 #include "probes/gpu/nccl_log.h"
@@ -111,26 +112,13 @@ v1::AuditResult LoopbackProbe(const probes::Probe& probe) {
   return r;
 }
 
-// gpu_copy on this node's GPUs, as an audit-like result.
+// gpu_copy on this node's GPUs, as an audit-like result (the form a sweep's nodes give too).
 v1::AuditResult GpuCopy() {
-  v1::AuditResult r;
-  r.set_audit("gpu_copy");
   probes::ProbeParams params;
   params.kind = v1::GPU_COPY;
   params.sizes_bytes = {64u << 20};
   params.iterations = 20;
-  probes::ProbeRun run = probes::RunGpuCopy(params, absl::Seconds(120));
-  if (run.outcome != probes::Outcome::kOk) {
-    r.set_outcome(run.outcome == probes::Outcome::kSkipped ? v1::AUDIT_SKIPPED : v1::AUDIT_FAILED);
-    r.set_reason(run.reason);
-    return r;
-  }
-  r.set_outcome(v1::AUDIT_RAN);
-  for (const auto& p : run.copy) {
-    (*r.mutable_observed())[absl::StrCat("GPU ", p.gpu_index, " ", p.size_bytes, " B")] =
-        absl::StrFormat("H2D %.1f GB/s, D2H %.1f GB/s", p.h2d_gbytes, p.d2h_gbytes);
-  }
-  return r;
+  return probes::GpuCopyAudit(probes::ToResult(probes::RunGpuCopy(params, absl::Seconds(120)), params));
 }
 
 // allreduce on this node: NCCL over every GPU (one rank each, in child processes), with the

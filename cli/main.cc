@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--sample-rounds", sweep.sample_rounds, "rounds of --pairing sample");
   sweep_cmd->add_option("--probes", sweep.probes,
                         "comma-separated probes (default tcp_bw,tcp_lat); allreduce runs a ring over "
-                        "every node");
+                        "every node; gpu_copy measures every node's GPUs' host-device copies");
   sweep_cmd->add_option("--sizes", sweep.sizes, "message sizes for every probe");
   sweep_cmd->add_option("--iters", sweep.iterations, "iterations per size");
   sweep_cmd->add_option("--duration", sweep.duration,

@@ -58,14 +58,14 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
     }
   }
   for (absl::string_view name : absl::StrSplit(o.probes, ',', absl::SkipWhitespace())) {
-    if (name == "allreduce") {
-      request.add_probes(v1::ALLREDUCE);
+    if (name == "allreduce" || name == "gpu_copy") {
+      request.add_probes(name == "allreduce" ? v1::ALLREDUCE : v1::GPU_COPY);
       continue;
     }
     const probes::ProbeInfo* probe = probes::FindProbeInfo(std::string(name));
     if (probe == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("--probes: unknown probe '", name,
-                                                     "' (known: ", probes::ProbeNames(), ", allreduce)"));
+      return absl::InvalidArgumentError(absl::StrCat("--probes: unknown probe '", name, "' (known: ",
+                                                     probes::ProbeNames(), ", allreduce, gpu_copy)"));
     }
     request.add_probes(probe->kind);
   }

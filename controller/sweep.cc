@@ -35,6 +35,7 @@ v1::SweepInfo StartedInfo(int64_t id, absl::Time started, const sweep::Plan& pla
   info.set_pairing(plan.pairing);
   for (v1::ProbeKind kind : specs.kinds) info.add_probes(kind);
   if (specs.allreduce) info.add_probes(v1::ALLREDUCE);
+  if (specs.gpu_copy) info.add_probes(v1::GPU_COPY);
   for (const auto& node : fleet.nodes) info.add_nodes(node->name);
   info.set_rounds(static_cast<uint32_t>(plan.rounds.size()));
   info.set_baseline_sweep_id(request.baseline_sweep_id());
@@ -179,13 +180,20 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   if (request.audits() || one_node) {
     sweep::RunNodeAudits(*agents_, *fleet, options_.inventory_timeout * 2);
   }
+  if (specs->gpu_copy) {
+    const absl::Duration spec_timeout =
+        absl::Seconds(specs->gpu_copy_spec.timeout().seconds()) + absl::Seconds(30);
+    sweep::RunGpuCopies(*agents_, *fleet, specs->gpu_copy_spec,
+                        std::max(spec_timeout, options_.inventory_timeout) + absl::Seconds(30));
+  }
   if (one_node && !specs->kinds.empty() && fleet->nodes[0]->reachable) {
     v1::AuditResult pairs;
     pairs.set_audit("pair probes");
     pairs.set_outcome(v1::AUDIT_SKIPPED);
     pairs.set_reason(absl::StrCat("a pair probe needs two nodes; this sweep has one (",
                                   fleet->nodes[0]->name, "): judged by its audits",
-                                  specs->allreduce ? " and its all-reduce" : ""));
+                                  specs->allreduce ? ", its all-reduce" : "",
+                                  specs->gpu_copy ? ", its gpu_copy" : ""));
     fleet->audits[0].push_back(std::move(pairs));
   }
   absl::StatusOr<sweep::Plan> plan = sweep::PlanRounds(request, config, *fleet, started);

@@ -137,7 +137,7 @@ namespace fabricctl::testing {
 
 // A one-node sweep (a lone GPU server, a one-node Slurm job): NCCL over the node's own GPUs,
 // its audits, and the pair probes saying they need two nodes.
-TEST_CASE("sweep of one node: an all-reduce over its GPUs and its audits") {
+TEST_CASE("sweep of one node: an all-reduce over its GPUs, gpu_copy and its audits") {
   const std::string dir = TempDir("nccl-one-node");
   auto controller = std::make_unique<Subprocess>(std::vector<std::string>{
       kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db"});
@@ -148,7 +148,7 @@ TEST_CASE("sweep of one node: an all-reduce over its GPUs and its audits") {
                           {"FABRIC_FAKE_GPUS", "2"}},
                          dir + "/logs");
   CommandResult result = RunCommand({kCli, "sweep", "--controller", address, "--probes",
-                                     "allreduce,tcp_bw", "--sizes", "64K", "--iters", "3",
+                                     "allreduce,gpu_copy,tcp_bw", "--sizes", "64K", "--iters", "3",
                                      "--format", "json"},
                                     absl::Seconds(120));
   INFO(result.err);
@@ -160,14 +160,21 @@ TEST_CASE("sweep of one node: an all-reduce over its GPUs and its audits") {
   CHECK(collective.outcome() == v1::PROBE_OK);
   CHECK(collective.device() == "nccl, 2 ranks on 1 nodes");
   REQUIRE(report.health().nodes_size() == 1);
-  bool pair_note = false;
+  bool pair_note = false, gpu_copy = false;
   for (const auto& audit : report.health().nodes(0).audits()) {
+    if (audit.audit() == "gpu_copy") {
+      // Through the agent, in its child process, on both of the stand-in's GPUs.
+      INFO(audit.reason());
+      gpu_copy = audit.outcome() == v1::AUDIT_RAN && audit.observed().size() == 2 &&
+                 audit.observed().count("GPU 1 67108864 B") == 1;
+    }
     if (audit.audit() == "pair probes") {
       pair_note = audit.outcome() == v1::AUDIT_SKIPPED &&
                   audit.reason().find("a pair probe needs two nodes") != std::string::npos;
     }
   }
   CHECK(pair_note);
+  CHECK(gpu_copy);
   CHECK(report.health().pairs_size() == 0);
   // Nothing but, on a machine without RDMA, the node's own rdma_unavailable warning.
   for (const auto& f : report.findings()) {

@@ -143,6 +143,11 @@ absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
   return response;
 }
 
+void FakeAgents::SetGpus(const std::string& name, int count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  agents_[name].gpus = count;
+}
+
 void FakeAgents::BreakGpudirect(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   agents_[name].gpudirect_broken = true;
@@ -229,6 +234,21 @@ absl::StatusOr<v1::RunLocalProbeResponse> FakeAgents::RunLocalProbe(
   std::lock_guard<std::mutex> lock(mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
+  if (request.spec().kind() == v1::GPU_COPY) {
+    v1::RunLocalProbeResponse response;
+    v1::ProbeResult* r = response.mutable_result();
+    r->set_kind(v1::GPU_COPY);
+    r->set_outcome(agents_[*name].gpus > 0 ? v1::PROBE_OK : v1::PROBE_SKIPPED);
+    if (agents_[*name].gpus == 0) r->set_reason("the GPU driver sees no GPU");
+    for (int g = 0; g < agents_[*name].gpus; ++g) {
+      v1::CopyPoint* p = r->add_copy();
+      p->set_gpu_index(static_cast<uint32_t>(g));
+      p->set_size_bytes(request.spec().measurement().sizes_bytes(0));
+      p->set_h2d_gbytes(25);
+      p->set_d2h_gbytes(25);
+    }
+    return response;
+  }
   servers_.erase(request.run_id());
   return absl::UnimplementedError("the fake agents run no collectives");
 }

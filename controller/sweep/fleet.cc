@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/net_address.h"
+#include "probes/gpu/copy_audit.h"
 
 namespace fabricctl::controller::sweep {
 
@@ -93,6 +94,33 @@ void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline) {
       }
       std::lock_guard<std::mutex> lock(mu);
       fleet.audits[i] = std::move(results);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
+                  absl::Duration deadline) {
+  std::mutex mu;
+  std::vector<std::thread> threads;
+  for (uint32_t i = 0; i < fleet.nodes.size(); ++i) {
+    if (!fleet.nodes[i]->reachable) continue;
+    threads.emplace_back([&, i] {
+      v1::RunLocalProbeRequest request;
+      *request.mutable_spec() = spec;
+      request.set_run_id(absl::StrCat("gpu_copy-", fleet.Name(i)));
+      auto response = agents.RunLocalProbe(fleet.nodes[i]->address, request, deadline);
+      v1::ProbeResult result;
+      if (response.ok()) {
+        result = response->result();
+      } else {
+        result.set_outcome(v1::PROBE_FAILED);
+        result.set_reason(std::string(response.status().message()));
+        if (absl::IsUnavailable(response.status())) fleet.nodes[i]->transport_failures = true;
+      }
+      v1::AuditResult audit = probes::GpuCopyAudit(result);
+      std::lock_guard<std::mutex> lock(mu);
+      fleet.audits[i].push_back(std::move(audit));
     });
   }
   for (auto& t : threads) t.join();

@@ -53,6 +53,12 @@ void CheckReachable(AgentClient& agents, Fleet& fleet, absl::Duration deadline,
 // one AUDIT_FAILED result with the reason.
 void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline);
 
+// gpu_copy on every reachable node, all at once (each node copies to and from its own GPUs;
+// nothing crosses the fabric), added to the node's audits as "gpu_copy": measured, skipped
+// (no GPU) or failed with the reason.
+void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
+                  absl::Duration deadline);
+
 // The MTU of the interface that holds the address the node's agent registered with, and that
 // interface's name; 0 when not found. What the sweep's MTU check compares.
 uint32_t AgentInterfaceMtu(const v1::NodeInventory& inventory, std::string* interface_name);

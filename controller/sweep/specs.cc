@@ -79,8 +79,8 @@ absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v
   for (int kind : request.probes()) kinds.push_back(static_cast<v1::ProbeKind>(kind));
   if (kinds.empty()) {
     for (const auto& name : config.sweep().probes()) {
-      if (name == "allreduce") {
-        kinds.push_back(v1::ALLREDUCE);
+      if (name == "allreduce" || name == "gpu_copy") {
+        kinds.push_back(name == "allreduce" ? v1::ALLREDUCE : v1::GPU_COPY);
         continue;
       }
       const probes::ProbeInfo* probe = probes::FindProbeInfo(name);
@@ -92,6 +92,8 @@ absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v
   // The group collective runs after the pairs; the rest are pair probes.
   out.allreduce = std::count(kinds.begin(), kinds.end(), v1::ALLREDUCE) > 0;
   kinds.erase(std::remove(kinds.begin(), kinds.end(), v1::ALLREDUCE), kinds.end());
+  out.gpu_copy = std::count(kinds.begin(), kinds.end(), v1::GPU_COPY) > 0;
+  kinds.erase(std::remove(kinds.begin(), kinds.end(), v1::GPU_COPY), kinds.end());
   for (v1::ProbeKind kind : kinds) {
     if (probes::FindProbeInfo(kind) == nullptr) {
       return NotASweepProbe(absl::StrCat("probes: ", v1::ProbeKind_Name(kind)));
@@ -104,6 +106,18 @@ absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v
     return absl::InvalidArgumentError("--memory gpu: GPU memory applies to the rdma_* probes; none is asked for");
   }
   out.pair_timeout = FromProto(config.sweep().pair_timeout());
+  if (out.gpu_copy) {
+    // As `fabricctl check --probes gpu_copy` measures: 64 MiB, 20 copies each way per GPU.
+    probes::ProbeParams p;
+    p.kind = v1::GPU_COPY;
+    p.sizes_bytes = {64u << 20};
+    p.iterations = 20;
+    p.timeout = out.pair_timeout;
+    if (auto s = probes::ValidateParams(p, probes::LimitsFromConfig(config.probes().limits())); !s.ok()) {
+      return s;
+    }
+    out.gpu_copy_spec = probes::ToSpec(p);
+  }
   for (size_t k = 0; k < kinds.size(); ++k) {
     auto spec = PairSpec(kinds[k], request, config, out.pair_timeout);
     if (!spec.ok()) return spec.status();

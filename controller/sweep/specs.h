@@ -17,6 +17,9 @@ struct SweepSpecs {
   std::vector<v1::ProbeKind> kinds;  // pair probes
   std::vector<v1::ProbeSpec> specs;  // one per kind, validated against the configured caps
   bool allreduce = false;
+  // gpu_copy on every node (host-device copies of its GPUs), beside its audits.
+  bool gpu_copy = false;
+  v1::ProbeSpec gpu_copy_spec;
   absl::Duration pair_timeout;
   // The first bandwidth and the first latency probe: the figures the verdict judges; -1 none.
   int bw_index = -1;

@@ -1,5 +1,6 @@
 // The sweep's stages against fake agents (fake_agent.h): no processes, no sockets; a real
 // SQLite store in the test's temporary directory.
+#include <map>
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -209,6 +210,30 @@ TEST_CASE("a one-node sweep is judged by the node's audits; pair probes say why 
   // No node at all is still an error.
   Harness none("no_node", {});
   CHECK(absl::IsFailedPrecondition(none.Sweep().status()));
+}
+
+TEST_CASE("gpu_copy runs on every node beside its audits; asked alone, it measures no pair") {
+  Harness h("gpu_copy", {"gpu", "cpu"});
+  h.fake->SetGpus("gpu", 2);
+  v1::SweepRequest request;
+  request.add_probes(v1::GPU_COPY);
+  auto report = h.runner->Run(request, Registry(h.names), nullptr);
+  REQUIRE(report.ok());
+  CHECK(report->health().pairs_size() == 0);
+  CHECK(h.fake->Measurements("gpu", "cpu") == 0);
+  CHECK(report->findings_size() == 0);
+  std::map<std::string, v1::AuditResult> copies;
+  for (const auto& node : report->health().nodes()) {
+    for (const auto& audit : node.audits()) {
+      if (audit.audit() == "gpu_copy") copies[node.node()] = audit;
+    }
+  }
+  REQUIRE(copies.size() == 2);
+  CHECK(copies["gpu"].outcome() == v1::AUDIT_RAN);
+  CHECK(copies["gpu"].observed().size() == 2);
+  CHECK(copies["gpu"].observed().at("GPU 1 67108864 B") == "H2D 25.0 GB/s, D2H 25.0 GB/s");
+  CHECK(copies["cpu"].outcome() == v1::AUDIT_SKIPPED);
+  CHECK(copies["cpu"].reason() == "the GPU driver sees no GPU");
 }
 
 TEST_CASE("GPU memory a node cannot register is gpudirect_unavailable on that node, nothing else") {

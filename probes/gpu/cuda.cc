@@ -108,7 +108,7 @@ absl::StatusOr<std::vector<v1::Gpu>> ListGpus(absl::Duration timeout) {
   return std::vector<v1::Gpu>(holder.gpus().begin(), holder.gpus().end());
 }
 
-ProbeRun RunGpuCopy(const ProbeParams& params, absl::Duration timeout) {
+ProbeRun RunGpuCopy(const ProbeParams& params, absl::Duration timeout, const Cancellation* cancel) {
   ProbeRun run;
   run.kind = "gpu_copy";
   run.device = "cuda";
@@ -168,7 +168,7 @@ ProbeRun RunGpuCopy(const ProbeParams& params, absl::Duration timeout) {
       if (!status.ok()) return status;
     }
     return out.SerializeAsString();
-  }, timeout);
+  }, timeout, cancel);
   run.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!bytes.ok()) {
     run.reason = std::string(bytes.status().message());

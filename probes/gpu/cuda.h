@@ -94,8 +94,9 @@ absl::StatusOr<std::vector<v1::Gpu>> ListGpus(absl::Duration timeout);
 
 // `gpu_copy`: host-to-device and device-to-host bandwidth with pinned host memory, per GPU and
 // message size, in a child process under a watchdog. Skipped (with the reason) without a GPU;
-// kTimeout when the watchdog fired.
-ProbeRun RunGpuCopy(const ProbeParams& params, absl::Duration timeout);
+// kTimeout when the watchdog fired. `cancel` kills the child at once (the run fails, cancelled).
+ProbeRun RunGpuCopy(const ProbeParams& params, absl::Duration timeout,
+                    const Cancellation* cancel = nullptr);
 
 }  // namespace fabricctl::probes
 
