@@ -61,11 +61,11 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   if (!options.metrics_listen.empty()) {
     auto where = ParseHostPort(options.metrics_listen, "--metrics-listen");
     if (!where.ok()) return where.status();
-    Store* store = controller->store_.get();
-    const RegistryOptions registry = options.registry;
-    auto metrics = MetricsServer::Start(where->host, where->port, [store, registry] {
-      return RenderMetrics(*store, registry.stale_after, registry.now());
-    });
+    controller->exposition_ = std::make_unique<ControllerMetrics>(
+        controller->store_.get(), options.registry.stale_after, options.registry.now);
+    ControllerMetrics* exposition = controller->exposition_.get();
+    auto metrics = MetricsServer::Start(where->host, where->port,
+                                        [exposition] { return exposition->Render(); });
     if (!metrics.ok()) return metrics.status();
     controller->metrics_ = *std::move(metrics);
     controller->metrics_address_ =
@@ -75,21 +75,6 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   log->info("serving on {} ({}), database {}", controller->address_,
             security->tls() ? "mutual TLS" : "plain text", options.db_path);
   return controller;
-}
-
-std::string RenderMetrics(const Store& store, absl::Duration stale_after, absl::Time now) {
-  int online = 0, stale = 0;
-  if (auto nodes = store.ListNodes({}); nodes.ok()) {
-    for (const auto& node : *nodes) {
-      (NodeStateAt(node, now, stale_after) == v1::NODE_STALE ? stale : online) += 1;
-    }
-  }
-  std::string out = absl::StrCat(
-      "# HELP fabricctl_nodes Registered nodes by state.\n# TYPE fabricctl_nodes gauge\n",
-      "fabricctl_nodes{state=\"online\"} ", online, "\nfabricctl_nodes{state=\"stale\"} ", stale,
-      "\n");
-  if (auto report = store.GetReport(0); report.ok()) out += report::RenderProm(*report);
-  return out;
 }
 
 void Controller::Shutdown(absl::Duration grace) {

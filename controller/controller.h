@@ -8,6 +8,7 @@
 #include "base/lock_file.h"
 #include "base/tls.h"
 #include "controller/service.h"
+#include "controller/metrics.h"
 #include "controller/metrics_http.h"
 #include "controller/store.h"
 #include "controller/sweep.h"
@@ -29,8 +30,6 @@ struct ControllerOptions {
   v1::Config config;
 };
 
-// The controller's Prometheus exposition: nodes by state, then the latest sweep's report.
-std::string RenderMetrics(const Store& store, absl::Duration stale_after, absl::Time now);
 
 // fabric-controller: the registry (and later the sweep engine) behind one gRPC server.
 class Controller {
@@ -60,6 +59,7 @@ class Controller {
   std::unique_ptr<SweepRunner> sweeps_;
   std::unique_ptr<ControllerServiceImpl> registry_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<ControllerMetrics> exposition_;  // outlives metrics_, which calls it
   std::unique_ptr<MetricsServer> metrics_;
   std::string address_;
   std::string metrics_address_;

@@ -363,6 +363,22 @@ absl::StatusOr<std::vector<v1::SweepInfo>> Store::ListSweeps(uint32_t limit) con
   return out;
 }
 
+absl::StatusOr<std::vector<int64_t>> Store::FinishedSweepIdsAfter(int64_t after,
+                                                                  uint32_t limit) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement q(db_, "SELECT id FROM sweeps WHERE id > ?1 AND report IS NOT NULL "
+                   "ORDER BY id DESC LIMIT ?2");
+  if (auto s = q.status("prepare finished sweep ids"); !s.ok()) return s;
+  q.BindInt64(1, after);
+  q.BindInt64(2, limit);
+  std::vector<int64_t> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(q.ColumnInt64(0));
+  if (rc != SQLITE_DONE) return SqliteError(db_, "list finished sweep ids");
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
 absl::StatusOr<int> Store::MarkRunningInterrupted(absl::Time now) {
   std::lock_guard<std::mutex> lock(mu_);
   Statement q(db_, "UPDATE sweeps SET state=?1, finished=?2 WHERE state=?3");

@@ -2,6 +2,7 @@
 #define FABRICCTL_REPORT_RENDER_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "proto/report.pb.h"
@@ -22,8 +23,24 @@ std::string RenderJson(const v1::Report& report);
 std::string RenderJunit(const v1::Report& report);
 // One self-contained HTML file: SVG heat map coloured by status, node table, findings.
 std::string RenderHtml(const v1::Report& report);
-// Prometheus text exposition, valid for node_exporter's textfile collector.
-std::string RenderProm(const v1::Report& report);
+// Prometheus text exposition, valid for node_exporter's textfile collector. Without
+// `per_node`, the node and pair series are left out (the controller's /metrics writes their
+// last values across sweeps itself).
+std::string RenderProm(const v1::Report& report, bool per_node = true);
+
+// The Prometheus figures of a report's pairs, in base units: each direction's bandwidth at the
+// largest size (bytes/s) under the sweep's headline bandwidth probe, and the typical latency
+// (seconds) under the latency probe that measured it.
+struct PromPairSample {
+  std::string node, peer, probe;
+  bool latency = false;
+  double value = 0;
+};
+std::vector<PromPairSample> PromPairSamples(const v1::Report& report);
+// A node's verdict as a number: 0 ok, 1 warning, 2 critical, 3 unknown.
+int PromStatusValue(v1::HealthStatus status);
+// A label value with \, " and newlines escaped.
+std::string PromEscape(const std::string& text);
 
 // Dispatches on "text", "json", "junit", "html" or "prom".
 absl::StatusOr<std::string> Render(const v1::Report& report, const std::string& format,

@@ -12,14 +12,12 @@
 #include "report/render_util.h"
 
 namespace fabricctl::report {
-namespace {
 
 std::string PromEscape(const std::string& text) {
   return absl::StrReplaceAll(text, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
 }
 
-// A node's verdict as a number: 0 ok, 1 warning, 2 critical, 3 unknown.
-int StatusValue(v1::HealthStatus s) {
+int PromStatusValue(v1::HealthStatus s) {
   switch (s) {
     case v1::HEALTH_OK: return 0;
     case v1::HEALTH_WARNING: return 1;
@@ -27,6 +25,8 @@ int StatusValue(v1::HealthStatus s) {
     default: return 3;
   }
 }
+
+namespace {
 
 // The latency probe behind a pair's latency figure: the first of its results with latency
 // points, else the sweep's first latency probe.
@@ -43,7 +43,20 @@ std::string LatencyProbe(const v1::Report& report, const v1::PairHealth& pair) {
 
 }  // namespace
 
-std::string RenderProm(const v1::Report& report) {
+std::vector<PromPairSample> PromPairSamples(const v1::Report& report) {
+  std::vector<PromPairSample> out;
+  const std::string probe = internal::HeadlineProbe(report);
+  for (const auto& p : report.health().pairs()) {
+    if (p.has_bw_gbps()) out.push_back({p.node(), p.peer(), probe, false, p.bw_gbps() * 1e9 / 8});
+    if (p.has_bw_gbps() && p.has_bw_reverse_gbps()) {
+      out.push_back({p.peer(), p.node(), probe, false, p.bw_reverse_gbps() * 1e9 / 8});
+    }
+    if (p.has_lat_us()) out.push_back({p.node(), p.peer(), LatencyProbe(report, p), true, p.lat_us() * 1e-6});
+  }
+  return out;
+}
+
+std::string RenderProm(const v1::Report& report, bool per_node) {
   std::string out;
   auto metric = [&](const std::string& name, const std::string& help) {
     absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " gauge\n");
@@ -74,33 +87,25 @@ std::string RenderProm(const v1::Report& report) {
   absl::StrAppendFormat(&out, "%sduration_seconds %.3f\n", prefix,
                         internal::Seconds(report.summary().elapsed()));
   const std::string status = check ? "fabricctl_check_node_status" : "fabricctl_node_status";
-  metric(status, "Node verdict: 0 ok, 1 warning, 2 critical, 3 unknown.");
-  for (const auto& n : report.health().nodes()) {
-    absl::StrAppendFormat(&out, "%s{node=\"%s\"} %d\n", status, PromEscape(n.node()),
-                          StatusValue(n.status()));
-  }
-  if (!check) {
-    const std::string probe = internal::HeadlineProbe(report);
-    // Base units, as Prometheus asks: bytes per second and seconds.
-    metric("fabricctl_pair_bandwidth_bytes_per_second",
-           "Average bandwidth of a pair at the largest message size.");
-    for (const auto& p : report.health().pairs()) {
-      if (!p.has_bw_gbps()) continue;
-      absl::StrAppendFormat(&out,
-                            "fabricctl_pair_bandwidth_bytes_per_second{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n",
-                            PromEscape(p.node()), PromEscape(p.peer()), probe, p.bw_gbps() * 1e9 / 8);
-      if (!p.has_bw_reverse_gbps()) continue;
-      absl::StrAppendFormat(&out,
-                            "fabricctl_pair_bandwidth_bytes_per_second{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n",
-                            PromEscape(p.peer()), PromEscape(p.node()), probe, p.bw_reverse_gbps() * 1e9 / 8);
+  if (per_node || check) {
+    metric(status, "Node verdict: 0 ok, 1 warning, 2 critical, 3 unknown.");
+    for (const auto& n : report.health().nodes()) {
+      absl::StrAppendFormat(&out, "%s{node=\"%s\"} %d\n", status, PromEscape(n.node()),
+                            PromStatusValue(n.status()));
     }
-    metric("fabricctl_pair_latency_seconds",
-           "Typical one-way latency of a pair at the smallest message size.");
-    for (const auto& p : report.health().pairs()) {
-      if (!p.has_lat_us()) continue;
-      absl::StrAppendFormat(&out, "fabricctl_pair_latency_seconds{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n",
-                            PromEscape(p.node()), PromEscape(p.peer()), LatencyProbe(report, p),
-                            p.lat_us() * 1e-6);
+  }
+  if (per_node && !check) {
+    // Base units, as Prometheus asks: bytes per second and seconds.
+    const std::vector<PromPairSample> samples = PromPairSamples(report);
+    for (const bool latency : {false, true}) {
+      const char* name = latency ? "fabricctl_pair_latency_seconds" : "fabricctl_pair_bandwidth_bytes_per_second";
+      metric(name, latency ? "Typical one-way latency of a pair at the smallest message size."
+                           : "Average bandwidth of a pair at the largest message size.");
+      for (const auto& x : samples) {
+        if (x.latency != latency) continue;
+        absl::StrAppendFormat(&out, "%s{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n", name,
+                              PromEscape(x.node), PromEscape(x.peer), x.probe, x.value);
+      }
     }
   }
   // Every kind at each of its levels, 0 when absent: a series that was 1 returns to 0 instead

@@ -1,0 +1,144 @@
+#include "controller/metrics.h"
+
+#include <set>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/process_metrics.h"
+#include "base/version.h"
+#include "report/builder.h"
+#include "report/findings.h"
+#include "report/render.h"
+#include "controller/service.h"
+
+namespace fabricctl::controller {
+namespace {
+
+const char* const kResults[] = {"ok", "warning", "critical"};
+
+std::string Severity(v1::Severity s) {
+  return absl::AsciiStrToLower(v1::Severity_Name(s).substr(std::string("SEVERITY_").size()));
+}
+
+void Header(std::string* out, const std::string& name, const char* type, const std::string& help) {
+  absl::StrAppend(out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+}
+
+}  // namespace
+
+ControllerMetrics::ControllerMetrics(const Store* store, absl::Duration stale_after,
+                                     std::function<absl::Time()> now)
+    : store_(store), stale_after_(stale_after), now_(std::move(now)) {
+  for (const char* r : kResults) sweeps_total_[r] = 0;
+  for (const report::FindingKind& k : report::Catalogue()) {
+    findings_total_[{k.name, Severity(k.severity)}] = 0;
+    if (k.alternate_severity != v1::SEVERITY_UNSPECIFIED) {
+      findings_total_[{k.name, Severity(k.alternate_severity)}] = 0;
+    }
+  }
+}
+
+void ControllerMetrics::Absorb(const v1::Report& report, bool count) {
+  const int64_t when = report.sweep().finished().seconds();
+  for (const auto& n : report.health().nodes()) {
+    nodes_[n.node()] = {static_cast<double>(report::PromStatusValue(n.status())), when};
+  }
+  for (const auto& x : report::PromPairSamples(report)) {
+    (x.latency ? latency_ : bandwidth_)[PairKey{x.node, x.peer, x.probe}] = {x.value, when};
+  }
+  if (!count) return;
+  ++sweeps_total_[kResults[static_cast<int>(report::ExitCodeFor(report)) % 3]];
+  for (const auto& f : report.findings()) ++findings_total_[{f.kind(), Severity(f.severity())}];
+}
+
+void ControllerMetrics::CatchUp() {
+  // Sweeps finish one at a time; a burst beyond kSeed between two scrapes loses the oldest.
+  auto ids = store_->FinishedSweepIdsAfter(last_read_, kSeed);
+  if (!ids.ok()) return;
+  for (int64_t id : *ids) {
+    auto report = store_->GetReport(id);
+    if (report.ok()) Absorb(*report, /*count=*/seeded_);
+    last_read_ = id;
+  }
+  seeded_ = true;
+}
+
+std::string ControllerMetrics::Render() {
+  std::string out;
+  const absl::Time now = now_();
+  int online = 0, stale = 0;
+  std::set<std::string> registered;
+  if (auto nodes = store_->ListNodes({}); nodes.ok()) {
+    for (const auto& node : *nodes) {
+      registered.insert(node.inventory.node_name());
+      (NodeStateAt(node, now, stale_after_) == v1::NODE_STALE ? stale : online) += 1;
+    }
+  }
+  Header(&out, "fabricctl_nodes", "gauge", "Registered nodes by state.");
+  absl::StrAppend(&out, "fabricctl_nodes{state=\"online\"} ", online,
+                  "\nfabricctl_nodes{state=\"stale\"} ", stale, "\n");
+  auto latest = store_->GetReport(0);
+  if (latest.ok()) {
+    out += report::RenderProm(*latest, /*per_node=*/false);
+    for (const auto& n : latest->health().nodes()) registered.insert(n.node());
+  } else {
+    // No sweep yet: the version still says which build is scraped.
+    Header(&out, "fabricctl_build_info", "gauge", "The fabricctl version that wrote these series (always 1).");
+    absl::StrAppend(&out, "fabricctl_build_info{version=\"", kVersion, "\"} 1\n");
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  CatchUp();
+  Header(&out, "fabricctl_node_status", "gauge",
+         "Node verdict in the last sweep that included it: 0 ok, 1 warning, 2 critical, 3 unknown.");
+  for (const auto& [node, v] : nodes_) {
+    if (registered.count(node)) {
+      absl::StrAppendFormat(&out, "fabricctl_node_status{node=\"%s\"} %d\n", report::PromEscape(node),
+                            static_cast<int>(v.value));
+    }
+  }
+  Header(&out, "fabricctl_node_last_sweep_timestamp_seconds", "gauge",
+         "When the last sweep that included the node finished (Unix time).");
+  for (const auto& [node, v] : nodes_) {
+    if (registered.count(node) && v.when > 0) {
+      absl::StrAppendFormat(&out, "fabricctl_node_last_sweep_timestamp_seconds{node=\"%s\"} %d\n",
+                            report::PromEscape(node), v.when);
+    }
+  }
+  auto pairs = [&](const std::map<PairKey, Value>& values, const std::string& name,
+                   const std::string& help, bool timestamps) {
+    Header(&out, name, "gauge", help);
+    for (const auto& [key, v] : values) {
+      const auto& [node, peer, probe] = key;
+      if (!registered.count(node) || !registered.count(peer) || (timestamps && v.when <= 0)) continue;
+      absl::StrAppendFormat(&out, "%s{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n", name,
+                            report::PromEscape(node), report::PromEscape(peer), probe,
+                            timestamps ? static_cast<double>(v.when) : v.value);
+    }
+  };
+  pairs(bandwidth_, "fabricctl_pair_bandwidth_bytes_per_second",
+        "Average bandwidth of a pair at the largest message size, as last measured.", false);
+  pairs(latency_, "fabricctl_pair_latency_seconds",
+        "Typical one-way latency of a pair at the smallest message size, as last measured.", false);
+  std::map<PairKey, Value> measured = bandwidth_;
+  for (const auto& [key, v] : latency_) measured[key] = v;
+  pairs(measured, "fabricctl_pair_last_measured_timestamp_seconds",
+        "When the pair's figure under this probe was last measured (Unix time).", true);
+
+  Header(&out, "fabricctl_sweeps_total", "counter", "Sweeps finished since the controller started, by verdict.");
+  for (const auto& [result, n] : sweeps_total_) {
+    absl::StrAppend(&out, "fabricctl_sweeps_total{result=\"", result, "\"} ", n, "\n");
+  }
+  Header(&out, "fabricctl_findings_total", "counter",
+         "Findings of the sweeps finished since the controller started, by kind and severity.");
+  for (const auto& [key, n] : findings_total_) {
+    absl::StrAppend(&out, "fabricctl_findings_total{kind=\"", report::PromEscape(key.first),
+                    "\",severity=\"", key.second, "\"} ", n, "\n");
+  }
+  out += RenderProcessMetrics();
+  return out;
+}
+
+}  // namespace fabricctl::controller

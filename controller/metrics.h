@@ -1,0 +1,59 @@
+#ifndef FABRICCTL_CONTROLLER_METRICS_H_
+#define FABRICCTL_CONTROLLER_METRICS_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "absl/time/time.h"
+#include "controller/store.h"
+#include "proto/report.pb.h"
+
+namespace fabricctl::controller {
+
+// The controller's /metrics: the registry's nodes by state; the latest sweep's verdict and
+// findings; each node's verdict and each pair's figures as last measured, whichever sweep that
+// was, with when (a node left out of the latest sweep keeps its series); counters of the sweeps
+// finished since start; the process's own metrics.
+//
+// Reports are read from the store once each: at the first scrape the newest kSeed finished
+// sweeps, then only sweeps newer than the last one read. A node removed from the registry (and
+// absent from the latest sweep) leaves the exposition. Thread-safe.
+class ControllerMetrics {
+ public:
+  static constexpr uint32_t kSeed = 64;
+
+  ControllerMetrics(const Store* store, absl::Duration stale_after,
+                    std::function<absl::Time()> now);
+  std::string Render();
+
+ private:
+  struct Value {
+    double value = 0;
+    int64_t when = 0;  // Unix seconds: the end of the sweep that measured it
+  };
+  using PairKey = std::tuple<std::string, std::string, std::string>;  // node, peer, probe
+
+  // Takes in one finished sweep's report; `count` adds it to the counters.
+  void Absorb(const v1::Report& report, bool count);
+  void CatchUp();
+
+  const Store* const store_;
+  const absl::Duration stale_after_;
+  const std::function<absl::Time()> now_;
+  std::mutex mu_;
+  int64_t last_read_ = 0;
+  bool seeded_ = false;
+  std::map<std::string, Value> nodes_;
+  std::map<PairKey, Value> bandwidth_, latency_;
+  std::map<std::string, uint64_t> sweeps_total_;
+  std::map<std::pair<std::string, std::string>, uint64_t> findings_total_;
+};
+
+}  // namespace fabricctl::controller
+
+#endif  // FABRICCTL_CONTROLLER_METRICS_H_
