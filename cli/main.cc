@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
                         "GPUs and NCCL, else rdma where every node has an active RDMA port, else tcp)")
       ->check(CLI::IsMember({"auto", "nccl", "rdma", "tcp"}))
       ->capture_default_str();
-  sweep_cmd->add_option("--format", sweep.format, "text, json, junit, html or prom")
+  sweep_cmd->add_option("--format", sweep.format, "text, json, junit, html, prom, or drain (NODE<tab>KINDS per node to drain)")
       ->capture_default_str();
   sweep_cmd->add_option("--output", sweep.output, "write the report here (default stdout)");
   sweep_cmd->add_option("--memory", sweep.memory,
@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
   std::string map_format = "text", map_output;
   CLI::App* map_cmd = app.add_subcommand("map", "show a stored sweep's health map (default: latest)");
   map_cmd->add_option("sweep_id", map_id, "sweep id");
-  map_cmd->add_option("--format", map_format, "text, json, junit, html or prom")->capture_default_str();
+  map_cmd->add_option("--format", map_format, "text, json, junit, html, prom, or drain (NODE<tab>KINDS per node to drain)")->capture_default_str();
   map_cmd->add_option("--output", map_output, "write the report here (default stdout)");
 
   uint32_t history_limit = 20;
@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
                         "fallback to sockets)");
   check_cmd->add_option("--window", check.window,
                         "read error counters twice this far apart (e.g. 10s); default: skip");
-  check_cmd->add_option("--format", check.format, "text, json, junit or prom")->capture_default_str();
+  check_cmd->add_option("--format", check.format, "text, json, junit, prom, or drain (NODE<tab>KINDS when to drain)")->capture_default_str();
   check_cmd->add_option("--output", check.output, "write the report here (default stdout)");
 
   CLI::App* lab_cmd = app.add_subcommand(

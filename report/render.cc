@@ -15,8 +15,9 @@ absl::StatusOr<std::string> Render(const v1::Report& original, const std::string
   if (format == "junit") return RenderJunit(report);
   if (format == "html") return RenderHtml(report);
   if (format == "prom") return RenderProm(report);
+  if (format == "drain") return RenderDrain(report);
   return absl::InvalidArgumentError(
-      absl::StrCat("--format: '", format, "' is not text, json, junit, html or prom"));
+      absl::StrCat("--format: '", format, "' is not text, json, junit, html, prom or drain"));
 }
 
 }  // namespace fabricctl::report

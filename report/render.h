@@ -42,7 +42,12 @@ int PromStatusValue(v1::HealthStatus status);
 // A label value with \, " and newlines escaped.
 std::string PromEscape(const std::string& text);
 
-// Dispatches on "text", "json", "junit", "html" or "prom".
+// The nodes to drain, for scripts (a Slurm prolog, a health check): one line per node, the
+// node's name, a tab, and the kinds of its findings that ask for a drain, comma-separated.
+// Empty when no node is to be drained.
+std::string RenderDrain(const v1::Report& report);
+
+// Dispatches on "text", "json", "junit", "html", "prom" or "drain".
 absl::StatusOr<std::string> Render(const v1::Report& report, const std::string& format,
                                    bool color);
 

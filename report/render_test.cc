@@ -137,7 +137,7 @@ TEST_CASE("HTML is one file with an SVG cell per ordered pair and no external re
 
 TEST_CASE("Formats by name; exit codes by worst severity") {
   CHECK(Render(ThreeNodes(), "yaml", false).status().message() ==
-        "--format: 'yaml' is not text, json, junit, html or prom");
+        "--format: 'yaml' is not text, json, junit, html, prom or drain");
   CHECK(ExitCodeFor(ThreeNodes()) == 2);
   v1::Report warning = ThreeNodes();
   warning.mutable_summary()->set_worst_severity(v1::SEVERITY_WARNING);
@@ -168,6 +168,31 @@ TEST_CASE("JSON: 64-bit integers are numbers, zero counters are present, and it 
   v1::Report back;
   REQUIRE(google::protobuf::util::JsonStringToMessage(json, &back).ok());
   CHECK(back.SerializeAsString() == report.SerializeAsString());
+}
+
+}  // namespace fabricctl::report
+
+namespace fabricctl::report {
+
+TEST_CASE("drain: a line per node to drain with the kinds that ask for it, nothing when healthy") {
+  v1::Report r = ThreeNodes();
+  auto* warning = r.add_findings();  // not a drain: not listed
+  warning->set_kind("mtu_mismatch");
+  warning->set_severity(v1::SEVERITY_WARNING);
+  warning->set_action(v1::ACTION_INVESTIGATE);
+  warning->set_node("c");
+  auto* second = r.add_findings();
+  second->set_kind("tcp_fallback");
+  second->set_severity(v1::SEVERITY_CRITICAL);
+  second->set_action(v1::ACTION_DRAIN);
+  second->set_node("c");
+  *r.add_findings() = *second;  // the same kind twice: named once
+  auto drain = Render(r, "drain", false);
+  REQUIRE(drain.ok());
+  CHECK(*drain == "c\tstraggler_node,tcp_fallback\n");
+  v1::Report healthy = ThreeNodes();
+  healthy.mutable_summary()->clear_drain();
+  CHECK(Render(healthy, "drain", false).value().empty());
 }
 
 }  // namespace fabricctl::report

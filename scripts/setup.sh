@@ -14,6 +14,8 @@ PACKAGES=(
   dpkg-dev help2man systemd
   # tests: network-namespace lab, TLS material, report validators
   iproute2 openssl libxml2-utils python3 python3-yaml prometheus chromium
+  # tests: the integrations for real (Slurm with munge, node_exporter's textfile collector)
+  slurm-wlm munge prometheus-node-exporter
   # scripts/fuzz.sh: libFuzzer
   clang
   # benchmarks: reference tools

@@ -45,7 +45,8 @@ for f in usr/bin/fabricctl usr/bin/fabric-agent usr/bin/fabric-controller \
   lib/systemd/system/fabric-agent.service lib/systemd/system/fabric-controller.service \
   etc/default/fabric-agent etc/default/fabric-controller etc/fabricctl/fabricctl.yaml \
   usr/lib/sysusers.d/fabricctl.conf usr/share/man/man1/fabricctl.1.gz \
-  usr/share/man/man8/fabric-agent.8.gz usr/share/man/man8/fabric-controller.8.gz; do
+  usr/share/man/man8/fabric-agent.8.gz usr/share/man/man8/fabric-controller.8.gz \
+  etc/default/fabric-slurm usr/lib/fabricctl/slurm/fabric-prolog usr/lib/fabricctl/slurm/fabric-health; do
   check "dpkg-deb --contents: /$f" grep -qx "./$f" <<< "$contents"
 done
 if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./$deb" > "$T/apt.log" 2>&1; then
@@ -58,9 +59,11 @@ ok "apt-get install ./$deb"
 # --- What the package installed ---------------------------------------------------------------------
 check "dpkg: fabricctl $version installed" test "$(dpkg-query -W -f='${Status} ${Version}' fabricctl)" = "install ok installed $version"
 conffiles=$(dpkg-query -W -f='${Conffiles}' fabricctl)
-for f in /etc/fabricctl/fabricctl.yaml /etc/default/fabric-agent /etc/default/fabric-controller; do
+for f in /etc/fabricctl/fabricctl.yaml /etc/default/fabric-agent /etc/default/fabric-controller \
+  /etc/default/fabric-slurm; do
   check "conffile $f" grep -q " $f " <<< "$conffiles"
 done
+check "the Slurm scripts are executable" test -x /usr/lib/fabricctl/slurm/fabric-prolog -a -x /usr/lib/fabricctl/slurm/fabric-health
 check "the daemons' user exists" bash -c 'getent passwd fabricctl > /dev/null'
 check "fabricctl --version on the PATH says $version" test "$(fabricctl --version)" = "fabricctl $version"
 if systemd-analyze verify --man=no /lib/systemd/system/fabric-agent.service \

@@ -3,7 +3,7 @@
 #
 #   build-deb.sh OUT.deb VERSION DEST=SRC...
 #
-# Each DEST=SRC installs SRC at /DEST (usr/bin/* mode 0755, the rest 0644). DEBIAN/ holds the
+# Each DEST=SRC installs SRC at /DEST (usr/bin/* and the Slurm scripts mode 0755, the rest 0644). DEBIAN/ holds the
 # control file (control.in with the version and the shared-library dependencies that
 # dpkg-shlibdeps finds for the binaries), conffiles, the maintainer scripts and md5sums. Man
 # pages come from each binary's --help through help2man (fabricctl's with its subcommands').
@@ -17,7 +17,7 @@ trap 'rm -rf "$stage" "$work"' EXIT
 for item in "$@"; do
   dest=${item%%=*} src=${item#*=}
   mode=0644
-  [[ $dest == usr/bin/* ]] && mode=0755
+  [[ $dest == usr/bin/* || $dest == usr/lib/fabricctl/slurm/* ]] && mode=0755
   install -D -m "$mode" "$src" "$stage/$dest"
 done
 bins=("$stage"/usr/bin/*)

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# Slurm for real: Debian's slurm-wlm (slurmctld, one slurmd per practice-lab host, each in the
+# host's network namespace) with munge, the shipped deploy/slurm/fabric-prolog as
+# PrologSlurmctld and deploy/slurm/fabric-health as HealthCheckProgram, exactly as the README's
+# recipe sets them. Jobs go in through sbatch and srun. Checks that a healthy lab lets jobs
+# run (two nodes, one node), that a planted fault (node-3's link throttled) holds a job back
+# and drains node-3, and only node-3, with the finding kind in the reason, and that the health
+# check drains on a critical finding only. Needs root, iproute2, slurm-wlm and munge; skips
+# (saying why) otherwise.
+set -uo pipefail
+
+pass=0 fail=0
+ok() { echo "PASS: $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+check() {  # check DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then ok "$what"; else bad "$what"; fi
+}
+finish() {
+  echo "$pass passed, $fail failed"
+  [[ $fail -eq 0 ]]
+  exit $?
+}
+
+if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+  echo "SKIPPED: the Slurm test needs root and iproute2 (network namespaces, tc)"
+  exit 0
+fi
+for program in slurmctld slurmd sbatch srun scontrol squeue munged munge; do
+  if ! command -v $program >/dev/null && [[ ! -x /usr/sbin/$program ]]; then
+    echo "SKIPPED: $program is not installed (apt install slurm-wlm munge; scripts/setup.sh does)"
+    exit 0
+  fi
+done
+if ! ip netns add fabslurm-probe 2>/dev/null; then
+  echo "SKIPPED: this machine does not allow network namespaces"
+  exit 0
+fi
+ip netns del fabslurm-probe
+
+export FABRIC_BIN=$PWD
+export FABRIC_LAB_DIR=${TEST_TMPDIR:-/tmp}/slurm-lab
+export FABRIC_LAB_PREFIX=fabslurm
+# Short: slurmd's spool holds Unix sockets, whose paths must fit in 108 bytes (TEST_TMPDIR's do not).
+DIR=$(mktemp -d /tmp/fabslurm.XXXXXX)
+mkdir -p "$DIR/state" "$DIR/spool"
+lab() { bash scripts/lab.sh "$@"; }
+cleanup() {
+  [[ -f $DIR/slurmctld.pid ]] && kill "$(cat "$DIR/slurmctld.pid")" 2>/dev/null
+  for f in "$DIR"/slurmd-*.pid; do [[ -f $f ]] && kill "$(cat "$f")" 2>/dev/null; done
+  [[ -n ${MUNGED_STARTED:-} ]] && pkill -x munged
+  lab down >/dev/null 2>&1
+  sleep 1
+  for f in "$DIR"/*.log "$DIR"/*.err; do [[ -f $f ]] && cp "$f" "${TEST_UNDECLARED_OUTPUTS_DIR:-/tmp}/" 2>/dev/null; done
+  rm -rf "$DIR"
+}
+trap cleanup EXIT
+
+# munge: the system's daemon when it runs, else started here with the package's key.
+if ! munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
+  [[ -f /etc/munge/munge.key ]] || /usr/sbin/mungekey --create --keyfile /etc/munge/munge.key
+  chown munge:munge /etc/munge/munge.key && chmod 0400 /etc/munge/munge.key
+  install -d -o munge -g munge -m 0755 /run/munge
+  runuser -u munge -- /usr/sbin/munged || { echo "FAIL: munged did not start"; exit 1; }
+  MUNGED_STARTED=1
+fi
+
+# 4 hosts; node-3's link throttled to a fifth of the others': the fault jobs must not land on.
+lab up 4 --throttle node-3=200mbit > "$DIR/lab.up" 2>&1 || { cat "$DIR/lab.up"; echo "FAIL: lab up"; exit 1; }
+CTL_NS=$(cat "$FABRIC_LAB_DIR/controller.ns")
+CONTROLLER=$(cat "$FABRIC_LAB_DIR/controller.address")
+in_ctl() { nsenter --net="/run/netns/$CTL_NS" "$@"; }
+
+# The README's recipe: the shipped scripts, their settings in a defaults file.
+# (SLURM_CONF: this test's slurm.conf is not in /etc/slurm, where scontrol looks.)
+cat > "$DIR/fabric-slurm" <<CONF
+export SLURM_CONF=$DIR/slurm.conf
+FABRICCTL=$PWD/cli/fabricctl
+export FABRICCTL_CONFIG=$FABRIC_LAB_DIR/lab.yaml
+FABRIC_SWEEP_ARGS="--controller $CONTROLLER --duration 500ms"
+FABRIC_SWEEP_WAIT=2m
+CONF
+# The health check: this machine's live checks (no RDMA here: a warning, never a drain),
+# except on node-4 once the test plants a port-down fixture for it.
+cat > "$DIR/fabric-slurm-health" <<CONF
+export SLURM_CONF=$DIR/slurm.conf
+FABRICCTL=$PWD/cli/fabricctl
+if [ "\$SLURMD_NODENAME" = node-4 ] && [ -f $DIR/plant-port-down ]; then
+  FABRIC_CHECK_ARGS="--sysfs-root $DIR/sysfs/roce-h100-port-down"
+fi
+CONF
+python3 tests/fixtures/make_sysfs.py "$DIR/sysfs" >/dev/null || { echo "FAIL: make_sysfs"; exit 1; }
+cat > "$DIR/prolog" <<SH
+#!/bin/sh
+FABRIC_SLURM_DEFAULTS=$DIR/fabric-slurm exec $PWD/deploy/slurm/fabric-prolog 2>>$DIR/prolog.err
+SH
+cat > "$DIR/health" <<SH
+#!/bin/sh
+FABRIC_SLURM_DEFAULTS=$DIR/fabric-slurm-health exec $PWD/deploy/slurm/fabric-health 2>>$DIR/health.err
+SH
+chmod +x "$DIR/prolog" "$DIR/health"
+
+export SLURM_CONF=$DIR/slurm.conf
+{
+  cat <<CONF
+ClusterName=fabslurm
+SlurmctldHost=$(hostname -s)(198.18.0.254)
+SlurmUser=root
+AuthType=auth/munge
+CredType=cred/munge
+StateSaveLocation=$DIR/state
+SlurmdSpoolDir=$DIR/spool/%n
+SlurmctldPidFile=$DIR/slurmctld.pid
+SlurmdPidFile=$DIR/slurmd-%n.pid
+SlurmctldLogFile=$DIR/slurmctld.log
+SlurmdLogFile=$DIR/slurmd-%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/builtin
+SelectType=select/linear
+MpiDefault=none
+ReturnToService=2
+PrologSlurmctld=$DIR/prolog
+HealthCheckProgram=$DIR/health
+HealthCheckInterval=5
+HealthCheckNodeState=ANY
+SlurmctldTimeout=30
+SlurmdTimeout=60
+CONF
+  for i in 1 2 3 4; do echo "NodeName=node-$i NodeAddr=198.18.0.$i CPUs=$(nproc) State=UNKNOWN"; done
+  echo "PartitionName=lab Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
+} > "$SLURM_CONF"
+
+in_ctl /usr/sbin/slurmctld -i || { cat "$DIR/slurmctld.log"; echo "FAIL: slurmctld"; exit 1; }
+for i in 1 2 3 4; do
+  # nsenter, not `ip netns exec`: the host's network namespace only, with this machine's /sys
+  # (and its cgroup mounts, which slurmd needs) rather than a fresh sysfs.
+  mkdir -p "$DIR/spool/node-$i"
+  nsenter --net="/run/netns/$FABRIC_LAB_PREFIX-node-$i" /usr/sbin/slurmd -N "node-$i" ||
+    { cat "$DIR/slurmd-node-$i.log"; echo "FAIL: slurmd node-$i"; exit 1; }
+done
+idle=""
+for _ in $(seq 1 60); do
+  idle=$(in_ctl sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | paste -sd' ')
+  [[ $idle == "node-1 node-2 node-3 node-4" ]] && break
+  sleep 1
+done
+check "slurmctld and 4 slurmd up, every node idle ($idle)" test "$idle" = "node-1 node-2 node-3 node-4"
+# After a first round of health checks: live warnings (no RDMA here) drain nothing.
+sleep 6
+drained=$(in_ctl sinfo -h -N -t drain,draining,drained -o %N | sort -u | paste -sd' ')
+check "the health check's warnings drain no node ('$drained')" test -z "$drained"
+
+state() { in_ctl squeue -h -j "$1" -o %T 2>/dev/null || true; }
+finished() { in_ctl scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+wait_state() {  # JOB STATE SECONDS
+  local s
+  for _ in $(seq 1 "$3"); do s=$(finished "$1"); [[ $s == "$2" ]] && return 0; sleep 1; done
+  echo "job $1: $s, not $2" >&2
+  return 1
+}
+reason() { in_ctl scontrol show node "$1" | sed -n 's/^ *Reason=\(.*\) \[.*/\1/p'; }
+
+# 1. Healthy nodes: sbatch on two of them runs after a clean sweep.
+job=$(in_ctl sbatch --parsable -N2 -w node-1,node-2 -o "$DIR/job-healthy.out" --wrap "echo ran") ||
+  bad "sbatch"
+check "sbatch on node-[1-2]: the sweep passes and the job completes" wait_state "$job" COMPLETED 120
+check "the job's output is there" grep -q ran "$DIR/job-healthy.out"
+
+# 2. A one-node interactive job: judged by that node's checks, then run.
+out=$(in_ctl timeout 120 srun -N1 -w node-2 echo one-node 2>"$DIR/srun.err")
+check "srun on one node runs after its one-node sweep ($out)" test "$out" = one-node
+
+# 3. The planted fault: a job on all four is held back, node-3 drained with the reason.
+job=$(in_ctl sbatch --parsable -N4 -o "$DIR/job-fault.out" --wrap "echo ran")
+drained=""
+for _ in $(seq 1 180); do
+  drained=$(in_ctl sinfo -h -N -t drain,draining,drained -o %N | sort -u | paste -sd' ')
+  [[ -n $drained ]] && break
+  sleep 1
+done
+sleep 2
+check "only node-3 is drained ('$drained')" test "$drained" = node-3
+r=$(reason node-3)
+check "node-3's reason names the finding and the job ('$r')" \
+  test "$r" = "fabricctl: straggler_node (job $job)"
+s=$(finished "$job")
+check "the job on the faulty fabric did not run ($s)" test "$s" != RUNNING -a "$s" != COMPLETED
+check "and produced no output" test ! -s "$DIR/job-fault.out"
+tail -n 5 "$DIR/prolog.err"
+
+# 4. The health check drains on a critical finding, with its kind in the reason.
+in_ctl scancel "$job" 2>/dev/null
+touch "$DIR/plant-port-down"
+r=""
+for _ in $(seq 1 30); do r=$(reason node-4); [[ -n $r ]] && break; sleep 1; done
+check "fabric-health drains node-4 on its critical finding ('$r')" test "$r" = "fabricctl check: link_down"
+drained=$(in_ctl sinfo -h -N -t drain,draining,drained -o %N | sort -u | paste -sd' ')
+check "nodes 1 and 2 stay in service ('$drained')" test "$drained" = "node-3 node-4"
+
+finish
