@@ -15,6 +15,7 @@
 #include "base/exit_code.h"
 #include "base/process.h"
 #include "cli/output.h"
+#include "cli/progress.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "probes/common/params.h"
@@ -160,25 +161,20 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   grpc::ClientContext context;
   context.set_deadline(DeadlineAfter(options.sweep_timeout));
   auto reader = (*stub)->Sweep(&context, *request);
-  const bool terminal = IsTerminal(2);
   v1::SweepEvent event;
   v1::Report report;
   bool have_report = false;
-  while (reader->Read(&event)) {
-    if (event.has_started()) {
-      const auto& s = event.started();
-      if (terminal) {
-        err << absl::StrFormat("sweep %d: %d nodes, %d rounds\n", s.sweep_id(), s.nodes_size(), s.rounds());
+  {
+    SweepProgress progress(err, IsTerminal(2));
+    while (reader->Read(&event)) {
+      if (event.has_started()) {
+        progress.Started(event.started());
+      } else if (event.has_round()) {
+        progress.Round(event.round());
+      } else if (event.has_report()) {
+        report = event.report();
+        have_report = true;
       }
-    } else if (event.has_round()) {
-      const auto& r = event.round();
-      if (terminal) {
-        err << absl::StrFormat("  %s round %d/%d: %d pairs, %d failed\n", r.phase(), r.round(),
-                               r.rounds(), r.pairs(), r.pairs_failed());
-      }
-    } else if (event.has_report()) {
-      report = event.report();
-      have_report = true;
     }
   }
   grpc::Status status = reader->Finish();

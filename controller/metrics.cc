@@ -38,6 +38,9 @@ ControllerMetrics::ControllerMetrics(const Store* store, absl::Duration stale_af
       findings_total_[{k.name, Severity(k.alternate_severity)}] = 0;
     }
   }
+  // The history so far gives the last values; only sweeps finishing from now on are counted.
+  std::lock_guard<std::mutex> lock(mu_);
+  CatchUp();
 }
 
 void ControllerMetrics::Absorb(const v1::Report& report, bool count) {
@@ -86,7 +89,7 @@ std::string ControllerMetrics::Render() {
   } else {
     // No sweep yet: the version still says which build is scraped.
     Header(&out, "fabricctl_build_info", "gauge", "The fabricctl version that wrote these series (always 1).");
-    absl::StrAppend(&out, "fabricctl_build_info{version=\"", kVersion, "\"} 1\n");
+    absl::StrAppend(&out, "fabricctl_build_info{source=\"sweep\",version=\"", kVersion, "\"} 1\n");
   }
 
   std::lock_guard<std::mutex> lock(mu_);

@@ -20,8 +20,8 @@ namespace fabricctl::controller {
 // was, with when (a node left out of the latest sweep keeps its series); counters of the sweeps
 // finished since start; the process's own metrics.
 //
-// Reports are read from the store once each: at the first scrape the newest kSeed finished
-// sweeps, then only sweeps newer than the last one read. A node removed from the registry (and
+// Reports are read from the store once each: at construction (the controller's start) the
+// newest kSeed finished sweeps, then at each scrape only the sweeps newer than the last read. A node removed from the registry (and
 // absent from the latest sweep) leaves the exposition. Thread-safe.
 class ControllerMetrics {
  public:

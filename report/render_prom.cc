@@ -66,8 +66,9 @@ std::string RenderProm(const v1::Report& report, bool per_node) {
   const bool check = report.source() == "check";
   const std::string prefix = check ? "fabricctl_check_" : "fabricctl_sweep_";
   const std::string what = check ? "check" : "sweep";
+  // `source` keeps a check's and a sweep's apart in one textfile directory.
   metric("fabricctl_build_info", "The fabricctl version that wrote these series (always 1).");
-  absl::StrAppendFormat(&out, "fabricctl_build_info{version=\"%s\"} 1\n",
+  absl::StrAppendFormat(&out, "fabricctl_build_info{source=\"%s\",version=\"%s\"} 1\n", what,
                         PromEscape(report.generator().substr(report.generator().rfind(' ') + 1)));
   metric(prefix + "worst_severity", "Worst finding severity: 0 ok, 1 warning, 2 critical.");
   absl::StrAppendFormat(&out, "%sworst_severity %d\n", prefix, static_cast<int>(ExitCodeFor(report)));

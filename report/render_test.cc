@@ -103,7 +103,7 @@ TEST_CASE("Prometheus exposition: HELP and TYPE per metric, labelled samples") {
   CHECK(prom.find("fabricctl_findings{kind=\"straggler_node\",severity=\"critical\"} 1\n") !=
         std::string::npos);
   CHECK(prom.find("fabricctl_sweep_worst_severity 2\n") != std::string::npos);
-  CHECK(prom.find("fabricctl_build_info{version=\"") != std::string::npos);
+  CHECK(prom.find("fabricctl_build_info{source=\"sweep\",version=\"") != std::string::npos);
   // Kinds not found are there at 0, so a resolved problem's series goes to 0, not away.
   CHECK(prom.find("fabricctl_findings{kind=\"mtu_mismatch\",severity=\"critical\"} 0\n") !=
         std::string::npos);

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Prometheus and node_exporter for real (Debian's prometheus 2.42 and prometheus-node-exporter
+# 1.5): Prometheus scrapes the practice lab's controller and a node_exporter that reads the
+# textfile directory where `fabricctl check` and `fabricctl map` write, with the shipped alert
+# rules loaded; the series are read back through Prometheus' HTTP API. Checks the README's
+# recipe end to end: both files accepted side by side, each node's verdict kept when a later
+# sweep leaves the node out, counters, process metrics, and the node alert firing for the
+# right node. Needs root, iproute2, prometheus and prometheus-node-exporter; skips otherwise.
+set -uo pipefail
+
+pass=0 fail=0
+ok() { echo "PASS: $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+check() {  # check DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then ok "$what"; else bad "$what"; fi
+}
+finish() {
+  echo "$pass passed, $fail failed"
+  [[ $fail -eq 0 ]]
+  exit $?
+}
+
+if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+  echo "SKIPPED: the Prometheus test needs root and iproute2 (network namespaces, tc)"
+  exit 0
+fi
+for program in prometheus prometheus-node-exporter promtool python3; do
+  if ! command -v $program >/dev/null; then
+    echo "SKIPPED: $program is not installed (scripts/setup.sh installs it)"
+    exit 0
+  fi
+done
+
+export FABRIC_BIN=$PWD
+export FABRIC_LAB_DIR=${TEST_TMPDIR:-/tmp}/prom-lab
+export FABRIC_LAB_PREFIX=fabprom
+DIR=${TEST_TMPDIR:-/tmp}/prom
+rm -rf "$DIR"
+mkdir -p "$DIR/textfile" "$DIR/tsdb"
+lab() { bash scripts/lab.sh "$@"; }
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  lab down >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+lab up 3 --throttle node-3=200mbit > "$DIR/lab.up" 2>&1 || { cat "$DIR/lab.up"; echo "FAIL: lab up"; exit 1; }
+CTL_NS=$(cat "$FABRIC_LAB_DIR/controller.ns")
+METRICS=$(sed -E 's|^http://([^/]+)/metrics$|\1|' "$FABRIC_LAB_DIR/metrics.url")
+in_ctl() { nsenter --net="/run/netns/$CTL_NS" "$@"; }
+in_ctl ip link set lo up
+
+# A sweep with node-3 throttled: node-3 critical. Then the README's textfile recipe: a node's
+# check and the latest sweep's map, side by side in node_exporter's directory.
+lab sweep --duration 500ms --format json --output "$DIR/sweep1.json" 2> "$DIR/sweep1.err"
+check "the first sweep exits 2 (node-3 a straggler)" test $? -eq 2
+cli/fabricctl check --format prom --output "$DIR/textfile/fabric_check.prom"
+check "check exits 1 here (no RDMA: a warning)" test $? -eq 1
+lab map --format prom --output "$DIR/textfile/fabric_map.prom"
+# A second sweep that leaves node-3 out: its verdict must stay in the controller's series.
+lab sweep --nodes node-1,node-2 --duration 500ms --format json --output "$DIR/sweep2.json" 2> "$DIR/sweep2.err"
+check "the second sweep, node-[1-2] only, exits 0" test $? -eq 0
+
+# node_exporter (textfile collector only) and Prometheus, in the controller's namespace.
+in_ctl prometheus-node-exporter --web.listen-address=127.0.0.1:19100 --collector.disable-defaults \
+  --collector.textfile --collector.textfile.directory="$DIR/textfile" > "$DIR/node_exporter.log" 2>&1 &
+pids+=($!)
+cp deploy/prometheus/fabricctl-rules.yml "$DIR/"
+cat > "$DIR/prometheus.yml" <<YAML
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [fabricctl-rules.yml]
+scrape_configs:
+  - job_name: fabric-controller
+    static_configs: [{targets: ["$METRICS"]}]
+  - job_name: node
+    static_configs: [{targets: ["127.0.0.1:19100"]}]
+YAML
+check "promtool check config" promtool check config "$DIR/prometheus.yml"
+in_ctl prometheus --config.file="$DIR/prometheus.yml" --storage.tsdb.path="$DIR/tsdb" \
+  --web.listen-address=127.0.0.1:19090 > "$DIR/prometheus.log" 2>&1 &
+pids+=($!)
+
+# query EXPR: the values of an instant query, "labels=value" per series, sorted.
+query() {
+  in_ctl python3 - "$1" <<'PY'
+import json, sys, urllib.parse, urllib.request
+url = "http://127.0.0.1:19090/api/v1/query?" + urllib.parse.urlencode({"query": sys.argv[1]})
+try:
+    r = json.load(urllib.request.urlopen(url, timeout=5))
+except Exception as e:
+    print("error:", e); sys.exit(0)
+out = []
+for s in r["data"]["result"]:
+    m = {k: v for k, v in s["metric"].items() if k not in ("instance", "job", "__name__")}
+    out.append(",".join(f"{k}={m[k]}" for k in sorted(m)) + "=" + s["value"][1])
+print(" ".join(sorted(out)))
+PY
+}
+wait_query() {  # EXPR EXPECTED SECONDS: until the query answers EXPECTED
+  local got=""
+  for _ in $(seq 1 "$3"); do got=$(query "$1"); [[ $got == "$2" ]] && return 0; sleep 1; done
+  echo "query $1: '$got', expected '$2'" >&2
+  return 1
+}
+
+check "both scrape targets up" wait_query 'up' "=1 =1" 60
+check "node_exporter read both textfiles without error" \
+  wait_query 'node_textfile_scrape_error' "=0" 20
+check "the check's verdict from the textfile: warning" \
+  wait_query 'fabricctl_check_worst_severity' "=1" 20
+check "the map's file and the controller agree on the latest sweep's id" \
+  wait_query 'count(count by (value) (label_replace(fabricctl_sweep_id, "value", "$1", "__name__", "(.*)")))' "=1" 5
+check "the controller: node-3 critical, kept though the latest sweep left it out" \
+  wait_query 'fabricctl_node_status{job="fabric-controller"}' "node=node-1=0 node=node-2=0 node=node-3=2" 20
+check "the map's textfile: the sweep it rendered (node-3 critical)" \
+  wait_query 'fabricctl_node_status{job="node"}' "node=node-1=0 node=node-2=0 node=node-3=2" 5
+check "node-3's last sweep is older than node-1's" \
+  wait_query 'fabricctl_node_last_sweep_timestamp_seconds{node="node-3"} < bool fabricctl_node_last_sweep_timestamp_seconds{node="node-1"}' "node=node-3=1" 5
+pairs=$(query 'count(fabricctl_pair_bandwidth_bytes_per_second{job="fabric-controller",probe="tcp_bw"})')
+check "every ordered pair's bandwidth, node-3's included ($pairs)" test "$pairs" = "=6"
+check "latency series carry their probe" \
+  wait_query 'count(fabricctl_pair_latency_seconds{job="fabric-controller",probe="tcp_lat"})' "=3" 5
+check "the latest sweep's verdict: ok" \
+  wait_query 'fabricctl_sweep_worst_severity{job="fabric-controller"}' "=0" 5
+check "sweeps_total counts both sweeps by verdict" \
+  wait_query 'fabricctl_sweeps_total' "result=critical=1 result=ok=1 result=warning=0" 5
+check "findings_total counted node-3's straggler" \
+  wait_query 'fabricctl_findings_total{kind="straggler_node",severity="critical"}' "kind=straggler_node,severity=critical=1" 5
+check "the controller's process metrics" \
+  wait_query 'process_resident_memory_bytes{job="fabric-controller"} > bool 0' "=1" 5
+check "fabricctl_build_info from all three sources" \
+  wait_query 'count by (source) (fabricctl_build_info)' "source=check=1 source=sweep=2" 5
+alerts=""
+for _ in $(seq 1 30); do
+  alerts=$(in_ctl python3 -c '
+import json, urllib.request
+r = json.load(urllib.request.urlopen("http://127.0.0.1:19090/api/v1/alerts", timeout=5))
+print(" ".join(sorted(a["labels"]["alertname"] + ":" + a["labels"].get("node", "") + ":" + a["state"]
+                      for a in r["data"]["alerts"])))' 2>/dev/null)
+  [[ $alerts == *FabricctlNodeCritical:node-3:firing* ]] && break
+  sleep 1
+done
+check "the shipped rules: FabricctlNodeCritical fires for node-3 only ($alerts)" \
+  bash -c '[[ "$1" == *FabricctlNodeCritical:node-3:firing* && "$1" != *FabricctlNodeCritical:node-1* && "$1" != *FabricctlNodeCritical:node-2* ]]' _ "$alerts"
+
+finish
