@@ -128,11 +128,54 @@ TEST_CASE("Prometheus for a check: its own names, and no zero timestamps or swee
 
 TEST_CASE("HTML is one file with an SVG cell per ordered pair and no external references") {
   std::string html = RenderHtml(ThreeNodes());
-  CHECK(Count(html, "<rect class=\"cell\"") == 6);
-  CHECK(Count(html, "data-status=\"critical\"") == 4);
+  // Two maps (status, bandwidth), a cell per ordered pair in each.
+  CHECK(Count(html, "<rect class=\"cell\"") == 12);
+  CHECK(Count(html, "data-status=\"critical\"") == 8);
   CHECK(html.find("http://") == html.find("http://www.w3.org/2000/svg"));
   CHECK(html.find("https://") == std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("&lt;slow&gt;") != std::string::npos);
+}
+
+TEST_CASE("HTML: legends, bandwidth scale, times, drain list, audits, all-reduce, unreachable marked") {
+  v1::Report r = ThreeNodes();
+  r.mutable_sweep()->mutable_started()->set_seconds(1699999990);
+  auto* gone = r.mutable_health()->add_nodes();
+  gone->set_node("d");
+  gone->set_status(v1::HEALTH_UNKNOWN);
+  auto* f = r.add_findings();
+  f->set_kind("node_unreachable");
+  f->set_node("d");
+  f->set_detail("d:7401: connect: timed out");
+  auto* audit = r.mutable_health()->mutable_nodes(0)->add_audits();
+  audit->set_audit("mtu");
+  audit->set_outcome(v1::AUDIT_RAN);
+  (*audit->mutable_observed())["eth0"] = "9000";
+  auto* c = r.mutable_health()->add_collectives();
+  c->set_node("a");
+  c->set_device("nccl, 3 ranks on 3 nodes");
+  c->set_outcome(v1::PROBE_OK);
+  auto* point = c->add_collective();
+  point->set_size_bytes(4194304);
+  point->set_algbw_gbytes(1.25);
+  point->set_busbw_gbytes(1.67);
+  const std::string html = RenderHtml(r);
+  CHECK(html.find("id=\"status-legend\"") != std::string::npos);
+  CHECK(html.find("id=\"bandwidth-legend\"") != std::string::npos);
+  CHECK(html.find("linearGradient id=\"bwscale\"") != std::string::npos);
+  CHECK(html.find("<td>2023-11-14 22:13:10 UTC</td>") != std::string::npos);   // started
+  CHECK(html.find("<td>2023-11-14 22:13:20 UTC</td>") != std::string::npos);   // finished
+  CHECK(html.find("<p id=\"drain\"><b>Drain:</b> c</p>") != std::string::npos);
+  CHECK(html.find("<td>mtu</td><td class=\"\">ran</td><td></td><td></td><td>eth0: 9000</td>") != std::string::npos);
+  CHECK(html.find("<td>4194304</td><td>1.25</td><td>1.67</td>") != std::string::npos);
+  // d's row and column are marked on both maps (3 peers each way), and in the node table.
+  CHECK(Count(html, "<rect class=\"unreachable\"") == 12);
+  CHECK(html.find("<title>d unreachable: d:7401: connect: timed out</title>") != std::string::npos);
+  CHECK(html.find("<tr class=\"unreachable\"><td>d</td>") != std::string::npos);
+  // Flagged pairs list the two critical pairs with their figures.
+  CHECK(html.find("<tr><td>a</td><td>c</td><td class=\"critical\">critical</td><td>1.50</td>") != std::string::npos);
+  // On the bandwidth scale (median 1.5 Gb/s): 9.5 Gb/s is green, 1.4 a little below.
+  CHECK(html.find("fill=\"#3a9d5d\"><title>a -&gt; b: 9.50 Gb/s") != std::string::npos);
 }
 
 TEST_CASE("Formats by name; exit codes by worst severity") {

@@ -41,6 +41,11 @@ double DirectedBw(const v1::PairHealth& pair, const std::string& from);
 const v1::PairHealth* FindPair(const PairIndex& index, const std::string& node,
                                const std::string& peer);
 
+// The HTML report's maps, each with its legend: pair status; bandwidth on a colour scale up to
+// the fabric's median. Unreachable nodes are marked on both (render_html_map.cc).
+std::string StatusMapHtml(const v1::Report& report);
+std::string BandwidthMapHtml(const v1::Report& report);
+
 // Escapes the five XML special characters (for XML and HTML text and attributes).
 std::string XmlEscape(const std::string& text);
 

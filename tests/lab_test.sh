@@ -75,11 +75,23 @@ check "JUnit passes xmllint against the JUnit schema" \
 lab map --format prom --output "$OUT/map.prom"
 check "prom passes promtool check metrics" sh -c "promtool check metrics < '$OUT/map.prom'"
 lab map --format html --output "$OUT/map.html"
-cells=$(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-          --disable-background-networking --disable-component-update --disable-sync \
-          --user-data-dir="$OUT/chromium" --dump-dom "file://$OUT/map.html" 2>/dev/null |
-        grep -o 'class="cell"' | wc -l)
-check "the HTML opens in headless Chromium with one cell per ordered pair ($cells)" test "$cells" -eq 20
+# The page as headless Chromium builds it (its DOM after parsing), not the file's text.
+dom() {
+  chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$OUT/chromium" --dump-dom "file://$1" 2>/dev/null
+}
+dom "$OUT/map.html" > "$OUT/map.dom"
+cells=$(grep -o 'class="cell"' "$OUT/map.dom" | wc -l)
+check "the HTML opens in headless Chromium with one cell per ordered pair on each map ($cells)" test "$cells" -eq 40
+check "Chromium: both legends, the bandwidth scale, the times, node-3 in the drain list" python3 -c '
+import re, sys
+d = open(sys.argv[1]).read()
+assert "id=\"status-legend\"" in d and "id=\"bandwidth-legend\"" in d and "id=\"bwscale\"" in d
+assert re.search(r"<th>finished</th><td>20\d\d-\d\d-\d\d \d\d:\d\d:\d\d UTC</td>", d)
+assert re.search(r"<p id=\"drain\"><b>Drain:</b> node-3</p>", d), "drain list"
+assert "id=\"pairs\"" in d and "id=\"audits\"" in d
+' "$OUT/map.dom"
 
 lab metrics > "$OUT/scrape.prom"
 check "the controller's /metrics passes promtool and counts 5 online nodes" sh -c \
@@ -155,6 +167,14 @@ measured = sum(1 for p in r["health"]["pairs"]
 print(",".join(unreachable), measured)
 ' "$OUT/killed.json")
 check "node-2 is node_unreachable and the other 6 pairs are measured ($verdict)" test "$verdict" = "node-2 6"
+lab map --format html --output "$OUT/killed.html"
+dom "$OUT/killed.html" > "$OUT/killed.dom"
+check "Chromium: the dead node is marked in the node table and on the maps" python3 -c '
+import sys
+d = open(sys.argv[1]).read()
+assert "<tr class=\"unreachable\"><td>node-2</td>" in d, "node table"
+assert "node-2 \u2715</text>" in d, "map label"
+' "$OUT/killed.dom"
 
 # 4. History survives a controller restart.
 lab restart-controller >/dev/null

@@ -1,0 +1,158 @@
+// The HTML report's two node x node maps (SVG): pair status, and bandwidth on a colour scale
+// against the fabric's median; with their legends. Unreachable nodes are marked on both.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "report/render_util.h"
+
+namespace fabricctl::report::internal {
+namespace {
+
+const char* StatusFill(v1::HealthStatus s) {
+  switch (s) {
+    case v1::HEALTH_OK: return "#3a9d5d";
+    case v1::HEALTH_WARNING: return "#e0a526";
+    case v1::HEALTH_CRITICAL: return "#d64545";
+    default: return "#9a9a9a";
+  }
+}
+
+constexpr const char* kUnreachableFill = "#5b5b5b";
+constexpr const char* kUnmeasuredFill = "#ffffff";
+
+// Red at 0, amber at half the median, green at the median and above.
+std::string BandwidthFill(double bw, double median) {
+  const double t = median > 0 ? std::clamp(bw / median, 0.0, 1.0) : 1.0;
+  auto mix = [](int a, int b, double f) { return static_cast<int>(std::lround(a + (b - a) * f)); };
+  int r, g, b;
+  if (t < 0.5) {
+    const double f = t / 0.5;
+    r = mix(0xd6, 0xe0, f), g = mix(0x45, 0xa5, f), b = mix(0x45, 0x26, f);
+  } else {
+    const double f = (t - 0.5) / 0.5;
+    r = mix(0xe0, 0x3a, f), g = mix(0xa5, 0x9d, f), b = mix(0x26, 0x5d, f);
+  }
+  return absl::StrFormat("#%02x%02x%02x", r, g, b);
+}
+
+// Why each unreachable node is (its node_unreachable finding), by node.
+std::map<std::string, std::string> Unreachable(const v1::Report& report) {
+  std::map<std::string, std::string> out;
+  for (const auto& f : report.findings()) {
+    if (f.kind() == "node_unreachable") out[f.node()] = f.detail();
+  }
+  return out;
+}
+
+std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& id) {
+  const auto& nodes = report.health().nodes();
+  const PairIndex index = IndexPairs(report);
+  const std::map<std::string, std::string> unreachable = Unreachable(report);
+  const double median = report.health().has_median_bw_gbps() ? report.health().median_bw_gbps() : 0;
+  const int n = nodes.size();
+  const int cell = n > 64 ? 8 : n > 24 ? 16 : 44;
+  const int label = 120;
+  const int size = label + cell * n;
+  std::string svg = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" id=\"%s\" "
+      "font-family=\"sans-serif\" font-size=\"11\">\n",
+      size + 10, size + 10, id);
+  for (int i = 0; i < n; ++i) {
+    const bool gone = unreachable.count(nodes[i].node()) > 0;
+    const std::string name = XmlEscape(nodes[i].node()) + (gone ? " \xE2\x9C\x95" : "");  // ✕
+    const char* colour = gone ? " fill=\"#b32d2d\"" : "";
+    absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\"%s>%s</text>\n", label - 4,
+                          label + cell * i + cell / 2 + 4, colour, name);
+    absl::StrAppendFormat(&svg, "<text transform=\"translate(%d,%d) rotate(-60)\"%s>%s</text>\n",
+                          label + cell * i + cell / 2, label - 4, colour, name);
+  }
+  for (int r = 0; r < n; ++r) {
+    for (int c = 0; c < n; ++c) {
+      const int x = label + cell * c, y = label + cell * r;
+      const std::string& a = nodes[r].node();
+      const std::string& b = nodes[c].node();
+      if (r == c) {
+        absl::StrAppendFormat(&svg, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#eeeeee\"/>\n",
+                              x, y, cell - 1, cell - 1);
+        continue;
+      }
+      const v1::PairHealth* p = FindPair(index, a, b);
+      if (p == nullptr) {
+        // Not measured: an unreachable end says so; otherwise the pair was not planned.
+        const auto gone = unreachable.count(a) ? unreachable.find(a) : unreachable.find(b);
+        if (gone == unreachable.end()) continue;
+        absl::StrAppendFormat(
+            &svg,
+            "<rect class=\"unreachable\" data-node=\"%s\" data-peer=\"%s\" x=\"%d\" y=\"%d\" "
+            "width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s unreachable: %s</title></rect>\n",
+            XmlEscape(a), XmlEscape(b), x, y, cell - 1, cell - 1, kUnreachableFill,
+            XmlEscape(gone->first), XmlEscape(gone->second));
+        continue;
+      }
+      const double bw = DirectedBw(*p, a);
+      const std::string value = std::isnan(bw) ? "n/a" : absl::StrFormat("%.2f", bw);
+      const std::string lat = p->has_lat_us() ? absl::StrFormat(", %.1f us", p->lat_us()) : "";
+      const std::string fill = by_bandwidth ? (std::isnan(bw) ? kUnmeasuredFill : BandwidthFill(bw, median))
+                                            : StatusFill(p->status());
+      absl::StrAppendFormat(
+          &svg,
+          "<rect class=\"cell\" data-node=\"%s\" data-peer=\"%s\" data-status=\"%s\" x=\"%d\" "
+          "y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s -&gt; %s: %s Gb/s%s (%s, %d "
+          "attempts)</title></rect>\n",
+          XmlEscape(a), XmlEscape(b), StatusName(p->status()), x, y, cell - 1, cell - 1, fill,
+          XmlEscape(a), XmlEscape(b), value, lat, StatusName(p->status()), p->attempts());
+      if (cell >= 40) {
+        absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#fff\">%s</text>\n",
+                              x + cell / 2, y + cell / 2 + 4, value);
+      }
+    }
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+std::string Swatch(const char* fill, const std::string& text) {
+  return absl::StrFormat(
+      "<span class=\"swatch\"><svg width=\"14\" height=\"14\"><rect width=\"14\" height=\"14\" "
+      "fill=\"%s\" stroke=\"#999\"/></svg> %s</span>\n",
+      fill, text);
+}
+
+}  // namespace
+
+std::string StatusMapHtml(const v1::Report& report) {
+  std::string out = "<div class=\"legend\" id=\"status-legend\">\n";
+  out += Swatch(StatusFill(v1::HEALTH_OK), "ok");
+  out += Swatch(StatusFill(v1::HEALTH_WARNING), "warning");
+  out += Swatch(StatusFill(v1::HEALTH_CRITICAL), "critical");
+  out += Swatch(StatusFill(v1::HEALTH_UNKNOWN), "unknown (not measured, failed)");
+  out += Swatch(kUnreachableFill, "node unreachable (&#x2715;)");
+  out += "</div>\n";
+  return out + Map(report, false, "heatmap");
+}
+
+std::string BandwidthMapHtml(const v1::Report& report) {
+  const double median = report.health().has_median_bw_gbps() ? report.health().median_bw_gbps() : 0;
+  std::string out = "<div class=\"legend\" id=\"bandwidth-legend\">\n";
+  // The scale: a gradient from 0 to the median, with its ticks.
+  out += "<svg width=\"260\" height=\"34\"><defs><linearGradient id=\"bwscale\">";
+  for (int i = 0; i <= 10; ++i) {
+    absl::StrAppendFormat(&out, "<stop offset=\"%d%%\" stop-color=\"%s\"/>", i * 10,
+                          BandwidthFill(median * i / 10.0, median));
+  }
+  out += "</linearGradient></defs><rect x=\"10\" y=\"2\" width=\"240\" height=\"14\" fill=\"url(#bwscale)\" stroke=\"#999\"/>";
+  for (int i = 0; i <= 2; ++i) {
+    absl::StrAppendFormat(&out, "<text x=\"%d\" y=\"30\" font-size=\"11\" text-anchor=\"middle\">%.1f</text>",
+                          10 + 120 * i, median * i / 2);
+  }
+  absl::StrAppendFormat(&out, "</svg> Gb/s, from 0 to the fabric's median (%.2f) and above\n", median);
+  out += Swatch(kUnmeasuredFill, "no figure");
+  out += Swatch(kUnreachableFill, "node unreachable (&#x2715;)");
+  out += "</div>\n";
+  return out + Map(report, true, "bwmap");
+}
+
+}  // namespace fabricctl::report::internal
