@@ -1,4 +1,5 @@
 #include "agent/agent.h"
+#include "base/profiles.h"
 
 #include <algorithm>
 
@@ -59,13 +60,18 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   agent->probes_ = std::make_unique<ProbeRunner>(
       listen->host, advertise_host, probes::ServeContext{options.limits, {}}, agent->node_name_,
       options.nccl_log_dir);
-  agent->probes_->SetNcclExpectation(
-      {probes::RdmaExpectedBecause(*agent->sysfs_, options.config.expect())});
+  // What this node is held to: its profile's expectations (a CPU-only node's), else the
+  // configuration's.
+  std::string profile;
+  const v1::Expectations& expect =
+      ExpectationsFor(options.config, agent->node_name_, options.labels, &profile);
+  if (!profile.empty()) log->info("node {} is held to profile {}", agent->node_name_, profile);
+  agent->probes_->SetNcclExpectation({probes::RdmaExpectedBecause(*agent->sysfs_, expect)});
   // Audits read through the agent's SysfsRoot, against the configuration's expectations and
   // the agent's own environment (the NCCL variables jobs on this node inherit).
   probes::AuditContext audits;
   audits.root = agent->sysfs_.get();
-  audits.expect = options.config.expect();
+  audits.expect = expect;
   audits.node = agent->node_name_;
   audits.max_counter_increase = options.config.thresholds().max_counter_increase();
   audits.environment = probes::NcclEnvironment();

@@ -1,4 +1,5 @@
 #include "base/config.h"
+#include "base/profiles.h"
 
 #include <cmath>
 #include <limits>
@@ -303,6 +304,12 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
     if (auto where = ParseHostPort(config.controller(), "controller"); !where.ok()) {
       return fail("controller", std::string(where.status().message()));
     }
+  }
+  if (auto s = ValidateProfiles(config); !s.ok()) {
+    YAML::Node node = FindNode(root, {"profiles"});
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, node && !node.Mark().is_null() ? absl::StrCat(":", node.Mark().line + 1) : "", ": ",
+        s.message()));
   }
   return absl::OkStatus();
 }

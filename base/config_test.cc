@@ -134,3 +134,48 @@ TEST_CASE("The example configurations load") {
 }
 
 }  // namespace fabricctl
+
+#include "base/profiles.h"
+
+namespace fabricctl {
+
+TEST_CASE("Profiles: the first that matches a node's name and labels sets its expectations") {
+  auto config = ParseConfig(R"(
+expect: {link_rate_gbps: 400, gpudirect: true}
+nodes:
+  - {node: login1, labels: {role: login}}
+profiles:
+  - name: cpu
+    nodes: "cpu-[001-128]"
+    expect: {netdev_mtu: 1500}
+  - name: login
+    labels: {role: login}
+    expect: {}
+  - name: storage-rack
+    nodes: "st[1-4]"
+    labels: {rack: r9}
+    expect: {link_rate_gbps: 200}
+)", "cluster.yaml");
+  REQUIRE(config.ok());
+  std::string profile;
+  CHECK(ExpectationsFor(*config, "cpu-007", {}, &profile).netdev_mtu() == 1500);
+  CHECK(profile == "cpu");
+  CHECK(ExpectationsFor(*config, "cpu-007", {}).link_rate_gbps() == 0);  // replaced, not merged
+  CHECK(ExpectationsFor(*config, "login1", {}, &profile).link_rate_gbps() == 0);  // labels from nodes:
+  CHECK(profile == "login");
+  CHECK(ExpectationsFor(*config, "st2", {{"rack", "r9"}}).link_rate_gbps() == 200);
+  // Both conditions: the right rack is not enough without the name, nor the name without it.
+  CHECK(ExpectationsFor(*config, "st2", {{"rack", "r8"}}, &profile).link_rate_gbps() == 400);
+  CHECK(profile.empty());
+  CHECK(ExpectationsFor(*config, "gpu-01", {{"rack", "r9"}}).gpudirect());
+}
+
+TEST_CASE("Profiles: a profile without a name, without a selector or with a bad hostlist is refused") {
+  CHECK(ErrorOf("profiles:\n  - {nodes: \"a[1-2]\"}\n") == "cluster.yaml:2: profiles[0].name: missing");
+  CHECK(ErrorOf("profiles:\n  - {name: all, expect: {}}\n") ==
+        "cluster.yaml:2: profiles[0] (all): give nodes, labels or both; it would match every node");
+  CHECK(ErrorOf("profiles:\n  - {name: cpu, nodes: \"cpu-[9-1]\"}\n") ==
+        "cluster.yaml:2: profiles[0].nodes (cpu): nodes: '[9-1]': range 9-1 runs backwards");
+}
+
+}  // namespace fabricctl

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "base/profiles.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
@@ -198,7 +199,9 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   }
   probes::AuditContext ctx;
   ctx.root = &root;
-  ctx.expect = options.config.expect();
+  // The node's profile (by its name and the configuration's labels for it), else expect.
+  const v1::Expectations& expect = ExpectationsFor(options.config, node, {});
+  ctx.expect = expect;
   ctx.environment = options.environment;
   ctx.node = node;
   ctx.max_counter_increase = options.config.thresholds().max_counter_increase();
@@ -234,7 +237,7 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   }
   const auto started = std::chrono::steady_clock::now();
   // A single node's NCCL choice of sockets is critical only where RDMA is expected.
-  const probes::NcclExpectation nccl_expect{probes::RdmaExpectedBecause(root, options.config.expect())};
+  const probes::NcclExpectation nccl_expect{probes::RdmaExpectedBecause(root, expect)};
   absl::StatusOr<std::vector<v1::AuditResult>> results =
       options.nccl_logs.empty()
           ? (names.empty() && (!loopback.empty() || gpu_copy || allreduce) ? std::vector<v1::AuditResult>{}

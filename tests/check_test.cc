@@ -3,6 +3,8 @@
 #include <climits>
 #include <cstdlib>
 
+#include <fstream>
+
 #include <catch2/catch.hpp>
 
 #include "google/protobuf/util/json_util.h"
@@ -55,6 +57,27 @@ TEST_CASE("check: each planted fault exits 2 with its finding on stderr") {
     CHECK(r.exit_code == 2);
     CHECK(r.err == "CRITICAL: " + node + ": " + kind + "\n");
   }
+}
+
+TEST_CASE("check: a CPU-only node's profile holds it to no RDMA: a warning, not a drain") {
+  const std::string config = TempDir("profiles") + "/cluster.yaml";
+  {
+    std::ifstream in("configs/roce-h100.yaml");
+    std::ofstream out(config);
+    out << in.rdbuf() << "\nprofiles:\n  - name: cpu\n    nodes: \"cpu-[1-4]\"\n    expect: {}\n";
+  }
+  auto run = [&](const std::string& node) {
+    return RunCommand({kCli, "check", "--sysfs-root", Fixtures() + "/no-rdma", "--config", config,
+                       "--node-name", node});
+  };
+  CommandResult gpu = run("gpu-1");  // not in the profile: held to the cluster's RDMA expectation
+  INFO(gpu.out << gpu.err);
+  CHECK(gpu.exit_code == 2);
+  CHECK(gpu.err == "CRITICAL: gpu-1: rdma_unavailable\n");
+  CommandResult cpu = run("cpu-2");
+  INFO(cpu.out << cpu.err);
+  CHECK(cpu.exit_code == 1);
+  CHECK(cpu.err == "WARNING: cpu-2: rdma_unavailable\n");
 }
 
 TEST_CASE("check: a warning exits 1") {

@@ -1,0 +1,66 @@
+#include "base/profiles.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "base/hostlist.h"
+
+namespace fabricctl {
+namespace {
+
+// A profile's hostlist may name at most this many nodes.
+constexpr size_t kMaxProfileNodes = 100000;
+
+bool Matches(const v1::Profile& profile, const std::string& node,
+             const std::map<std::string, std::string>& labels) {
+  if (!profile.nodes().empty()) {
+    auto names = ExpandHostlist(profile.nodes(), "nodes", kMaxProfileNodes);
+    if (!names.ok() || std::find(names->begin(), names->end(), node) == names->end()) return false;
+  }
+  for (const auto& [key, value] : profile.labels()) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const v1::Expectations& ExpectationsFor(const v1::Config& config, const std::string& node,
+                                        const std::map<std::string, std::string>& labels,
+                                        std::string* profile) {
+  std::map<std::string, std::string> all = labels;
+  for (const auto& entry : config.nodes()) {
+    if (entry.node() == node) all.insert(entry.labels().begin(), entry.labels().end());
+  }
+  for (const auto& p : config.profiles()) {
+    if (Matches(p, node, all)) {
+      if (profile) *profile = p.name();
+      return p.expect();
+    }
+  }
+  if (profile) profile->clear();
+  return config.expect();
+}
+
+absl::Status ValidateProfiles(const v1::Config& config) {
+  for (int i = 0; i < config.profiles_size(); ++i) {
+    const v1::Profile& p = config.profiles(i);
+    const std::string where = absl::StrCat("profiles[", i, "]");
+    if (p.name().empty()) return absl::InvalidArgumentError(absl::StrCat(where, ".name: missing"));
+    if (p.nodes().empty() && p.labels().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " (", p.name(), "): give nodes, labels or both; it would match every node"));
+    }
+    if (!p.nodes().empty()) {
+      auto names = ExpandHostlist(p.nodes(), "nodes", kMaxProfileNodes);
+      if (!names.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ".nodes (", p.name(), "): ", names.status().message()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fabricctl
