@@ -46,7 +46,8 @@ for f in usr/bin/fabricctl usr/bin/fabric-agent usr/bin/fabric-controller \
   etc/default/fabric-agent etc/default/fabric-controller etc/fabricctl/fabricctl.yaml \
   usr/lib/sysusers.d/fabricctl.conf usr/share/man/man1/fabricctl.1.gz \
   usr/share/man/man8/fabric-agent.8.gz usr/share/man/man8/fabric-controller.8.gz \
-  etc/default/fabric-slurm usr/lib/fabricctl/slurm/fabric-prolog usr/lib/fabricctl/slurm/fabric-health; do
+  etc/default/fabric-slurm usr/lib/fabricctl/slurm/fabric-prolog usr/lib/fabricctl/slurm/fabric-health \
+  usr/share/fabricctl/prometheus/fabricctl-rules.yml usr/share/fabricctl/grafana/fabricctl.json; do
   check "dpkg-deb --contents: /$f" grep -qx "./$f" <<< "$contents"
 done
 if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./$deb" > "$T/apt.log" 2>&1; then

@@ -112,14 +112,14 @@ check "node_exporter read both textfiles without error" \
   wait_query 'node_textfile_scrape_error' "=0" 20
 check "the check's verdict from the textfile: warning" \
   wait_query 'fabricctl_check_worst_severity' "=1" 20
-check "the map's file and the controller agree on the latest sweep's id" \
-  wait_query 'count(count by (value) (label_replace(fabricctl_sweep_id, "value", "$1", "__name__", "(.*)")))' "=1" 5
+check "the controller's latest sweep is the second; the map's file shows the first" \
+  wait_query 'fabricctl_sweep_id' "=1 =2" 5
 check "the controller: node-3 critical, kept though the latest sweep left it out" \
   wait_query 'fabricctl_node_status{job="fabric-controller"}' "node=node-1=0 node=node-2=0 node=node-3=2" 20
 check "the map's textfile: the sweep it rendered (node-3 critical)" \
   wait_query 'fabricctl_node_status{job="node"}' "node=node-1=0 node=node-2=0 node=node-3=2" 5
 check "node-3's last sweep is older than node-1's" \
-  wait_query 'fabricctl_node_last_sweep_timestamp_seconds{node="node-3"} < bool fabricctl_node_last_sweep_timestamp_seconds{node="node-1"}' "node=node-3=1" 5
+  wait_query 'fabricctl_node_last_sweep_timestamp_seconds{node="node-3"} < bool ignoring(node) fabricctl_node_last_sweep_timestamp_seconds{node="node-1"}' "=1" 5
 pairs=$(query 'count(fabricctl_pair_bandwidth_bytes_per_second{job="fabric-controller",probe="tcp_bw"})')
 check "every ordered pair's bandwidth, node-3's included ($pairs)" test "$pairs" = "=6"
 check "latency series carry their probe" \
@@ -146,5 +146,29 @@ print(" ".join(sorted(a["labels"]["alertname"] + ":" + a["labels"].get("node", "
 done
 check "the shipped rules: FabricctlNodeCritical fires for node-3 only ($alerts)" \
   bash -c '[[ "$1" == *FabricctlNodeCritical:node-3:firing* && "$1" != *FabricctlNodeCritical:node-1* && "$1" != *FabricctlNodeCritical:node-2* ]]' _ "$alerts"
+
+# The shipped Grafana dashboard: every panel's query runs, and every series it names exists.
+cp deploy/grafana/fabricctl.json "$DIR/"
+dashboard=$(in_ctl python3 - "$DIR/fabricctl.json" <<'PY'
+import json, re, sys, urllib.parse, urllib.request
+d = json.load(open(sys.argv[1]))
+ids = [p["id"] for p in d["panels"]]
+assert len(ids) == len(set(ids)), "duplicate panel ids"
+problems, names = [], set()
+for p in d["panels"]:
+    for t in p["targets"]:
+        names.update(re.findall(r"\b((?:fabricctl|process)_[a-z_]+)", t["expr"]))
+        url = "http://127.0.0.1:19090/api/v1/query?" + urllib.parse.urlencode({"query": t["expr"]})
+        r = json.load(urllib.request.urlopen(url, timeout=5))
+        if r["status"] != "success":
+            problems.append(p["title"] + ": " + t["expr"])
+for n in sorted(names):
+    url = "http://127.0.0.1:19090/api/v1/query?" + urllib.parse.urlencode({"query": "count(%s)" % n})
+    if not json.load(urllib.request.urlopen(url, timeout=5))["data"]["result"]:
+        problems.append("no series " + n)
+print("%d panels, %d series names; %s" % (len(ids), len(names), "; ".join(problems) or "all answer"))
+PY
+)
+check "the Grafana dashboard's queries all answer ($dashboard)" test "${dashboard##*; }" = "all answer"
 
 finish
