@@ -6,19 +6,9 @@
 # quick. Needs root and iproute2; skips (saying why) otherwise.
 set -uo pipefail
 
-pass=0 fail=0
-ok() { echo "PASS: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-
-if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
-  echo "SKIPPED: the fault matrix needs root and iproute2 (network namespaces, tc)"
-  exit 0
-fi
-if ! ip netns add fabfault-probe 2>/dev/null; then
-  echo "SKIPPED: this machine does not allow network namespaces"
-  exit 0
-fi
-ip netns del fabfault-probe
+# shellcheck source=tests/testlib.sh
+source tests/testlib.sh
+require_lab "the fault matrix"
 
 export FABRIC_BIN=$PWD
 export FABRIC_LAB_DIR=${TEST_TMPDIR:-/tmp}/fault-lab

@@ -7,28 +7,9 @@
 # has InfiniBand turned off. Needs root and iproute2; skips (saying why) otherwise.
 set -uo pipefail
 
-pass=0 fail=0
-ok() { echo "PASS: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1; shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-finish() {
-  echo "$pass passed, $fail failed"
-  [[ $fail -eq 0 ]]
-  exit $?
-}
-
-if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
-  echo "SKIPPED: the lab test needs root and iproute2 (network namespaces, tc)"
-  exit 0
-fi
-if ! ip netns add fabtest-probe 2>/dev/null; then
-  echo "SKIPPED: this machine does not allow network namespaces"
-  exit 0
-fi
-ip netns del fabtest-probe
+# shellcheck source=tests/testlib.sh
+source tests/testlib.sh
+require_lab "the lab test"
 
 export FABRIC_BIN=$PWD
 export FABRIC_LAB_DIR=${TEST_TMPDIR:-/tmp}/lab

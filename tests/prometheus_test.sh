@@ -8,23 +8,9 @@
 # right node. Needs root, iproute2, prometheus and prometheus-node-exporter; skips otherwise.
 set -uo pipefail
 
-pass=0 fail=0
-ok() { echo "PASS: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1; shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-finish() {
-  echo "$pass passed, $fail failed"
-  [[ $fail -eq 0 ]]
-  exit $?
-}
-
-if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
-  echo "SKIPPED: the Prometheus test needs root and iproute2 (network namespaces, tc)"
-  exit 0
-fi
+# shellcheck source=tests/testlib.sh
+source tests/testlib.sh
+require_lab "the Prometheus test"
 for program in prometheus prometheus-node-exporter promtool python3; do
   if ! command -v $program >/dev/null; then
     echo "SKIPPED: $program is not installed (scripts/setup.sh installs it)"

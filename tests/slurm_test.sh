@@ -9,34 +9,15 @@
 # (saying why) otherwise.
 set -uo pipefail
 
-pass=0 fail=0
-ok() { echo "PASS: $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1; shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-finish() {
-  echo "$pass passed, $fail failed"
-  [[ $fail -eq 0 ]]
-  exit $?
-}
-
-if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
-  echo "SKIPPED: the Slurm test needs root and iproute2 (network namespaces, tc)"
-  exit 0
-fi
+# shellcheck source=tests/testlib.sh
+source tests/testlib.sh
+require_lab "the Slurm test"
 for program in slurmctld slurmd sbatch srun scontrol squeue munged munge; do
   if ! command -v $program >/dev/null && [[ ! -x /usr/sbin/$program ]]; then
     echo "SKIPPED: $program is not installed (apt install slurm-wlm munge; scripts/setup.sh does)"
     exit 0
   fi
 done
-if ! ip netns add fabslurm-probe 2>/dev/null; then
-  echo "SKIPPED: this machine does not allow network namespaces"
-  exit 0
-fi
-ip netns del fabslurm-probe
 
 export FABRIC_BIN=$PWD
 export FABRIC_LAB_DIR=${TEST_TMPDIR:-/tmp}/slurm-lab

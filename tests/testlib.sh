@@ -1,0 +1,27 @@
+# Shared by the shell tests (sourced): PASS/FAIL lines, the closing "N passed, N failed" line
+# that scripts/test.sh counts, and the skip for machines that cannot run a practice lab.
+pass=0 fail=0
+ok() { echo "PASS: $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+check() {  # check DESCRIPTION COMMAND...: PASS when COMMAND succeeds
+  local what=$1; shift
+  if "$@"; then ok "$what"; else bad "$what"; fi
+}
+finish() {  # the closing line; exits 0 only when nothing failed
+  echo "$pass passed, $fail failed"
+  [[ $fail -eq 0 ]]
+  exit $?
+}
+# require_lab WHAT: exits 0 with a SKIPPED: line unless this is root with iproute2 and the
+# machine allows network namespaces (the practice lab's hosts).
+require_lab() {
+  if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+    echo "SKIPPED: $1 needs root and iproute2 (network namespaces, tc)"
+    exit 0
+  fi
+  if ! ip netns add "fabtest-probe-$$" 2>/dev/null; then
+    echo "SKIPPED: this machine does not allow network namespaces"
+    exit 0
+  fi
+  ip netns del "fabtest-probe-$$"
+}
