@@ -239,3 +239,20 @@ TEST_CASE("drain: a line per node to drain with the kinds that ask for it, nothi
 }
 
 }  // namespace fabricctl::report
+
+namespace fabricctl::report {
+
+TEST_CASE("text: a node's gpu_copy shows its figures per GPU") {
+  v1::Report r = ThreeNodes();
+  auto* copy = r.mutable_health()->mutable_nodes(0)->add_audits();
+  copy->set_audit("gpu_copy");
+  copy->set_outcome(v1::AUDIT_RAN);
+  (*copy->mutable_observed())["GPU 1 67108864 B"] = "H2D 50.1 GB/s, D2H 49.9 GB/s";
+  (*copy->mutable_observed())["GPU 0 67108864 B"] = "H2D 54.6 GB/s, D2H 54.6 GB/s";
+  const std::string text = RenderText(r, false);
+  CHECK(text.find("gpu_copy     ok        2 checked\n"
+                  "                       GPU 0 67108864 B: H2D 54.6 GB/s, D2H 54.6 GB/s\n"
+                  "                       GPU 1 67108864 B: H2D 50.1 GB/s, D2H 49.9 GB/s\n") != std::string::npos);
+}
+
+}  // namespace fabricctl::report

@@ -1,5 +1,7 @@
-#include <cmath>
 #include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -87,6 +89,15 @@ std::string RenderText(const v1::Report& report, bool color) {
                             audit.reason().empty()
                                 ? absl::StrCat(audit.observed_size(), " checked")
                                 : audit.reason());
+      // A measurement's figures, not only their count (gpu_copy: per GPU and size).
+      if (audit.audit() == "gpu_copy" && audit.outcome() == v1::AUDIT_RAN) {
+        std::vector<std::pair<std::string, std::string>> figures(audit.observed().begin(),
+                                                                 audit.observed().end());
+        std::sort(figures.begin(), figures.end());
+        for (const auto& [what, value] : figures) {
+          absl::StrAppendFormat(&out, "%-22s %s: %s\n", "", what, value);
+        }
+      }
     }
   }
 
