@@ -44,6 +44,10 @@ ControllerMetrics::ControllerMetrics(const Store* store, absl::Duration stale_af
 }
 
 void ControllerMetrics::Absorb(const v1::Report& report, bool count) {
+  // Reports come oldest first: the last one absorbed is the latest sweep.
+  latest_ = report::RenderProm(report, /*per_node=*/false);
+  latest_nodes_.clear();
+  for (const auto& n : report.health().nodes()) latest_nodes_.insert(n.node());
   const int64_t when = report.sweep().finished().seconds();
   for (const auto& n : report.health().nodes()) {
     nodes_[n.node()] = {static_cast<double>(report::PromStatusValue(n.status())), when};
@@ -82,18 +86,16 @@ std::string ControllerMetrics::Render() {
   Header(&out, "fabricctl_nodes", "gauge", "Registered nodes by state.");
   absl::StrAppend(&out, "fabricctl_nodes{state=\"online\"} ", online,
                   "\nfabricctl_nodes{state=\"stale\"} ", stale, "\n");
-  auto latest = store_->GetReport(0);
-  if (latest.ok()) {
-    out += report::RenderProm(*latest, /*per_node=*/false);
-    for (const auto& n : latest->health().nodes()) registered.insert(n.node());
+  std::lock_guard<std::mutex> lock(mu_);
+  CatchUp();
+  if (!latest_.empty()) {
+    out += latest_;
+    registered.insert(latest_nodes_.begin(), latest_nodes_.end());
   } else {
     // No sweep yet: the version still says which build is scraped.
     Header(&out, "fabricctl_build_info", "gauge", "The fabricctl version that wrote these series (always 1).");
     absl::StrAppend(&out, "fabricctl_build_info{source=\"sweep\",version=\"", kVersion, "\"} 1\n");
   }
-
-  std::lock_guard<std::mutex> lock(mu_);
-  CatchUp();
   Header(&out, "fabricctl_node_status", "gauge",
          "Node verdict in the last sweep that included it: 0 ok, 1 warning, 2 critical, 3 unknown.");
   for (const auto& [node, v] : nodes_) {

@@ -48,6 +48,8 @@ class ControllerMetrics {
   std::mutex mu_;
   int64_t last_read_ = 0;
   bool seeded_ = false;
+  std::string latest_;                    // the latest sweep's own series (RenderProm)
+  std::set<std::string> latest_nodes_;    // and its nodes
   std::map<std::string, Value> nodes_;
   std::map<PairKey, Value> bandwidth_, latency_;
   std::map<std::string, uint64_t> sweeps_total_;
