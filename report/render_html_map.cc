@@ -97,6 +97,13 @@ std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& 
       const std::string lat = p->has_lat_us() ? absl::StrFormat(", %.1f us", p->lat_us()) : "";
       const std::string fill = by_bandwidth ? (std::isnan(bw) ? kUnmeasuredFill : BandwidthFill(bw, median))
                                             : StatusFill(p->status());
+      if (by_bandwidth && n > 64) {
+        // A large fabric's second map: colour only (the status map carries each cell's figures),
+        // which keeps a 512-node report's file size near one map's.
+        absl::StrAppendFormat(&svg, "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
+                              x, y, cell - 1, cell - 1, fill);
+        continue;
+      }
       absl::StrAppendFormat(
           &svg,
           "<rect class=\"cell\" data-node=\"%s\" data-peer=\"%s\" data-status=\"%s\" x=\"%d\" "
