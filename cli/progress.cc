@@ -1,5 +1,8 @@
 #include "cli/progress.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -17,6 +20,8 @@ std::string FormatClock(absl::Duration d) {
 SweepProgress::SweepProgress(std::ostream& err, bool terminal, std::function<absl::Time()> now)
     : err_(err), terminal_(terminal), now_(std::move(now)) {
   started_ = phase_started_ = last_event_ = now_();
+  winsize size{};
+  if (terminal_ && ::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) width_ = size.ws_col;
 }
 
 SweepProgress::~SweepProgress() {
@@ -52,8 +57,9 @@ void SweepProgress::Started(const v1::SweepInfo& info) {
 void SweepProgress::Round(const v1::RoundProgress& round) {
   std::lock_guard<std::mutex> lock(mu_);
   const absl::Time now = now_();
-  if (round.phase() != phase_) {
-    // A new phase (re-tests, localisation) began when the last one's last round ended.
+  if (round.phase() != phase_ || round.round() <= done_ || round.rounds() != rounds_) {
+    // A new phase (re-tests, localisation), or a new pass of the same one (a second re-test
+    // pass counts its rounds from 1 again), began when the last one's last round ended.
     phase_ = round.phase();
     phase_started_ = last_event_;
     pairs_ = failed_ = 0;
@@ -93,7 +99,10 @@ std::string SweepProgress::Line(absl::Time now) const {
 }
 
 void SweepProgress::Draw() {
-  err_ << "\r\033[K" << Line(now_()) << std::flush;
+  // One line, never wrapped: a wrapped line would not be redrawn in place.
+  std::string line = Line(now_());
+  if (line.size() >= width_) line.resize(width_ > 1 ? width_ - 1 : 0);
+  err_ << "\r\033[K" << line << std::flush;
   drawn_ = true;
 }
 

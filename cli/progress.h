@@ -16,7 +16,8 @@ namespace fabricctl::cli {
 
 // A sweep's progress on stderr. On a terminal: one line redrawn in place every second, a bar
 // of the current phase's rounds with the elapsed time and an estimate of the time left (the
-// phase's rounds so far, extrapolated); cleared when the sweep ends. Elsewhere (a log, a Slurm
+// phase's rounds so far, extrapolated), cut to the terminal's width; cleared when the sweep
+// ends. Elsewhere (a log, a Slurm
 // prolog): a plain line per round with the elapsed time.
 class SweepProgress {
  public:
@@ -41,6 +42,7 @@ class SweepProgress {
   std::condition_variable wake_;
   bool stop_ = false;
   bool drawn_ = false;
+  size_t width_ = 80;  // the terminal's columns (stderr's), else 80
   int64_t sweep_id_ = 0;
   absl::Time started_;
   std::string phase_ = "measure";

@@ -45,6 +45,12 @@ TEST_CASE("on a terminal: a bar, the elapsed time, and the time left from the ro
     now += absl::Seconds(6);
     progress.Round(Round("retest", 1, 3, 1));
     CHECK(progress.Line(now) == "sweep 7 [========>               ] retest 1/3 rounds, 1 pairs, 1:26 elapsed, ~0:12 left");
+    now += absl::Seconds(4);
+    progress.Round(Round("retest", 3, 3, 1));
+    // A second re-test pass counts from round 1 again: a new pass, timed from the last one's end.
+    now += absl::Seconds(2);
+    progress.Round(Round("retest", 1, 2, 1));
+    CHECK(progress.Line(now) == "sweep 7 [============>           ] retest 1/2 rounds, 1 pairs, 1:32 elapsed, ~0:02 left");
   }
   // Redrawn in place, and cleared at the end.
   CHECK(err.str().find("\r\033[Ksweep 7 [") != std::string::npos);

@@ -22,6 +22,10 @@ struct NodeInput {
   std::string netdev;  // that interface's name
   // Set when an RDMA probe was asked for and this node has no usable RDMA device.
   std::string rdma_unavailable_reason;
+  // False when the node's profile expects no RDMA of it (a CPU-only or storage node): its
+  // missing RDMA device is then a warning, not a drain. `profile` names the matching profile.
+  bool rdma_expected = true;
+  std::string profile;
   // Set when a probe asked for GPU memory and this node's could not be registered for RDMA.
   std::string gpudirect_unavailable_reason;
 };

@@ -149,11 +149,16 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
       continue;
     }
     if (!node.rdma_unavailable_reason.empty()) {
-      r.verdict = Verdict::kCritical;
+      r.verdict = std::max(r.verdict, node.rdma_expected ? Verdict::kCritical : Verdict::kWarning);
       out.findings.push_back(report::Make(
           report::kind::kRdmaUnavailable, node.name,
-          absl::StrCat(node.name, ": no usable RDMA device (", node.rdma_unavailable_reason,
-                       "); collectives would fall back to TCP")));
+          node.rdma_expected
+              ? absl::StrCat(node.name, ": no usable RDMA device (", node.rdma_unavailable_reason,
+                             "); collectives would fall back to TCP")
+              : absl::StrCat(node.name, ": no usable RDMA device (", node.rdma_unavailable_reason,
+                             "); its profile ", node.profile,
+                             " expects no RDMA (no expect.link_rate_gbps), so its RDMA probes were not judged"),
+          node.rdma_expected ? report::Level::kDefault : report::Level::kAlternate));
     }
     if (!node.gpudirect_unavailable_reason.empty()) {
       r.verdict = Verdict::kCritical;

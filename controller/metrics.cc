@@ -61,15 +61,33 @@ void ControllerMetrics::Absorb(const v1::Report& report, bool count) {
 }
 
 void ControllerMetrics::CatchUp() {
-  // Sweeps finish one at a time; a burst beyond kSeed between two scrapes loses the oldest.
-  auto ids = store_->FinishedSweepIdsAfter(last_read_, kSeed);
-  if (!ids.ok()) return;
-  for (int64_t id : *ids) {
-    auto report = store_->GetReport(id);
-    if (report.ok()) Absorb(*report, /*count=*/seeded_);
-    last_read_ = id;
+  // At the start the newest kSeed sweeps give the last values; from then on every sweep is
+  // read, oldest first, a page at a time, however many finished between two scrapes.
+  while (true) {
+    auto ids = store_->FinishedSweepIdsAfter(
+        last_read_, kSeed, seeded_ ? Store::Take::kOldest : Store::Take::kNewest);
+    if (!ids.ok()) return;  // the next scrape tries again from the same place
+    for (int64_t id : *ids) {
+      auto report = store_->GetReport(id);
+      if (report.ok()) Absorb(*report, /*count=*/seeded_);
+      last_read_ = id;
+    }
+    const bool was_seed = !seeded_;
+    seeded_ = true;
+    if (was_seed || ids->size() < kSeed) return;
   }
-  seeded_ = true;
+}
+
+void ControllerMetrics::Forget(const std::set<std::string>& keep) {
+  for (auto it = nodes_.begin(); it != nodes_.end();) {
+    it = keep.count(it->first) ? std::next(it) : nodes_.erase(it);
+  }
+  for (auto* pairs : {&bandwidth_, &latency_}) {
+    for (auto it = pairs->begin(); it != pairs->end();) {
+      const auto& [node, peer, probe] = it->first;
+      it = keep.count(node) && keep.count(peer) ? std::next(it) : pairs->erase(it);
+    }
+  }
 }
 
 std::string ControllerMetrics::Render() {
@@ -77,7 +95,8 @@ std::string ControllerMetrics::Render() {
   const absl::Time now = now_();
   int online = 0, stale = 0;
   std::set<std::string> registered;
-  if (auto nodes = store_->ListNodes({}); nodes.ok()) {
+  auto nodes = store_->ListNodes({});
+  if (nodes.ok()) {
     for (const auto& node : *nodes) {
       registered.insert(node.inventory.node_name());
       (NodeStateAt(node, now, stale_after_) == v1::NODE_STALE ? stale : online) += 1;
@@ -88,9 +107,14 @@ std::string ControllerMetrics::Render() {
                   "\nfabricctl_nodes{state=\"stale\"} ", stale, "\n");
   std::lock_guard<std::mutex> lock(mu_);
   CatchUp();
+  // Nodes gone from the registry (and from the latest sweep) leave the exposition and memory;
+  // a registry that cannot be read removes nothing.
+  if (nodes.ok()) {
+    registered.insert(latest_nodes_.begin(), latest_nodes_.end());
+    Forget(registered);
+  }
   if (!latest_.empty()) {
     out += latest_;
-    registered.insert(latest_nodes_.begin(), latest_nodes_.end());
   } else {
     // No sweep yet: the version still says which build is scraped.
     Header(&out, "fabricctl_build_info", "gauge", "The fabricctl version that wrote these series (always 1).");
@@ -99,38 +123,38 @@ std::string ControllerMetrics::Render() {
   Header(&out, "fabricctl_node_status", "gauge",
          "Node verdict in the last sweep that included it: 0 ok, 1 warning, 2 critical, 3 unknown.");
   for (const auto& [node, v] : nodes_) {
-    if (registered.count(node)) {
-      absl::StrAppendFormat(&out, "fabricctl_node_status{node=\"%s\"} %d\n", report::PromEscape(node),
-                            static_cast<int>(v.value));
-    }
+    absl::StrAppendFormat(&out, "fabricctl_node_status{node=\"%s\"} %d\n", report::PromEscape(node),
+                          static_cast<int>(v.value));
   }
   Header(&out, "fabricctl_node_last_sweep_timestamp_seconds", "gauge",
          "When the last sweep that included the node finished (Unix time).");
   for (const auto& [node, v] : nodes_) {
-    if (registered.count(node) && v.when > 0) {
+    if (v.when > 0) {
       absl::StrAppendFormat(&out, "fabricctl_node_last_sweep_timestamp_seconds{node=\"%s\"} %d\n",
                             report::PromEscape(node), v.when);
     }
   }
   auto pairs = [&](const std::map<PairKey, Value>& values, const std::string& name,
-                   const std::string& help, bool timestamps) {
-    Header(&out, name, "gauge", help);
+                   bool timestamps) {
     for (const auto& [key, v] : values) {
       const auto& [node, peer, probe] = key;
-      if (!registered.count(node) || !registered.count(peer) || (timestamps && v.when <= 0)) continue;
+      if (timestamps && v.when <= 0) continue;
       absl::StrAppendFormat(&out, "%s{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n", name,
                             report::PromEscape(node), report::PromEscape(peer), probe,
                             timestamps ? static_cast<double>(v.when) : v.value);
     }
   };
-  pairs(bandwidth_, "fabricctl_pair_bandwidth_bytes_per_second",
-        "Average bandwidth of a pair at the largest message size, as last measured.", false);
-  pairs(latency_, "fabricctl_pair_latency_seconds",
-        "Typical one-way latency of a pair at the smallest message size, as last measured.", false);
-  std::map<PairKey, Value> measured = bandwidth_;
-  for (const auto& [key, v] : latency_) measured[key] = v;
-  pairs(measured, "fabricctl_pair_last_measured_timestamp_seconds",
-        "When the pair's figure under this probe was last measured (Unix time).", true);
+  Header(&out, "fabricctl_pair_bandwidth_bytes_per_second", "gauge",
+         "Average bandwidth of a pair at the largest message size, as last measured.");
+  pairs(bandwidth_, "fabricctl_pair_bandwidth_bytes_per_second", false);
+  Header(&out, "fabricctl_pair_latency_seconds", "gauge",
+         "Typical one-way latency of a pair at the smallest message size, as last measured.");
+  pairs(latency_, "fabricctl_pair_latency_seconds", false);
+  // A probe measures bandwidth or latency, never both: the two maps' keys are disjoint.
+  Header(&out, "fabricctl_pair_last_measured_timestamp_seconds", "gauge",
+         "When the pair's figure under this probe was last measured (Unix time).");
+  pairs(bandwidth_, "fabricctl_pair_last_measured_timestamp_seconds", true);
+  pairs(latency_, "fabricctl_pair_last_measured_timestamp_seconds", true);
 
   Header(&out, "fabricctl_sweeps_total", "counter", "Sweeps finished since the controller started, by verdict.");
   for (const auto& [result, n] : sweeps_total_) {

@@ -21,8 +21,9 @@ namespace fabricctl::controller {
 // finished since start; the process's own metrics.
 //
 // Reports are read from the store once each: at construction (the controller's start) the
-// newest kSeed finished sweeps, then at each scrape only the sweeps newer than the last read. A node removed from the registry (and
-// absent from the latest sweep) leaves the exposition. Thread-safe.
+// newest kSeed finished sweeps, then at each scrape every sweep newer than the last read. A
+// node removed from the registry (and absent from the latest sweep) leaves the exposition and
+// the memory. Thread-safe.
 class ControllerMetrics {
  public:
   static constexpr uint32_t kSeed = 64;
@@ -41,6 +42,8 @@ class ControllerMetrics {
   // Takes in one finished sweep's report; `count` adds it to the counters.
   void Absorb(const v1::Report& report, bool count);
   void CatchUp();
+  // Drops the last values of nodes (and pairs with an end) not in `keep`.
+  void Forget(const std::set<std::string>& keep);
 
   const Store* const store_;
   const absl::Duration stale_after_;

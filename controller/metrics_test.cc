@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -110,6 +111,27 @@ TEST_CASE("/metrics keeps each node's and pair's last value with its time; count
   REQUIRE(store.RemoveNodes({"c"}).ok());
   text = metrics.Render();
   CHECK_FALSE(absl::StrContains(text, "node=\"c\""));
+}
+
+TEST_CASE("/metrics reads every sweep that finished between two scrapes, however many") {
+  auto opened = Store::Open(TempDb("metrics-burst.db"));
+  REQUIRE(opened.ok());
+  Store& store = **opened;
+  const absl::Time now = absl::FromUnixSeconds(100000);
+  for (const char* n : {"a", "b", "c"}) Register(store, n, now);
+  ControllerMetrics metrics(&store, absl::Hours(1e6), [now] { return now; });
+  // More than a page of sweeps; c is only in the first, which a newest-page-only read loses.
+  const int burst = static_cast<int>(ControllerMetrics::kSeed) * 2 + 5;
+  Finish(store, 1000, {{"a", v1::HEALTH_OK}, {"c", v1::HEALTH_CRITICAL}}, 80,
+         {{"straggler_node", v1::SEVERITY_CRITICAL}});
+  for (int i = 1; i < burst; ++i) Finish(store, 1000 + i, {{"a", v1::HEALTH_OK}, {"b", v1::HEALTH_OK}}, 80);
+  const std::string text = metrics.Render();
+  INFO(text.substr(0, 4000));
+  CHECK(absl::StrContains(text, absl::StrFormat("fabricctl_sweeps_total{result=\"ok\"} %d\n", burst - 1)));
+  CHECK(absl::StrContains(text, "fabricctl_sweeps_total{result=\"critical\"} 1\n"));
+  CHECK(absl::StrContains(text, "fabricctl_node_status{node=\"c\"} 2\n"));
+  CHECK(absl::StrContains(text, absl::StrFormat("fabricctl_node_last_sweep_timestamp_seconds{node=\"a\"} %d\n",
+                                                1000 + burst - 1)));
 }
 
 }  // namespace

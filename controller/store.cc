@@ -364,10 +364,13 @@ absl::StatusOr<std::vector<v1::SweepInfo>> Store::ListSweeps(uint32_t limit) con
 }
 
 absl::StatusOr<std::vector<int64_t>> Store::FinishedSweepIdsAfter(int64_t after,
-                                                                  uint32_t limit) const {
+                                                                  uint32_t limit, Take take) const {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement q(db_, "SELECT id FROM sweeps WHERE id > ?1 AND report IS NOT NULL "
-                   "ORDER BY id DESC LIMIT ?2");
+  Statement q(db_, take == Take::kNewest
+                       ? "SELECT id FROM sweeps WHERE id > ?1 AND report IS NOT NULL "
+                         "ORDER BY id DESC LIMIT ?2"
+                       : "SELECT id FROM sweeps WHERE id > ?1 AND report IS NOT NULL "
+                         "ORDER BY id ASC LIMIT ?2");
   if (auto s = q.status("prepare finished sweep ids"); !s.ok()) return s;
   q.BindInt64(1, after);
   q.BindInt64(2, limit);
@@ -375,7 +378,7 @@ absl::StatusOr<std::vector<int64_t>> Store::FinishedSweepIdsAfter(int64_t after,
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) out.push_back(q.ColumnInt64(0));
   if (rc != SQLITE_DONE) return SqliteError(db_, "list finished sweep ids");
-  std::reverse(out.begin(), out.end());
+  if (take == Take::kNewest) std::reverse(out.begin(), out.end());
   return out;
 }
 

@@ -64,9 +64,12 @@ class Store {
   absl::StatusOr<v1::Report> GetReport(int64_t sweep_id) const;
   // The newest `limit` sweeps, newest first.
   absl::StatusOr<std::vector<v1::SweepInfo>> ListSweeps(uint32_t limit) const;
-  // Ids of the finished sweeps (those with a report) above `after`: the newest `limit` of
-  // them, oldest first. Reads no report.
-  absl::StatusOr<std::vector<int64_t>> FinishedSweepIdsAfter(int64_t after, uint32_t limit) const;
+  // Ids of the finished sweeps (those with a report) above `after`, oldest first: the newest
+  // `limit` of them (kNewest), or the oldest `limit` (kOldest, to page through them all).
+  // Reads no report.
+  enum class Take { kNewest, kOldest };
+  absl::StatusOr<std::vector<int64_t>> FinishedSweepIdsAfter(int64_t after, uint32_t limit,
+                                                             Take take) const;
   // Marks sweeps still recorded as running as interrupted (a controller that restarts calls
   // this: whatever ran before it stopped will not finish). Returns how many.
   absl::StatusOr<int> MarkRunningInterrupted(absl::Time now);

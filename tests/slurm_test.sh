@@ -60,13 +60,15 @@ FABRICCTL=$PWD/cli/fabricctl
 export FABRICCTL_CONFIG=$FABRIC_LAB_DIR/lab.yaml
 FABRIC_SWEEP_ARGS="--controller $CONTROLLER --duration 500ms"
 FABRIC_SWEEP_WAIT=2m
+# An error of the script's own must show here as a held job, not pass as an allowed one.
+FABRIC_ON_ERROR=hold
 CONF
 # The health check: this machine's live checks (no RDMA here: a warning, never a drain),
-# except on node-4 once the test plants a port-down fixture for it.
+# except on the nodes the test names in plant-port-down, which read a port-down fixture.
 cat > "$DIR/fabric-slurm-health" <<CONF
 export SLURM_CONF=$DIR/slurm.conf
 FABRICCTL=$PWD/cli/fabricctl
-if [ "\$SLURMD_NODENAME" = node-4 ] && [ -f $DIR/plant-port-down ]; then
+if [ -f $DIR/plant-port-down ] && grep -qx "\$SLURMD_NODENAME" $DIR/plant-port-down; then
   FABRIC_CHECK_ARGS="--sysfs-root $DIR/sysfs/roce-h100-port-down"
 fi
 CONF
@@ -134,6 +136,7 @@ check "slurmctld and 4 slurmd up, every node idle ($idle)" test "$idle" = "node-
 sleep 6
 drained=$(in_ctl sinfo -h -N -t drain,draining,drained -o %N | sort -u | paste -sd' ')
 check "the health check's warnings drain no node ('$drained')" test -z "$drained"
+check "and are logged per node" grep -q "fabric-health: node-1: warnings: WARNING: node-1: rdma_unavailable" "$DIR/health.err"
 
 state() { in_ctl squeue -h -j "$1" -o %T 2>/dev/null || true; }
 finished() { in_ctl scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
@@ -150,6 +153,8 @@ job=$(in_ctl sbatch --parsable -N2 -w node-1,node-2 -o "$DIR/job-healthy.out" --
   bad "sbatch"
 check "sbatch on node-[1-2]: the sweep passes and the job completes" wait_state "$job" COMPLETED 120
 check "the job's output is there" grep -q ran "$DIR/job-healthy.out"
+errors=$(grep -e "could not run" -e FABRIC_ON_ERROR "$DIR/prolog.err")
+check "the prolog ran its sweep without an error ($errors)" test -z "$errors"
 
 # 2. A one-node interactive job: judged by that node's checks, then run.
 out=$(in_ctl timeout 120 srun -N1 -w node-2 echo one-node 2>"$DIR/srun.err")
@@ -163,23 +168,50 @@ for _ in $(seq 1 180); do
   [[ -n $drained ]] && break
   sleep 1
 done
-sleep 2
+# The prolog's exit 1 requeues the batch job; it then waits, as no 4 nodes are in service.
+restarts=0
+for _ in $(seq 1 30); do
+  restarts=$(in_ctl scontrol show job "$job" 2>/dev/null | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p')
+  [[ ${restarts:-0} -ge 1 && $(finished "$job") == PENDING ]] && break
+  sleep 1
+done
 check "only node-3 is drained ('$drained')" test "$drained" = node-3
 r=$(reason node-3)
 check "node-3's reason names the finding and the job ('$r')" \
   test "$r" = "fabricctl: straggler_node (job $job)"
 s=$(finished "$job")
-check "the job on the faulty fabric did not run ($s)" test "$s" != RUNNING -a "$s" != COMPLETED
+check "the job on the faulty fabric was requeued and waits ($s, restarts $restarts)" \
+  test "$s" = PENDING -a "${restarts:-0}" -ge 1
 check "and produced no output" test ! -s "$DIR/job-fault.out"
+check "the prolog says it held the job back" grep -q "job $job: .*1 node(s) drained; job held back" "$DIR/prolog.err"
 tail -n 5 "$DIR/prolog.err"
-
-# 4. The health check drains on a critical finding, with its kind in the reason.
 in_ctl scancel "$job" 2>/dev/null
-touch "$DIR/plant-port-down"
+
+# 4. A critical finding that drains nothing (node-2's agent killed: node_unreachable, for a
+#    person to look at) lets the job run rather than requeue it onto the same nodes forever.
+lab kill node-2 >/dev/null
+job=$(in_ctl sbatch --parsable -N2 -w node-1,node-2 -o "$DIR/job-unreachable.out" --wrap "echo ran")
+check "a job whose sweep finds node-2 unreachable runs" wait_state "$job" COMPLETED 180
+check "the prolog logged the undrained critical findings" \
+  grep -q "job $job: critical fabric findings on .* drained no node; FABRIC_ON_UNDRAINED=allow" "$DIR/prolog.err"
+drained=$(in_ctl sinfo -h -N -t drain,draining,drained -o %N | sort -u | paste -sd' ')
+check "and drained nothing more ('$drained')" test "$drained" = node-3
+
+# 5. The health check drains on a critical finding, with its kind in the reason.
+echo node-4 > "$DIR/plant-port-down"
 r=""
 for _ in $(seq 1 30); do r=$(reason node-4); [[ -n $r ]] && break; sleep 1; done
 check "fabric-health drains node-4 on its critical finding ('$r')" test "$r" = "fabricctl check: link_down"
 drained=$(in_ctl sinfo -h -N -t drain,draining,drained -o %N | sort -u | paste -sd' ')
 check "nodes 1 and 2 stay in service ('$drained')" test "$drained" = "node-3 node-4"
+
+# 6. An operator's drain keeps its reason when the health check then finds a fault there too.
+in_ctl scontrol update nodename=node-1 state=drain reason="operator: maintenance"
+echo node-1 >> "$DIR/plant-port-down"
+for _ in $(seq 1 30); do grep -q "node-1: critical: link_down; already drained" "$DIR/health.err" && break; sleep 1; done
+check "fabric-health saw node-1's fault and left the operator's drain" \
+  grep -q "node-1: critical: link_down; already drained by someone else" "$DIR/health.err"
+r=$(reason node-1)
+check "node-1's reason is still the operator's ('$r')" test "$r" = "operator: maintenance"
 
 finish

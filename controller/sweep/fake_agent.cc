@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "probes/catalogue.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
@@ -112,7 +113,7 @@ absl::StatusOr<v1::NodeInventory> FakeAgents::GetInventory(const std::string& ad
   v1::NodeInventory inventory;
   inventory.set_node_name(*name);
   inventory.set_agent_address(address);
-  inventory.add_rdma_devices()->set_name("mlx5_0");  // every fake node has an RDMA NIC
+  if (!agents_[*name].no_rdma) inventory.add_rdma_devices()->set_name("mlx5_0");
   return inventory;
 }
 
@@ -146,6 +147,11 @@ absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
 void FakeAgents::SetGpus(const std::string& name, int count) {
   std::lock_guard<std::mutex> lock(mu_);
   agents_[name].gpus = count;
+}
+
+void FakeAgents::RemoveRdma(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  agents_[name].no_rdma = true;
 }
 
 void FakeAgents::BreakGpudirect(const std::string& name) {
@@ -182,6 +188,12 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
   v1::RunProbeClientResponse response;
   v1::ProbeResult* r = response.mutable_result();
   r->set_kind(request.spec().kind());
+  if (probes::IsRdmaProbe(request.spec().kind()) &&
+      (agents_[*name].no_rdma || agents_[server->second].no_rdma)) {
+    r->set_outcome(v1::PROBE_SKIPPED);
+    r->set_reason(absl::StrCat("no RDMA device on ", agents_[*name].no_rdma ? *name : server->second));
+    return response;
+  }
   const auto& rdma = request.spec().rdma();
   const bool client_gpu = rdma.memory() == v1::MEMORY_GPU;
   const bool server_gpu = rdma.server_memory() == v1::MEMORY_GPU ||

@@ -33,6 +33,8 @@ class FakeAgents : public AgentClient {
   // `name`'s GPU memory cannot be registered for RDMA: probes asking for GPU memory on its side
   // fail as the real ones do ("GPUDirect RDMA unavailable ...", "server: " first on the server).
   void BreakGpudirect(const std::string& name);
+  // `name` has no RDMA device: its inventory lists none and RDMA probes with it are skipped.
+  void RemoveRdma(const std::string& name);
   // `name` has `count` GPUs for gpu_copy (25 GB/s each way); without, gpu_copy is skipped there.
   void SetGpus(const std::string& name, int count);
   // What `name` sends leaves at most at `gbps` (a slow transmit lane, a shaped egress queue).
@@ -76,6 +78,7 @@ class FakeAgents : public AgentClient {
     double speed_gbps = 10;
     double egress_gbps = 0;  // 0: no limit of its own
     bool gpudirect_broken = false;
+    bool no_rdma = false;
     int gpus = 0;
     bool dead = false;
     int busy = 0;

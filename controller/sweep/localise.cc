@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/profiles.h"
 #include "probes/catalogue.h"
 
 namespace fabricctl::controller::sweep {
@@ -28,6 +29,12 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
   for (const auto& node : fleet.nodes) {
     NodeInput n;
     n.name = node->name;
+    // Without a profile, asking for an RDMA probe is the expectation; a profile that sets no
+    // link rate (a CPU-only or storage node) says the node has no RDMA to test.
+    const std::map<std::string, std::string> labels(node->inventory.labels().begin(),
+                                                    node->inventory.labels().end());
+    n.rdma_expected = ExpectationsFor(config, node->name, labels, &n.profile).link_rate_gbps() > 0 ||
+                      n.profile.empty();
     n.reachable = node->reachable;
     n.unreachable_reason = node->reason;
     n.netdev_mtu = AgentInterfaceMtu(node->inventory, &n.netdev);
@@ -66,8 +73,13 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
     const bool carried = std::any_of(all.begin(), all.end(), [](const v1::ProbeResult* r) {
       return r->outcome() == v1::PROBE_OK;
     });
+    // A pair with an end that has no RDMA device has no RDMA to fall back from: its skipped
+    // RDMA probes are that node's rdma_unavailable, not a TCP fallback on its healthy peers.
+    const bool rdma_pair = in.nodes[run.client].rdma_unavailable_reason.empty() &&
+                           in.nodes[run.server].rdma_unavailable_reason.empty();
     for (const v1::ProbeResult* r : all) {
       if (r->outcome() == v1::PROBE_SKIPPED && probes::IsRdmaProbe(r->kind())) {
+        if (!rdma_pair) continue;
         p.tcp_fallback = true;
         in.reasons.push_back(r->reason());
         p.reason = static_cast<int32_t>(in.reasons.size() - 1);

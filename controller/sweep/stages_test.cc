@@ -254,6 +254,39 @@ TEST_CASE("GPU memory a node cannot register is gpudirect_unavailable on that no
   }
 }
 
+TEST_CASE("a node without RDMA: drained when RDMA is expected of it, a warning when its profile expects none") {
+  for (const bool cpu_profile : {false, true}) {
+    INFO("profile: " << cpu_profile);
+    Harness h(cpu_profile ? "no_rdma_profile" : "no_rdma", {"a", "b", "c", "cpu-1"});
+    h.fake->RemoveRdma("cpu-1");
+    SweepOptions options;
+    options.config = DefaultConfig();
+    options.config.mutable_expect()->set_link_rate_gbps(10);
+    if (cpu_profile) {
+      v1::Profile* p = options.config.add_profiles();
+      p->set_name("cpu");
+      p->set_nodes("cpu-[1-8]");
+    }
+    auto agents = std::make_unique<FakeAgents>();
+    FakeAgents* fake = agents.get();
+    for (const auto& n : h.names) fake->Add(n);
+    fake->RemoveRdma("cpu-1");
+    SweepRunner runner(h.store.get(), std::move(agents), options);
+    v1::SweepRequest request;
+    request.add_probes(v1::RDMA_WRITE_BW);
+    auto report = runner.Run(request, Registry(h.names), nullptr);
+    REQUIRE(report.ok());
+    // Only cpu-1 is named, and only for its missing device: its pairs are not TCP fallbacks.
+    CHECK(Kinds(*report) == std::vector<std::string>{"rdma_unavailable:cpu-1"});
+    REQUIRE(report->findings_size() == 1);
+    const v1::Finding& f = report->findings(0);
+    CHECK(f.severity() == (cpu_profile ? v1::SEVERITY_WARNING : v1::SEVERITY_CRITICAL));
+    CHECK(f.action() == (cpu_profile ? v1::ACTION_INVESTIGATE : v1::ACTION_DRAIN));
+    CHECK((f.detail().find("its profile cpu expects no RDMA") != std::string::npos) == cpu_profile);
+    CHECK(report->summary().drain_size() == (cpu_profile ? 0 : 1));
+  }
+}
+
 TEST_CASE("an agent that dies mid-sweep is found by the re-check, not blamed on its peers") {
   Harness h("dies", {"a", "b", "c", "d"});
   h.fake->KillAfter("b", 2);
