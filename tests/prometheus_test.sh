@@ -11,12 +11,7 @@ set -uo pipefail
 # shellcheck source=tests/testlib.sh
 source tests/testlib.sh
 require_lab "the Prometheus test"
-for program in prometheus prometheus-node-exporter promtool python3; do
-  if ! command -v $program >/dev/null; then
-    echo "SKIPPED: $program is not installed (scripts/setup.sh installs it)"
-    exit 0
-  fi
-done
+require_programs prometheus prometheus-node-exporter promtool python3
 
 export FABRIC_BIN=$PWD
 export FABRIC_LAB_DIR=${TEST_TMPDIR:-/tmp}/prom-lab

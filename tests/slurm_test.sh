@@ -12,12 +12,7 @@ set -uo pipefail
 # shellcheck source=tests/testlib.sh
 source tests/testlib.sh
 require_lab "the Slurm test"
-for program in slurmctld slurmd sbatch srun scontrol squeue munged munge; do
-  if ! command -v $program >/dev/null && [[ ! -x /usr/sbin/$program ]]; then
-    echo "SKIPPED: $program is not installed (apt install slurm-wlm munge; scripts/setup.sh does)"
-    exit 0
-  fi
-done
+require_programs slurmctld slurmd sbatch srun scontrol squeue munged munge
 
 export FABRIC_BIN=$PWD
 export FABRIC_LAB_DIR=${TEST_TMPDIR:-/tmp}/slurm-lab

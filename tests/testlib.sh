@@ -12,6 +12,17 @@ finish() {  # the closing line; exits 0 only when nothing failed
   [[ $fail -eq 0 ]]
   exit $?
 }
+# require_programs PROGRAM...: exits 0 with a SKIPPED: line naming the first one not installed
+# (on PATH or in /usr/sbin, where Debian puts daemons).
+require_programs() {
+  local program
+  for program in "$@"; do
+    if ! command -v "$program" >/dev/null && [[ ! -x /usr/sbin/$program ]]; then
+      echo "SKIPPED: $program is not installed (scripts/setup.sh installs it)"
+      exit 0
+    fi
+  done
+}
 # require_lab WHAT: exits 0 with a SKIPPED: line unless this is root with iproute2 and the
 # machine allows network namespaces (the practice lab's hosts).
 require_lab() {
