@@ -1,6 +1,8 @@
 #include "controller/analysis.h"
 
 #include <algorithm>
+#include <cmath>
+#include <tuple>
 
 #include "controller/analysis_internal.h"
 #include "controller/localise_nodes.h"
@@ -57,6 +59,16 @@ std::vector<bool> Eligible(const AnalysisInput& in, const std::vector<char>& bad
 
 }  // namespace
 
+double NormalQuantileAbove(double q) {
+  // Bisection on the upper tail 0.5 erfc(z / sqrt 2), decreasing in z.
+  double lo = 0, hi = 40;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (0.5 * std::erfc(mid / std::sqrt(2.0)) > q ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
 double Median(std::vector<double> values) {
   if (values.empty()) return std::nan("");
   const size_t mid = values.size() / 2;
@@ -85,6 +97,16 @@ bool Reference::Above(double x, double relative, double max_z) const {
   if (!valid || std::isnan(x)) return false;
   const bool outlier = spread <= 0 || (x - typical) / spread > max_z;
   return x > typical * relative && outlier;
+}
+
+double Judged::LinkOutlierBelow(const v1::Thresholds&) const {
+  return bw.typical * std::exp(-bw_link_z * bw_log_spread);
+}
+
+bool Judged::LinkEvidence(double x, const v1::Thresholds& t) const {
+  if (std::isnan(x)) return false;
+  if (!bw_floor_missed && x < link_floor) return true;
+  return x < LinkOutlierBelow(t);
 }
 
 Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
@@ -119,6 +141,11 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   j.link_floor = in.bandwidth_is_rdma && in.expect.link_rate_gbps() > 0
                      ? in.expect.link_rate_gbps() * t.min_bw_efficiency()
                      : 0;
+  // An absolute floor the typical figure itself misses cannot tell one pair from another.
+  j.bw_floor_missed = j.link_floor > 0 && j.bw.valid && j.bw.typical < j.link_floor;
+  j.lat_ceiling_missed = t.max_lat_us() > 0 && j.lat.valid && j.lat.typical > t.max_lat_us();
+  const double floor = j.bw_floor_missed ? 0 : j.link_floor;
+  const double ceiling = j.lat_ceiling_missed ? 0 : t.max_lat_us();
   // Robust z of each node's median against the others'.
   std::vector<double> node_medians;
   for (float m : medians) if (!std::isnan(m)) node_medians.push_back(m);
@@ -130,7 +157,7 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   }
 
   // Each pair, each direction.
-  auto slow = [&](float bw) { return j.bw.Below(bw, t) || (!std::isnan(bw) && bw < j.link_floor); };
+  auto slow = [&](float bw) { return j.bw.Below(bw, t) || (!std::isnan(bw) && bw < floor); };
   j.bw_bad.assign(np, 0);
   j.lat_bad.assign(np, 0);
   j.dead.assign(np, 0);
@@ -156,7 +183,7 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
     j.lat_measured[p] = !std::isnan(pair.lat_us) && pair.lat_us > 0;
     r.high_latency = j.lat_bad[p] =
         j.lat_measured[p] && (j.lat.Above(pair.lat_us, t.relative_lat(), t.max_robust_z()) ||
-                              (t.max_lat_us() > 0 && pair.lat_us > t.max_lat_us()));
+                              (ceiling > 0 && pair.lat_us > ceiling));
   }
 
   // Who is at fault: bandwidth by direction, latency and dead paths by pair.
@@ -174,6 +201,19 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   j.bw_blamed = LocaliseNodes(n, bw_obs, min_peers, Eligible(in, j.bw_bad, j.bw_measured));
   j.lat_blamed = LocaliseNodes(n, lat_obs, min_peers, Eligible(in, j.lat_bad, j.lat_measured));
   j.dead_blamed = LocaliseNodes(n, dead_obs, min_peers, Eligible(in, j.dead, j.path_measured));
+  // The noise a single pair is judged against: the directions no blamed node explains.
+  std::vector<double> logs;
+  for (size_t p = 0; p < np && j.bw.valid && j.bw.typical > 0; ++p) {
+    const PairInput& pair = in.pairs[p];
+    if (!j.bw_measured[p]) continue;
+    for (const auto& [from, to, bw] : {std::tuple{pair.client, pair.server, pair.bw_gbps},
+                                       std::tuple{pair.server, pair.client, pair.bw_reverse_gbps}}) {
+      if (std::isnan(bw) || bw <= 0 || Explains(j.bw_blamed, {from, to, true, true})) continue;
+      logs.push_back(std::log(bw / j.bw.typical));
+    }
+  }
+  if (!logs.empty()) j.bw_log_spread = ScaledMad(logs, 0);
+  j.bw_link_z = std::max(t.max_robust_z(), NormalQuantileAbove(0.01 / std::max<size_t>(1, logs.size())));
   for (size_t p = 0; p < np; ++p) {
     if (!j.path_measured[p]) continue;
     ++out.nodes[in.pairs[p].client].pairs;
@@ -189,6 +229,7 @@ AnalysisResult Analyze(const AnalysisInput& in) {
   const Judged judged = Judge(in, out);
   AddNodeFindings(in, judged, out);
   AddPairFindings(in, judged, out);
+  AddFabricFindings(in, judged, out);
   return out;
 }
 

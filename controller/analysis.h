@@ -128,7 +128,12 @@ struct AnalysisResult {
 //   often as they recovered.
 // - a bad pair no blamed node explains is a slow_link / high_latency_link / link_unreachable
 //   when both ends have enough peers to be cleared; otherwise the end with too few peers is
-//   insufficient_data.
+//   insufficient_data. A slow direction counts against its link only when it is evidence on
+//   its own: below the RDMA floor, or a robust outlier on a log scale (ln(figure / typical)
+//   below -z spreads of the unexplained directions, z = max(max_robust_z, the normal quantile
+//   of 0.01 / their number)).
+// - an absolute floor (RDMA) or latency ceiling that the typical figure itself misses blames
+//   no node or link: one fabric_degraded finding about the fabric.
 // Also: node_unreachable, probe_failed (refused probes), tcp_fallback, rdma_unavailable, and
 // mtu_mismatch (a node's MTU differs from expect.netdev_mtu, or from the most common one).
 AnalysisResult Analyze(const AnalysisInput& input);
@@ -137,6 +142,8 @@ AnalysisResult Analyze(const AnalysisInput& input);
 // deviation for normal data).
 double Median(std::vector<double> values);
 double ScaledMad(const std::vector<double>& values, double median);
+// The z above which a standard normal variable lies with probability q (0 < q < 0.5).
+double NormalQuantileAbove(double q);
 
 }  // namespace fabricctl::controller
 

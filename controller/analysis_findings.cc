@@ -22,8 +22,17 @@ std::string SlowCriterion(const Judged& j, const v1::Thresholds& t) {
       "and beyond %.1f robust deviations of %s Gb/s",
       Num(j.bw.typical * t.relative_bw()), t.relative_bw() * 100, Num(j.bw.typical),
       t.min_effect() * 100, t.max_robust_z(), Num(j.bw.spread));
-  if (j.link_floor > 0) absl::StrAppend(&text, ", or below ", Num(j.link_floor), " Gb/s (the link rate's floor)");
+  if (j.link_floor > 0 && !j.bw_floor_missed) absl::StrAppend(&text, ", or below ", Num(j.link_floor), " Gb/s (the link rate's floor)");
   return text;
+}
+
+// "; and, one pair's figure being one measurement, below 0.31 Gb/s: 3.5 robust deviations
+// under typical on a log scale, where the fabric's figures vary by 8 % a deviation".
+std::string LinkCriterion(const Judged& j, const v1::Thresholds& t) {
+  return absl::StrFormat(
+      "; and, one pair's figure being one measurement, below %s Gb/s: %.1f robust deviations "
+      "under typical on a log scale, where the figures vary by %.0f %% a deviation",
+      Num(j.LinkOutlierBelow(t)), j.bw_link_z, (std::exp(j.bw_log_spread) - 1) * 100);
 }
 
 // A node's figures on one side: what it sends (client of the forward direction, server of the
@@ -198,6 +207,33 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
   }
 }
 
+void AddFabricFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
+  const auto& t = in.thresholds;
+  if (j.bw_floor_missed) {
+    v1::Finding f = report::Make(
+        report::kind::kFabricDegraded, "",
+        absl::StrFormat("%s: the fabric's typical %s Gb/s is below the link rate's floor %s Gb/s "
+                        "(%.0f %% of expect.link_rate_gbps %s): every pair misses it alike, so "
+                        "no node or link is blamed for it; look at what they share (switches, "
+                        "PFC/ECN, the expected rate)",
+                        in.bandwidth_probe, Num(j.bw.typical), Num(j.link_floor),
+                        t.min_bw_efficiency() * 100, Num(in.expect.link_rate_gbps())));
+    (*f.mutable_evidence())["typical_bw_gbps"] = Num(j.bw.typical);
+    (*f.mutable_evidence())["floor_gbps"] = Num(j.link_floor);
+    out.findings.push_back(std::move(f));
+  }
+  if (j.lat_ceiling_missed) {
+    v1::Finding f = report::Make(
+        report::kind::kFabricDegraded, "",
+        absl::StrFormat("%s: the fabric's typical %s us is above thresholds.max_lat_us %s us: "
+                        "every pair misses it alike, so no node or link is blamed for it",
+                        in.latency_probe, Num(j.lat.typical), Num(t.max_lat_us())));
+    (*f.mutable_evidence())["typical_lat_us"] = Num(j.lat.typical);
+    (*f.mutable_evidence())["max_lat_us"] = Num(t.max_lat_us());
+    out.findings.push_back(std::move(f));
+  }
+}
+
 void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
   const uint32_t min_peers = std::max<uint32_t>(1, in.thresholds.min_node_pairs());
   std::map<uint32_t, std::vector<std::string>> insufficient;  // node -> what could not be placed
@@ -249,19 +285,25 @@ void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
                        reason.empty() ? "" : ": " + reason)));
     }
     if (r.slow) {
-      // The slow directions no blamed node explains.
-      const bool forward = r.slow_forward && !Explains(j.bw_blamed, {pair.client, pair.server, true, true});
-      const bool reverse = r.slow_reverse && !Explains(j.bw_blamed, {pair.server, pair.client, true, true});
-      const bool explained = !forward && !reverse;
-      r.verdict = std::max(r.verdict, explained ? Verdict::kCritical : Verdict::kWarning);
-      if (!explained) {
+      // The slow directions no blamed node explains, each of them evidence on its own (one
+      // measurement of one pair: a robust outlier, not a chance low of a noisy fabric).
+      const bool forward_node = r.slow_forward && Explains(j.bw_blamed, {pair.client, pair.server, true, true});
+      const bool reverse_node = r.slow_reverse && Explains(j.bw_blamed, {pair.server, pair.client, true, true});
+      const bool forward = r.slow_forward && !forward_node && j.LinkEvidence(pair.bw_gbps, in.thresholds);
+      const bool reverse = r.slow_reverse && !reverse_node && j.LinkEvidence(pair.bw_reverse_gbps, in.thresholds);
+      if (forward || reverse) {
+        r.verdict = std::max(r.verdict, Verdict::kWarning);
+      } else if (forward_node || reverse_node) {
+        r.verdict = std::max(r.verdict, Verdict::kCritical);
+      }
+      if (forward || reverse) {
         const std::string direction = forward && reverse ? "both directions"
                                       : forward ? absl::StrCat(a, " -> ", b, " only")
                                                 : absl::StrCat(b, " -> ", a, " only");
         const std::string what = absl::StrCat(in.bandwidth_probe, " ", PairFigures(in, pair), ": slow in ", direction);
         v1::Finding f = report::MakePair(
             report::kind::kSlowLink, a, b,
-            absl::StrCat(what, "; ", SlowCriterion(j, in.thresholds),
+            absl::StrCat(what, "; ", SlowCriterion(j, in.thresholds), LinkCriterion(j, in.thresholds),
                          j.bw_blamed[pair.client] == Side::kNone && j.bw_blamed[pair.server] == Side::kNone
                              ? "; both ends are fine with their other peers"
                              : "; the other direction is its blamed end's"));

@@ -28,6 +28,21 @@ using NodeMedians = std::vector<float>;
 struct Judged {
   Reference bw, lat;
   double link_floor = 0;  // RDMA: min_bw_efficiency x expect.link_rate_gbps
+  // The fabric's typical figure itself misses the absolute floor (or latency ceiling): every
+  // pair misses it alike, so it blames no node or link; one fabric_degraded finding says so.
+  bool bw_floor_missed = false, lat_ceiling_missed = false;
+  // Spread of ln(figure / typical) over the directions no blamed node explains (1.4826 x MAD
+  // around 0): bandwidth noise is a ratio, so a single pair is judged on a log scale.
+  double bw_log_spread = 0;
+  // How many of those spreads below typical one pair's figure must be: max_robust_z, or more
+  // where the sweep has so many figures that a healthy one gets that far by chance (a 1 %
+  // chance over the whole sweep, Bonferroni: the normal quantile of 0.01 / figures).
+  double bw_link_z = 0;
+  // Whether one direction's figure, already slow, is evidence against its link on its own:
+  // below the link rate's floor, or a robust outlier on the log scale.
+  bool LinkEvidence(double bw, const v1::Thresholds& t) const;
+  // The figure below which LinkEvidence holds by the log-scale rule.
+  double LinkOutlierBelow(const v1::Thresholds& t) const;
   std::vector<char> bw_bad, lat_bad, dead;                     // per pair
   std::vector<char> bw_measured, lat_measured, path_measured;  // per pair
   std::vector<Side> bw_blamed, lat_blamed, dead_blamed;        // per node
@@ -36,6 +51,7 @@ struct Judged {
 Judged Judge(const AnalysisInput& in, AnalysisResult& out);
 void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
 void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
+void AddFabricFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
 
 }  // namespace fabricctl::controller
 

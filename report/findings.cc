@@ -76,6 +76,8 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "a bad pair whose end was measured with too few peers to tell the node from the link"},
     {kind::kAuditFailed, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
      "an audit that could not read or run what it checks (unreadable or garbage input); its reason names what"},
+    {kind::kFabricDegraded, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
+     "the fabric's typical figure misses an absolute expectation: every pair alike, no node or link to blame"},
 };
 
 v1::Finding MakeAt(const std::string& name, Level level) {

@@ -44,10 +44,11 @@ inline constexpr char kRegression[] = "regression";
 inline constexpr char kLinkUnreachable[] = "link_unreachable";
 inline constexpr char kInsufficientData[] = "insufficient_data";
 inline constexpr char kAuditFailed[] = "audit_failed";
+inline constexpr char kFabricDegraded[] = "fabric_degraded";
 }  // namespace kind
 
 // What a finding is about.
-enum class Subject { kNode, kPair, kPort, kDevice };
+enum class Subject { kNode, kPair, kPort, kDevice, kFabric };
 
 // One kind: its default severity and action, and where the kind has one, a second level for
 // a documented circumstance (`alternate_when`), e.g. rdma_unavailable on a node from which no

@@ -119,7 +119,18 @@ std::string RenderJunit(const v1::Report& report) {
     c.classname = "fabricctl.nodes";
     c.name = node.node();
     FailOn(node_findings[node.node()], &c);
+    node_findings.erase(node.node());
     suites["nodes"].push_back(std::move(c));
+  }
+  // Findings about no node of the map (the fabric as a whole, an all-reduce no node explains)
+  // fail a case of their own: a gate reading the JUnit file must not miss them.
+  for (const auto& [node, findings] : node_findings) {
+    if (findings.empty()) continue;
+    Case c;
+    c.classname = node.empty() ? "fabricctl.fabric" : "fabricctl.nodes";
+    c.name = node.empty() ? "fabric" : node;
+    FailOn(findings, &c);
+    suites[node.empty() ? "fabric" : "nodes"].push_back(std::move(c));
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   int total = 0;

@@ -92,6 +92,19 @@ TEST_CASE("JUnit has a suite per family and failures from findings, escaped") {
   CHECK(xml.find("<testsuites name=\"fabricctl sweep 7\" tests=\"6\" failures=\"1\"") != std::string::npos);
 }
 
+TEST_CASE("JUnit: a finding about no node of the map fails a case of its own") {
+  v1::Report r = ThreeNodes();
+  r.clear_findings();
+  auto* f = r.add_findings();
+  f->set_kind("fabric_degraded");
+  f->set_severity(v1::SEVERITY_CRITICAL);
+  f->set_detail("tcp_bw: the fabric's typical 1.5 Gb/s is below the floor");
+  std::string xml = RenderJunit(r);
+  CHECK(xml.find("<testsuite name=\"fabric\" tests=\"1\" failures=\"1\"") != std::string::npos);
+  CHECK(xml.find("<failure type=\"fabric_degraded\"") != std::string::npos);
+  CHECK(xml.find("<testsuite name=\"nodes\" tests=\"3\" failures=\"0\"") != std::string::npos);
+}
+
 TEST_CASE("Prometheus exposition: HELP and TYPE per metric, labelled samples") {
   std::string prom = RenderProm(ThreeNodes());
   CHECK(prom.find("# TYPE fabricctl_pair_bandwidth_bytes_per_second gauge\n") != std::string::npos);
