@@ -57,6 +57,47 @@ std::vector<bool> Eligible(const AnalysisInput& in, const std::vector<char>& bad
   return out;
 }
 
+// Whether each node stands out from the others in what it sends or what it receives: the
+// (upper) median of its figures on that side, on a log scale, more than max_robust_z robust spreads
+// below the nodes' median of those medians. A straggler is an outlier: in a fleet whose nodes
+// differ by degrees, the slowest of a continuum is not one, whatever its share of slow pairs.
+std::vector<bool> OutlierNodes(const AnalysisInput& in, const v1::Thresholds& t) {
+  const size_t n = in.nodes.size();
+  std::vector<std::vector<float>> sends(n), receives(n);
+  for (const PairInput& p : in.pairs) {
+    if (p.status != PairStatus::kMeasured) continue;
+    if (!std::isnan(p.bw_gbps) && p.bw_gbps > 0) {
+      sends[p.client].push_back(p.bw_gbps);
+      receives[p.server].push_back(p.bw_gbps);
+    }
+    if (!std::isnan(p.bw_reverse_gbps) && p.bw_reverse_gbps > 0) {
+      sends[p.server].push_back(p.bw_reverse_gbps);
+      receives[p.client].push_back(p.bw_reverse_gbps);
+    }
+  }
+  const size_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
+  std::vector<bool> out(n, false);
+  for (auto* side : {&sends, &receives}) {
+    std::vector<double> logs(n, std::nan(""));
+    std::vector<double> known;
+    for (size_t i = 0; i < n; ++i) {
+      if ((*side)[i].size() < min_peers) continue;
+      // The better middle of an even count, as for the typical figure: a healthy node measured
+      // with two peers, one of them the straggler, is not half slow.
+      logs[i] = std::log(MiddleOf((*side)[i], /*upper=*/true));
+      known.push_back(logs[i]);
+    }
+    if (known.empty()) continue;
+    const double center = Median(known);
+    const double spread = ScaledMad(known, center);
+    for (size_t i = 0; i < n; ++i) {
+      if (std::isnan(logs[i])) continue;
+      out[i] = out[i] || (spread > 0 ? (logs[i] - center) / spread < -t.max_robust_z() : logs[i] < center);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 double NormalQuantileAbove(double q) {
@@ -198,7 +239,10 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
     if (j.path_measured[p]) dead_obs.push_back({pair.client, pair.server, static_cast<bool>(j.dead[p]), false});
   }
   const uint32_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
-  j.bw_blamed = LocaliseNodes(n, bw_obs, min_peers, Eligible(in, j.bw_bad, j.bw_measured));
+  std::vector<bool> bw_eligible = Eligible(in, j.bw_bad, j.bw_measured);
+  const std::vector<bool> outliers = OutlierNodes(in, t);
+  for (size_t i = 0; i < n; ++i) bw_eligible[i] = bw_eligible[i] && outliers[i];
+  j.bw_blamed = LocaliseNodes(n, bw_obs, min_peers, bw_eligible);
   j.lat_blamed = LocaliseNodes(n, lat_obs, min_peers, Eligible(in, j.lat_bad, j.lat_measured));
   j.dead_blamed = LocaliseNodes(n, dead_obs, min_peers, Eligible(in, j.dead, j.path_measured));
   // The noise a single pair is judged against: the directions no blamed node explains.

@@ -125,7 +125,9 @@ struct AnalysisResult {
 //   explains no longer count against the others. Pairs that failed between two answering
 //   agents are localised the same way (link_unreachable on the node, or on the pair).
 //   With require_retest, a node is blamed only when its re-tested pairs stayed bad at least as
-//   often as they recovered.
+//   often as they recovered. A blamed node is an outlier among the nodes: the upper median of
+//   what it sends or receives, on a log scale, more than max_robust_z robust spreads below the
+//   nodes' median of those medians.
 // - a bad pair no blamed node explains is a slow_link / high_latency_link / link_unreachable
 //   when both ends have enough peers to be cleared; otherwise the end with too few peers is
 //   insufficient_data. A slow direction counts against its link only when it is evidence on

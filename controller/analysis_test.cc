@@ -155,6 +155,24 @@ TEST_CASE("Noise of +/-30 % on a healthy fabric raises nothing; a 2x slow node t
   }
 }
 
+TEST_CASE("In a fleet whose nodes differ by degrees, the slowest of the continuum is no straggler") {
+  // Senders from 0.5 to 1.5 times a typical 100 Gb/s in even steps (NIC generations, busy
+  // hosts): node-0 sends below 60 % of typical to every peer, yet it is not an outlier among
+  // the nodes, and draining it would only make the next one "the slowest".
+  const float factor[] = {0.5f, 0.6f, 0.72f, 0.85f, 1.0f, 1.15f, 1.3f, 1.5f};
+  auto r = Analyze(Sweep(8, [&](uint32_t from, uint32_t to) { return 100.0f * factor[from] * (1 + 0.02f * ((from + to) % 3)); }));
+  int slow_sends = 0;
+  for (size_t p = 0; p < r.pairs.size(); ++p) slow_sends += r.pairs[p].slow_forward + r.pairs[p].slow_reverse;
+  CHECK(slow_sends >= 7);  // each of node-0's sends is slow by the per-direction rule
+  for (const auto& k : Kinds(r)) CHECK(k.rfind("straggler_node", 0) != 0);
+  for (const auto& node : r.nodes) CHECK_FALSE(node.straggler);
+  // The same node at a fifth of its peers' rate is an outlier, and named.
+  const float outlier[] = {0.2f, 0.92f, 0.95f, 0.97f, 1.0f, 1.02f, 1.05f, 1.08f};
+  auto s = Analyze(Sweep(8, [&](uint32_t from, uint32_t to) { return 100.0f * outlier[from] * (1 + 0.02f * ((from + to) % 3)); }));
+  CHECK(Kinds(s) == std::vector<std::string>{"straggler_node:node-0:"});
+  CHECK(s.findings[0].evidence().at("direction") == "transmit");
+}
+
 TEST_CASE("A tight fabric's smaller deficit counts when it is a robust outlier") {
   // 1 % spread, one node 25 % down: below typical by more than min_effect, far beyond the spread.
   auto r = Analyze(Sweep(8, [](uint32_t a, uint32_t b) {

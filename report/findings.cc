@@ -16,7 +16,7 @@ using v1::SEVERITY_WARNING;
 // cannot do RDMA at all. Everything else is for a person to look at.
 const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kStragglerNode, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kNode,
-     "a node slow with most of its peers, or a robust outlier among the nodes"},
+     "a node slow with most of its peers and a robust outlier among the nodes"},
     {kind::kSlowLink, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
      "a slow pair whose ends are both fine with everyone else"},
     {kind::kHighLatencyLink, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
