@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # gpu_copy (pinned host memory to and from each GPU, 64 MiB, 20 copies) against the PCIe limit
-# of the GPU's own link, read from sysfs: GT/s x lanes x 128/130 (8 GT/s and up; 8/10 below)
+# of the GPU's own link at its maximum (max_link_speed and max_link_width in sysfs: an idle GPU
+# drops its current link speed, so the current one, read after the copies, would understate
+# the limit): GT/s x lanes x 128/130 (8 GT/s and up; 8/10 below)
 # / 8 per direction, 63.0 GB/s for Gen5 x16, and against a reference copy in the same run:
 # PyTorch's pinned-memory copy_ (non_blocking, same size and count, timed with CUDA events)
 # where torch imports. Goal: >= 80 % of the limit both ways, and on a par with PyTorch.
@@ -22,7 +24,7 @@ for dev in sorted(glob.glob("/sys/bus/pci/devices/*")):
     read = lambda f: open(os.path.join(dev, f)).read().strip()
     try:
         if read("vendor") == "0x10de" and read("class").startswith("0x0302"):
-            gpus.append((os.path.basename(dev), read("current_link_speed"), int(read("current_link_width"))))
+            gpus.append((os.path.basename(dev), read("max_link_speed"), int(read("max_link_width"))))
     except OSError:
         pass
 for key, value in sorted(audit["observed"].items()):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Verdict quality on planted faults: repeated sweeps of practice labs (network namespaces, tc)
-# with one fault each, and of healthy labs, shaped and unshaped. Reports, per scenario, the
+# with one fault each, and of labs with no faulty host (shaped, unshaped, and every host lossy
+# alike). Reports, per scenario, the
 # precision and recall of what the sweeps named (finding kind and host, or the two ends of a
 # link) against what was planted, the false alarms per healthy sweep (any warning or critical
 # finding), and the wall time of a sweep with one host 50x slower than its peers against a
@@ -47,7 +48,8 @@ sweep() {
   echo "# Verdicts on planted faults: bench/verdicts.sh $REPEATS $HEALTHY"
   machine
   echo "lab: hosts in network namespaces on a bridge; links tc tbf 1gbit unless 'unshaped';"
-  echo "faults by tc htb/tbf classes; each sweep full pairing, tcp_bw both directions + tcp_lat, 1 s per probe"
+  echo "faults by tc htb/tbf classes (loss: a BPF filter into a blackhole class); each sweep full pairing,"
+  echo "tcp_bw both directions + tcp_lat, 1 s per probe"
   echo
   echo "| scenario | planted | sweeps | named (all sweeps) | precision | recall |"
   echo "|---|---|---|---|---|---|"
@@ -88,6 +90,7 @@ scenario slow-link-unshaped "slow_link node-1~node-4" 6 --rate none --slow-link 
 scenario transmit-only "straggler_node node-2" 6 --slow-egress node-2=100mbit
 scenario dropped-link "link_unreachable node-2~node-5" 6 --drop-link node-2-node-5
 scenario mtu "mtu_mismatch node-4" 5 --mtu node-4=1400
+scenario lossy-host "straggler_node node-4" 7 --lossy node-4=2
 
 {
   echo
@@ -113,6 +116,7 @@ healthy() {  # NAME LAB_UP_ARGS...
 }
 healthy "6 hosts, shaped 1gbit" 6
 healthy "6 hosts, unshaped" 6 --rate none
+healthy "6 hosts, every host losing 1 % of what it sends" 6 --lossy all=1
 
 # Wall time: 8 hosts healthy, then one host at 20 Mbit/s (50x slower than 1 Gbit/s).
 healthy_t=() slow_t=()

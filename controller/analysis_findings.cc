@@ -277,6 +277,8 @@ void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
       case PairStatus::kMeasured:
         break;
     }
+    // With re-tests on, a link is named only on figures that survived one.
+    const bool retested = !in.require_retest || pair.attempts >= 2;
     if (pair.tcp_fallback) {
       r.verdict = Verdict::kCritical;
       out.findings.push_back(report::MakePair(
@@ -289,8 +291,8 @@ void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
       // measurement of one pair: a robust outlier, not a chance low of a noisy fabric).
       const bool forward_node = r.slow_forward && Explains(j.bw_blamed, {pair.client, pair.server, true, true});
       const bool reverse_node = r.slow_reverse && Explains(j.bw_blamed, {pair.server, pair.client, true, true});
-      const bool forward = r.slow_forward && !forward_node && j.LinkEvidence(pair.bw_gbps, in.thresholds);
-      const bool reverse = r.slow_reverse && !reverse_node && j.LinkEvidence(pair.bw_reverse_gbps, in.thresholds);
+      const bool forward = r.slow_forward && !forward_node && retested && j.LinkEvidence(pair.bw_gbps, in.thresholds);
+      const bool reverse = r.slow_reverse && !reverse_node && retested && j.LinkEvidence(pair.bw_reverse_gbps, in.thresholds);
       if (forward || reverse) {
         r.verdict = std::max(r.verdict, Verdict::kWarning);
       } else if (forward_node || reverse_node) {
@@ -317,8 +319,8 @@ void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     }
     if (r.high_latency) {
       const bool explained = Explains(j.lat_blamed, {pair.client, pair.server, true, false});
-      r.verdict = std::max(r.verdict, explained ? Verdict::kCritical : Verdict::kWarning);
-      if (!explained) {
+      if (explained || retested) r.verdict = std::max(r.verdict, explained ? Verdict::kCritical : Verdict::kWarning);
+      if (!explained && retested) {
         const std::string what = absl::StrCat(a, " -> ", b, ": ", in.latency_probe, " ", Num(pair.lat_us), " us");
         v1::Finding f = report::MakePair(
             report::kind::kHighLatencyLink, a, b,

@@ -32,7 +32,8 @@ struct Judged {
   // pair misses it alike, so it blames no node or link; one fabric_degraded finding says so.
   bool bw_floor_missed = false, lat_ceiling_missed = false;
   // Spread of ln(figure / typical) over the directions no blamed node explains (1.4826 x MAD
-  // around 0): bandwidth noise is a ratio, so a single pair is judged on a log scale.
+  // around 0, or of the fast side's alone where that is larger): bandwidth noise is a ratio,
+  // so a single pair is judged on a log scale.
   double bw_log_spread = 0;
   // How many of those spreads below typical one pair's figure must be: max_robust_z, or more
   // where the sweep has so many figures that a healthy one gets that far by chance (a 1 %

@@ -155,6 +155,16 @@ TEST_CASE("Noise of +/-30 % on a healthy fabric raises nothing; a 2x slow node t
   }
 }
 
+TEST_CASE("With re-tests on, a link is named only on figures that survived a re-test") {
+  auto in = Sweep(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4) ? 20.0f : 100.0f; });
+  in.require_retest = true;
+  CHECK(Analyze(in).findings.empty());  // measured once
+  for (auto& p : in.pairs) {
+    if (Is(p.client, p.server, 1, 4)) p.attempts = 2;
+  }
+  CHECK(Kinds(Analyze(in)) == std::vector<std::string>{"slow_link:node-1:node-4"});
+}
+
 TEST_CASE("In a fleet whose nodes differ by degrees, the slowest of the continuum is no straggler") {
   // Senders from 0.5 to 1.5 times a typical 100 Gb/s in even steps (NIC generations, busy
   // hosts): node-0 sends below 60 % of typical to every peer, yet it is not an outlier among

@@ -148,6 +148,9 @@ TEST_CASE("HTML is one file with an SVG cell per ordered pair and no external re
   CHECK(html.find("https://") == std::string::npos);
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("&lt;slow&gt;") != std::string::npos);
+  // Latency: in each map cell's title, and a column of the flagged pairs' table.
+  CHECK(Count(html, " Gb/s, 20.0 us (") == 12);
+  CHECK(html.find("<td>1.50</td><td></td><td>20.0</td>") != std::string::npos);
 }
 
 TEST_CASE("HTML: legends, bandwidth scale, times, drain list, audits, all-reduce, unreachable marked") {

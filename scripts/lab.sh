@@ -4,6 +4,7 @@
 #
 #   scripts/lab.sh up N [--rate R|none] [--throttle HOST=RATE]... [--slow-egress HOST=RATE]...
 #                       [--slow-link A-B=RATE]... [--drop-link A-B]... [--mtu HOST=MTU]...
+#                       [--lossy HOST=PCT|all=PCT]...
 #                       [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
 #   scripts/lab.sh nodes|map|history [flags]        other fabricctl commands against the lab
@@ -21,7 +22,8 @@
 # slows the traffic between two hosts only (an HTB class per destination on both ends);
 # --drop-link node-1-node-2 makes the two unable to reach each other while both still reach
 # the controller and everyone else (a blackhole qdisc on that class); --mtu node-4=1400 gives a
-# host another MTU. Without root (or with --loopback) the
+# host another MTU; --lossy node-2=1 drops 1 % of the packets node-2 sends, at random (a bad
+# transmit lane or optic; all=1: every host's, a lossy fabric). Without root (or with --loopback) the
 # agents share loopback, unshaped. --gpus node-1=2 gives a host two stand-in GPUs: the CUDA
 # and NCCL test stand-ins ($BIN/tests/fake_gpu, built by bazel build //tests/fake_gpu:all;
 # no real GPU, no real NCCL) so that `sweep --probes allreduce` takes the NCCL path; --env
@@ -76,23 +78,45 @@ start() {  # NAME NS COMMAND...
   echo $! > "$LAB/$name.pid"
 }
 
-shape() {  # NS DEV RATE: tbf on DEV's egress
+shape() {  # NS DEV RATE [LOSS_PCT]: tbf on DEV's egress; with a loss, htb and lose_packets
   ip -n "$1" link set "$2" up
-  tc -n "$1" qdisc replace dev "$2" root tbf rate "$3" burst 256kb latency 50ms
+  if [[ -n ${4:-} ]]; then
+    tc -n "$1" qdisc replace dev "$2" root handle 1: htb default 10 r2q 10000
+    tc -n "$1" class add dev "$2" parent 1: classid 1:10 htb rate "${3:-100gbit}" 2>/dev/null
+    lose_packets "$1" "$2" "$4"
+  elif [[ -n $3 ]]; then
+    tc -n "$1" qdisc replace dev "$2" root tbf rate "$3" burst 256kb latency 50ms
+  fi
+}
+
+# Under DEV's htb root 1:, PCT % of the packets at random into a blackhole (class 1:99):
+# a classic BPF filter compares the kernel's random number with PCT % of 2^32 (this lab's
+# kernels have no netem). The host sends one segment per packet (gso_max_segs 1), so that a
+# loss is one packet, not a 64 KiB TSO burst.
+lose_packets() {  # NS DEV PCT
+  local below
+  below=$(awk -v p="$3" 'BEGIN { printf "%d", p / 100 * 4294967296 }')
+  ip -n "$1" link set dev "$2" gso_max_segs 1
+  tc -n "$1" class add dev "$2" parent 1: classid 1:99 htb rate 100gbit 2>/dev/null
+  tc -n "$1" qdisc add dev "$2" parent 1:99 handle 99: blackhole
+  # ld random; random >= below: no match; else the blackhole's class.
+  tc -n "$1" filter add dev "$2" parent 1: protocol ip prio 1 bpf \
+    bytecode "4,32 0 0 4294963256,53 1 0 $below,6 0 0 4294967295,6 0 0 0" flowid 1:99
 }
 
 # A host's egress (eth0 in NS): RATE for everything (empty: unshaped), but DEST_IP=RATE classes
 # at their own rate and DEST_IP=drop classes into a blackhole. One tbf when there is nothing
 # per destination; HTB with a u32 filter per destination otherwise.
-shape_egress() {  # NS RATE [DEST_IP=RATE|drop]...
-  local ns=$1 rate=$2; shift 2
+shape_egress() {  # NS RATE LOSS_PCT [DEST_IP=RATE|drop]...
+  local ns=$1 rate=$2 loss=$3; shift 3
   ip -n "$ns" link set eth0 up
   if (($# == 0)); then
-    if [[ -n $rate ]]; then shape "$ns" eth0 "$rate"; fi
+    shape "$ns" eth0 "$rate" "$loss"
     return
   fi
   tc -n "$ns" qdisc replace dev eth0 root handle 1: htb default 10 r2q 10000
   tc -n "$ns" class add dev eth0 parent 1: classid 1:10 htb rate "${rate:-100gbit}" 2>/dev/null
+  if [[ -n $loss ]]; then lose_packets "$ns" eth0 "$loss"; fi
   local id=20 spec
   for spec in "$@"; do
     local dest=${spec%%=*} what=${spec#*=}
@@ -102,7 +126,7 @@ shape_egress() {  # NS RATE [DEST_IP=RATE|drop]...
     else
       tc -n "$ns" class add dev eth0 parent 1: classid "1:$id" htb rate "$what" 2>/dev/null
     fi
-    tc -n "$ns" filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dst "$dest/32" flowid "1:$id"
+    tc -n "$ns" filter add dev eth0 parent 1: protocol ip prio 2 u32 match ip dst "$dest/32" flowid "1:$id"
     id=$((id + 1))
   done
 }
@@ -111,7 +135,7 @@ up() {
   local n=${1:-}; shift || true
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '${n}'"
   local rate=1gbit loopback=0
-  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=()
+  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=()
   while (($#)); do
     case $1 in
       --gpus) gpus[${2%%=*}]=${2#*=}; shift 2 ;;
@@ -127,6 +151,11 @@ up() {
         per_dest[${BASH_REMATCH[2]}]+=" ${BASH_REMATCH[1]#node-}=$what"
         shift 2 ;;
       --mtu) mtu[${2%%=*}]=${2#*=}; shift 2 ;;
+      --lossy)
+        [[ ${2:-} =~ ^(node-[0-9]+|all)=([0-9]+(\.[0-9]+)?)$ ]] && awk -v p="${BASH_REMATCH[2]}" 'BEGIN { exit !(p > 0 && p < 100) }' ||
+          die "--lossy: expected node-N=PCT or all=PCT with 0 < PCT < 100, got '${2:-}'"
+        loss[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+        shift 2 ;;
       --loopback) loopback=1; shift ;;
       *) die "up: unknown option $1" ;;
     esac
@@ -160,7 +189,7 @@ up() {
     ip netns add "$PREFIX-sw"
     ip -n "$PREFIX-sw" link add br0 type bridge
     ip -n "$PREFIX-sw" link set br0 up
-    attach() {  # NS IP INDEX MTU RATE [EGRESS_RATE [DEST=RATE|drop]...]: RATE into the host, EGRESS_RATE out
+    attach() {  # NS IP INDEX MTU RATE LOSS [EGRESS_RATE [DEST=RATE|drop]...]: RATE into the host, EGRESS_RATE out
       ip netns add "$1"
       ip -n "$1" link set lo up
       ip link add "$PREFIX-h$3" netns "$1" type veth peer name "p$3" netns "$PREFIX-sw"
@@ -169,17 +198,18 @@ up() {
       ip -n "$PREFIX-sw" link set "p$3" master br0
       if [[ -n $4 ]]; then ip -n "$1" link set eth0 mtu "$4"; fi
       if [[ -n $5 ]]; then shape "$PREFIX-sw" "p$3" "$5"; fi
-      local ns=$1 port=p$3; shift 5
-      shape_egress "$ns" "$@"
+      local ns=$1 port=p$3 loss=$6; shift 6
+      local egress_rate=${1:-}; shift || true
+      shape_egress "$ns" "$egress_rate" "$loss" "$@"
       ip -n "$ns" link set eth0 up
       ip -n "$PREFIX-sw" link set "$port" up
     }
-    attach "$ctl_ns" "$CONTROLLER_IP" 0 "" "" ""
+    attach "$ctl_ns" "$CONTROLLER_IP" 0 "" "" "" ""
     for i in $(seq 1 "$n"); do
       local host_rate=${throttle[node-$i]:-$rate} dests=()
       for spec in ${per_dest[node-$i]:-}; do dests+=("$SUBNET.${spec%%=*}=${spec#*=}"); done
       attach "$PREFIX-node-$i" "$SUBNET.$i" "$i" "${mtu[node-$i]:-}" "$host_rate" \
-        "${egress[node-$i]:-$host_rate}" "${dests[@]}"
+        "${loss[node-$i]:-${loss[all]:-}}" "${egress[node-$i]:-$host_rate}" "${dests[@]}"
     done
     listen_host=$CONTROLLER_IP
   fi
@@ -308,5 +338,5 @@ case ${1:-} in
       'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
       "$(cat "$LAB/metrics.url")" ;;
   down) down ;;
-  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 3 ;;
+  *) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 3 ;;
 esac

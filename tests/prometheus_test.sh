@@ -18,12 +18,21 @@ export FABRIC_LAB_DIR=${TEST_TMPDIR:-/tmp}/prom-lab
 export FABRIC_LAB_PREFIX=fabprom
 DIR=${TEST_TMPDIR:-/tmp}/prom
 rm -rf "$DIR"
-mkdir -p "$DIR/textfile" "$DIR/tsdb"
+mkdir -p "$DIR/tsdb"
+# Debian's textfile directory, the README's: the package's node_exporter reads it by default.
+# Files of ours already there are put back afterwards.
+TEXTFILE=/var/lib/prometheus/node-exporter
+mkdir -p "$TEXTFILE" "$DIR/saved"
+for f in fabric_check.prom fabric_map.prom; do
+  [[ -e $TEXTFILE/$f ]] && mv "$TEXTFILE/$f" "$DIR/saved/"
+done
 lab() { bash scripts/lab.sh "$@"; }
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   lab down >/dev/null 2>&1
+  rm -f "$TEXTFILE/fabric_check.prom" "$TEXTFILE/fabric_map.prom"
+  for f in "$DIR"/saved/*.prom; do [[ -e $f ]] && mv "$f" "$TEXTFILE/"; done
 }
 trap cleanup EXIT
 
@@ -37,16 +46,17 @@ in_ctl ip link set lo up
 # check and the latest sweep's map, side by side in node_exporter's directory.
 lab sweep --duration 500ms --format json --output "$DIR/sweep1.json" 2> "$DIR/sweep1.err"
 check "the first sweep exits 2 (node-3 a straggler)" test $? -eq 2
-cli/fabricctl check --format prom --output "$DIR/textfile/fabric_check.prom"
+cli/fabricctl check --format prom --output /var/lib/prometheus/node-exporter/fabric_check.prom
 check "check exits 1 here (no RDMA: a warning)" test $? -eq 1
-lab map --format prom --output "$DIR/textfile/fabric_map.prom"
+lab map --format prom --output /var/lib/prometheus/node-exporter/fabric_map.prom
 # A second sweep that leaves node-3 out: its verdict must stay in the controller's series.
 lab sweep --nodes node-1,node-2 --duration 500ms --format json --output "$DIR/sweep2.json" 2> "$DIR/sweep2.err"
 check "the second sweep, node-[1-2] only, exits 0" test $? -eq 0
 
-# node_exporter (textfile collector only) and Prometheus, in the controller's namespace.
+# node_exporter (textfile collector only, its directory Debian's default) and Prometheus, in the
+# controller's namespace.
 in_ctl prometheus-node-exporter --web.listen-address=127.0.0.1:19100 --collector.disable-defaults \
-  --collector.textfile --collector.textfile.directory="$DIR/textfile" > "$DIR/node_exporter.log" 2>&1 &
+  --collector.textfile > "$DIR/node_exporter.log" 2>&1 &
 pids+=($!)
 cp deploy/prometheus/fabricctl-rules.yml "$DIR/"
 cat > "$DIR/prometheus.yml" <<YAML

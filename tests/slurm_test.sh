@@ -143,6 +143,22 @@ wait_state() {  # JOB STATE SECONDS
 }
 reason() { in_ctl scontrol show node "$1" | sed -n 's/^ *Reason=\(.*\) \[.*/\1/p'; }
 
+# 0. The prolog as slurmctld would run it, by hand: no node list is an error (held here, with
+# FABRIC_ON_ERROR=hold), never "every node"; SLURM_NODELIST, the older name, is read too.
+rc=0
+in_ctl env -u SLURM_JOB_NODELIST -u SLURM_NODELIST SLURM_JOB_ID=by-hand-1 "$DIR/prolog" || rc=$?
+check "the prolog without a node list holds the job (exit $rc, want 1)" test "$rc" = 1
+check "and says why" grep -q "job by-hand-1: neither SLURM_JOB_NODELIST nor SLURM_NODELIST" "$DIR/prolog.err"
+rc=0
+in_ctl env -u SLURM_JOB_NODELIST SLURM_NODELIST='node-[1-2]' SLURM_JOB_ID=by-hand-2 "$DIR/prolog" || rc=$?
+check "the prolog sweeps SLURM_NODELIST's healthy nodes and lets the job run (exit $rc)" test "$rc" = 0
+check "that sweep covered node-[1-2] only" grep -q "sweep [0-9]*: 2 nodes" "$DIR/prolog.err"
+# Inside a job, without --nodes, fabricctl sweep reads the job's list itself.
+in_ctl env -u SLURM_NODELIST SLURM_JOB_NODELIST='node-[1-2]' FABRICCTL_CONFIG="$FABRIC_LAB_DIR/lab.yaml" \
+  cli/fabricctl sweep --controller "$CONTROLLER" --duration 500ms > /dev/null 2> "$DIR/in-job.err"
+check "fabricctl sweep in a job sweeps SLURM_JOB_NODELIST's nodes" grep -q "sweep [0-9]*: 2 nodes" "$DIR/in-job.err"
+: > "$DIR/prolog.err"
+
 # 1. Healthy nodes: sbatch on two of them runs after a clean sweep.
 job=$(in_ctl sbatch --parsable -N2 -w node-1,node-2 -o "$DIR/job-healthy.out" --wrap "echo ran") ||
   bad "sbatch"

@@ -47,6 +47,12 @@ void FakeAgents::SetEgress(const std::string& name, double gbps) {
   agents_[name].egress_gbps = gbps;
 }
 
+void FakeAgents::SlowFirst(const std::string& name, double gbps, int calls) {
+  std::lock_guard<std::mutex> lock(mu_);
+  agents_[name].slow_gbps = gbps;
+  agents_[name].slow_calls = calls;
+}
+
 void FakeAgents::DropLink(const std::string& a, const std::string& b) {
   std::lock_guard<std::mutex> lock(mu_);
   dropped_[Sorted(a, b)] = true;
@@ -216,6 +222,13 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
   const double factor = link == links_.end() ? 1.0 : link->second;
   double gbps = std::min(agents_[*name].speed_gbps, agents_[server->second].speed_gbps) * factor;
   if (agents_[*name].egress_gbps > 0) gbps = std::min(gbps, agents_[*name].egress_gbps);
+  for (const std::string* end : {&*name, &server->second}) {
+    Agent& agent = agents_[*end];
+    if (agent.slow_calls > 0) {
+      --agent.slow_calls;
+      gbps = std::min(gbps, agent.slow_gbps);
+    }
+  }
   r->set_outcome(v1::PROBE_OK);
   if (request.spec().kind() == v1::TCP_LAT || request.spec().kind() == v1::RDMA_WRITE_LAT ||
       request.spec().kind() == v1::RDMA_SEND_LAT) {

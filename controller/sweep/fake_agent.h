@@ -39,6 +39,9 @@ class FakeAgents : public AgentClient {
   void SetGpus(const std::string& name, int count);
   // What `name` sends leaves at most at `gbps` (a slow transmit lane, a shaped egress queue).
   void SetEgress(const std::string& name, double gbps);
+  // The next `calls` client halves with `name` at either end run at most at `gbps` (a burst of
+  // other traffic that passes: the node looks slow in the first rounds, not in its re-tests).
+  void SlowFirst(const std::string& name, double gbps, int calls);
   // Probes between a and b fail in the data path (connect timed out); the agents answer.
   void DropLink(const std::string& a, const std::string& b);
   // The next `times` server halves asked of `name` find it busy (RESOURCE_EXHAUSTED).
@@ -77,6 +80,8 @@ class FakeAgents : public AgentClient {
   struct Agent {
     double speed_gbps = 10;
     double egress_gbps = 0;  // 0: no limit of its own
+    double slow_gbps = 0;    // SlowFirst
+    int slow_calls = 0;
     bool gpudirect_broken = false;
     bool no_rdma = false;
     int gpus = 0;

@@ -155,12 +155,24 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   eager.require_retest = false;
   const AnalysisResult a = Analyze(eager);
   const size_t n = fleet.nodes.size();
-  auto suspect = [&](uint32_t i) { return a.nodes[i].straggler || a.nodes[i].path_down; };
   auto bad = [&](size_t p) {
     const PairResult& r = a.pairs[p];
     return r.slow || r.high_latency || r.unreachable || in.pairs[p].status == PairStatus::kRefused;
   };
   std::vector<uint32_t> stayed(n, 0), recovered(n, 0);
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    const PairInput& pair = in.pairs[p];
+    if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
+    if (pair.status == PairStatus::kNotMeasured || pair.attempts < 2) continue;
+    for (uint32_t end : {pair.client, pair.server}) ++(bad(p) ? stayed : recovered)[end];
+  }
+  // A suspect whose re-tests so far recovered more often than they stayed bad is cleared (it
+  // will not be blamed): its flagged pairs are then re-tested like any other, so that no link
+  // is named on one measurement.
+  auto suspect = [&](uint32_t i) {
+    const bool cleared = stayed[i] + recovered[i] > 0 && !(stayed[i] >= 1 && stayed[i] >= recovered[i]);
+    return (a.nodes[i].straggler || a.nodes[i].path_down) && !cleared;
+  };
   std::vector<std::vector<size_t>> candidates(n);  // a suspect's bad pairs, not yet re-tested first
   std::vector<Pair> wanted;
   bool only_bw = true;
@@ -173,9 +185,6 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     const PairInput& pair = in.pairs[p];
     if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
     if (pair.status == PairStatus::kNotMeasured) continue;
-    for (uint32_t end : {pair.client, pair.server}) {
-      if (pair.attempts >= 2) ++(bad(p) ? stayed : recovered)[end];
-    }
     if (!bad(p)) continue;
     const bool by_client = suspect(pair.client), by_server = suspect(pair.server);
     if (!by_client && !by_server) {

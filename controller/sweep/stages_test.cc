@@ -317,6 +317,20 @@ TEST_CASE("a slow node costs one round of re-tests, not one per peer") {
   CHECK(retested == 1);
 }
 
+TEST_CASE("a node slow only in the first rounds: cleared by its re-tests, and no link named on one measurement") {
+  Harness h("passing_burst", {"a", "b", "c", "d", "e"});
+  h.fake->SlowFirst("d", 2, 8);  // every first measurement with d: 4 peers, 2 directions
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(Kinds(*report).empty());
+  // d's re-test recovered, so it is cleared, and its other flagged pairs were measured again
+  // rather than left as slow links on one measurement each.
+  for (const char* peer : {"a", "b", "c", "e"}) {
+    INFO(peer);
+    CHECK(h.fake->Measurements("d", peer) > h.fake->Measurements("a", "b"));
+  }
+}
+
 TEST_CASE("a host that only sends slowly is named for its transmit side") {
   Harness h("egress", {"a", "b", "c", "d", "e"});
   h.fake->SetEgress("d", 1);
