@@ -190,6 +190,31 @@ check "SIGTERM to an agent mid-probe: exit 0 ($rc) within 2 s (${elapsed_ms} ms)
   test "$rc" = 0 -a "$elapsed_ms" -lt 2000
 wait "$SWEEP_PID"
 
+# --- Ctrl-C on fabricctl sweep: the controller cancels the sweep and frees the agents -----------
+# As from a terminal: SIGINT at its default action (a background job of this script would
+# inherit it ignored), to fabricctl itself.
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+  "$BIN/cli/fabricctl" --controller "$ADDRESS" --config "$D/fabricctl.yaml" sweep --nodes node-1,node-2 \
+  --probes tcp_bw --duration 5s --format json > /dev/null 2> "$D/ctrl-c.err" &
+SWEEP_PID=$!
+pids+=("$SWEEP_PID")
+wait_for_line "$D/controller2.log" "sweep 6: 2 nodes" 10 > /dev/null
+sleep 1
+kill -INT "$SWEEP_PID"
+wait "$SWEEP_PID"
+state=""
+for _ in $(seq 1 50); do
+  state=$(fabricctl history --format json |
+    python3 -c 'import json,sys; print({str(x["sweep_id"]): x["state"] for x in json.load(sys.stdin)["sweeps"]}.get("6", ""))')
+  [[ $state == SWEEP_INTERRUPTED ]] && break
+  sleep 0.1
+done
+check "Ctrl-C on fabricctl sweep: the controller records the sweep interrupted ($state)" \
+  test "$state" = SWEEP_INTERRUPTED
+fabricctl sweep --nodes node-1,node-2 --probes tcp_lat --format json > /dev/null 2> "$D/after-ctrl-c.err"
+check "...and the next sweep runs at once, not refused as already running" \
+  bash -c "! grep -q 'already running' '$D/after-ctrl-c.err'"
+
 kill -TERM "$CONTROLLER_PID"; wait "$CONTROLLER_PID"
 
 # --- The disk fills up while a sweep runs: the verdict still comes back ------------------------------
