@@ -61,7 +61,9 @@ std::vector<bool> Eligible(const AnalysisInput& in, const std::vector<char>& bad
 // (upper) median of its figures on that side, on a log scale, more than max_robust_z robust spreads
 // below the nodes' median of those medians. A straggler is an outlier: in a fleet whose nodes
 // differ by degrees, the slowest of a continuum is not one, whatever its share of slow pairs.
-std::vector<bool> OutlierNodes(const AnalysisInput& in, const v1::Thresholds& t) {
+// Below an absolute floor (`floor`, 0: none) that the rest of the fabric meets, a node needs
+// no more: the expectation says what slow is.
+std::vector<bool> OutlierNodes(const AnalysisInput& in, const v1::Thresholds& t, double floor) {
   const size_t n = in.nodes.size();
   std::vector<std::vector<float>> sends(n), receives(n);
   for (const PairInput& p : in.pairs) {
@@ -92,7 +94,8 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const v1::Thresholds& t)
     const double spread = ScaledMad(known, center);
     for (size_t i = 0; i < n; ++i) {
       if (std::isnan(logs[i])) continue;
-      out[i] = out[i] || (spread > 0 ? (logs[i] - center) / spread < -t.max_robust_z() : logs[i] < center);
+      out[i] = out[i] || (spread > 0 ? (logs[i] - center) / spread < -t.max_robust_z() : logs[i] < center) ||
+               (floor > 0 && std::exp(logs[i]) < floor);
     }
   }
   return out;
@@ -240,7 +243,7 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   }
   const uint32_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
   std::vector<bool> bw_eligible = Eligible(in, j.bw_bad, j.bw_measured);
-  const std::vector<bool> outliers = OutlierNodes(in, t);
+  const std::vector<bool> outliers = OutlierNodes(in, t, floor);
   for (size_t i = 0; i < n; ++i) bw_eligible[i] = bw_eligible[i] && outliers[i];
   j.bw_blamed = LocaliseNodes(n, bw_obs, min_peers, bw_eligible);
   j.lat_blamed = LocaliseNodes(n, lat_obs, min_peers, Eligible(in, j.lat_bad, j.lat_measured));

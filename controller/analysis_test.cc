@@ -336,6 +336,15 @@ TEST_CASE("A floor the whole fabric misses blames no node: one fabric_degraded f
   in3.bandwidth_is_rdma = true;
   in3.bandwidth_probe = "rdma_write_bw";
   CHECK(Kinds(Analyze(in3)) == std::vector<std::string>{"straggler_node:node-1:"});
+  // Nodes below the floor the rest meets are its stragglers, outliers or not: the expectation
+  // says what slow is (not a slow link for each of their pairs).
+  // Senders from 0.8 to 1.2 times the link rate's 400 in even steps: no outlier among them.
+  const float factor[] = {0.80f, 0.84f, 0.9f, 0.96f, 1.02f, 1.08f, 1.14f, 1.2f};
+  auto in4 = Sweep(8, [&](uint32_t from, uint32_t) { return 400.0f * factor[from]; });
+  in4.expect.set_link_rate_gbps(400);
+  in4.bandwidth_is_rdma = true;
+  in4.bandwidth_probe = "rdma_write_bw";
+  CHECK(Kinds(Analyze(in4)) == std::vector<std::string>{"straggler_node:node-0:", "straggler_node:node-1:"});
   // The same for a latency ceiling every pair is above.
   auto lat = Sweep(6, [](uint32_t, uint32_t) { return 100.0f; });
   lat.thresholds.set_max_lat_us(1.5);
