@@ -58,12 +58,16 @@ std::vector<bool> Eligible(const AnalysisInput& in, const std::vector<char>& bad
 }
 
 // Whether each node stands out from the others in what it sends or what it receives: the
-// (upper) median of its figures on that side, on a log scale, more than max_robust_z robust spreads
-// below the nodes' median of those medians. A straggler is an outlier: in a fleet whose nodes
-// differ by degrees, the slowest of a continuum is not one, whatever its share of slow pairs.
-// Below an absolute floor (`floor`, 0: none) that the rest of the fabric meets, a node needs
-// no more: the expectation says what slow is.
-std::vector<bool> OutlierNodes(const AnalysisInput& in, const v1::Thresholds& t, double floor) {
+// (upper) median of its figures on that side, on a log scale, more than max_robust_z robust
+// spreads below the nodes' median of those medians. A straggler is an outlier: in a fleet whose
+// nodes differ by degrees, the slowest of a continuum is not one, whatever its share of slow
+// pairs. Faults only slow figures down, so the spread comes from the fast side (the medians at
+// or above the center: a few slow nodes in a small fleet do not widen it), and is never taken
+// below what a median of the node's k figures varies by anyway (1.2533 x the figures' own
+// fast-side spread / sqrt k). Below an absolute floor (`floor`, 0: none) that the rest of the
+// fabric meets, a node needs no more: the expectation says what slow is.
+std::vector<bool> OutlierNodes(const AnalysisInput& in, const v1::Thresholds& t, double typical,
+                               double floor) {
   const size_t n = in.nodes.size();
   std::vector<std::vector<float>> sends(n), receives(n);
   for (const PairInput& p : in.pairs) {
@@ -77,6 +81,14 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const v1::Thresholds& t,
       receives[p.client].push_back(p.bw_reverse_gbps);
     }
   }
+  // The figures' own spread on a log scale, fast side (each direction is one send).
+  std::vector<double> fast_figures;
+  for (const auto& figures : sends) {
+    for (float x : figures) {
+      if (typical > 0 && x >= typical) fast_figures.push_back(std::log(x / typical));
+    }
+  }
+  const double figure_spread = fast_figures.empty() ? 0 : ScaledMad(fast_figures, 0);
   const size_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
   std::vector<bool> out(n, false);
   for (auto* side : {&sends, &receives}) {
@@ -90,10 +102,17 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const v1::Thresholds& t,
       known.push_back(logs[i]);
     }
     if (known.empty()) continue;
-    const double center = Median(known);
-    const double spread = ScaledMad(known, center);
+    // The better middle: one slow node of an even count must not pull the center down.
+    std::vector<double> ordered = known;
+    std::sort(ordered.begin(), ordered.end());
+    const double center = ordered[ordered.size() / 2];
+    std::vector<double> fast;
+    for (double x : known) if (x >= center) fast.push_back(x);
+    const double node_spread = ScaledMad(fast, center);
     for (size_t i = 0; i < n; ++i) {
       if (std::isnan(logs[i])) continue;
+      const double spread = std::max(
+          node_spread, 1.2533 * figure_spread / std::sqrt(static_cast<double>((*side)[i].size())));
       out[i] = out[i] || (spread > 0 ? (logs[i] - center) / spread < -t.max_robust_z() : logs[i] < center) ||
                (floor > 0 && std::exp(logs[i]) < floor);
     }
@@ -243,7 +262,7 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   }
   const uint32_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
   std::vector<bool> bw_eligible = Eligible(in, j.bw_bad, j.bw_measured);
-  const std::vector<bool> outliers = OutlierNodes(in, t, floor);
+  const std::vector<bool> outliers = OutlierNodes(in, t, j.bw.valid ? j.bw.typical : 0, floor);
   for (size_t i = 0; i < n; ++i) bw_eligible[i] = bw_eligible[i] && outliers[i];
   j.bw_blamed = LocaliseNodes(n, bw_obs, min_peers, bw_eligible);
   j.lat_blamed = LocaliseNodes(n, lat_obs, min_peers, Eligible(in, j.lat_bad, j.lat_measured));

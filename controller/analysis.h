@@ -126,8 +126,9 @@ struct AnalysisResult {
 //   agents are localised the same way (link_unreachable on the node, or on the pair).
 //   With require_retest, a node is blamed only when its re-tested pairs stayed bad at least as
 //   often as they recovered. A blamed node is an outlier among the nodes: the upper median of
-//   what it sends or receives, on a log scale, more than max_robust_z robust spreads below the
-//   nodes' median of those medians, or below the RDMA floor that the fabric's typical figure meets.
+//   what it sends or receives, on a log scale, more than max_robust_z robust spreads (of the
+//   fast side, at least what a median of its figures varies by) below the nodes' upper median
+//   of those medians, or below the RDMA floor that the fabric's typical figure meets.
 // - a bad pair no blamed node explains is a slow_link / high_latency_link / link_unreachable
 //   when both ends have enough peers to be cleared; otherwise the end with too few peers is
 //   insufficient_data. A slow direction counts against its link only when it is evidence on

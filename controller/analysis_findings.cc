@@ -315,6 +315,14 @@ void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
         e["typical_bw_gbps"] = Num(j.bw.typical);
         e["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
         unexplained(what, std::move(f));
+      } else if (!ends_known && ((r.slow_forward && !forward_node) || (r.slow_reverse && !reverse_node))) {
+        // Not evidence against the link on its own, but an end with too few peers to be
+        // cleared: it cannot be told from the link either.
+        r.verdict = std::max(r.verdict, Verdict::kWarning);
+        const std::string what = absl::StrCat(in.bandwidth_probe, " ", PairFigures(in, pair), ": slow");
+        for (uint32_t end : {pair.client, pair.server}) {
+          if (out.nodes[end].pairs < min_peers) insufficient[end].push_back(what);
+        }
       }
     }
     if (r.high_latency) {

@@ -183,6 +183,31 @@ TEST_CASE("In a fleet whose nodes differ by degrees, the slowest of the continuu
   CHECK(s.findings[0].evidence().at("direction") == "transmit");
 }
 
+TEST_CASE("Two nodes, one slow direction: neither can be told from the link") {
+  auto r = Analyze(Sweep(2, [](uint32_t from, uint32_t) { return from == 0 ? 0.2f : 1.0f; }));
+  CHECK(Kinds(r) == std::vector<std::string>{"insufficient_data:node-0:", "insufficient_data:node-1:"});
+}
+
+TEST_CASE("Few nodes, uneven healthy figures: the slow hosts are still outliers among the nodes") {
+  // Two hosts at 0.2 of five, the healthy directions between 0.8 and 1.2.
+  const float five[5][5] = {{0, .2f, .2f, .2f, .2f},
+                            {.2f, 0, .2f, .2f, .2f},
+                            {.2f, .2f, 0, .8f, .8f},
+                            {.2f, .2f, 1.2f, 0, .8f},
+                            {.2f, .2f, 1.2f, 1.2f, 0}};
+  CHECK(Kinds(Analyze(Sweep(5, [&](uint32_t a, uint32_t b) { return five[a][b]; }))) ==
+        std::vector<std::string>{"straggler_node:node-0:", "straggler_node:node-1:"});
+  // Three nodes, one at 0.2 both ways.
+  const float three[3][3] = {{0, .2f, .2f}, {.2f, 0, 1.0f}, {.2f, 1.4f, 0}};
+  CHECK(Kinds(Analyze(Sweep(3, [&](uint32_t a, uint32_t b) { return three[a][b]; }))) ==
+        std::vector<std::string>{"straggler_node:node-0:"});
+  // Three nodes, node-0 only sends slowly: its transmit side, not two slow links.
+  const float egress[3][3] = {{0, .2f, .2f}, {1.39f, 0, 1.02f}, {.92f, .92f, 0}};
+  auto r = Analyze(Sweep(3, [&](uint32_t a, uint32_t b) { return egress[a][b]; }));
+  REQUIRE(Kinds(r) == std::vector<std::string>{"straggler_node:node-0:"});
+  CHECK(r.findings[0].evidence().at("direction") == "transmit");
+}
+
 TEST_CASE("A tight fabric's smaller deficit counts when it is a robust outlier") {
   // 1 % spread, one node 25 % down: below typical by more than min_effect, far beyond the spread.
   auto r = Analyze(Sweep(8, [](uint32_t a, uint32_t b) {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/profiles.h"
+#include "controller/localise_nodes.h"
 #include "probes/catalogue.h"
 
 namespace fabricctl::controller::sweep {
@@ -173,6 +174,18 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     const bool cleared = stayed[i] + recovered[i] > 0 && !(stayed[i] >= 1 && stayed[i] >= recovered[i]);
     return (a.nodes[i].straggler || a.nodes[i].path_down) && !cleared;
   };
+  // A slow direction the suspects' blamed sides do not explain (a slow link beside a host that
+  // only sends slowly) is the link's to answer for: re-tested like any other.
+  std::vector<Side> sides(n, Side::kNone);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (a.nodes[i].straggler && suspect(i)) sides[i] = a.nodes[i].side;
+  }
+  auto unexplained_slow = [&](size_t p) {
+    const PairResult& r = a.pairs[p];
+    const PairInput& pair = in.pairs[p];
+    return (r.slow_forward && !Explains(sides, {pair.client, pair.server, true, true})) ||
+           (r.slow_reverse && !Explains(sides, {pair.server, pair.client, true, true}));
+  };
   std::vector<std::vector<size_t>> candidates(n);  // a suspect's bad pairs, not yet re-tested first
   std::vector<Pair> wanted;
   bool only_bw = true;
@@ -187,7 +200,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     if (pair.status == PairStatus::kNotMeasured) continue;
     if (!bad(p)) continue;
     const bool by_client = suspect(pair.client), by_server = suspect(pair.server);
-    if (!by_client && !by_server) {
+    if ((!by_client && !by_server) || unexplained_slow(p)) {
       want(p);
       continue;
     }

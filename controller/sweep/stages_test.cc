@@ -331,6 +331,22 @@ TEST_CASE("a node slow only in the first rounds: cleared by its re-tests, and no
   }
 }
 
+TEST_CASE("a slow link beside a host that only sends slowly: both named, the link on a re-test") {
+  Harness h("egress_and_link", {"a", "b", "c", "d", "e", "f"});
+  h.fake->SetEgress("e", 2);
+  h.fake->SetLink("b", "e", 0.2);  // b -> e at 2 as well, which e's transmit side does not explain
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  std::vector<std::string> kinds;
+  for (const auto& f : report->findings()) {
+    std::vector<std::string> ends{f.node(), f.peer()};
+    std::sort(ends.begin(), ends.end());
+    kinds.push_back(f.kind() + ":" + ends[0] + ends[1]);
+  }
+  std::sort(kinds.begin(), kinds.end());
+  CHECK(kinds == std::vector<std::string>{"slow_link:be", "straggler_node:e"});
+}
+
 TEST_CASE("a host that only sends slowly is named for its transmit side") {
   Harness h("egress", {"a", "b", "c", "d", "e"});
   h.fake->SetEgress("d", 1);
