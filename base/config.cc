@@ -263,6 +263,9 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
   if (e.link_rate_gbps() < 0 || e.link_rate_gbps() > 3200) {
     return fail("expect.link_rate_gbps", "must be between 0 and 3200 Gb/s");
   }
+  if (e.tcp_bw_gbps() < 0 || e.tcp_bw_gbps() > 3200) {
+    return fail("expect.tcp_bw_gbps", "must be between 0 and 3200 Gb/s");
+  }
   if (e.netdev_mtu() != 0 && (e.netdev_mtu() < 576 || e.netdev_mtu() > 65536)) {
     return fail("expect.netdev_mtu", "must be between 576 and 65536");
   }

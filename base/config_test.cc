@@ -82,7 +82,7 @@ nodes:
 TEST_CASE("Unknown keys are errors naming file, line and key") {
   CHECK(ErrorOf("expect:\n  link_rate_gbps: 400\n  mtu: 9000\n") ==
         "cluster.yaml:3: expect.mtu: unknown key (known: link_rate_gbps, netdev_mtu, roce_mtu, "
-        "pfc_priority, ecn, dscp_trust, gpudirect, min_memlock_bytes, pcie_speed_gts)");
+        "pfc_priority, ecn, dscp_trust, gpudirect, min_memlock_bytes, pcie_speed_gts, tcp_bw_gbps)");
   CHECK(ErrorOf("expekt: {}\n").rfind("cluster.yaml:1: expekt: unknown key", 0) == 0);
 }
 

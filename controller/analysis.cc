@@ -57,6 +57,14 @@ std::vector<bool> Eligible(const AnalysisInput& in, const std::vector<char>& bad
   return out;
 }
 
+// 1.4826 x the MAD around `center` of the values at or above it (0 when there are none): the
+// spread of the fast side, which faults (they only slow figures down) leave alone.
+double FastSpread(const std::vector<double>& values, double center) {
+  std::vector<double> fast;
+  for (double x : values) if (x >= center) fast.push_back(x);
+  return fast.empty() ? 0 : ScaledMad(fast, center);
+}
+
 // Whether each node stands out from the others in what it sends or what it receives: the
 // (upper) median of its figures on that side, on a log scale, more than max_robust_z robust
 // spreads below the nodes' median of those medians. A straggler is an outlier: in a fleet whose
@@ -82,13 +90,13 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const v1::Thresholds& t,
     }
   }
   // The figures' own spread on a log scale, fast side (each direction is one send).
-  std::vector<double> fast_figures;
+  std::vector<double> figure_logs;
   for (const auto& figures : sends) {
     for (float x : figures) {
-      if (typical > 0 && x >= typical) fast_figures.push_back(std::log(x / typical));
+      if (typical > 0) figure_logs.push_back(std::log(x / typical));
     }
   }
-  const double figure_spread = fast_figures.empty() ? 0 : ScaledMad(fast_figures, 0);
+  const double figure_spread = FastSpread(figure_logs, 0);
   const size_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
   std::vector<bool> out(n, false);
   for (auto* side : {&sends, &receives}) {
@@ -106,9 +114,7 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const v1::Thresholds& t,
     std::vector<double> ordered = known;
     std::sort(ordered.begin(), ordered.end());
     const double center = ordered[ordered.size() / 2];
-    std::vector<double> fast;
-    for (double x : known) if (x >= center) fast.push_back(x);
-    const double node_spread = ScaledMad(fast, center);
+    const double node_spread = FastSpread(known, center);
     for (size_t i = 0; i < n; ++i) {
       if (std::isnan(logs[i])) continue;
       const double spread = std::max(
@@ -201,9 +207,9 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
     out.median_bw_gbps = static_cast<float>(j.bw.typical);
   }
   if (std::isfinite(best_lat)) out.best_lat_us = static_cast<float>(best_lat);
-  j.link_floor = in.bandwidth_is_rdma && in.expect.link_rate_gbps() > 0
-                     ? in.expect.link_rate_gbps() * t.min_bw_efficiency()
-                     : 0;
+  // The expected rate: the RDMA port's for RDMA probes, expect.tcp_bw_gbps for tcp_bw.
+  const double expected = in.bandwidth_is_rdma ? in.expect.link_rate_gbps() : in.expect.tcp_bw_gbps();
+  j.link_floor = expected > 0 ? expected * t.min_bw_efficiency() : 0;
   // An absolute floor the typical figure itself misses cannot tell one pair from another.
   j.bw_floor_missed = j.link_floor > 0 && j.bw.valid && j.bw.typical < j.link_floor;
   j.lat_ceiling_missed = t.max_lat_us() > 0 && j.lat.valid && j.lat.typical > t.max_lat_us();
@@ -280,9 +286,7 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   }
   // The larger of the two-sided spread and the fast side's: re-tests raise only the low
   // figures (the best attempt counts), which narrows the slow side of a noisy fabric.
-  std::vector<double> fast;
-  for (double x : logs) if (x >= 0) fast.push_back(x);
-  if (!logs.empty()) j.bw_log_spread = std::max(ScaledMad(logs, 0), fast.empty() ? 0.0 : ScaledMad(fast, 0));
+  if (!logs.empty()) j.bw_log_spread = std::max(ScaledMad(logs, 0), FastSpread(logs, 0));
   j.bw_link_z = std::max(t.max_robust_z(), NormalQuantileAbove(0.01 / std::max<size_t>(1, logs.size())));
   for (size_t p = 0; p < np; ++p) {
     if (!j.path_measured[p]) continue;

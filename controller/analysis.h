@@ -116,9 +116,10 @@ struct AnalysisResult {
 //   directed figures.
 // - a direction of a pair is slow when it is below thresholds.relative_bw x typical, or when it
 //   is at least thresholds.min_effect below typical and a robust outlier (z below
-//   -thresholds.max_robust_z); for RDMA also below thresholds.min_bw_efficiency x
-//   expect.link_rate_gbps. Latency is high above thresholds.relative_lat x the typical latency
-//   when also a robust outlier, or above thresholds.max_lat_us.
+//   -thresholds.max_robust_z); also below thresholds.min_bw_efficiency x the expected rate
+//   (expect.link_rate_gbps for RDMA, expect.tcp_bw_gbps for tcp_bw). Latency is high above
+//   thresholds.relative_lat x the typical latency when also a robust outlier, or above
+//   thresholds.max_lat_us.
 // - a node is blamed when it has been measured with at least thresholds.min_node_pairs peers
 //   and more than half of them are bad in a direction: slow in what it sends (transmit), in
 //   what it receives (receive), or both: straggler_node; most-blamed first, and the pairs it
@@ -128,11 +129,11 @@ struct AnalysisResult {
 //   often as they recovered. A blamed node is an outlier among the nodes: the upper median of
 //   what it sends or receives, on a log scale, more than max_robust_z robust spreads (of the
 //   fast side, at least what a median of its figures varies by) below the nodes' upper median
-//   of those medians, or below the RDMA floor that the fabric's typical figure meets.
+//   of those medians, or below the expected rate's floor that the typical figure meets.
 // - a bad pair no blamed node explains is a slow_link / high_latency_link / link_unreachable
 //   when both ends have enough peers to be cleared; otherwise the end with too few peers is
 //   insufficient_data. A slow direction counts against its link only when it is evidence on
-//   its own: below the RDMA floor, or a robust outlier on a log scale (ln(figure / typical)
+//   its own: below the expected rate's floor, or a robust outlier on a log scale (ln(figure / typical)
 //   below -z spreads of the unexplained directions, z = max(max_robust_z, the normal quantile
 //   of 0.01 / their number)).
 // - an absolute floor (RDMA) or latency ceiling that the typical figure itself misses blames

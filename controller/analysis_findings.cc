@@ -22,7 +22,7 @@ std::string SlowCriterion(const Judged& j, const v1::Thresholds& t) {
       "and beyond %.1f robust deviations of %s Gb/s",
       Num(j.bw.typical * t.relative_bw()), t.relative_bw() * 100, Num(j.bw.typical),
       t.min_effect() * 100, t.max_robust_z(), Num(j.bw.spread));
-  if (j.link_floor > 0 && !j.bw_floor_missed) absl::StrAppend(&text, ", or below ", Num(j.link_floor), " Gb/s (the link rate's floor)");
+  if (j.link_floor > 0 && !j.bw_floor_missed) absl::StrAppend(&text, ", or below ", Num(j.link_floor), " Gb/s (the expected rate's floor)");
   return text;
 }
 
@@ -212,12 +212,14 @@ void AddFabricFindings(const AnalysisInput& in, const Judged& j, AnalysisResult&
   if (j.bw_floor_missed) {
     v1::Finding f = report::Make(
         report::kind::kFabricDegraded, "",
-        absl::StrFormat("%s: the fabric's typical %s Gb/s is below the link rate's floor %s Gb/s "
-                        "(%.0f %% of expect.link_rate_gbps %s): every pair misses it alike, so "
-                        "no node or link is blamed for it; look at what they share (switches, "
-                        "PFC/ECN, the expected rate)",
+        absl::StrFormat("%s: the fabric's typical %s Gb/s is below the expected rate's floor %s "
+                        "Gb/s (%.0f %% of expect.%s %s): every pair misses it alike, so no node "
+                        "or link is blamed for it; look at what they share (switches, PFC/ECN, "
+                        "loss, the expected rate)",
                         in.bandwidth_probe, Num(j.bw.typical), Num(j.link_floor),
-                        t.min_bw_efficiency() * 100, Num(in.expect.link_rate_gbps())));
+                        t.min_bw_efficiency() * 100,
+                        in.bandwidth_is_rdma ? "link_rate_gbps" : "tcp_bw_gbps",
+                        Num(in.bandwidth_is_rdma ? in.expect.link_rate_gbps() : in.expect.tcp_bw_gbps())));
     (*f.mutable_evidence())["typical_bw_gbps"] = Num(j.bw.typical);
     (*f.mutable_evidence())["floor_gbps"] = Num(j.link_floor);
     out.findings.push_back(std::move(f));

@@ -27,7 +27,7 @@ using NodeMedians = std::vector<float>;
 // The figures judged: references, per-pair flags and the nodes blamed.
 struct Judged {
   Reference bw, lat;
-  double link_floor = 0;  // RDMA: min_bw_efficiency x expect.link_rate_gbps
+  double link_floor = 0;  // min_bw_efficiency x expect.link_rate_gbps (RDMA) or tcp_bw_gbps (tcp_bw)
   // The fabric's typical figure itself misses the absolute floor (or latency ceiling): every
   // pair misses it alike, so it blames no node or link; one fabric_degraded finding says so.
   bool bw_floor_missed = false, lat_ceiling_missed = false;

@@ -325,10 +325,22 @@ TEST_CASE("High latency on one pair is a high-latency link; on one node, a strag
   CHECK(Kinds(node) == std::vector<std::string>{"straggler_node:node-3:"});
 }
 
-TEST_CASE("The absolute floor applies to RDMA bandwidth only") {
+TEST_CASE("The absolute floor: link_rate_gbps for RDMA probes, tcp_bw_gbps for tcp_bw") {
   auto in = Sweep(4, [](uint32_t, uint32_t) { return 150.0f; });
   in.expect.set_link_rate_gbps(400);
-  CHECK(Analyze(in).findings.empty());  // TCP: judged against peers only
+  CHECK(Analyze(in).findings.empty());  // TCP without expect.tcp_bw_gbps: judged against peers only
+  {
+    // A TCP fabric at 150 of an expected 200 (every host losing packets, say): the fabric.
+    auto tcp = in;
+    tcp.expect.set_tcp_bw_gbps(200);
+    auto r = Analyze(tcp);
+    REQUIRE(Kinds(r) == std::vector<std::string>{"fabric_degraded::"});
+    CHECK(r.findings[0].detail().find("(90 % of expect.tcp_bw_gbps 200.00)") != std::string::npos);
+    // One host at 100 of a fabric at 190: below the floor, named.
+    auto one = Sweep(6, [](uint32_t a, uint32_t b) { return Involves(a, b, 2) ? 100.0f : 190.0f; });
+    one.expect.set_tcp_bw_gbps(200);
+    CHECK(Kinds(Analyze(one)) == std::vector<std::string>{"straggler_node:node-2:"});
+  }
   in.bandwidth_is_rdma = true;
   in.bandwidth_probe = "rdma_write_bw";
   auto r = Analyze(in);
@@ -346,7 +358,7 @@ TEST_CASE("A floor the whole fabric misses blames no node: one fabric_degraded f
   REQUIRE(Kinds(r) == std::vector<std::string>{"fabric_degraded::"});
   CHECK(r.findings[0].severity() == v1::SEVERITY_CRITICAL);
   CHECK(r.findings[0].action() == v1::ACTION_INVESTIGATE);
-  CHECK(r.findings[0].detail().find("typical 150.00 Gb/s is below the link rate's floor 360.00 Gb/s") !=
+  CHECK(r.findings[0].detail().find("typical 150.00 Gb/s is below the expected rate's floor 360.00 Gb/s") !=
         std::string::npos);
   for (const auto& node : r.nodes) CHECK_FALSE(node.straggler);
   // A node slower than the rest of that slow fabric is still its straggler, by the relative rule.
