@@ -168,14 +168,14 @@ bool Reference::Above(double x, double relative, double max_z) const {
   return x > typical * relative && outlier;
 }
 
-double Judged::LinkOutlierBelow(const v1::Thresholds&) const {
+double Judged::LinkOutlierBelow() const {
   return bw.typical * std::exp(-bw_link_z * bw_log_spread);
 }
 
-bool Judged::LinkEvidence(double x, const v1::Thresholds& t) const {
+bool Judged::LinkEvidence(double x) const {
   if (std::isnan(x)) return false;
   if (!bw_floor_missed && x < link_floor) return true;
-  return x < LinkOutlierBelow(t);
+  return x < LinkOutlierBelow();
 }
 
 Judged Judge(const AnalysisInput& in, AnalysisResult& out) {

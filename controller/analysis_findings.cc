@@ -32,7 +32,7 @@ std::string LinkCriterion(const Judged& j, const v1::Thresholds& t) {
   return absl::StrFormat(
       "; and, one pair's figure being one measurement, below %s Gb/s: %.1f robust deviations "
       "under typical on a log scale, where the figures vary by %.0f %% a deviation",
-      Num(j.LinkOutlierBelow(t)), j.bw_link_z, (std::exp(j.bw_log_spread) - 1) * 100);
+      Num(j.LinkOutlierBelow()), j.bw_link_z, (std::exp(j.bw_log_spread) - 1) * 100);
 }
 
 // A node's figures on one side: what it sends (client of the forward direction, server of the
@@ -293,8 +293,8 @@ void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
       // measurement of one pair: a robust outlier, not a chance low of a noisy fabric).
       const bool forward_node = r.slow_forward && Explains(j.bw_blamed, {pair.client, pair.server, true, true});
       const bool reverse_node = r.slow_reverse && Explains(j.bw_blamed, {pair.server, pair.client, true, true});
-      const bool forward = r.slow_forward && !forward_node && retested && j.LinkEvidence(pair.bw_gbps, in.thresholds);
-      const bool reverse = r.slow_reverse && !reverse_node && retested && j.LinkEvidence(pair.bw_reverse_gbps, in.thresholds);
+      const bool forward = r.slow_forward && !forward_node && retested && j.LinkEvidence(pair.bw_gbps);
+      const bool reverse = r.slow_reverse && !reverse_node && retested && j.LinkEvidence(pair.bw_reverse_gbps);
       if (forward || reverse) {
         r.verdict = std::max(r.verdict, Verdict::kWarning);
       } else if (forward_node || reverse_node) {

@@ -41,9 +41,9 @@ struct Judged {
   double bw_link_z = 0;
   // Whether one direction's figure, already slow, is evidence against its link on its own:
   // below the link rate's floor, or a robust outlier on the log scale.
-  bool LinkEvidence(double bw, const v1::Thresholds& t) const;
+  bool LinkEvidence(double bw) const;
   // The figure below which LinkEvidence holds by the log-scale rule.
-  double LinkOutlierBelow(const v1::Thresholds& t) const;
+  double LinkOutlierBelow() const;
   std::vector<char> bw_bad, lat_bad, dead;                     // per pair
   std::vector<char> bw_measured, lat_measured, path_measured;  // per pair
   std::vector<Side> bw_blamed, lat_blamed, dead_blamed;        // per node
