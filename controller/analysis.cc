@@ -53,7 +53,7 @@ std::vector<bool> Eligible(const AnalysisInput& in, const std::vector<char>& bad
     for (uint32_t end : {in.pairs[p].client, in.pairs[p].server}) ++(bad[p] ? stayed : recovered)[end];
   }
   std::vector<bool> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = stayed[i] >= 1 && stayed[i] >= recovered[i];
+  for (size_t i = 0; i < n; ++i) out[i] = RetestsAgree(stayed[i], recovered[i]);
   return out;
 }
 

@@ -146,6 +146,11 @@ AnalysisResult Analyze(const AnalysisInput& input);
 // deviation for normal data).
 double Median(std::vector<double> values);
 double ScaledMad(const std::vector<double>& values, double median);
+// Whether a node's re-tests agree with its blame: its re-tested pairs stayed bad at least once,
+// and at least as often as they recovered.
+inline bool RetestsAgree(uint32_t stayed, uint32_t recovered) {
+  return stayed >= 1 && stayed >= recovered;
+}
 // The z above which a standard normal variable lies with probability q (0 < q < 0.5).
 double NormalQuantileAbove(double q);
 

@@ -28,7 +28,7 @@ std::string SlowCriterion(const Judged& j, const v1::Thresholds& t) {
 
 // "; and, one pair's figure being one measurement, below 0.31 Gb/s: 3.5 robust deviations
 // under typical on a log scale, where the fabric's figures vary by 8 % a deviation".
-std::string LinkCriterion(const Judged& j, const v1::Thresholds& t) {
+std::string LinkCriterion(const Judged& j) {
   return absl::StrFormat(
       "; and, one pair's figure being one measurement, below %s Gb/s: %.1f robust deviations "
       "under typical on a log scale, where the figures vary by %.0f %% a deviation",
@@ -295,19 +295,18 @@ void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
       const bool reverse_node = r.slow_reverse && Explains(j.bw_blamed, {pair.server, pair.client, true, true});
       const bool forward = r.slow_forward && !forward_node && retested && j.LinkEvidence(pair.bw_gbps);
       const bool reverse = r.slow_reverse && !reverse_node && retested && j.LinkEvidence(pair.bw_reverse_gbps);
-      if (forward || reverse) {
-        r.verdict = std::max(r.verdict, Verdict::kWarning);
-      } else if (forward_node || reverse_node) {
-        r.verdict = std::max(r.verdict, Verdict::kCritical);
+      if (!forward && !reverse && (forward_node || reverse_node)) {
+        r.verdict = std::max(r.verdict, Verdict::kCritical);  // its blamed end's
       }
       if (forward || reverse) {
+        r.verdict = std::max(r.verdict, Verdict::kWarning);
         const std::string direction = forward && reverse ? "both directions"
                                       : forward ? absl::StrCat(a, " -> ", b, " only")
                                                 : absl::StrCat(b, " -> ", a, " only");
         const std::string what = absl::StrCat(in.bandwidth_probe, " ", PairFigures(in, pair), ": slow in ", direction);
         v1::Finding f = report::MakePair(
             report::kind::kSlowLink, a, b,
-            absl::StrCat(what, "; ", SlowCriterion(j, in.thresholds), LinkCriterion(j, in.thresholds),
+            absl::StrCat(what, "; ", SlowCriterion(j, in.thresholds), LinkCriterion(j),
                          j.bw_blamed[pair.client] == Side::kNone && j.bw_blamed[pair.server] == Side::kNone
                              ? "; both ends are fine with their other peers"
                              : "; the other direction is its blamed end's"));

@@ -171,7 +171,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   // will not be blamed): its flagged pairs are then re-tested like any other, so that no link
   // is named on one measurement.
   auto suspect = [&](uint32_t i) {
-    const bool cleared = stayed[i] + recovered[i] > 0 && !(stayed[i] >= 1 && stayed[i] >= recovered[i]);
+    const bool cleared = stayed[i] + recovered[i] > 0 && !RetestsAgree(stayed[i], recovered[i]);
     return (a.nodes[i].straggler || a.nodes[i].path_down) && !cleared;
   };
   // A slow direction the suspects' blamed sides do not explain (a slow link beside a host that
@@ -210,7 +210,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     }
   }
   for (uint32_t i = 0; i < n; ++i) {
-    if (!suspect(i) || (stayed[i] >= 1 && stayed[i] >= recovered[i]) || candidates[i].empty()) continue;
+    if (!suspect(i) || RetestsAgree(stayed[i], recovered[i]) || candidates[i].empty()) continue;
     auto fewest = std::min_element(candidates[i].begin(), candidates[i].end(), [&](size_t x, size_t y) {
       return in.pairs[x].attempts < in.pairs[y].attempts;
     });
