@@ -58,7 +58,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
     advertise_host = Hostname();
   }
   agent->probes_ = std::make_unique<ProbeRunner>(
-      listen->host, advertise_host, probes::ServeContext{options.limits, {}}, agent->node_name_,
+      listen->host, advertise_host, probes::ServeContext(options.limits, {}), agent->node_name_,
       options.nccl_log_dir);
   // What this node is held to: its profile's expectations (a CPU-only node's), else the
   // configuration's.

@@ -129,7 +129,10 @@ grpc::Status AgentService::StopProbeServer(grpc::ServerContext* context,
                                            const v1::StopProbeServerRequest* request,
                                            v1::StopProbeServerResponse* response) {
   if (auto s = RequirePeerIdentity(*context, controller_identity_); !s.ok()) return s;
-  return ToGrpcStatus(probes_->StopServer(request->run_id()));
+  auto own = probes_->StopServer(request->run_id());
+  if (!own.ok()) return ToGrpcStatus(own.status());
+  *response->mutable_result() = *std::move(own);
+  return grpc::Status::OK;
 }
 
 }  // namespace fabricctl::agent

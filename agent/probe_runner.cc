@@ -2,6 +2,7 @@
 #include "absl/strings/numbers.h"
 #include "probes/common/child.h"
 
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "base/logging.h"
 #include "base/net_address.h"
 #include "probes/client.h"
+#include "probes/common/cause.h"
 #include "probes/collective/allreduce.h"
 #include "probes/gpu/cuda.h"
 #include "probes/table.h"
@@ -26,6 +28,8 @@ namespace fabricctl::agent {
 namespace {
 
 constexpr absl::Duration kDefaultServerLifetime = absl::Minutes(10);
+// A GPU-memory server half's child exits with this plus the FailureCause of its half's failure.
+constexpr int kGpuServerFailedBase = 64;
 constexpr absl::Duration kLogLifetime = absl::Hours(24 * 7);
 // How long a collective rank waits for its RunLocal after StartServer (the controller sends
 // it within seconds) before a later request may take the slot back.
@@ -62,6 +66,19 @@ absl::Status PrepareLogDir(const std::string& dir) {
     if (!entry_error && written < cutoff) std::filesystem::remove(it->path(), entry_error);
   }
   return absl::OkStatus();
+}
+
+// A run's secret: 16 bytes from the kernel's random source.
+absl::StatusOr<std::string> NewToken() {
+  std::string token(16, '\0');
+  size_t got = 0;
+  while (got < token.size()) {
+    const ssize_t n = ::getrandom(token.data() + got, token.size() - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return absl::InternalError(absl::StrCat("getrandom: ", std::strerror(errno)));
+    got += static_cast<size_t>(n);
+  }
+  return token;
 }
 
 }  // namespace
@@ -187,44 +204,57 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
     rings_[run_id] = std::move(rank_state);
     return endpoint;
   }
-  if (params->rdma.server_gpu_memory) return StartGpuServer(*params, run_id);
-  auto server = probes::ProbeServer::Listen(listen_host_, 0, context_);
+  // Only the client the controller hands the endpoint to knows the run's secret: a stranger's
+  // hello is refused, and the server goes on waiting for that client.
+  auto token = NewToken();
+  if (!token.ok()) {
+    Release();
+    return token.status();
+  }
+  probes::ServeContext run_context = context_;
+  run_context.token = *token;
+  run_context.expected_spec = spec;
+  if (params->rdma.server_gpu_memory) return StartGpuServer(*params, run_id, run_context);
+  auto server = probes::ProbeServer::Listen(listen_host_, 0, run_context);
   if (!server.ok()) {
     Release();
     return server.status();
   }
   v1::Endpoint endpoint;
   endpoint.set_address(HostPort{advertise_host_, (*server)->port()}.ToString());
+  endpoint.set_token(*token);
   const absl::Time deadline =
       absl::Now() + (params->timeout > absl::ZeroDuration() ? params->timeout
                                                               : kDefaultServerLifetime);
   std::lock_guard<std::mutex> lock(mu_);
   Running& run = servers_[run_id];
   run.server = *std::move(server);
+  run.failure = std::make_shared<v1::FailureCause>(v1::FAILURE_CAUSE_UNSPECIFIED);
   probes::ProbeServer* raw = run.server.get();
-  run.thread = std::thread([this, raw, deadline, run_id] {
+  run.thread = std::thread([this, raw, deadline, run_id, failure = run.failure] {
     absl::Status served = raw->Serve(/*one_off=*/true, deadline);
     if (!served.ok()) {
       Logger("agent")->warn("probe server of run {}: {}", run_id, std::string(served.message()));
+      *failure = probes::CauseOf(served).cause;  // read after the join, in StopServer
     }
     Release();  // the slot frees when the session ends, whether or not Stop is called
   });
   return endpoint;
 }
 
-absl::Status ProbeRunner::StopServer(const std::string& run_id) {
+absl::StatusOr<v1::ProbeResult> ProbeRunner::StopServer(const std::string& run_id) {
   Running run;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto ring = rings_.find(run_id); ring != rings_.end()) {
       rings_.erase(ring);  // RunLocal never came: free the listener and the slot
       holder_.clear();
-      return absl::OkStatus();
+      return v1::ProbeResult();
     }
     if (auto nccl = nccl_runs_.find(run_id); nccl != nccl_runs_.end()) {
       nccl_runs_.erase(nccl);  // likewise: the rendezvous ends with it
       holder_.clear();
-      return absl::OkStatus();
+      return v1::ProbeResult();
     }
     auto it = servers_.find(run_id);
     if (it == servers_.end()) return absl::NotFoundError(absl::StrCat("no server run ", run_id));
@@ -234,7 +264,16 @@ absl::Status ProbeRunner::StopServer(const std::string& run_id) {
   if (run.server) run.server->Stop();
   if (run.stop) *run.stop = true;  // a GPU server's watcher kills its child
   if (run.thread.joinable()) run.thread.join();
-  return absl::OkStatus();
+  // The server half's own view: what it saw fail (its GPU memory that could not be
+  // registered), which the controller believes over the client's relay of it.
+  v1::ProbeResult own;
+  if (run.failure && *run.failure != v1::FAILURE_CAUSE_UNSPECIFIED) {
+    own.set_outcome(v1::PROBE_FAILED);
+    own.set_cause(*run.failure);
+    own.set_failed_side(v1::SIDE_SERVER);
+    own.set_node(node_name_);
+  }
+  return own;
 }
 
 absl::StatusOr<v1::ProbeResult> ProbeRunner::RunClient(const v1::ProbeSpec& spec,
@@ -243,6 +282,8 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunClient(const v1::ProbeSpec& spec
   auto params = Validate(spec);
   if (!params.ok()) return params.status();
   params->cancel = cancel;
+  if (server.token().size() > 64) return absl::InvalidArgumentError("server.token: at most 64 bytes");
+  params->token = server.token();
   auto address = ParseHostPort(server.address(), "server.address");
   if (!address.ok()) return address.status();
   if (auto s = Acquire(absl::StrCat("client to ", server.address())); !s.ok()) return s;
@@ -292,17 +333,18 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunGpuClient(const probes::ProbePar
   if (!result.ParseFromString(*bytes)) {
     return absl::InternalError("the GPU-memory client half's process answered garbage");
   }
-  // GPU memory that could not be registered fails the probe with "GPUDirect RDMA unavailable
-  // ..." (prefixed "server: " when it was the server's); the controller names the node.
+  // GPU memory that could not be registered fails the probe with cause
+  // CAUSE_GPUDIRECT_UNAVAILABLE and the half that saw it; the controller names the node.
   return result;
 }
 
 absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbeParams& params,
-                                                         const std::string& run_id) {
+                                                         const std::string& run_id,
+                                                         const probes::ServeContext& context) {
   // The server half runs in a child that listens, answers its port, serves one session from
   // GPU memory and exits; the agent keeps the slot until then (or until StopServer or the
   // deadline kill it).
-  probes::ServeContext gpu_context = context_;
+  probes::ServeContext gpu_context = context;
   gpu_context.local_rdma.gpu_memory = true;
   gpu_context.local_rdma.gpu = params.rdma.gpu;
   const absl::Duration lifetime =
@@ -314,8 +356,10 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
         if (!server.ok()) return server.status();
         const uint16_t port = (*server)->port();
         std::thread([s = server->release(), lifetime] {
-          (void)s->Serve(/*one_off=*/true, absl::Now() + lifetime);
-          ::_exit(0);  // the session is over: the parent sees the child gone
+          const absl::Status served = s->Serve(/*one_off=*/true, absl::Now() + lifetime);
+          // The session is over: the parent sees the child gone, and what failed in its exit
+          // status (kGpuServerFailedBase + the cause).
+          ::_exit(served.ok() ? 0 : kGpuServerFailedBase + probes::CauseOf(served).cause);
         }).detach();
         return absl::StrCat(port);
       },
@@ -331,14 +375,28 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
   }
   v1::Endpoint endpoint;
   endpoint.set_address(HostPort{advertise_host_, static_cast<uint16_t>(port)}.ToString());
+  endpoint.set_token(context.token);
   auto stop = std::make_shared<std::atomic<bool>>(false);
   auto held = std::make_shared<probes::HeldChild>(*std::move(child));
   const absl::Time deadline = absl::Now() + lifetime + absl::Seconds(5);
   std::lock_guard<std::mutex> lock(mu_);
   Running& run = servers_[run_id];
   run.stop = stop;
-  run.thread = std::thread([this, held, stop, deadline] {
-    while (!*stop && !held->Exited() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(50));
+  run.failure = std::make_shared<v1::FailureCause>(v1::FAILURE_CAUSE_UNSPECIFIED);
+  run.thread = std::thread([this, held, stop, deadline, failure = run.failure] {
+    bool exited = false;
+    while (!*stop && !(exited = held->Exited()) && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    // Asked to stop: a child whose client has said goodbye is about to exit with its verdict;
+    // it gets a moment before it is killed.
+    for (int i = 0; !exited && *stop && i < 40; ++i) {
+      if (!(exited = held->Exited())) absl::SleepFor(absl::Milliseconds(50));
+    }
+    const int code = exited ? held->exit_code() : -1;
+    if (code > kGpuServerFailedBase && v1::FailureCause_IsValid(code - kGpuServerFailedBase)) {
+      *failure = static_cast<v1::FailureCause>(code - kGpuServerFailedBase);
+    }
     *held = probes::HeldChild();  // kills and reaps a child still serving
     Release();
   });

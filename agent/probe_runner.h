@@ -38,14 +38,17 @@ class ProbeRunner {
               std::string node_name = "", std::string nccl_log_dir = "/tmp/fabric-agent-nccl");
   ~ProbeRunner();
 
-  // Starts a one-off server half for `run_id`; returns the address the client half dials. The
+  // Starts a one-off server half for `run_id`; returns the address the client half dials and
+  // the run's secret (endpoint.token), without which the server takes no hello. The
   // server ends by itself after its session, or after the spec's timeout (default 10 minutes).
   // For an all-reduce it takes the slot for the run: the ring's listener, or for NCCL at
   // `rank` 0 the rendezvous, whose unique id the endpoint carries.
   absl::StatusOr<v1::Endpoint> StartServer(const v1::ProbeSpec& spec, const std::string& run_id,
                                            uint32_t rank = 0);
-  // Ends a server half early (or reaps one that has finished). NotFound for an unknown run.
-  absl::Status StopServer(const std::string& run_id);
+  // Ends a server half early (or reaps one that has finished) and returns the half's own view:
+  // an empty result, or one with outcome FAILED, the cause and SIDE_SERVER when the half itself
+  // failed. NotFound for an unknown run.
+  absl::StatusOr<v1::ProbeResult> StopServer(const std::string& run_id);
   // Runs the client half against `server` and returns its result (failures are results too).
   // `cancel` stops it from another thread (its requester went away): its sockets close and the
   // slot is free again as soon as it returns.
@@ -72,7 +75,8 @@ class ProbeRunner {
   absl::StatusOr<v1::ProbeResult> RunGpuClient(const probes::ProbeParams& params,
                                                const HostPort& server, probes::Cancellation* cancel);
   absl::StatusOr<v1::Endpoint> StartGpuServer(const probes::ProbeParams& params,
-                                              const std::string& run_id);
+                                              const std::string& run_id,
+                                              const probes::ServeContext& context);
   absl::StatusOr<v1::ProbeResult> RunGpuCopy(const v1::ProbeSpec& spec, probes::Cancellation* cancel);
   absl::StatusOr<v1::ProbeResult> RunNccl(const v1::RunLocalProbeRequest& request,
                                           const probes::ProbeParams& params);
@@ -87,6 +91,8 @@ class ProbeRunner {
   struct Running {
     std::unique_ptr<probes::ProbeServer> server;  // a host-memory server half, in this process
     std::shared_ptr<std::atomic<bool>> stop;      // a GPU-memory one's, in a child: stop it
+    // What the half saw fail, written by `thread` before it ends (read after the join).
+    std::shared_ptr<v1::FailureCause> failure;
     std::thread thread;
   };
   std::map<std::string, Running> servers_;  // guarded by mu_

@@ -52,7 +52,7 @@ TEST_CASE("A server half and a client half measure through two runners") {
   CHECK(result->outcome() == v1::PROBE_OK);
   CHECK(result->lat_size() == 1);
   CHECK(server.StopServer("run-1").ok());
-  CHECK(absl::IsNotFound(server.StopServer("run-1")));
+  CHECK(absl::IsNotFound(server.StopServer("run-1").status()));
 }
 
 TEST_CASE("One heavy probe at a time per node") {

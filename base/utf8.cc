@@ -62,7 +62,43 @@ std::string ValidUtf8(const std::string& text) {
   return out;
 }
 
-int SanitizeUtf8(google::protobuf::Message* message) {
+std::string PrintableText(const std::string& text) {
+  std::string valid = ValidUtf8(text);
+  std::string out;
+  out.reserve(valid.size());
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const auto c = static_cast<unsigned char>(valid[i]);
+    if (c == '\t' || c == '\n' || c == '\r') {
+      out += ' ';
+    } else if (c < 0x20 || c == 0x7F) {
+      out += "\xEF\xBF\xBD";
+    } else if (c == 0xC2 && i + 1 < valid.size() &&
+               static_cast<unsigned char>(valid[i + 1]) <= 0x9F) {
+      out += "\xEF\xBF\xBD";  // a C1 control (U+0080..U+009F), e.g. a one-byte CSI
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+bool IsPrintable(const std::string& text) {
+  if (!IsValid(text)) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7F) return false;
+    if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int SanitizeWith(google::protobuf::Message* message, bool (*ok)(const std::string&),
+                 std::string (*fix)(const std::string&)) {
   using google::protobuf::FieldDescriptor;
   const auto* reflection = message->GetReflection();
   std::vector<const FieldDescriptor*> fields;
@@ -77,8 +113,8 @@ int SanitizeUtf8(google::protobuf::Message* message) {
         const std::string& value =
             field->is_repeated() ? reflection->GetRepeatedStringReference(*message, field, i, &scratch)
                                  : reflection->GetStringReference(*message, field, &scratch);
-        if (IsValid(value)) continue;
-        std::string fixed = ValidUtf8(value);
+        if (ok(value)) continue;
+        std::string fixed = fix(value);
         if (field->is_repeated()) {
           reflection->SetRepeatedString(message, field, i, std::move(fixed));
         } else {
@@ -86,13 +122,24 @@ int SanitizeUtf8(google::protobuf::Message* message) {
         }
         ++changed;
       } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-        changed += SanitizeUtf8(field->is_repeated()
+        changed += SanitizeWith(field->is_repeated()
                                     ? reflection->MutableRepeatedMessage(message, field, i)
-                                    : reflection->MutableMessage(message, field));
+                                    : reflection->MutableMessage(message, field),
+                                ok, fix);
       }
     }
   }
   return changed;
+}
+
+}  // namespace
+
+int SanitizeUtf8(google::protobuf::Message* message) {
+  return SanitizeWith(message, IsValid, ValidUtf8);
+}
+
+int SanitizeText(google::protobuf::Message* message) {
+  return SanitizeWith(message, IsPrintable, PrintableText);
 }
 
 }  // namespace fabricctl

@@ -17,6 +17,15 @@ std::string ValidUtf8(const std::string& text);
 // it goes on the wire or into a report, one bad byte costs a character, not the message.
 int SanitizeUtf8(google::protobuf::Message* message);
 
+// `text` as valid UTF-8 with no control characters: tabs and line breaks become spaces, every
+// other C0 or C1 control and DEL becomes U+FFFD. What another process supplies reaches a
+// terminal, an XML file or a Prometheus line only in this form (no escape sequences, no
+// second line).
+std::string PrintableText(const std::string& text);
+
+// SanitizeUtf8 with PrintableText's rule: every string field (not bytes) printable.
+int SanitizeText(google::protobuf::Message* message);
+
 }  // namespace fabricctl
 
 #endif  // FABRICCTL_BASE_UTF8_H_

@@ -5,6 +5,7 @@
 #include "base/logging.h"
 #include "base/net_address.h"
 #include "grpcpp/create_channel.h"
+#include "grpcpp/support/channel_arguments.h"
 
 namespace fabricctl::cli {
 
@@ -17,8 +18,13 @@ absl::StatusOr<std::unique_ptr<v1::ControllerService::Stub>> ConnectController(
   if (security->insecure_override()) {
     Logger("fabricctl")->warn("--insecure: plain text to {}", target.address);
   }
+  // Reports come in parts of about 1 MiB (report/chunks.h) and history in pages of about as
+  // much; the receive limit leaves room for one oversized entry (a node with thousands of
+  // audit lines) without letting a single message grow without bound.
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
   return v1::ControllerService::NewStub(
-      grpc::CreateChannel(address->ToString(), security->ChannelCredentials()));
+      grpc::CreateCustomChannel(address->ToString(), security->ChannelCredentials(), args));
 }
 
 std::chrono::system_clock::time_point DeadlineAfter(absl::Duration timeout) {

@@ -19,6 +19,10 @@ struct ControllerTarget {
   TlsOptions tls;
 };
 
+// The largest message fabricctl takes from the controller (reports and history come in parts
+// far below it).
+inline constexpr int kMaxReceiveBytes = 64 << 20;
+
 // A stub for the controller; transport security decided as for the daemons (mTLS, or plain
 // text on loopback / with --insecure).
 absl::StatusOr<std::unique_ptr<v1::ControllerService::Stub>> ConnectController(

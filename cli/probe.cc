@@ -61,7 +61,7 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
   if (options.server) {
     if (!options.target.empty()) return fail("--server takes no HOST");
     auto server = probes::ProbeServer::Listen(options.listen_host, options.port,
-                                              probes::ServeContext{limits, local});
+                                              probes::ServeContext(limits, local));
     if (!server.ok()) return fail(std::string(server.status().message()));
     std::printf("fabricctl probe server listening on %s\n",
                 HostPort{options.listen_host, (*server)->port()}.ToString().c_str());

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,7 @@
 #include "probes/common/sizes.h"
 #include "probes/catalogue.h"
 #include "report/builder.h"
+#include "report/chunks.h"
 #include "report/render.h"
 
 namespace fabricctl::cli {
@@ -162,8 +164,9 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   context.set_deadline(DeadlineAfter(options.sweep_timeout));
   auto reader = (*stub)->Sweep(&context, *request);
   v1::SweepEvent event;
-  v1::Report report;
-  bool have_report = false;
+  report::ReportAssembler assembler;
+  absl::Status assembled;
+  std::optional<v1::Report> whole;
   {
     SweepProgress progress(err, IsTerminal(2));
     while (reader->Read(&event)) {
@@ -171,9 +174,11 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
         progress.Started(event.started());
       } else if (event.has_round()) {
         progress.Round(event.round());
+      } else if (event.has_chunk() && assembled.ok()) {
+        assembled = assembler.Add(std::move(*event.mutable_chunk()));
       } else if (event.has_report()) {
-        report = event.report();
-        have_report = true;
+        // A whole report in one message, as controllers before chunked reports sent it.
+        whole = std::move(*event.mutable_report());
       }
     }
   }
@@ -186,8 +191,14 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
     return Fail(err, "sweep", absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                                            status.error_message()));
   }
-  if (!have_report) return Fail(err, "sweep", absl::InternalError("the controller sent no report"));
-  return Finish(report, options.format, options.output, "sweep", err);
+  if (whole) return Finish(*whole, options.format, options.output, "sweep", err);
+  if (!assembled.ok()) return Fail(err, "sweep", assembled);
+  auto report = assembler.Take();
+  if (!report.ok()) {
+    return Fail(err, "sweep", absl::InternalError(absl::StrCat(
+                                  "the controller sent no whole report: ", report.status().message())));
+  }
+  return Finish(*report, options.format, options.output, "sweep", err);
 }
 
 int RunMapCommand(const ControllerTarget& controller, int64_t sweep_id, const std::string& format,
@@ -196,13 +207,24 @@ int RunMapCommand(const ControllerTarget& controller, int64_t sweep_id, const st
   auto stub = ConnectController(controller);
   if (!stub.ok()) return Fail(err, "map", stub.status());
   grpc::ClientContext context;
-  context.set_deadline(DeadlineAfter(controller.timeout));
+  // A large report takes longer than one RPC's deadline to arrive: a minute per 100 MB is far
+  // more than any link needs, and the stream is cut at once when the controller goes away.
+  context.set_deadline(DeadlineAfter(controller.timeout + absl::Minutes(5)));
   v1::GetReportRequest request;
   request.set_sweep_id(sweep_id);
-  v1::Report report;
-  grpc::Status status = (*stub)->GetReport(&context, request, &report);
+  auto reader = (*stub)->StreamReport(&context, request);
+  report::ReportAssembler assembler;
+  absl::Status assembled;
+  v1::ReportChunk chunk;
+  while (reader->Read(&chunk)) {
+    if (assembled.ok()) assembled = assembler.Add(std::move(chunk));
+  }
+  grpc::Status status = reader->Finish();
   if (!status.ok()) return Fail(err, "map", DescribeRpcFailure(controller, status));
-  return Finish(report, format, output, "map", err);
+  if (!assembled.ok()) return Fail(err, "map", assembled);
+  auto report = assembler.Take();
+  if (!report.ok()) return Fail(err, "map", report.status());
+  return Finish(*report, format, output, "map", err);
 }
 
 int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit,
@@ -213,13 +235,25 @@ int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit,
   }
   auto stub = ConnectController(controller);
   if (!stub.ok()) return Fail(err, "history", stub.status());
-  grpc::ClientContext context;
-  context.set_deadline(DeadlineAfter(controller.timeout));
-  v1::ListSweepsRequest request;
-  request.set_limit(limit);
+  // Page by page (the controller keeps each page small) until `limit` sweeps or the oldest.
   v1::ListSweepsResponse response;
-  grpc::Status status = (*stub)->ListSweeps(&context, request, &response);
-  if (!status.ok()) return Fail(err, "history", DescribeRpcFailure(controller, status));
+  int64_t before = 0;
+  while (static_cast<uint32_t>(response.sweeps_size()) < limit) {
+    grpc::ClientContext context;
+    context.set_deadline(DeadlineAfter(controller.timeout));
+    v1::ListSweepsRequest request;
+    request.set_limit(limit - static_cast<uint32_t>(response.sweeps_size()));
+    request.set_before_sweep_id(before);
+    v1::ListSweepsResponse page;
+    grpc::Status status = (*stub)->ListSweeps(&context, request, &page);
+    if (!status.ok()) return Fail(err, "history", DescribeRpcFailure(controller, status));
+    for (auto& s : *page.mutable_sweeps()) *response.add_sweeps() = std::move(s);
+    if (page.next_before_sweep_id() <= 0 || page.sweeps_size() == 0 ||
+        (before != 0 && page.next_before_sweep_id() >= before)) {
+      break;
+    }
+    before = page.next_before_sweep_id();
+  }
   if (format == "json") {
     google::protobuf::util::JsonPrintOptions json;
     json.add_whitespace = true;

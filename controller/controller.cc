@@ -8,6 +8,15 @@
 #include "report/render.h"
 
 namespace fabricctl::controller {
+namespace {
+
+// The registry's options with the configuration's administrators (tls.admin_identities).
+RegistryOptions WithAdmins(RegistryOptions options, const v1::TlsConfig& tls) {
+  options.admin_identities.assign(tls.admin_identities().begin(), tls.admin_identities().end());
+  return options;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions options) {
   auto listen = ParseHostPort(options.listen, "--listen");
@@ -43,7 +52,8 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   controller->sweeps_ = std::make_unique<SweepRunner>(
       controller->store_.get(), security->ChannelCredentials(), sweep_options);
   controller->registry_ = std::make_unique<ControllerServiceImpl>(
-      controller->store_.get(), options.registry, controller->sweeps_.get());
+      controller->store_.get(), WithAdmins(options.registry, options.config.tls()),
+      controller->sweeps_.get());
 
   grpc::ServerBuilder builder;
   int port = 0;

@@ -1,5 +1,6 @@
 #include "controller/service.h"
 
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -9,109 +10,24 @@
 #include "base/logging.h"
 #include "base/net_address.h"
 #include "base/tls.h"
+#include "base/utf8.h"
 #include "google/protobuf/util/time_util.h"
+#include "report/chunks.h"
 
 namespace fabricctl::controller {
 namespace {
 
 using google::protobuf::util::TimeUtil;
 
-constexpr size_t kMaxNameLength = 253;  // a DNS name
-constexpr int kMaxInterfaces = 1024;
-constexpr int kMaxAddressesPerInterface = 64;
-constexpr int kMaxRdmaDevices = 256;
-constexpr int kMaxPortsPerDevice = 16;
-constexpr int kMaxGpus = 64;
-constexpr int kMaxLabels = 64;
 constexpr int kMaxListNames = 100000;
+constexpr size_t kListSweepsPageBytes = 1 << 20;
 constexpr size_t kMaxInventoryString = 4096;
-
-absl::Status ValidateNodeName(const std::string& name, const std::string& field) {
-  if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(field, " is empty"));
-  if (name.size() > kMaxNameLength) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " is longer than ", kMaxNameLength, " characters"));
-  }
-  for (char c : name) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, " '", name, "' may hold only letters, digits, '-', '.' and '_'"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Every string of a message (nested messages, repeated fields and map entries included) at
-// most `max_length` bytes; the error names the field's path.
-absl::Status BoundStrings(const google::protobuf::Message& message, size_t max_length,
-                          const std::string& path) {
-  const auto* reflection = message.GetReflection();
-  std::vector<const google::protobuf::FieldDescriptor*> fields;
-  reflection->ListFields(message, &fields);
-  for (const auto* field : fields) {
-    const std::string where = absl::StrCat(path, ".", field->name());
-    const int n = field->is_repeated() ? reflection->FieldSize(message, field) : 1;
-    for (int i = 0; i < n; ++i) {
-      if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_STRING) {
-        std::string scratch;
-        const std::string& value =
-            field->is_repeated() ? reflection->GetRepeatedStringReference(message, field, i, &scratch)
-                                 : reflection->GetStringReference(message, field, &scratch);
-        if (value.size() > max_length) {
-          return absl::InvalidArgumentError(absl::StrCat(where, " is ", value.size(),
-                                                         " bytes long; at most ", max_length));
-        }
-      } else if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
-        const auto& child = field->is_repeated() ? reflection->GetRepeatedMessage(message, field, i)
-                                                 : reflection->GetMessage(message, field);
-        if (auto s = BoundStrings(child, max_length, where); !s.ok()) return s;
-      }
-    }
-  }
-  return absl::OkStatus();
-}
 
 google::protobuf::Timestamp ToProto(absl::Time t) {
   return TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(t));
 }
 
 }  // namespace
-
-absl::Status ValidateInventory(const v1::NodeInventory& inventory) {
-  if (auto s = ValidateNodeName(inventory.node_name(), "inventory.node_name"); !s.ok()) return s;
-  // No field of an inventory needs more than a path's length; the registry keeps it whole.
-  if (auto s = BoundStrings(inventory, kMaxInventoryString, "inventory"); !s.ok()) return s;
-  if (auto a = ParseHostPort(inventory.agent_address(), "inventory.agent_address"); !a.ok()) {
-    return a.status();
-  } else if (a->port == 0) {
-    return absl::InvalidArgumentError("inventory.agent_address: port 0 cannot be dialled");
-  }
-  auto bound = [](int size, int max, const char* field) {
-    return size <= max ? absl::OkStatus()
-                       : absl::InvalidArgumentError(
-                             absl::StrCat(field, " has ", size, " entries; at most ", max));
-  };
-  for (auto s : {bound(inventory.interfaces_size(), kMaxInterfaces, "inventory.interfaces"),
-                 bound(inventory.rdma_devices_size(), kMaxRdmaDevices, "inventory.rdma_devices"),
-                 bound(inventory.gpus_size(), kMaxGpus, "inventory.gpus"),
-                 bound(static_cast<int>(inventory.labels_size()), kMaxLabels, "inventory.labels")}) {
-    if (!s.ok()) return s;
-  }
-  for (const auto& itf : inventory.interfaces()) {
-    if (auto s = bound(itf.addresses_size(), kMaxAddressesPerInterface,
-                       "inventory.interfaces.addresses");
-        !s.ok()) {
-      return s;
-    }
-  }
-  for (const auto& dev : inventory.rdma_devices()) {
-    if (auto s = bound(dev.ports_size(), kMaxPortsPerDevice, "inventory.rdma_devices.ports");
-        !s.ok()) {
-      return s;
-    }
-  }
-  return absl::OkStatus();
-}
 
 v1::NodeState NodeStateAt(const StoredNode& node, absl::Time now, absl::Duration stale_after) {
   return now - node.last_seen > stale_after ? v1::NODE_STALE : v1::NODE_ONLINE;
@@ -134,7 +50,11 @@ grpc::Status ControllerServiceImpl::Register(grpc::ServerContext* context,
     Logger("registry")->warn("registration refused: {}", s.error_message());
     return s;
   }
-  if (auto s = store_->UpsertNode(inventory, options_.now()); !s.ok()) return ToGrpcStatus(s);
+  // Printable text only from here on: a name or a line with control characters in it would
+  // reach terminals, XML and Prometheus through every report.
+  v1::NodeInventory clean = inventory;
+  SanitizeText(&clean);
+  if (auto s = store_->UpsertNode(clean, options_.now()); !s.ok()) return ToGrpcStatus(s);
   Logger("registry")->info("node {} registered from {} ({} RDMA devices, {} GPUs)",
                            inventory.node_name(), inventory.agent_address(),
                            inventory.rdma_devices_size(), inventory.gpus_size());
@@ -171,6 +91,20 @@ void ControllerServiceImpl::ForgetExpired() {
 grpc::Status ControllerServiceImpl::RemoveNodes(grpc::ServerContext* context,
                                           const v1::RemoveNodesRequest* request,
                                           v1::RemoveNodesResponse* response) {
+  // Forgetting nodes is for an operator: a node's certificate may register and heartbeat as
+  // itself, never remove others (a removed node is left out of default sweeps).
+  const std::vector<std::string> admins =
+      options_.admin_identities.empty() ? std::vector<std::string>{"fabricctl"}
+                                        : options_.admin_identities;
+  grpc::Status allowed = grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "");
+  for (const auto& admin : admins) {
+    allowed = RequirePeerIdentity(*context, admin, "removing nodes takes an administrator's certificate");
+    if (allowed.ok()) break;
+  }
+  if (!allowed.ok()) {
+    Logger("registry")->warn("removal refused: {}", allowed.error_message());
+    return allowed;
+  }
   if (request->names().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "names: name at least one node");
   }
@@ -205,6 +139,8 @@ grpc::Status ControllerServiceImpl::ListNodes(grpc::ServerContext* context,
                                      kMaxListNames));
   }
   std::vector<std::string> names(request->names().begin(), request->names().end());
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
   auto nodes = store_->ListNodes(names);
   if (!nodes.ok()) return ToGrpcStatus(nodes.status());
   const absl::Time now = options_.now();
@@ -265,9 +201,34 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
       },
       [&] { return write_failed || context->IsCancelled(); });
   if (!report.ok()) return ToGrpcStatus(report.status());
-  v1::SweepEvent last;
-  *last.mutable_report() = *std::move(report);
-  writer->Write(last);
+  // The report in chunks (the verdict and the drain list first), each write checked: a report
+  // that did not reach its client is an error here too, never a silent success.
+  const int64_t id = report->sweep().sweep_id();
+  const bool sent = report::SendReportChunks(*report, report::kReportPartBytes, [&](v1::ReportChunk c) {
+    v1::SweepEvent event;
+    *event.mutable_chunk() = std::move(c);
+    return writer->Write(event);
+  });
+  if (!sent) {
+    Logger("sweep")->error("sweep {}: its report did not reach the client (it is stored: "
+                           "fabricctl map {})", id, id);
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the report could not be sent");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerServiceImpl::StreamReport(grpc::ServerContext* context,
+                                                 const v1::GetReportRequest* request,
+                                                 grpc::ServerWriter<v1::ReportChunk>* writer) {
+  if (request->sweep_id() < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "sweep_id is negative");
+  }
+  auto report = store_->GetReport(request->sweep_id());
+  if (!report.ok()) return ToGrpcStatus(report.status());
+  if (!report::SendReportChunks(*report, report::kReportPartBytes,
+                                [&](v1::ReportChunk c) { return writer->Write(c); })) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the report could not be sent");
+  }
   return grpc::Status::OK;
 }
 
@@ -286,10 +247,26 @@ grpc::Status ControllerServiceImpl::GetReport(grpc::ServerContext* context,
 grpc::Status ControllerServiceImpl::ListSweeps(grpc::ServerContext* context,
                                                const v1::ListSweepsRequest* request,
                                                v1::ListSweepsResponse* response) {
+  if (request->before_sweep_id() < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "before_sweep_id is negative");
+  }
   uint32_t limit = request->limit() == 0 ? 20 : std::min<uint32_t>(request->limit(), 10000);
-  auto sweeps = store_->ListSweeps(limit);
+  auto sweeps = store_->ListSweeps(limit, request->before_sweep_id());
   if (!sweeps.ok()) return ToGrpcStatus(sweeps.status());
-  for (auto& s : *sweeps) *response->add_sweeps() = std::move(s);
+  // A page stays well inside a client's 4 MiB: a sweep's entry lists its nodes, and thousands
+  // of sweeps of thousands of nodes would not. The rest is the next page's.
+  size_t bytes = 0;
+  for (auto& s : *sweeps) {
+    bytes += s.ByteSizeLong();
+    if (response->sweeps_size() > 0 && bytes > kListSweepsPageBytes) {
+      response->set_next_before_sweep_id(response->sweeps(response->sweeps_size() - 1).sweep_id());
+      return grpc::Status::OK;
+    }
+    *response->add_sweeps() = std::move(s);
+  }
+  if (sweeps->size() == limit && response->sweeps_size() > 0) {
+    response->set_next_before_sweep_id(response->sweeps(response->sweeps_size() - 1).sweep_id());
+  }
   return grpc::Status::OK;
 }
 

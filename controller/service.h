@@ -2,9 +2,12 @@
 #define FABRICCTL_CONTROLLER_SERVICE_H_
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "controller/inventory_check.h"
 #include "controller/store.h"
 #include "controller/sweep.h"
 #include "proto/controller.grpc.pb.h"
@@ -21,11 +24,10 @@ struct RegistryOptions {
   absl::Duration forget_after = absl::ZeroDuration();
   // The clock; tests inject their own.
   std::function<absl::Time()> now = [] { return absl::Now(); };
+  // Under mutual TLS, the identities that may call RemoveNodes (a node's certificate may not
+  // forget other nodes); empty: {"fabricctl"}.
+  std::vector<std::string> admin_identities;
 };
-
-// Checks a registration before anything is stored: names and addresses present and well
-// formed, every list within its bound. Returns InvalidArgument naming the field.
-absl::Status ValidateInventory(const v1::NodeInventory& inventory);
 
 // A node's state by the staleness rule.
 v1::NodeState NodeStateAt(const StoredNode& node, absl::Time now, absl::Duration stale_after);
@@ -45,9 +47,11 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
                          v1::ListNodesResponse* response) override;
   grpc::Status RemoveNodes(grpc::ServerContext* context, const v1::RemoveNodesRequest* request,
                            v1::RemoveNodesResponse* response) override;
-  // Streams a SweepStarted event, one event per round, and the report last.
+  // Streams a SweepStarted event, one event per round, and the report last, in chunks.
   grpc::Status Sweep(grpc::ServerContext* context, const v1::SweepRequest* request,
                      grpc::ServerWriter<v1::SweepEvent>* writer) override;
+  grpc::Status StreamReport(grpc::ServerContext* context, const v1::GetReportRequest* request,
+                            grpc::ServerWriter<v1::ReportChunk>* writer) override;
   grpc::Status GetReport(grpc::ServerContext* context, const v1::GetReportRequest* request,
                          v1::Report* response) override;
   grpc::Status ListSweeps(grpc::ServerContext* context, const v1::ListSweepsRequest* request,

@@ -334,12 +334,14 @@ absl::StatusOr<v1::Report> Store::GetReport(int64_t sweep_id) const {
   return report;
 }
 
-absl::StatusOr<std::vector<v1::SweepInfo>> Store::ListSweeps(uint32_t limit) const {
+absl::StatusOr<std::vector<v1::SweepInfo>> Store::ListSweeps(uint32_t limit,
+                                                             int64_t before_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   Statement q(db_, "SELECT id, state, started, finished, request, report FROM sweeps "
-                   "ORDER BY id DESC LIMIT ?1");
+                   "WHERE ?2 = 0 OR id < ?2 ORDER BY id DESC LIMIT ?1");
   if (auto s = q.status("prepare sweep list"); !s.ok()) return s;
   q.BindInt64(1, limit);
+  q.BindInt64(2, before_id);
   std::vector<v1::SweepInfo> out;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {

@@ -63,7 +63,8 @@ class Store {
   // The report of `sweep_id` (0: the latest finished sweep). NotFound when there is none.
   absl::StatusOr<v1::Report> GetReport(int64_t sweep_id) const;
   // The newest `limit` sweeps, newest first.
-  absl::StatusOr<std::vector<v1::SweepInfo>> ListSweeps(uint32_t limit) const;
+  // Up to `limit` sweeps, newest first; with `before_id`, only those older than it.
+  absl::StatusOr<std::vector<v1::SweepInfo>> ListSweeps(uint32_t limit, int64_t before_id = 0) const;
   // Ids of the finished sweeps (those with a report) above `after`, oldest first: the newest
   // `limit` of them (kNewest), or the oldest `limit` (kOldest, to page through them all).
   // Reads no report.

@@ -17,6 +17,7 @@
 #include "controller/sweep/localise.h"
 #include "controller/sweep/plan.h"
 #include "controller/sweep/rounds.h"
+#include "controller/sweep/trust.h"
 #include "controller/sweep/specs.h"
 #include "google/protobuf/util/time_util.h"
 
@@ -108,6 +109,17 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
       absl::Microseconds(TimeUtil::DurationToMicroseconds(request.wait())), absl::Hours(1));
   const absl::Time give_up = absl::Now() + wait;
   std::unique_lock<std::timed_mutex> one_at_a_time(running_, std::defer_lock);
+  // Each queued sweep holds a server thread: the queue is bounded.
+  struct Queued {
+    std::atomic<uint32_t>& count;
+    ~Queued() { --count; }
+  };
+  if (++queued_ > options_.max_queued_sweeps + 1) {
+    --queued_;
+    return absl::ResourceExhaustedError(absl::StrCat(
+        options_.max_queued_sweeps, " sweeps are already waiting on this controller; try later"));
+  }
+  const Queued in_queue{queued_};
   while (!one_at_a_time.try_lock_for(std::chrono::milliseconds(100))) {
     if (shutdown_) return absl::UnavailableError("the controller is shutting down");
     if (cancelled && cancelled()) {
@@ -157,6 +169,22 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
   return report;
 }
 
+namespace {
+
+// The most a probe of this configuration may claim: from the fastest expected link rate, or
+// the ceiling where a node has no expectation.
+double MaxExpectedGbps(const v1::Config& config) {
+  double rate = config.expect().link_rate_gbps();
+  for (const auto& profile : config.profiles()) {
+    if (rate <= 0) break;
+    rate = profile.expect().link_rate_gbps() > 0 ? std::max(rate, profile.expect().link_rate_gbps())
+                                                 : 0;
+  }
+  return sweep::MaxPlausibleGbps(rate);
+}
+
+}  // namespace
+
 absl::StatusOr<v1::Report> SweepRunner::RunStages(
     const v1::SweepRequest& request, const std::vector<StoredNode>& registry,
     const std::function<void(const v1::SweepEvent&)>& progress) {
@@ -166,6 +194,7 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   if (!specs.ok()) return specs.status();
   absl::StatusOr<sweep::Fleet> fleet = sweep::SelectNodes(request, registry);
   if (!fleet.ok()) return fleet.status();
+  fleet->max_gbps = MaxExpectedGbps(config);
   v1::Report baseline;
   if (request.baseline_sweep_id() != 0) {
     auto found = store_->GetReport(request.baseline_sweep_id());

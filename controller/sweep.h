@@ -32,6 +32,9 @@ struct SweepOptions {
   // Pairs measured at once within a round (a round's pairs are disjoint, so all could run;
   // this bounds the controller's threads at scale).
   uint32_t max_parallel_pairs = 256;
+  // Sweeps that may wait (--wait) behind the running one; one more is refused at once
+  // (RESOURCE_EXHAUSTED).
+  uint32_t max_queued_sweeps = 16;
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
@@ -84,6 +87,7 @@ class SweepRunner {
   std::atomic<bool> shutdown_{false};
   std::timed_mutex running_;  // held for the duration of a sweep
   std::atomic<bool> stopping_{false};  // the running sweep was cancelled
+  std::atomic<uint32_t> queued_{0};    // sweeps in Run: the running one and those waiting
 };
 
 }  // namespace fabricctl::controller

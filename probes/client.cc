@@ -24,6 +24,8 @@ ProbeRun RunProbeClient(const ProbeParams& params, const ServerAddress& server,
     // Whatever the sockets said when they were shut down, the probe was stopped.
     run.outcome = Outcome::kTimeout;
     run.reason = "stopped: its requester went away or its deadline passed";
+    run.cause = v1::CAUSE_CANCELLED;
+    run.server_side = false;
     run.bw.clear();
     run.lat.clear();
     return run;
@@ -34,6 +36,7 @@ ProbeRun RunProbeClient(const ProbeParams& params, const ServerAddress& server,
     if (fd.ok()) {
       v1::ProbeHello bye;
       bye.set_bye(true);
+      bye.set_token(params.token);
       (void)net::SendFrame(fd->get(), bye, absl::Now() + absl::Seconds(5));
     }
   }

@@ -2,7 +2,9 @@
 #define FABRICCTL_PROBES_PROBE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "probes/common/params.h"
@@ -21,11 +23,20 @@ struct ServerAddress {
 
 // What the server half knows of its own side.
 struct ServeContext {
+  ServeContext() = default;
+  ServeContext(ProbeLimits limits, RdmaParams local_rdma)
+      : limits(std::move(limits)), local_rdma(std::move(local_rdma)) {}
+
   ProbeLimits limits;
   // This node's RDMA selection (device, port, GID index); the client's request names its own.
   RdmaParams local_rdma;
   // Stops the server half's sessions (set by ProbeServer; nullptr: none).
   Cancellation* cancel = nullptr;
+  // A server started for one run: the secret every hello must carry (empty: any hello is
+  // taken, as `fabricctl probe --server` does), and the spec the run was started with (a
+  // hello asking for another measurement is refused).
+  std::string token;
+  std::optional<v1::ProbeSpec> expected_spec;
 };
 
 // One pair probe: a server half and a client half that measure together. Implementations are

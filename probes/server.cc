@@ -39,10 +39,29 @@ void ProbeServer::Stop() {
   if (wake_.valid()) (void)!::write(wake_.get(), &one, sizeof(one));
 }
 
-absl::Status ProbeServer::Handle(net::UniqueFd connection, bool* bye) {
+namespace {
+
+// Compares secrets in time independent of where they differ.
+bool SameSecret(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
+absl::Status ProbeServer::Handle(net::UniqueFd connection, bool* bye, bool* stranger) {
   v1::ProbeHello hello;
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  if (auto s = net::RecvFrame(connection.get(), &hello, deadline); !s.ok()) return s;
+  if (auto s = net::RecvFrame(connection.get(), &hello, deadline); !s.ok()) {
+    *stranger = !context_.token.empty();
+    return s;
+  }
+  if (!context_.token.empty() && !SameSecret(hello.token(), context_.token)) {
+    *stranger = true;
+    return absl::PermissionDeniedError("a hello without this run's secret");
+  }
   if (hello.bye()) {
     *bye = true;
     return absl::OkStatus();
@@ -51,7 +70,9 @@ absl::Status ProbeServer::Handle(net::UniqueFd connection, bool* bye) {
   const Probe* probe = FindProbe(hello.spec().kind());
   ProbeParams params = FromSpec(hello.spec());
   absl::Status valid = ValidateParams(params, context_.limits);
-  if (probe == nullptr) {
+  if (context_.expected_spec && !SameMeasurement(hello.spec(), *context_.expected_spec)) {
+    welcome.set_error("the hello asks for another measurement than the run was started for");
+  } else if (probe == nullptr) {
     welcome.set_error(absl::StrCat("this server has no probe of kind ",
                                    v1::ProbeKind_Name(hello.spec().kind())));
   } else if (!valid.ok()) {
@@ -118,9 +139,9 @@ absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
       // session whichever descriptor the probe holds, and it closes only after unregistering.
       net::UniqueFd dup(::fcntl(fd->get(), F_DUPFD_CLOEXEC, 0));
       const WatchedFd watched(&sessions_, dup.get());
-      bool bye = false;
-      absl::Status status = Handle(std::move(*fd), &bye);
-      if (!status.ok()) {
+      bool bye = false, stranger = false;
+      absl::Status status = Handle(std::move(*fd), &bye, &stranger);
+      if (!status.ok() && !stranger) {
         std::lock_guard<std::mutex> lock(mu_);
         if (first_error_.ok()) first_error_ = status;
       }

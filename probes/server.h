@@ -19,6 +19,12 @@ namespace fabricctl::probes {
 // argument, or iperf3 -s). Each connection starts with a ProbeHello; the server validates it
 // against its caps, answers a ProbeWelcome, and hands the connection to the probe named in the
 // hello, on a thread of its own. Every thread is joined before Serve returns.
+//
+// A server started for one run (ServeContext.token set) takes only hellos that carry the run's
+// secret: any other connection (a stranger on the data network, a stale client) is closed
+// without effect on the run: it neither ends a one-off session nor counts as its error, and
+// the server goes on listening. What a stranger can still do is connect and hold connections
+// (at most kMaxSessions at once) or flood the port: load, never a figure or an ended session.
 class ProbeServer {
  public:
   // Sessions served at once; a connection beyond them is closed unanswered.
@@ -42,8 +48,9 @@ class ProbeServer {
 
  private:
   explicit ProbeServer(net::Listener listener, ServeContext context);
-  // Reads the hello and either refuses it or runs the probe's server half.
-  absl::Status Handle(net::UniqueFd connection, bool* bye);
+  // Reads the hello and either refuses it or runs the probe's server half. `stranger` is set
+  // when the connection did not prove it belongs to the run (no hello, or a wrong secret).
+  absl::Status Handle(net::UniqueFd connection, bool* bye, bool* stranger);
 
   net::Listener listener_;
   ServeContext context_;

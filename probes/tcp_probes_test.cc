@@ -18,7 +18,7 @@ struct RunningServer {
   absl::Status result;
 
   explicit RunningServer(ProbeLimits limits = {}, bool one_off = false) {
-    auto listening = ProbeServer::Listen("127.0.0.1", 0, ServeContext{limits, {}});
+    auto listening = ProbeServer::Listen("127.0.0.1", 0, ServeContext(limits, {}));
     REQUIRE(listening.ok());
     server = *std::move(listening);
     thread = std::thread([this, one_off] { result = server->Serve(one_off); });

@@ -111,11 +111,17 @@ v1::Report ReportBuilder::Finish(absl::Time generated, absl::Duration elapsed,
       summary->set_pairs_failed(summary->pairs_failed() + 1);
     }
   }
+  // The drain list names only nodes of this report (its health map's, or the checked node):
+  // whatever a finding says, nothing outside the sweep is ever drained by it.
+  std::set<std::string> members;
+  for (const auto& node : report.health().nodes()) members.insert(node.node());
+  if (!node_default.empty()) members.insert(node_default);
   std::set<std::string> drain;
   v1::Severity worst = v1::SEVERITY_OK;
   for (const auto& f : report.findings()) {
     worst = std::max(worst, f.severity());
-    if (f.action() == v1::ACTION_DRAIN) drain.insert(f.node().empty() ? node_default : f.node());
+    const std::string& node = f.node().empty() ? node_default : f.node();
+    if (f.action() == v1::ACTION_DRAIN && members.count(node) > 0) drain.insert(node);
   }
   summary->set_nodes(static_cast<uint32_t>(report.health().nodes_size()));
   summary->set_pairs(static_cast<uint32_t>(report.health().pairs_size()));

@@ -115,8 +115,21 @@ TEST_CASE("A node's audits are kept, their findings reported, and raise its stat
   CHECK(s.worst_severity() == v1::SEVERITY_CRITICAL);
 }
 
+TEST_CASE("The drain list names only nodes of the report") {
+  ReportBuilder builder("sweep", "test");
+  builder.AddNode("node-a", v1::HEALTH_OK);
+  builder.AddNode("node-b", v1::HEALTH_OK);
+  builder.AddFindings({Make(kind::kLinkDown, "node-a", "port 1 down"),
+                       // A finding that names a node outside the sweep drains nothing.
+                       Make(kind::kLinkDown, "gpu[001-512]", "made up"),
+                       Make(kind::kStragglerNode, "node-z", "made up")});
+  const v1::Report report = builder.Finish(kGenerated, absl::Seconds(1), "");
+  CHECK(Drain(report) == std::vector<std::string>{"node-a"});
+}
+
 TEST_CASE("The drain list: nodes of DRAIN findings, once each, in order of name") {
   ReportBuilder builder("check", "test");
+  for (const char* n : {"node-a", "node-b", "node-c"}) builder.AddNode(n, v1::HEALTH_OK);
   builder.AddFinding(Make(kind::kStragglerNode, "node-b", "slow"));
   builder.AddFindings({Make(kind::kLinkDown, "node-a", "port 1 down"),
                        Make(kind::kLinkDown, "node-b", "port 2 down"),

@@ -178,9 +178,18 @@ up() {
   # A new lab is a new cluster: its registry and history start empty (restart-controller keeps them).
   rm -f "$LAB/fabric.db" "$LAB/fabric.db-wal" "$LAB/fabric.db-shm"
   mkdir -p "$LAB"
-  local names=(fabric-controller fabricctl) sans=()
-  for i in $(seq 1 "$n"); do names+=("node-$i"); sans+=(--san "IP:$SUBNET.$i"); done
-  bash scripts/make-certs.sh "$CERTS" --san "IP:$CONTROLLER_IP" "${sans[@]}" "${names[@]}" > /dev/null
+  # Each certificate carries only the address its process is dialled at: in namespaces, the
+  # controller's and each agent's own; on loopback, loopback's (--loopback). fabricctl's is a
+  # client's only.
+  local certs=(fabricctl)
+  if [[ $loopback == 0 ]]; then
+    certs+=("fabric-controller=IP:$CONTROLLER_IP")
+    for i in $(seq 1 "$n"); do certs+=("node-$i=IP:$SUBNET.$i"); done
+  else
+    certs+=(--loopback fabric-controller)
+    for i in $(seq 1 "$n"); do certs+=("node-$i"); done
+  fi
+  bash scripts/make-certs.sh "$CERTS" "${certs[@]}" > /dev/null
 
   local ctl_ns="" listen_host=127.0.0.1
   if [[ $loopback == 0 ]]; then

@@ -1,32 +1,72 @@
 #!/usr/bin/env bash
 # Creates a private CA and one certificate per process of a practice cluster, for mutual TLS.
 #
-#   scripts/make-certs.sh DIR [--san SAN]... NAME...
+#   scripts/make-certs.sh DIR [--san SAN]... [--loopback] NAME[=SAN,SAN...]...
 #
 # DIR/ca.pem and DIR/ca.key are the CA (created once, reused when present); DIR/NAME.pem and
 # DIR/NAME.key each process's certificate and key, usable as server and as client. Every
-# certificate names NAME as its CN and DNS SAN, plus localhost, 127.0.0.1, ::1 and each --san
-# (e.g. --san IP:198.18.0.2 --san DNS:node-2.lab). The controller's certificate must be named
-# fabric-controller (the identity agents accept probe requests from, --controller-identity).
+# certificate names NAME as its CN and DNS SAN, and carries besides (a SAN is DNS:NAME or IP:ADDR):
+#   NAME=SAN,SAN  SANs of that certificate only: the addresses and names the process is dialled
+#                 at (e.g. node-2=IP:198.18.0.2,DNS:node-2.lab)
+#   --san SAN     a SAN of every certificate named after it on the command line: for a name they
+#                 share, such as a Service's DNS name
+#   --loopback    localhost, 127.0.0.1 and ::1 on every certificate named after it: only for a
+#                 process dialled on loopback (a controller reached on 127.0.0.1, agents of a
+#                 practice cluster that share loopback). No other certificate carries them: a
+#                 node may register under any name its certificate carries, and a server
+#                 certificate with loopback names answers for whatever is dialled there.
+# The controller's certificate must be named fabric-controller (the identity agents accept probe
+# requests from, --controller-identity).
 #
-# Example: scripts/make-certs.sh .lab/certs fabric-controller fabricctl node-1 node-2
+# Example: scripts/make-certs.sh .lab/certs fabricctl fabric-controller=IP:10.0.0.1 \
+#            node-1=IP:10.0.0.11 node-2=IP:10.0.0.12
 set -euo pipefail
 
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+die() { echo "make-certs: $*" >&2; exit 2; }
 [[ $# -ge 1 && $1 != -h && $1 != --help ]] || usage 0
 dir=$1; shift
-sans=()
-names=()
+# A SAN goes into an openssl extension file as it is: nothing but a DNS name or an IP address
+# (no comma, newline or other extension can ride in on it).
+check_san() {
+  [[ $1 =~ ^(DNS:[A-Za-z0-9*._-]+|IP:[0-9A-Fa-f:.]+)$ ]] ||
+    die "bad SAN '$1' (DNS:NAME or IP:ADDRESS)"
+}
+loopback_sans="DNS:localhost,IP:127.0.0.1,IP:::1"
+shared=""    # the --san values so far
+loopback=0   # --loopback seen
+names=() sans=()  # each certificate's name and its SANs, in order
+pending=""   # an option that no name has followed yet
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --san) [[ $# -ge 2 ]] || { echo "make-certs: --san needs a value" >&2; exit 2; }
-           sans+=("$2"); shift 2 ;;
-    -*) echo "make-certs: unknown option $1" >&2; exit 2 ;;
-    *) names+=("$1"); shift ;;
+    --san) [[ $# -ge 2 ]] || die "--san needs a value"
+           check_san "$2"
+           shared="$shared,$2" pending=--san; shift 2 ;;
+    --loopback) loopback=1 pending=--loopback; shift ;;
+    -*) die "unknown option $1" ;;
+    *) name=${1%%=*} own=""
+       [[ $1 == *=* ]] && own=${1#*=}
+       [[ $name =~ ^[A-Za-z0-9._-]+$ ]] || die "bad name '$name'"
+       san="DNS:$name"
+       ((loopback)) && san="$san,$loopback_sans"
+       san="$san$shared"
+       if [[ $1 == *=* ]]; then  # NAME=SAN,SAN: each one checked, an empty one too
+         while :; do
+           check_san "${own%%,*}"
+           san="$san,${own%%,*}"
+           [[ $own == *,* ]] || break
+           own=${own#*,}
+         done
+       fi
+       names+=("$name") sans+=("$san") pending=""
+       shift ;;
   esac
 done
-[[ ${#names[@]} -gt 0 ]] || { echo "make-certs: name at least one process" >&2; exit 2; }
-command -v openssl >/dev/null || { echo "make-certs: openssl not found (scripts/setup.sh)" >&2; exit 2; }
+[[ ${#names[@]} -gt 0 ]] || die "name at least one process"
+# --san and --loopback apply to the names after them: one after the last name does nothing.
+[[ -z $pending ]] ||
+  die "$pending after the last name applies to no certificate: put it before the names it is for"
+command -v openssl >/dev/null || die "openssl not found (scripts/setup.sh)"
 
 mkdir -p "$dir"
 umask 077
@@ -35,17 +75,16 @@ if [[ ! -s $dir/ca.pem || ! -s $dir/ca.key ]]; then
     -subj "/CN=fabricctl practice CA" -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>/dev/null
 fi
 
-for name in "${names[@]}"; do
-  [[ $name =~ ^[A-Za-z0-9._-]+$ ]] || { echo "make-certs: bad name '$name'" >&2; exit 2; }
-  san="DNS:$name,DNS:localhost,IP:127.0.0.1,IP:::1"
-  for extra in "${sans[@]+"${sans[@]}"}"; do san="$san,$extra"; done
+ext=""
+trap 'rm -f "$ext"' EXIT
+for i in "${!names[@]}"; do
+  name=${names[$i]}
   ext=$(mktemp)
-  trap 'rm -f "$ext"' EXIT
   printf '%s\n' \
     "basicConstraints=critical,CA:FALSE" \
     "keyUsage=critical,digitalSignature,keyEncipherment" \
     "extendedKeyUsage=serverAuth,clientAuth" \
-    "subjectAltName=$san" > "$ext"
+    "subjectAltName=${sans[$i]}" > "$ext"
   openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$name" \
     -keyout "$dir/$name.key" -out "$dir/$name.csr" 2>/dev/null
   openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" \

@@ -4,7 +4,7 @@
 # started from the installed files with the installed configuration and defaults (as the
 # package's user, the state directory as systemd would give it), a sweep between two installed
 # agents in network namespaces (the practice lab with FABRIC_BIN=/usr/bin), and a purge that
-# leaves nothing behind. Installs into this machine: needs root and apt; run by scripts/test.sh
+# leaves nothing behind (no unit enabled either). Installs into this machine: needs root and apt; run by scripts/test.sh
 # after the Bazel tests (it cannot run inside Bazel's sandbox). Ends "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -125,8 +125,22 @@ else
 fi
 
 # --- Purge ----------------------------------------------------------------------------------------
+# Both units enabled first, as the README's install section has an administrator do, so that the
+# purge has something to disable (by hand where systemctl cannot without a running systemd).
+units=(fabric-agent.service fabric-controller.service)
+systemctl enable "${units[@]}" > /dev/null 2>&1
+for unit in "${units[@]}"; do
+  link=/etc/systemd/system/multi-user.target.wants/$unit
+  [[ -L $link ]] || { mkdir -p "${link%/*}" && ln -s "/lib/systemd/system/$unit" "$link"; }
+done
+wanted() {  # the units' links in /etc/systemd/system/*.wants: enabled, whether systemd runs or not
+  find /etc/systemd/system -path '*.wants/fabric-agent.service' -o -path '*.wants/fabric-controller.service' 2> /dev/null
+}
+check "both units enabled before the purge ($(wanted | paste -sd' '))" test "$(wanted | wc -l)" = 2
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq fabricctl > "$T/purge.log" 2>&1
 check "apt-get purge removes the binaries, units and configuration" \
   test ! -e /usr/bin/fabricctl -a ! -e /lib/systemd/system/fabric-agent.service -a ! -e /etc/fabricctl/fabricctl.yaml
+left=$(wanted | paste -sd' ')
+check "apt-get purge leaves neither unit enabled ($left)" test -z "$left"
 echo "$pass passed, $fail failed"
 ((fail == 0))

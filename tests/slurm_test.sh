@@ -20,11 +20,17 @@ export FABRIC_LAB_PREFIX=fabslurm
 # Short: slurmd's spool holds Unix sockets, whose paths must fit in 108 bytes (TEST_TMPDIR's do not).
 DIR=$(mktemp -d /tmp/fabslurm.XXXXXX)
 mkdir -p "$DIR/state" "$DIR/spool"
+# A munged started here writes its pid here (munge's own directory: $DIR is not the munge user's).
+MUNGED_PIDFILE=/run/munge/fabslurm-test-$$.pid
 lab() { bash scripts/lab.sh "$@"; }
 cleanup() {
+  # Only the daemons this test started, by their pid files: never another munged or slurmd.
   [[ -f $DIR/slurmctld.pid ]] && kill "$(cat "$DIR/slurmctld.pid")" 2>/dev/null
   for f in "$DIR"/slurmd-*.pid; do [[ -f $f ]] && kill "$(cat "$f")" 2>/dev/null; done
-  [[ -n ${MUNGED_STARTED:-} ]] && pkill -x munged
+  if [[ -n ${MUNGED_STARTED:-} && -s $MUNGED_PIDFILE ]]; then
+    kill "$(cat "$MUNGED_PIDFILE")" 2>/dev/null
+    rm -f "$MUNGED_PIDFILE"
+  fi
   lab down >/dev/null 2>&1
   sleep 1
   for f in "$DIR"/*.log "$DIR"/*.err; do [[ -f $f ]] && cp "$f" "${TEST_UNDECLARED_OUTPUTS_DIR:-/tmp}/" 2>/dev/null; done
@@ -37,7 +43,8 @@ if ! munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
   [[ -f /etc/munge/munge.key ]] || /usr/sbin/mungekey --create --keyfile /etc/munge/munge.key
   chown munge:munge /etc/munge/munge.key && chmod 0400 /etc/munge/munge.key
   install -d -o munge -g munge -m 0755 /run/munge
-  runuser -u munge -- /usr/sbin/munged || { echo "FAIL: munged did not start"; exit 1; }
+  runuser -u munge -- /usr/sbin/munged --pid-file="$MUNGED_PIDFILE" ||
+    { echo "FAIL: munged did not start"; exit 1; }
   MUNGED_STARTED=1
 fi
 
@@ -166,6 +173,11 @@ check "sbatch on node-[1-2]: the sweep passes and the job completes" wait_state 
 check "the job's output is there" grep -q ran "$DIR/job-healthy.out"
 errors=$(grep -e "could not run" -e FABRIC_ON_ERROR "$DIR/prolog.err")
 check "the prolog ran its sweep without an error ($errors)" test -z "$errors"
+# ...and did sweep: fabricctl's progress in the prolog's log, the sweep in the controller's history.
+swept=$(sed -n 's/^sweep \([0-9]*\): 2 nodes.*/\1/p' "$DIR/prolog.err" | tail -n 1)
+check "the prolog swept the job's two nodes (sweep '$swept')" test -n "$swept"
+check "the controller's history holds that sweep, completed" \
+  grep -Eq "^${swept:-none} +completed " <<< "$(lab history --limit 10)"
 
 # 2. A one-node interactive job: judged by that node's checks, then run.
 out=$(in_ctl timeout 120 srun -N1 -w node-2 echo one-node 2>"$DIR/srun.err")
@@ -205,6 +217,14 @@ job=$(in_ctl sbatch --parsable -N2 -w node-1,node-2 -o "$DIR/job-unreachable.out
 check "a job whose sweep finds node-2 unreachable runs" wait_state "$job" COMPLETED 180
 check "the prolog logged the undrained critical findings" \
   grep -q "job $job: critical fabric findings on .* drained no node; FABRIC_ON_UNDRAINED=allow" "$DIR/prolog.err"
+# The job's sweep (the prolog's last) names the agent that was killed, and only that one.
+swept=$(sed -n 's/^sweep \([0-9]*\): 2 nodes.*/\1/p' "$DIR/prolog.err" | tail -n 1)
+unreachable=$(lab map "${swept:-0}" --format json 2>/dev/null | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print(" ".join(sorted(f["node"] for f in r.get("findings", []) if f.get("kind") == "node_unreachable")))')
+check "that job's sweep ($swept) reports node-2, the agent killed, unreachable ('$unreachable')" \
+  test "$unreachable" = node-2
 drained=$(in_ctl sinfo -h -N -t drain,draining,drained -o %N | sort -u | paste -sd' ')
 check "and drained nothing more ('$drained')" test "$drained" = node-3
 

@@ -41,13 +41,12 @@ class GrpcAgentClient : public AgentClient {
       absl::Duration deadline) override {
     return Call(address, deadline, request, &v1::AgentService::Stub::RunProbeClient);
   }
-  absl::Status StopProbeServer(const std::string& address,
-                               const v1::StopProbeServerRequest& request,
-                               absl::Duration deadline) override {
+  absl::StatusOr<v1::StopProbeServerResponse> StopProbeServer(
+      const std::string& address, const v1::StopProbeServerRequest& request,
+      absl::Duration deadline) override {
     // Even after CancelAll: a stop frees the agent's node at once instead of at its deadline.
     return Call(address, deadline, request, &v1::AgentService::Stub::StopProbeServer,
-                /*even_cancelled=*/true)
-        .status();
+                /*even_cancelled=*/true);
   }
   absl::StatusOr<v1::RunLocalProbeResponse> RunLocalProbe(
       const std::string& address, const v1::RunLocalProbeRequest& request,

@@ -31,9 +31,10 @@ class AgentClient {
   virtual absl::StatusOr<v1::RunProbeClientResponse> RunProbeClient(
       const std::string& address, const v1::RunProbeClientRequest& request,
       absl::Duration deadline) = 0;
-  virtual absl::Status StopProbeServer(const std::string& address,
-                                       const v1::StopProbeServerRequest& request,
-                                       absl::Duration deadline) = 0;
+  // The server half's own view of the run (its failure, if it saw one).
+  virtual absl::StatusOr<v1::StopProbeServerResponse> StopProbeServer(
+      const std::string& address, const v1::StopProbeServerRequest& request,
+      absl::Duration deadline) = 0;
   virtual absl::StatusOr<v1::RunLocalProbeResponse> RunLocalProbe(
       const std::string& address, const v1::RunLocalProbeRequest& request,
       absl::Duration deadline) = 0;

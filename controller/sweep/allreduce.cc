@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "controller/sweep/trust.h"
 #include "google/protobuf/util/time_util.h"
 #include "probes/common/stats.h"
 
@@ -244,6 +245,7 @@ void RunRing(AgentClient& agents, Fleet& fleet, RoundRunner& runner, const v1::P
         auto response = agents.RunLocalProbe(node.address, run, timeout + kRpcSlack);
         if (response.ok()) {
           out = response->result();
+          AcceptResult(node.name, spec, fleet.max_gbps, &out);
           out.set_node(node.name);
           return;
         }

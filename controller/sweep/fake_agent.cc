@@ -207,15 +207,22 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
   if ((server_gpu && agents_[server->second].gpudirect_broken) ||
       (client_gpu && agents_[*name].gpudirect_broken)) {
     r->set_outcome(v1::PROBE_FAILED);
-    // The server refuses in its handshake, before the client registers anything.
-    r->set_reason(absl::StrCat(server_gpu && agents_[server->second].gpudirect_broken ? "server: " : "",
+    // The server refuses in its handshake, before the client registers anything; its own
+    // half's failure is what StopProbeServer says of the run.
+    const bool server_side = server_gpu && agents_[server->second].gpudirect_broken;
+    r->set_reason(absl::StrCat(server_side ? "server: " : "",
                                "GPUDirect RDMA unavailable on GPU 0: dma-buf: not supported; "
                                "peer memory: ibv_reg_mr: Bad address (is nvidia-peermem loaded?)"));
+    r->set_cause(v1::CAUSE_GPUDIRECT_UNAVAILABLE);
+    r->set_failed_side(server_side ? v1::SIDE_SERVER : v1::SIDE_CLIENT);
+    if (server_side) server_failures_[request.run_id()] = v1::CAUSE_GPUDIRECT_UNAVAILABLE;
     return response;
   }
   if (dropped_.count(Sorted(*name, server->second))) {
     r->set_outcome(v1::PROBE_TIMEOUT);
     r->set_reason("connect to the server half: timed out");
+    r->set_cause(v1::CAUSE_TIMEOUT);
+    r->set_failed_side(v1::SIDE_CLIENT);
     return response;
   }
   auto link = links_.find(Sorted(*name, server->second));
@@ -242,8 +249,8 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
   return response;
 }
 
-absl::Status FakeAgents::StopProbeServer(const std::string& address,
-                                         const v1::StopProbeServerRequest& request, absl::Duration) {
+absl::StatusOr<v1::StopProbeServerResponse> FakeAgents::StopProbeServer(
+    const std::string& address, const v1::StopProbeServerRequest& request, absl::Duration) {
   std::lock_guard<std::mutex> lock(mu_);
   const bool cancelled = cancelled_;
   cancelled_ = false;  // stops go through a cancelled sweep, as the real client's do
@@ -251,7 +258,14 @@ absl::Status FakeAgents::StopProbeServer(const std::string& address,
   cancelled_ = cancelled;
   if (!name.ok()) return name.status();
   if (servers_.erase(request.run_id()) == 0) return absl::NotFoundError("no such run");
-  return absl::OkStatus();
+  v1::StopProbeServerResponse response;
+  if (auto f = server_failures_.find(request.run_id()); f != server_failures_.end()) {
+    response.mutable_result()->set_outcome(v1::PROBE_FAILED);
+    response.mutable_result()->set_cause(f->second);
+    response.mutable_result()->set_failed_side(v1::SIDE_SERVER);
+    server_failures_.erase(f);
+  }
+  return response;
 }
 
 absl::StatusOr<v1::RunLocalProbeResponse> FakeAgents::RunLocalProbe(

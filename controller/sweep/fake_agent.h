@@ -31,7 +31,8 @@ class FakeAgents : public AgentClient {
   // After this many client halves in total, `name` dies (0: never).
   void KillAfter(const std::string& name, int client_calls);
   // `name`'s GPU memory cannot be registered for RDMA: probes asking for GPU memory on its side
-  // fail as the real ones do ("GPUDirect RDMA unavailable ...", "server: " first on the server).
+  // fail as the real ones do (cause CAUSE_GPUDIRECT_UNAVAILABLE and the half; the server half
+  // says so again when it is stopped).
   void BreakGpudirect(const std::string& name);
   // `name` has no RDMA device: its inventory lists none and RDMA probes with it are skipped.
   void RemoveRdma(const std::string& name);
@@ -68,8 +69,9 @@ class FakeAgents : public AgentClient {
   absl::StatusOr<v1::RunProbeClientResponse> RunProbeClient(
       const std::string& address, const v1::RunProbeClientRequest& request,
       absl::Duration deadline) override;
-  absl::Status StopProbeServer(const std::string& address, const v1::StopProbeServerRequest& request,
-                               absl::Duration deadline) override;
+  absl::StatusOr<v1::StopProbeServerResponse> StopProbeServer(
+      const std::string& address, const v1::StopProbeServerRequest& request,
+      absl::Duration deadline) override;
   absl::StatusOr<v1::RunLocalProbeResponse> RunLocalProbe(const std::string& address,
                                                           const v1::RunLocalProbeRequest& request,
                                                           absl::Duration deadline) override;
@@ -99,6 +101,7 @@ class FakeAgents : public AgentClient {
   std::map<std::pair<std::string, std::string>, std::vector<absl::Status>> failures_;
   std::map<std::pair<std::string, std::string>, int> measured_;  // by sorted names
   std::map<std::string, std::string> servers_;  // run id -> server node
+  std::map<std::string, v1::FailureCause> server_failures_;  // run id -> its server half's failure
   std::map<std::string, int> kill_after_;
   int client_calls_ = 0;
   int running_ = 0;

@@ -6,6 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/net_address.h"
+#include "base/utf8.h"
+#include "controller/inventory_check.h"
+#include "controller/sweep/trust.h"
 #include "probes/gpu/copy_audit.h"
 
 namespace fabricctl::controller::sweep {
@@ -62,12 +65,21 @@ void CheckReachable(AgentClient& agents, Fleet& fleet, absl::Duration deadline, 
     }
     threads.emplace_back([&, n = node.get()] {
       auto inventory = agents.GetInventory(n->address, deadline);
-      if (inventory.ok()) {
+      absl::Status valid = inventory.ok() ? ValidateInventory(*inventory) : inventory.status();
+      if (valid.ok() && inventory->node_name() != n->name) {
+        // The agent at this node's address answers as another node: not this node's agent.
+        valid = absl::FailedPreconditionError(absl::StrCat(
+            "answers as '", PrintableText(inventory->node_name()), "', not as ", n->name));
+      } else if (inventory.ok() && !valid.ok()) {
+        valid = absl::InvalidArgumentError(absl::StrCat("its inventory is invalid: ", valid.message()));
+      }
+      if (valid.ok()) {
         n->inventory = *std::move(inventory);
+        SanitizeText(&n->inventory);
         n->reachable = true;
       } else {
         n->reachable = false;
-        n->reason = absl::StrCat(n->address, ": ", inventory.status().message());
+        n->reason = PrintableText(absl::StrCat(n->address, ": ", valid.message()));
       }
       n->transport_failures = false;
     });
@@ -85,11 +97,13 @@ void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline) {
       std::vector<v1::AuditResult> results;
       if (response.ok()) {
         results.assign(response->audits().begin(), response->audits().end());
+        // Facts about the node that answered, and findings only about it.
+        AcceptAudits(fleet.Name(i), &results);
       } else {
         v1::AuditResult failed;
         failed.set_audit("all");
         failed.set_outcome(v1::AUDIT_FAILED);
-        failed.set_reason(std::string(response.status().message()));
+        failed.set_reason(PrintableText(std::string(response.status().message())));
         results = {failed};
       }
       std::lock_guard<std::mutex> lock(mu);
@@ -113,6 +127,7 @@ void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
       v1::ProbeResult result;
       if (response.ok()) {
         result = response->result();
+        AcceptResult(fleet.Name(i), spec, MaxPlausibleGbps(0), &result);
       } else {
         result.set_outcome(v1::PROBE_FAILED);
         result.set_reason(std::string(response.status().message()));

@@ -32,6 +32,8 @@ struct Node {
 struct Fleet {
   std::vector<std::unique_ptr<Node>> nodes;
   std::map<uint32_t, std::vector<v1::AuditResult>> audits;  // by node index, when asked for
+  // The largest bandwidth a probe result of this sweep may claim (trust.h).
+  double max_gbps = 12800;
 
   // Indices of the reachable nodes.
   std::vector<uint32_t> Live() const;

@@ -1,7 +1,5 @@
 #include "controller/sweep/localise.h"
 
-#include "absl/strings/match.h"
-
 #include <algorithm>
 #include <cmath>
 
@@ -11,6 +9,22 @@
 #include "probes/catalogue.h"
 
 namespace fabricctl::controller::sweep {
+namespace {
+
+// Whether this sweep's `kind` probe put `side`'s buffers in GPU memory.
+bool GpuMemoryOn(const SweepSpecs& specs, v1::ProbeKind kind, v1::ProbeSide side) {
+  for (size_t k = 0; k < specs.kinds.size() && k < specs.specs.size(); ++k) {
+    if (specs.kinds[k] != kind || !probes::IsRdmaProbe(kind)) continue;
+    const v1::RdmaOptions& rdma = specs.specs[k].rdma();
+    const bool client = rdma.memory() == v1::MEMORY_GPU;
+    const bool server = rdma.server_memory() == v1::MEMORY_GPU ||
+                        (rdma.server_memory() == v1::MEMORY_BACKEND_UNSPECIFIED && client);
+    return side == v1::SIDE_SERVER ? server : side == v1::SIDE_CLIENT && client;
+  }
+  return false;
+}
+
+}  // namespace
 
 AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
                                  const v1::Config& config, const std::map<PairKey, PairRun>& pairs,
@@ -85,15 +99,19 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
         in.reasons.push_back(r->reason());
         p.reason = static_cast<int32_t>(in.reasons.size() - 1);
       } else if (r->outcome() == v1::PROBE_FAILED &&
-                 absl::StrContains(r->reason(), "GPUDirect RDMA unavailable")) {
-        // GPU memory that could not be registered for RDMA: that node's GPUDirect, not the
-        // path. The server's own failure comes back prefixed "server: ".
-        const bool server_side = r->reason().rfind("server: ", 0) == 0;
-        // In the reverse direction the roles are swapped.
+                 r->cause() == v1::CAUSE_GPUDIRECT_UNAVAILABLE &&
+                 GpuMemoryOn(specs, r->kind(), r->failed_side())) {
+        // GPU memory that could not be registered for RDMA: the GPUDirect of the node whose
+        // half failed (its own word: a server half's failure is confirmed by the server in
+        // MeasurePair), not the path; only where this sweep put that half's buffers in GPU
+        // memory. In the reverse direction the roles are swapped.
+        const bool server_side = r->failed_side() == v1::SIDE_SERVER;
         const bool reverse = r >= run.reverse.data() && r < run.reverse.data() + run.reverse.size();
         const uint32_t node = (server_side != reverse) ? run.server : run.client;
         if (in.nodes[node].gpudirect_unavailable_reason.empty()) {
-          in.nodes[node].gpudirect_unavailable_reason = r->reason().substr(server_side ? 8 : 0);
+          const std::string& why = r->reason();
+          in.nodes[node].gpudirect_unavailable_reason =
+              server_side && why.rfind("server: ", 0) == 0 ? why.substr(8) : why;
         }
         p.status = PairStatus::kNotMeasured;
         break;

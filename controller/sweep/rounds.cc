@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
 #include "google/protobuf/util/time_util.h"
+#include "controller/sweep/trust.h"
 #include "probes/catalogue.h"
 
 namespace fabricctl::controller::sweep {
@@ -51,19 +52,21 @@ namespace {
 // returned for the caller to wait and try again.
 absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, Node& server,
                                             const v1::ProbeSpec& spec, const std::string& run_id,
-                                            absl::Duration timeout);
+                                            absl::Duration timeout, double max_gbps);
 
 }  // namespace
 
 v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
-                            const v1::ProbeSpec& spec, const std::string& run_id) {
+                            const v1::ProbeSpec& spec, const std::string& run_id,
+                            double max_gbps) {
   const absl::Duration timeout =
       absl::Microseconds(TimeUtil::DurationToMicroseconds(spec.timeout()));
   const absl::Time give_up = absl::Now() + std::max(timeout, absl::Seconds(1));
   absl::Duration pause = absl::Milliseconds(100);
   for (uint32_t attempt = 0;; ++attempt) {
     auto result = MeasureOnce(agents, client, server, spec,
-                              attempt == 0 ? run_id : absl::StrCat(run_id, "-w", attempt), timeout);
+                              attempt == 0 ? run_id : absl::StrCat(run_id, "-w", attempt), timeout,
+                              max_gbps);
     if (result.ok()) return *std::move(result);
     // Busy: wait for the other run's probe to end, within the pair's own budget.
     if (absl::Now() + pause >= give_up) {
@@ -85,7 +88,7 @@ namespace {
 
 absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, Node& server,
                                             const v1::ProbeSpec& spec, const std::string& run_id,
-                                            absl::Duration timeout) {
+                                            absl::Duration timeout, double max_gbps) {
   v1::ProbeResult result;
   result.set_kind(spec.kind());
   result.set_node(client.name);
@@ -117,15 +120,24 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
 
   v1::StopProbeServerRequest stop;
   stop.set_run_id(run_id);
-  absl::Status stopped = agents.StopProbeServer(server.address, stop, kStopTimeout);
-  if (IsTransportFailure(stopped)) server.transport_failures = true;
+  auto stopped = agents.StopProbeServer(server.address, stop, kStopTimeout);
+  if (IsTransportFailure(stopped.status())) server.transport_failures = true;
 
   if (absl::IsResourceExhausted(ran.status())) return ran.status();
   if (!ran.ok()) return fail(client, "client half", ran.status());
   v1::ProbeResult measured = ran->result();
+  AcceptResult(client.name, spec, max_gbps, &measured);
   measured.set_node(client.name);
   measured.set_peer(server.name);
   *measured.mutable_started() = result.started();
+  // Each half speaks for itself: the client's word that the server's half failed (its GPU
+  // memory) stands only where the server half says so too.
+  if (measured.failed_side() == v1::SIDE_SERVER &&
+      measured.cause() == v1::CAUSE_GPUDIRECT_UNAVAILABLE &&
+      !(stopped.ok() && stopped->result().failed_side() == v1::SIDE_SERVER &&
+        stopped->result().cause() == v1::CAUSE_GPUDIRECT_UNAVAILABLE)) {
+    measured.set_cause(v1::CAUSE_PEER_REFUSED);
+  }
   return measured;
 }
 
@@ -207,7 +219,7 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
                            to.name, "-", probes::FindProbeInfo(spec.kind())->name);
           v1::ProbeResult result;
           if (path_failed.empty()) {
-            result = MeasurePair(agents_, from, to, spec, run_id);
+            result = MeasurePair(agents_, from, to, spec, run_id, fleet_.max_gbps);
             if (Failed(result) && !result.refused()) path_failed = result.reason();
           } else {
             result.set_kind(spec.kind());

@@ -47,8 +47,12 @@ float HeadlineLat(const v1::ProbeResult& r);
 // the spec's timeout allows. A failure names the half and the node; one the agent refused is
 // marked `refused` (no evidence about the path); a node whose RPC failed in transport is marked
 // for a reachability check.
+// The client's result is taken as trust.h's AcceptResult says (figures up to `max_gbps`); a
+// failure the client blames on the server's GPU memory counts as such only when the server
+// half says so itself.
 v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
-                            const v1::ProbeSpec& spec, const std::string& run_id);
+                            const v1::ProbeSpec& spec, const std::string& run_id,
+                            double max_gbps);
 
 // Which of two results of the same probe on the same pair to keep: a measurement beats a
 // failure; the better measurement beats the worse (a re-test that recovers was a transient).

@@ -169,6 +169,7 @@ bool HeldChild::Exited() {
   int status = 0;
   if (::waitpid(pid_, &status, WNOHANG) == pid_) {
     pid_ = -1;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return true;
   }
   return false;
@@ -197,6 +198,7 @@ HeldChild& HeldChild::operator=(HeldChild&& other) noexcept {
     pid_ = std::exchange(other.pid_, -1);
     hold_fd_ = std::exchange(other.hold_fd_, -1);
     answer_ = std::move(other.answer_);
+    exit_code_ = std::exchange(other.exit_code_, -1);
   }
   return *this;
 }

@@ -38,12 +38,15 @@ class HeldChild {
   bool running() const { return pid_ > 0; }
   // Whether the child has ended by itself since it answered (reaps it then).
   bool Exited();
+  // After Exited() said so: the child's exit status, -1 when a signal ended it.
+  int exit_code() const { return exit_code_; }
 
  private:
   void End();
   int pid_ = -1;
   int hold_fd_ = -1;  // the child runs until this closes or it is killed
   std::string answer_;
+  int exit_code_ = -1;
 };
 
 }  // namespace fabricctl::probes

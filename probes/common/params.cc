@@ -1,5 +1,7 @@
 #include "probes/common/params.h"
 
+#include "probes/common/cause.h"
+
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/time_util.h"
 #include "probes/common/sizes.h"
@@ -79,16 +81,19 @@ absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
                      p.sizes_bytes.size(), " sizes exceeds the cap of ",
                      absl::FormatDuration(limits.max_duration));
     }
-  } else {
-    long double total = 0;
-    for (uint64_t size : p.sizes_bytes) {
-      total += static_cast<long double>(size) * static_cast<long double>(p.iterations) *
-               (p.tcp_streams > 1 ? p.tcp_streams : 1);
-    }
-    if (total > static_cast<long double>(limits.max_total_bytes)) {
-      return invalid("--iters: the sweep would move ", static_cast<double>(total / (1ull << 30)),
-                     " GiB, above the cap of ", limits.max_total_bytes >> 30, " GiB");
-    }
+  }
+  // What the probe moves, warm-up included (a warm-up is traffic like any other): by time, the
+  // warm-up alone; by count, the warm-up and the measured iterations.
+  const long double per_size = static_cast<long double>(p.warmup_iterations) +
+                               (by_time ? 0.0L : static_cast<long double>(p.iterations));
+  long double total = 0;
+  for (uint64_t size : p.sizes_bytes) {
+    total += static_cast<long double>(size) * per_size * (p.tcp_streams > 1 ? p.tcp_streams : 1);
+  }
+  if (total > static_cast<long double>(limits.max_total_bytes)) {
+    return invalid(by_time ? "--warmup" : "--iters", ": the probe would move ",
+                   static_cast<double>(total / (1ull << 30)), " GiB (warm-up included), above the cap of ",
+                   limits.max_total_bytes >> 30, " GiB");
   }
   return absl::OkStatus();
 }
@@ -185,6 +190,14 @@ v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
     case Outcome::kTimeout: out.set_outcome(v1::PROBE_TIMEOUT); break;
   }
   out.set_reason(run.reason);
+  if (run.outcome == Outcome::kFailed || run.outcome == Outcome::kTimeout) {
+    out.set_cause(v1::FailureCause_IsValid(run.cause) ? static_cast<v1::FailureCause>(run.cause)
+                                                      : v1::FAILURE_CAUSE_UNSPECIFIED);
+    if (out.cause() == v1::FAILURE_CAUSE_UNSPECIFIED) {
+      out.set_cause(run.outcome == Outcome::kTimeout ? v1::CAUSE_TIMEOUT : v1::CAUSE_CONNECTION);
+    }
+    out.set_failed_side(run.server_side ? v1::SIDE_SERVER : v1::SIDE_CLIENT);
+  }
   out.set_device(run.device);
   out.set_client_memory(run.client_memory);
   out.set_server_memory(run.server_memory);
@@ -228,6 +241,25 @@ v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
       static_cast<int64_t>(run.elapsed_s * 1e9));
   *out.mutable_effective_spec() = ToSpec(params);
   return out;
+}
+
+ProbeRun FailedRun(std::string kind, const absl::Status& status, const std::string& prefix) {
+  ProbeRun run;
+  run.kind = std::move(kind);
+  run.outcome = absl::IsDeadlineExceeded(status) ? Outcome::kTimeout : Outcome::kFailed;
+  run.reason = absl::StrCat(prefix, status.message());
+  const Cause cause = CauseOf(status);
+  run.cause = cause.cause;
+  run.server_side = cause.side == v1::SIDE_SERVER;
+  return run;
+}
+
+bool SameMeasurement(const v1::ProbeSpec& a, const v1::ProbeSpec& b) {
+  const ProbeParams x = FromSpec(a), y = FromSpec(b);
+  return x.kind == y.kind && x.sizes_bytes == y.sizes_bytes && x.iterations == y.iterations &&
+         x.duration == y.duration && x.warmup_iterations == y.warmup_iterations &&
+         x.tcp_streams == y.tcp_streams && x.rdma.queue_pairs == y.rdma.queue_pairs &&
+         x.rdma.bidirectional == y.rdma.bidirectional;
 }
 
 }  // namespace fabricctl::probes

@@ -53,6 +53,9 @@ struct ProbeParams {
   absl::Duration timeout = absl::ZeroDuration();
   // Stops the client half from another thread (not part of the wire form); nullptr: none.
   Cancellation* cancel = nullptr;
+  // The secret of the server half's run (Endpoint.token), sent in every hello; empty for a
+  // server that asks for none (`fabricctl probe --server`).
+  std::string token;
 };
 
 // Hard caps every node enforces on every request, whoever sent it.
@@ -79,6 +82,15 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec);
 
 // A run's result in its wire and report form: the one place ProbeRun becomes proto.
 v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params);
+
+// A failed run from `status`: kTimeout for DeadlineExceeded, else kFailed; the reason is the
+// message (after `prefix`), the cause and side are what the status carries (cause.h).
+ProbeRun FailedRun(std::string kind, const absl::Status& status, const std::string& prefix = "");
+
+// Whether two specs ask for the same measurement (kind, sizes, iterations or duration,
+// warm-up, streams, queue pairs, direction): a server half checks a hello against the spec
+// it was started with, so a hello cannot ask it to carry more than the controller planned.
+bool SameMeasurement(const v1::ProbeSpec& a, const v1::ProbeSpec& b);
 
 }  // namespace fabricctl::probes
 

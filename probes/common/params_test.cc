@@ -73,7 +73,17 @@ TEST_CASE("Caps and inconsistencies are refused with the field named") {
   ProbeParams heavy = Valid();
   heavy.iterations = 10'000'000;
   heavy.tcp_streams = 64;
-  CHECK(ErrorOf(heavy).find("--iters: the sweep would move") == 0);
+  CHECK(ErrorOf(heavy).find("--iters: the probe would move") == 0);
+
+  // A warm-up is traffic too: by time it is bounded on its own, by count with the iterations.
+  ProbeParams warm = Valid();
+  warm.iterations = 0;
+  warm.duration = absl::Seconds(1);
+  warm.sizes_bytes = {64ull << 20};
+  warm.warmup_iterations = 5000;  // 320 GiB before the timed part
+  CHECK(ErrorOf(warm).find("--warmup: the probe would move") == 0);
+  warm.warmup_iterations = 100;
+  CHECK(ValidateParams(warm, {}).ok());
 
   ProbeParams streams = Valid();
   streams.tcp_streams = 0;

@@ -64,6 +64,10 @@ struct ProbeRun {
   std::string kind;  // "tcp_bw", "rdma_write_lat", ...
   Outcome outcome = Outcome::kFailed;
   std::string reason;
+  // Why not measured, as a v1::FailureCause value, and whether the server half saw it (the
+  // client half's run reports both; 0: unspecified). Set from the failing Status (cause.h).
+  int cause = 0;
+  bool server_side = false;
   std::string device;  // "tcp", "mlx5_0:1"
   // RDMA: each half's buffers, "host" or "gpu 0 (dma-buf)" (GPUDirect RDMA and its path).
   std::string client_memory, server_memory;

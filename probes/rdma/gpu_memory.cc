@@ -1,5 +1,7 @@
 #include "probes/rdma/gpu_memory.h"
 
+#include "probes/common/cause.h"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -66,9 +68,11 @@ class GpuMemory final : public ProbeMemory {
       path_ = "peer memory";
       return mr;
     }
-    return absl::FailedPreconditionError(absl::StrCat(
-        "GPUDirect RDMA unavailable on GPU ", gpu_, ": dma-buf: ", dmabuf_why,
-        "; peer memory: ibv_reg_mr: ", std::strerror(errno), " (is nvidia-peermem loaded?)"));
+    return WithCause(absl::FailedPreconditionError(absl::StrCat(
+                         "GPUDirect RDMA unavailable on GPU ", gpu_, ": dma-buf: ", dmabuf_why,
+                         "; peer memory: ibv_reg_mr: ", std::strerror(errno),
+                         " (is nvidia-peermem loaded?)")),
+                     v1::CAUSE_GPUDIRECT_UNAVAILABLE);
   }
 
  private:

@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "base/socket.h"
 #include "probes/common/cancel.h"
+#include "probes/common/cause.h"
 #include "probes/common/params.h"
 #include "probes/probe.h"
 #include "probes/rdma/endpoint.h"
@@ -133,11 +134,12 @@ inline ProbeRun Finish(ProbeRun run, const absl::Status& status) {
   run.reason = std::string(status.message());
   if (absl::IsNotFound(status) || absl::IsResourceExhausted(status)) {
     run.outcome = Outcome::kSkipped;  // no device here, or memlock too low
-  } else if (absl::IsDeadlineExceeded(status)) {
-    run.outcome = Outcome::kTimeout;
-  } else {
-    run.outcome = Outcome::kFailed;
+    return run;
   }
+  run.outcome = absl::IsDeadlineExceeded(status) ? Outcome::kTimeout : Outcome::kFailed;
+  const Cause cause = CauseOf(status);
+  run.cause = cause.cause;
+  run.server_side = cause.side == v1::SIDE_SERVER;
   return run;
 }
 
@@ -165,6 +167,7 @@ inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, cons
   *hello.mutable_spec() = ToSpec(params);
   hello.set_size_bytes(params.sizes_bytes.front());
   *hello.mutable_endpoint()->add_qps() = session.endpoint->LocalInfo();
+  hello.set_token(params.token);
   const absl::Time deadline = absl::Now() + kControlTimeout;
   if (auto s = net::SendFrame(session.control.get(), hello, deadline); !s.ok()) return s;
   v1::ProbeWelcome welcome;
@@ -172,7 +175,11 @@ inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, cons
   if (!welcome.error().empty()) {
     // The server's own "not here" (no device on its side) is still a skip for the pair.
     std::string why = absl::StrCat("server: ", welcome.error());
-    return welcome.skipped() ? absl::NotFoundError(why) : absl::FailedPreconditionError(why);
+    if (welcome.skipped()) return absl::NotFoundError(why);
+    const v1::FailureCause cause = welcome.cause() == v1::FAILURE_CAUSE_UNSPECIFIED
+                                       ? v1::CAUSE_PEER_REFUSED
+                                       : welcome.cause();
+    return WithCause(absl::FailedPreconditionError(why), cause, v1::SIDE_SERVER);
   }
   if (welcome.endpoint().qps_size() != 1) {
     return absl::InvalidArgumentError("server sent no queue-pair data");
@@ -190,7 +197,10 @@ inline absl::Status Meet(int control, uint64_t size) {
   if (auto s = net::SendFrame(control, ready, deadline); !s.ok()) return s;
   v1::ProbeWelcome go;
   if (auto s = net::RecvFrame(control, &go, deadline); !s.ok()) return s;
-  if (!go.error().empty()) return absl::FailedPreconditionError(absl::StrCat("server: ", go.error()));
+  if (!go.error().empty()) {
+    return WithCause(absl::FailedPreconditionError(absl::StrCat("server: ", go.error())),
+                     v1::CAUSE_PEER_REFUSED, v1::SIDE_SERVER);
+  }
   return absl::OkStatus();
 }
 
@@ -216,6 +226,9 @@ inline absl::StatusOr<std::unique_ptr<RdmaEndpoint>> AcceptSession(int control,
   if (!status.ok()) {
     welcome.set_error(std::string(status.message()));
     welcome.set_skipped(absl::IsNotFound(status) || absl::IsResourceExhausted(status));
+    if (CauseOf(status).cause == v1::CAUSE_GPUDIRECT_UNAVAILABLE) {
+      welcome.set_cause(v1::CAUSE_GPUDIRECT_UNAVAILABLE);
+    }
     (void)net::SendFrame(control, welcome, absl::Now() + kControlTimeout);
     return status;
   }

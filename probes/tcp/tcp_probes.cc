@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "probes/common/cause.h"
 #include "probes/common/stats.h"
 
 namespace fabricctl::probes {
@@ -96,15 +97,34 @@ absl::StatusOr<net::UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size
   *hello.mutable_spec() = ToSpec(params);
   hello.set_size_bytes(size);
   hello.set_stream(stream);
+  hello.set_token(params.token);
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
   if (auto s = net::SendFrame(fd->get(), hello, deadline); !s.ok()) return s;
   v1::ProbeWelcome welcome;
   if (auto s = net::RecvFrame(fd->get(), &welcome, deadline); !s.ok()) return s;
   if (!welcome.error().empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("server refused: ", welcome.error()));
+    return WithCause(absl::FailedPreconditionError(absl::StrCat("server refused: ", welcome.error())),
+                     v1::CAUSE_PEER_REFUSED, v1::SIDE_SERVER);
   }
   if (params.cancel && params.cancel->cancelled()) return absl::CancelledError("probe cancelled");
   return fd;
+}
+
+// The server's answer of a timed phase, checked against what this side knows: `bytes` at most
+// what was sent, a window of at least a millisecond and no longer than the phase took here.
+absl::Status CheckServerCount(uint64_t bytes, uint64_t sent, int64_t window_ns, int64_t elapsed_ns) {
+  if (bytes > sent) {
+    return WithCause(absl::DataLossError(absl::StrCat("the server counted ", bytes,
+                                                      " bytes of the ", sent, " sent")),
+                     v1::CAUSE_INVALID_FIGURES, v1::SIDE_SERVER);
+  }
+  if (window_ns < 1000000 || window_ns > elapsed_ns + 1000000000) {
+    return WithCause(absl::DataLossError(absl::StrCat("the server's window of ", window_ns,
+                                                      " ns is not within this phase's ",
+                                                      elapsed_ns, " ns")),
+                     v1::CAUSE_INVALID_FIGURES, v1::SIDE_SERVER);
+  }
+  return absl::OkStatus();
 }
 
 // By duration, the receiver keeps the time: it counts what arrives in `duration` from the first
@@ -146,13 +166,7 @@ absl::Status ServeTimed(int fd, absl::Duration duration, std::vector<char>& buff
   return absl::OkStatus();
 }
 
-ProbeRun Failed(const char* kind, const absl::Status& status) {
-  ProbeRun run;
-  run.kind = kind;
-  run.outcome = absl::IsDeadlineExceeded(status) ? Outcome::kTimeout : Outcome::kFailed;
-  run.reason = std::string(status.message());
-  return run;
-}
+ProbeRun Failed(const char* kind, const absl::Status& status) { return FailedRun(kind, status); }
 
 }  // namespace
 
@@ -227,6 +241,9 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
     std::vector<int64_t> finished_ns(streams.size(), 0);
     std::vector<int64_t> window_ns(streams.size(), 0);
     std::vector<absl::Status> errors(streams.size());
+    // What each stream sent; a send cut short by the answer may have sent part of a message
+    // more, so the bound below allows one message a stream.
+    std::vector<uint64_t> sent(streams.size(), 0);
     const int64_t start_ns = NowNs();
     const int64_t stop_ns =
         params.duration > absl::ZeroDuration()
@@ -246,7 +263,10 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
             answered = true;
             ::shutdown(fd, SHUT_WR);
           });
-          while (status.ok() && !answered && NowNs() < stop_ns) status = WriteFull(fd, message.data(), size);
+          while (status.ok() && !answered && NowNs() < stop_ns) {
+            status = WriteFull(fd, message.data(), size);
+            if (status.ok()) sent[s] += size;
+          }
           if (!answered) ::shutdown(fd, SHUT_WR);
           reader.join();
           // What is still queued for a slow link is dropped, not delivered: reset on close.
@@ -260,6 +280,7 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
         } else {
           for (uint64_t i = 0; status.ok() && i < params.iterations; ++i) {
             status = WriteFull(fd, message.data(), size);
+            if (status.ok()) sent[s] += size;
           }
         }
         if (status.ok()) ::shutdown(fd, SHUT_WR);
@@ -271,6 +292,8 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
       });
     }
     for (auto& t : threads) t.join();
+    uint64_t sent_bytes = 0;
+    for (uint64_t n : sent) sent_bytes += n + size;
     for (const auto& status : errors) {
       if (!status.ok()) return Failed(name(), status);
     }
@@ -278,10 +301,21 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
     for (uint64_t r : received) bytes += r;
     if (bytes == 0) {
       // Nothing arrived in the time: no figure to report, and never a zero as one.
-      return Failed(name(), absl::DeadlineExceededError("no data reached the server"));
+      return Failed(name(), WithCause(absl::DeadlineExceededError("no data reached the server"),
+                                      v1::CAUSE_NO_DATA));
     }
     int64_t elapsed = *std::max_element(finished_ns.begin(), finished_ns.end()) - start_ns;
-    if (stop_ns != 0) elapsed = std::max<int64_t>(1, *std::max_element(window_ns.begin(), window_ns.end()));
+    if (stop_ns != 0) {
+      // The server's count and window decide the figure: they must be what this side could
+      // have caused, no more bytes than were sent and a window no longer than the connection.
+      const int64_t window = *std::max_element(window_ns.begin(), window_ns.end());
+      if (auto st = CheckServerCount(bytes, sent_bytes, window, elapsed); !st.ok()) {
+        return Failed(name(), st);
+      }
+      elapsed = window;
+    } else if (bytes > sent_bytes) {
+      return Failed(name(), CheckServerCount(bytes, sent_bytes, 1, 1));
+    }
     // From the bytes, not whole messages: a slow link may move only a few in its time.
     BwPoint point = AverageBandwidth(size, bytes / size, elapsed);
     point.bw_avg_gbps = static_cast<double>(bytes) * 8.0 / static_cast<double>(elapsed);

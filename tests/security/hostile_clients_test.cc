@@ -58,8 +58,8 @@ struct Cluster {
 Cluster Start() {
   Cluster c;
   c.certs = TempDir("hostile_certs");
-  REQUIRE(RunCommand({"scripts/make-certs.sh", c.certs, "fabric-controller", "fabricctl", "node-a",
-                      "intruder"})
+  REQUIRE(RunCommand({"scripts/make-certs.sh", c.certs, "fabricctl", "intruder", "--loopback",
+                      "fabric-controller", "node-a"})
               .exit_code == 0);
   std::vector<std::string> argv = {kController, "--listen", "127.0.0.1:0", "--db",
                                    TempDir("hostile_db") + "/c.db", "--metrics-listen",

@@ -1,0 +1,162 @@
+#include "controller/sweep/trust.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "base/logging.h"
+#include "base/utf8.h"
+#include "google/protobuf/util/time_util.h"
+#include "report/findings.h"
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+// 8 x 800 Gb/s, both ways: beyond any one node's fabric bandwidth today.
+constexpr double kCeilingGbps = 12800;
+
+std::string Bounded(const std::string& text, size_t max) {
+  std::string out = PrintableText(text);
+  if (out.size() > max) {
+    out.resize(max);
+    out = ValidUtf8(out);  // a cut in the middle of a character becomes U+FFFD
+  }
+  return out;
+}
+
+// Whether `f` may stand as the agent of `node` sent it, after stamping; logs why not.
+bool Accept(const std::string& node, v1::Finding* f) {
+  const report::FindingKind* kind = report::FindKind(f->kind());
+  if (kind == nullptr) {
+    Logger("sweep")->warn("{}: dropped a finding of unknown kind '{}'", node,
+                          Bounded(f->kind(), 64));
+    return false;
+  }
+  if (kind->subject == report::Subject::kPair || kind->subject == report::Subject::kFabric) {
+    Logger("sweep")->warn("{}: dropped a '{}' finding: only the controller decides those", node,
+                          f->kind());
+    return false;
+  }
+  const bool alternate = kind->alternate_severity != v1::SEVERITY_UNSPECIFIED &&
+                         f->severity() == kind->alternate_severity &&
+                         f->action() == kind->alternate_action;
+  f->set_severity(alternate ? kind->alternate_severity : kind->severity);
+  f->set_action(alternate ? kind->alternate_action : kind->action);
+  f->set_node(node);
+  f->clear_peer();
+  f->set_detail(Bounded(f->detail(), kMaxFindingText));
+  f->set_device(Bounded(f->device(), 256));
+  if (f->evidence_size() > kMaxEvidenceEntries) f->clear_evidence();
+  google::protobuf::Map<std::string, std::string> evidence;
+  for (const auto& [k, v] : f->evidence()) evidence[Bounded(k, 64)] = Bounded(v, 256);
+  *f->mutable_evidence() = std::move(evidence);
+  return true;
+}
+
+bool Finite(double x) { return std::isfinite(x) && x >= 0; }
+
+// The first impossible figure of `r`, or "".
+std::string ImpossibleFigure(const v1::ProbeResult& r, double max_gbps, double max_us) {
+  for (const auto& p : r.bw()) {
+    for (double x : {p.bw_avg_gbps(), p.has_bw_peak_gbps() ? p.bw_peak_gbps() : 0.0}) {
+      if (!Finite(x) || x > max_gbps) {
+        return absl::StrCat("bandwidth ", x, " Gb/s at ", p.size_bytes(), " bytes (possible: 0 to ",
+                            max_gbps, ")");
+      }
+    }
+    if (!Finite(p.msg_rate_mpps())) return absl::StrCat("message rate ", p.msg_rate_mpps());
+  }
+  for (const auto& p : r.lat()) {
+    for (double x : {p.t_min_us(), p.t_typical_us(), p.t_avg_us(), p.t_max_us(), p.t_p99_us(),
+                     p.t_p999_us(), p.t_stdev_us()}) {
+      if (!Finite(x) || x > max_us) {
+        return absl::StrCat("latency ", x, " us at ", p.size_bytes(), " bytes (possible: up to ",
+                            max_us, ")");
+      }
+    }
+    if (p.t_typical_us() <= 0) return absl::StrCat("latency 0 us at ", p.size_bytes(), " bytes");
+  }
+  for (const auto& p : r.collective()) {
+    for (double x : {p.time_us(), p.algbw_gbytes(), p.busbw_gbytes(), p.send_time_us()}) {
+      if (!Finite(x)) return absl::StrCat("all-reduce figure ", x, " at ", p.size_bytes(), " bytes");
+    }
+    if (p.algbw_gbytes() * 8 > max_gbps || p.busbw_gbytes() * 8 > max_gbps) {
+      return absl::StrCat("all-reduce bandwidth ", p.algbw_gbytes(), " GB/s beyond the fabric");
+    }
+  }
+  for (const auto& p : r.copy()) {
+    if (!Finite(p.h2d_gbytes()) || !Finite(p.d2h_gbytes()) || p.h2d_gbytes() > 1e4 ||
+        p.d2h_gbytes() > 1e4) {
+      return absl::StrCat("copy bandwidth of GPU ", p.gpu_index());
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+double MaxPlausibleGbps(double expected_link_rate_gbps) {
+  return expected_link_rate_gbps > 0 ? std::min(kCeilingGbps, 2 * expected_link_rate_gbps)
+                                     : kCeilingGbps;
+}
+
+int AcceptFindings(const std::string& node, google::protobuf::RepeatedPtrField<v1::Finding>* findings) {
+  int dropped = 0;
+  google::protobuf::RepeatedPtrField<v1::Finding> kept;
+  for (auto& f : *findings) {
+    if (kept.size() >= kMaxFindingsPerAnswer || !Accept(node, &f)) {
+      ++dropped;
+      continue;
+    }
+    *kept.Add() = std::move(f);
+  }
+  findings->Swap(&kept);
+  return dropped;
+}
+
+int AcceptAudits(const std::string& node, std::vector<v1::AuditResult>* audits) {
+  int dropped = 0;
+  for (auto& audit : *audits) {
+    dropped += AcceptFindings(node, audit.mutable_findings());
+    v1::AuditResult text_only = audit;
+    text_only.clear_findings();
+    SanitizeText(&text_only);
+    audit.set_audit(text_only.audit());
+    audit.set_reason(Bounded(text_only.reason(), kMaxFindingText));
+    *audit.mutable_observed() = text_only.observed();
+  }
+  return dropped;
+}
+
+void AcceptResult(const std::string& node, const v1::ProbeSpec& spec, double max_gbps,
+                  v1::ProbeResult* result) {
+  AcceptFindings(node, result->mutable_findings());
+  SanitizeText(result);
+  result->set_reason(Bounded(result->reason(), kMaxFindingText));
+  if (result->kind() != spec.kind() && result->kind() != v1::PROBE_KIND_UNSPECIFIED) {
+    result->set_outcome(v1::PROBE_FAILED);
+    result->set_cause(v1::CAUSE_INVALID_FIGURES);
+    result->set_reason(absl::StrCat("the agent answered a ", v1::ProbeKind_Name(result->kind()),
+                                    " result for a ", v1::ProbeKind_Name(spec.kind()), " probe"));
+  }
+  result->set_kind(spec.kind());
+  if (result->outcome() != v1::PROBE_OK) return;
+  const double timeout_us =
+      spec.has_timeout() ? static_cast<double>(TimeUtil::DurationToMicroseconds(spec.timeout()))
+                         : 3600e6;
+  const std::string bad = ImpossibleFigure(*result, max_gbps, std::max(timeout_us, 1.0));
+  if (bad.empty()) return;
+  Logger("sweep")->warn("{}: a {} result with an impossible figure: {}", node,
+                        v1::ProbeKind_Name(spec.kind()), bad);
+  result->set_outcome(v1::PROBE_FAILED);
+  result->set_cause(v1::CAUSE_INVALID_FIGURES);
+  result->set_failed_side(v1::SIDE_CLIENT);
+  result->set_reason(absl::StrCat("the agent's figures are impossible: ", bad));
+  result->clear_bw();
+  result->clear_lat();
+  result->clear_collective();
+  result->clear_copy();
+}
+
+}  // namespace fabricctl::controller::sweep
