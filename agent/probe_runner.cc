@@ -235,7 +235,8 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
     absl::Status served = raw->Serve(/*one_off=*/true, deadline);
     if (!served.ok()) {
       Logger("agent")->warn("probe server of run {}: {}", run_id, std::string(served.message()));
-      *failure = probes::CauseOf(served).cause;  // read after the join, in StopServer
+      // What the half itself typed (its GPU memory); read after the join, in StopServer.
+      *failure = probes::AttachedCause(served);
     }
     Release();  // the slot frees when the session ends, whether or not Stop is called
   });
@@ -359,7 +360,8 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
           const absl::Status served = s->Serve(/*one_off=*/true, absl::Now() + lifetime);
           // The session is over: the parent sees the child gone, and what failed in its exit
           // status (kGpuServerFailedBase + the cause).
-          ::_exit(served.ok() ? 0 : kGpuServerFailedBase + probes::CauseOf(served).cause);
+          const v1::FailureCause cause = probes::AttachedCause(served);
+          ::_exit(cause == v1::FAILURE_CAUSE_UNSPECIFIED ? 0 : kGpuServerFailedBase + cause);
         }).detach();
         return absl::StrCat(port);
       },

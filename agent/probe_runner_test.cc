@@ -55,6 +55,66 @@ TEST_CASE("A server half and a client half measure through two runners") {
   CHECK(absl::IsNotFound(server.StopServer("run-1").status()));
 }
 
+namespace {
+
+// A stranger on the data network: connects to a server half and says `hello`; the answer, if
+// any, or why there was none.
+std::string Greet(const std::string& address, const v1::ProbeHello& hello) {
+  auto host_port = ParseHostPort(address, "address");
+  REQUIRE(host_port.ok());
+  auto fd = net::ConnectTcp(host_port->host, host_port->port, absl::Seconds(5));
+  REQUIRE(fd.ok());
+  REQUIRE(net::SendFrame(fd->get(), hello, absl::Now() + absl::Seconds(5)).ok());
+  v1::ProbeWelcome welcome;
+  auto s = net::RecvFrame(fd->get(), &welcome, absl::Now() + absl::Seconds(5));
+  return s.ok() ? "welcome: " + welcome.error() : "no answer";
+}
+
+}  // namespace
+
+TEST_CASE("A server half takes only its run's client: strangers change nothing") {
+  ProbeRunner server("127.0.0.1", "127.0.0.1", {});
+  ProbeRunner client("127.0.0.1", "127.0.0.1", {});
+  auto endpoint = server.StartServer(TcpLat(), "run-1");
+  REQUIRE(endpoint.ok());
+  CHECK(endpoint->token().size() == 16);
+  // A goodbye without the secret does not end the session; neither does a measurement asked
+  // for without it, or one with a guessed secret.
+  v1::ProbeHello bye;
+  bye.set_bye(true);
+  CHECK(Greet(endpoint->address(), bye) == "no answer");
+  v1::ProbeHello hello;
+  *hello.mutable_spec() = TcpLat();
+  hello.set_size_bytes(64);
+  CHECK(Greet(endpoint->address(), hello) == "no answer");
+  hello.set_token(std::string(16, 'x'));
+  CHECK(Greet(endpoint->address(), hello) == "no answer");
+  // With the secret, but asking for more than the run was started for: refused.
+  hello.set_token(endpoint->token());
+  hello.mutable_spec()->mutable_measurement()->set_iterations(10'000'000);
+  CHECK(Greet(endpoint->address(), hello).find("another measurement") != std::string::npos);
+  // The run's own client still measures, and the server half reports no failure of its own.
+  auto result = client.RunClient(TcpLat(), *endpoint);
+  REQUIRE(result.ok());
+  CHECK(result->outcome() == v1::PROBE_OK);
+  auto own = server.StopServer("run-1");
+  REQUIRE(own.ok());
+  CHECK(own->outcome() == v1::PROBE_OUTCOME_UNSPECIFIED);
+  // Without the secret the client's own hellos are refused: it fails, typed.
+  ProbeRunner other("127.0.0.1", "127.0.0.1", {});
+  auto second = server.StartServer(TcpLat(), "run-2");
+  REQUIRE(second.ok());
+  v1::Endpoint no_secret = *second;
+  no_secret.clear_token();
+  v1::ProbeSpec quick = TcpLat();
+  quick.mutable_timeout()->set_seconds(3);
+  auto refused = other.RunClient(quick, no_secret);
+  REQUIRE(refused.ok());
+  CHECK(refused->outcome() != v1::PROBE_OK);
+  CHECK(refused->cause() != v1::FAILURE_CAUSE_UNSPECIFIED);
+  CHECK(server.StopServer("run-2").ok());
+}
+
 TEST_CASE("One heavy probe at a time per node") {
   ProbeRunner runner("127.0.0.1", "127.0.0.1", {});
   REQUIRE(runner.StartServer(TcpLat(), "run-1").ok());

@@ -336,7 +336,7 @@ void ApplyDefaults(v1::Config* c) {
   if (s->pairing() == v1::PAIRING_UNSPECIFIED) s->set_pairing(v1::PAIRING_FULL);
   if (s->sample_rounds() == 0) s->set_sample_rounds(3);
   if (!s->has_pair_timeout()) s->mutable_pair_timeout()->set_seconds(60);
-  if (s->retests() == 0) s->set_retests(2);
+  if (!s->has_retests()) s->set_retests(2);  // 0 is a value: no re-tests
   if (!s->has_both_directions()) s->set_both_directions(true);
   auto* tls = c->mutable_tls();
   if (tls->controller_identity().empty()) tls->set_controller_identity("fabric-controller");

@@ -56,6 +56,16 @@ TEST_CASE("Defaults fill what the file leaves out") {
   auto empty = ParseConfig("", "empty.yaml");
   REQUIRE(empty.ok());
   CHECK(empty->tls().controller_identity() == "fabric-controller");
+  CHECK(empty->sweep().retests() == 2);
+}
+
+TEST_CASE("retests: 0 turns re-tests off; administrators are a list") {
+  auto config = ParseConfig("sweep: {retests: 0}\ntls: {admin_identities: [ops, fabricctl]}\n", "c.yaml");
+  REQUIRE(config.ok());
+  CHECK(config->sweep().has_retests());
+  CHECK(config->sweep().retests() == 0);
+  REQUIRE(config->tls().admin_identities_size() == 2);
+  CHECK(config->tls().admin_identities(0) == "ops");
 }
 
 TEST_CASE("Enums, durations, lists and maps are read by name") {

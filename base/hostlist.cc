@@ -33,9 +33,12 @@ absl::StatusOr<std::vector<std::string>> SplitTerms(const std::string& text, con
   return terms;
 }
 
-// The values of one bracket's body: "1-4,7", "01-10".
-absl::StatusOr<std::vector<std::string>> ExpandRanges(const std::string& body, const std::string& what) {
+// The values of one bracket's body: "1-4,7", "01-10"; at most `max_values` of them in all,
+// counted before any is made (many long ranges in one bracket cost nothing to refuse).
+absl::StatusOr<std::vector<std::string>> ExpandRanges(const std::string& body, const std::string& what,
+                                                      size_t max_values) {
   std::vector<std::string> out;
+  uint64_t total = 0;
   for (absl::string_view part : absl::StrSplit(body, ',')) {
     const std::string p(absl::StripAsciiWhitespace(part));
     auto bad = [&] {
@@ -58,6 +61,21 @@ absl::StatusOr<std::vector<std::string>> ExpandRanges(const std::string& body, c
     if (b - a > 100000) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": '[", body, "]': range ", p, " is too long"));
     }
+    total += b - a + 1;
+    if (total > max_values) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": '[", body.substr(0, 64),
+                                                     body.size() > 64 ? "..." : "", "]' names more than ",
+                                                     max_values, " hosts"));
+    }
+  }
+  for (absl::string_view part : absl::StrSplit(body, ',')) {
+    const std::string p(absl::StripAsciiWhitespace(part));
+    const size_t dash = p.find('-');
+    const std::string low = p.substr(0, dash);
+    const std::string high = dash == std::string::npos ? low : p.substr(dash + 1);
+    uint64_t a = 0, b = 0;
+    (void)absl::SimpleAtoi(low, &a);
+    (void)absl::SimpleAtoi(high, &b);
     const size_t width = low.size() > 1 && low[0] == '0' ? low.size() : 0;  // zero padding
     for (uint64_t v = a; v <= b; ++v) {
       std::string digits = absl::StrCat(v);
@@ -93,7 +111,7 @@ absl::StatusOr<std::vector<std::string>> ExpandHostlist(const std::string& expre
       for (auto& n : names) n += literal;
       if (open == std::string::npos) break;
       const size_t close = term.find(']', open);
-      auto values = ExpandRanges(term.substr(open + 1, close - open - 1), what);
+      auto values = ExpandRanges(term.substr(open + 1, close - open - 1), what, max_hosts);
       if (!values.ok()) return values.status();
       if (names.size() * values->size() > max_hosts) {
         return absl::InvalidArgumentError(absl::StrCat(what, ": '", term, "' names more than ", max_hosts, " hosts"));

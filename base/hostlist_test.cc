@@ -39,7 +39,14 @@ TEST_CASE("Bad hostlists are errors that say what is wrong") {
   CHECK(Error("n[4-1]") == "--nodes: '[4-1]': range 4-1 runs backwards");
   CHECK(Error("n[a-b]") == "--nodes: '[a-b]': 'a-b' is not a number or a range LOW-HIGH");
   CHECK(Error("n[[1]]").find("nested") != std::string::npos);
-  CHECK(Error("n[1-100]", 10) == "--nodes: 'n[1-100]' names more than 10 hosts");
+  CHECK(Error("n[1-100]", 10) == "--nodes: '[1-100]' names more than 10 hosts");
+}
+
+TEST_CASE("Many long ranges in one bracket are refused before any name is made") {
+  std::string ranges;
+  for (int i = 0; i < 2000; ++i) ranges += (i ? "," : "") + std::string("0-99999");
+  CHECK(Error("n[" + ranges + "]").find("names more than 100000 hosts") != std::string::npos);
+  CHECK(Error("n[1-6,10-15]", 10).find("names more than 10 hosts") != std::string::npos);
 }
 
 }  // namespace

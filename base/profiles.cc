@@ -1,6 +1,11 @@
 #include "base/profiles.h"
 
 #include <algorithm>
+#include <memory>
+#include <set>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 #include "absl/strings/str_cat.h"
 #include "base/hostlist.h"
@@ -11,11 +16,30 @@ namespace {
 // A profile's hostlist may name at most this many nodes.
 constexpr size_t kMaxProfileNodes = 100000;
 
+// A profile's hostlist, expanded once per distinct expression (a sweep asks for every node, at
+// every analysis pass): a bounded cache, emptied when full. nullptr when it does not expand.
+std::shared_ptr<const std::set<std::string>> Expanded(const std::string& expression) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* cache ABSL_GUARDED_BY(mu) =
+      new std::map<std::string, std::shared_ptr<const std::set<std::string>>>();
+  {
+    absl::MutexLock lock(&mu);
+    if (auto it = cache->find(expression); it != cache->end()) return it->second;
+  }
+  auto names = ExpandHostlist(expression, "nodes", kMaxProfileNodes);
+  std::shared_ptr<const std::set<std::string>> set;
+  if (names.ok()) set = std::make_shared<const std::set<std::string>>(names->begin(), names->end());
+  absl::MutexLock lock(&mu);
+  if (cache->size() >= 64) cache->clear();
+  (*cache)[expression] = set;
+  return set;
+}
+
 bool Matches(const v1::Profile& profile, const std::string& node,
              const std::map<std::string, std::string>& labels) {
   if (!profile.nodes().empty()) {
-    auto names = ExpandHostlist(profile.nodes(), "nodes", kMaxProfileNodes);
-    if (!names.ok() || std::find(names->begin(), names->end(), node) == names->end()) return false;
+    auto names = Expanded(profile.nodes());
+    if (names == nullptr || names->count(node) == 0) return false;
   }
   for (const auto& [key, value] : profile.labels()) {
     auto it = labels.find(key);

@@ -185,7 +185,7 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   if (options.format == "html") {
     return fail(absl::InvalidArgumentError("--format: html is for sweeps; use text, json, junit or prom"));
   }
-  if (auto probe = report::Render(v1::Report(), options.format, false); !probe.ok()) return fail(probe.status());
+  if (auto s = report::CheckFormat(options.format); !s.ok()) return fail(s);
   if (auto s = CheckOutput(options.output); !s.ok()) return fail(s);
   probes::SysfsRoot root(options.sysfs_root);
   if (options.nccl_logs.empty() && !root.Exists("/sys")) {

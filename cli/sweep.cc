@@ -151,8 +151,8 @@ int Finish(const v1::Report& report, const std::string& format, const std::strin
 
 int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   // Validate the format before spending minutes on a sweep.
-  if (auto probe = report::Render(v1::Report(), options.format, false); !probe.ok()) {
-    return Fail(err, "sweep", probe.status());
+  if (auto probe = report::CheckFormat(options.format); !probe.ok()) {
+    return Fail(err, "sweep", probe);
   }
   // And the output: a sweep's verdict must not be lost to a path it cannot be written to.
   if (auto s = CheckOutput(options.output); !s.ok()) return Fail(err, "sweep", s);
@@ -203,7 +203,7 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
 
 int RunMapCommand(const ControllerTarget& controller, int64_t sweep_id, const std::string& format,
                   const std::string& output, std::ostream& err) {
-  if (auto probe = report::Render(v1::Report(), format, false); !probe.ok()) return Fail(err, "map", probe.status());
+  if (auto s = report::CheckFormat(format); !s.ok()) return Fail(err, "map", s);
   auto stub = ConnectController(controller);
   if (!stub.ok()) return Fail(err, "map", stub.status());
   grpc::ClientContext context;

@@ -143,10 +143,19 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
   for (const auto& node : in.nodes) {
     if (node.netdev_mtu != 0) ++mtu_votes[node.netdev_mtu];
   }
+  // Without an expectation the most common MTU is the yardstick; a tie for the most (one node
+  // at 9000 and one at 1500) has none: every node of the split is named, and the finding says
+  // that an expectation would decide.
   uint32_t common_mtu = 0, common_votes = 0;
+  bool tie = false;
   for (const auto& [mtu, votes] : mtu_votes) {
-    if (votes > common_votes) common_mtu = mtu, common_votes = votes;
+    if (votes > common_votes) {
+      common_mtu = mtu, common_votes = votes, tie = false;
+    } else if (votes == common_votes) {
+      tie = true;
+    }
   }
+  const bool split = in.expect.netdev_mtu() == 0 && tie;
   const uint32_t expected_mtu = in.expect.netdev_mtu() != 0 ? in.expect.netdev_mtu() : common_mtu;
   for (uint32_t i = 0; i < in.nodes.size(); ++i) {
     const NodeInput& node = in.nodes[i];
@@ -192,7 +201,22 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
                        " peers while its agent answers: its data path is down"),
           report::Level::kAlternate));
     }
-    if (node.netdev_mtu != 0 && expected_mtu != 0 && node.netdev_mtu != expected_mtu) {
+    if (split && node.netdev_mtu != 0) {
+      r.verdict = Verdict::kCritical;
+      std::vector<std::string> mtus;
+      for (const auto& [mtu, votes] : mtu_votes) {
+        if (votes == common_votes) mtus.push_back(absl::StrCat(mtu));
+      }
+      v1::Finding f = report::Make(
+          report::kind::kMtuMismatch, node.name,
+          absl::StrCat(node.name, ": ", node.netdev.empty() ? "netdev" : node.netdev, " MTU ",
+                       node.netdev_mtu, "; the sweep is split between MTUs ",
+                       absl::StrJoin(mtus, " and "),
+                       " with none the most common: set expect.netdev_mtu to say which is right"));
+      f.set_device(node.netdev);
+      (*f.mutable_evidence())["mtu"] = absl::StrCat(node.netdev_mtu);
+      out.findings.push_back(std::move(f));
+    } else if (!split && node.netdev_mtu != 0 && expected_mtu != 0 && node.netdev_mtu != expected_mtu) {
       r.verdict = Verdict::kCritical;
       v1::Finding f = report::Make(
           report::kind::kMtuMismatch, node.name,

@@ -487,6 +487,17 @@ TEST_CASE("MTU: the odd node out, or every node against the expectation") {
   CHECK(Analyze(in).findings.size() == 5);
 }
 
+TEST_CASE("MTU: a split with no most common MTU blames neither side without an expectation") {
+  auto in = Sweep(2, [](uint32_t, uint32_t) { return 100.0f; });
+  in.nodes[0].netdev_mtu = 9000;
+  in.nodes[1].netdev_mtu = 1500;
+  auto split = Analyze(in);
+  REQUIRE(Kinds(split) == std::vector<std::string>{"mtu_mismatch:node-0:", "mtu_mismatch:node-1:"});
+  CHECK(split.findings[0].detail().find("split between MTUs 1500 and 9000") != std::string::npos);
+  in.expect.set_netdev_mtu(9000);  // the expectation decides
+  CHECK(Kinds(Analyze(in)) == std::vector<std::string>{"mtu_mismatch:node-1:"});
+}
+
 TEST_CASE("Normal quantiles for the number of figures a sweep judges") {
   CHECK(NormalQuantileAbove(0.025) == Approx(1.96).epsilon(0.001));
   CHECK(NormalQuantileAbove(0.01 / 56) == Approx(3.57).epsilon(0.002));

@@ -12,14 +12,17 @@ namespace fabricctl::controller {
 std::vector<v1::Finding> Regressions(const v1::Report& baseline, int64_t baseline_sweep_id,
                                      const std::vector<PairFigure>& now, double relative_bw,
                                      const std::string& probe) {
+  // Directed: node -> peer is the pair's bw_gbps, peer -> node its bw_reverse_gbps.
   std::map<std::pair<std::string, std::string>, double> before;
   for (const auto& pair : baseline.health().pairs()) {
-    if (!pair.has_bw_gbps()) continue;
-    before[{std::min(pair.node(), pair.peer()), std::max(pair.node(), pair.peer())}] = pair.bw_gbps();
+    if (pair.has_bw_gbps()) before[{pair.node(), pair.peer()}] = pair.bw_gbps();
+    if (pair.has_bw_reverse_gbps()) before[{pair.peer(), pair.node()}] = pair.bw_reverse_gbps();
   }
   std::vector<v1::Finding> out;
   for (const PairFigure& p : now) {
-    auto it = before.find({std::min(p.node, p.peer), std::max(p.node, p.peer)});
+    auto it = before.find({p.node, p.peer});
+    // A baseline that measured one direction only compares with that one.
+    if (it == before.end()) it = before.find({p.peer, p.node});
     if (it == before.end() || p.bw_gbps >= it->second * relative_bw) continue;
     v1::Finding f = report::MakePair(
         report::kind::kRegression, p.node, p.peer,

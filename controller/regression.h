@@ -10,14 +10,15 @@
 
 namespace fabricctl::controller {
 
-// A pair's headline bandwidth in this sweep.
+// A pair's headline bandwidth in this sweep, from `node` to `peer`.
 struct PairFigure {
   std::string node, peer;
   double bw_gbps = 0;
 };
 
-// regression (warning) for every pair below `relative_bw` of its bandwidth in the baseline
-// sweep's health map (pairs matched in either direction; pairs the baseline lacks are skipped).
+// regression (warning) for every direction of a pair below `relative_bw` of the same direction
+// in the baseline sweep's health map (a baseline that measured one direction only is compared
+// with that one; pairs the baseline lacks are skipped). `now` holds each direction measured.
 std::vector<v1::Finding> Regressions(const v1::Report& baseline, int64_t baseline_sweep_id,
                                      const std::vector<PairFigure>& now, double relative_bw,
                                      const std::string& probe);

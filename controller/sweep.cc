@@ -48,6 +48,9 @@ std::vector<PairFigure> PairFigures(const sweep::Fleet& fleet, const AnalysisInp
   std::vector<PairFigure> out;
   for (const PairInput& p : in.pairs) {
     if (!std::isnan(p.bw_gbps)) out.push_back({fleet.Name(p.client), fleet.Name(p.server), p.bw_gbps});
+    if (!std::isnan(p.bw_reverse_gbps)) {
+      out.push_back({fleet.Name(p.server), fleet.Name(p.client), p.bw_reverse_gbps});
+    }
   }
   return out;
 }

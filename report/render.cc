@@ -1,23 +1,42 @@
 #include "report/render.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/utf8.h"
 
 namespace fabricctl::report {
 
+const std::vector<std::string>& Formats() {
+  static const auto* const kFormats =
+      new std::vector<std::string>{"text", "json", "junit", "html", "prom", "drain"};
+  return *kFormats;
+}
+
+absl::Status CheckFormat(const std::string& format) {
+  for (const auto& f : Formats()) {
+    if (f == format) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is none of ",
+                                                 absl::StrJoin(Formats(), ", ")));
+}
+
 absl::StatusOr<std::string> Render(const v1::Report& original, const std::string& format,
                                    bool color) {
-  // Names and evidence lines come from devices and logs: any bytes. Every format gets UTF-8.
+  if (auto s = CheckFormat(format); !s.ok()) return s;
+  // Names, reasons and evidence lines come from devices, logs and other processes: any bytes.
+  // JSON escapes what it must itself; every other format gets printable UTF-8 only (no
+  // terminal escapes in text, no control characters in XML, no second line in Prometheus).
   v1::Report report = original;
-  SanitizeUtf8(&report);
+  if (format == "json") {
+    SanitizeUtf8(&report);
+    return RenderJson(report);
+  }
+  SanitizeText(&report);
   if (format == "text") return RenderText(report, color);
-  if (format == "json") return RenderJson(report);
   if (format == "junit") return RenderJunit(report);
   if (format == "html") return RenderHtml(report);
   if (format == "prom") return RenderProm(report);
-  if (format == "drain") return RenderDrain(report);
-  return absl::InvalidArgumentError(
-      absl::StrCat("--format: '", format, "' is not text, json, junit, html, prom or drain"));
+  return RenderDrain(report);
 }
 
 }  // namespace fabricctl::report

@@ -48,6 +48,11 @@ std::string PromEscape(const std::string& text);
 std::string RenderDrain(const v1::Report& report);
 
 // Dispatches on "text", "json", "junit", "html", "prom" or "drain".
+// The formats Render knows, in the order help texts list them.
+const std::vector<std::string>& Formats();
+// InvalidArgument naming the formats when `format` is none of them.
+absl::Status CheckFormat(const std::string& format);
+
 absl::StatusOr<std::string> Render(const v1::Report& report, const std::string& format,
                                    bool color);
 

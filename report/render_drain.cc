@@ -3,9 +3,25 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/ascii.h"
+#include "report/findings.h"
 #include "report/render.h"
 
 namespace fabricctl::report {
+namespace {
+
+// [A-Za-z0-9._-]+: what a host name holds, and nothing a shell or scontrol would read as more.
+bool PlainName(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (char c : name) {
+    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 std::string RenderDrain(const v1::Report& report) {
   std::string out;
@@ -13,11 +29,14 @@ std::string RenderDrain(const v1::Report& report) {
     std::vector<std::string> kinds;  // in the report's order, once each
     std::set<std::string> seen;
     for (const auto& f : report.findings()) {
-      if (f.node() == node && f.action() == v1::ACTION_DRAIN && seen.insert(f.kind()).second) {
+      if (f.node() == node && f.action() == v1::ACTION_DRAIN && FindKind(f.kind()) != nullptr &&
+          seen.insert(f.kind()).second) {
         kinds.push_back(f.kind());
       }
     }
-    // Names and kinds hold no tab or newline: node names are host names, kinds identifiers.
+    // One line a node, read by scripts that run scontrol: only a plain host name and
+    // catalogue kinds reach it (the builder drains only the report's own nodes).
+    if (!PlainName(node)) continue;
     absl::StrAppend(&out, node, "\t", absl::StrJoin(kinds, ","), "\n");
   }
   return out;

@@ -105,7 +105,7 @@ std::string RenderProm(const v1::Report& report, bool per_node) {
       for (const auto& x : samples) {
         if (x.latency != latency) continue;
         absl::StrAppendFormat(&out, "%s{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n", name,
-                              PromEscape(x.node), PromEscape(x.peer), x.probe, x.value);
+                              PromEscape(x.node), PromEscape(x.peer), PromEscape(x.probe), x.value);
       }
     }
   }
@@ -120,10 +120,13 @@ std::string RenderProm(const v1::Report& report, bool per_node) {
       counts[{k.name, internal::SeverityLabel(k.alternate_severity)}] += 0;
     }
   }
-  for (const auto& f : report.findings()) ++counts[{f.kind(), internal::SeverityLabel(f.severity())}];
+  // Only the catalogue's kinds are series: a kind that is not one names no series.
+  for (const auto& f : report.findings()) {
+    if (FindKind(f.kind()) != nullptr) ++counts[{f.kind(), internal::SeverityLabel(f.severity())}];
+  }
   for (const auto& [k, count] : counts) {
-    absl::StrAppendFormat(&out, "%s{kind=\"%s\",severity=\"%s\"} %d\n", findings, k.first,
-                          k.second, count);
+    absl::StrAppendFormat(&out, "%s{kind=\"%s\",severity=\"%s\"} %d\n", findings,
+                          PromEscape(k.first), k.second, count);
   }
   return out;
 }

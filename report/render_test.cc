@@ -196,7 +196,8 @@ TEST_CASE("HTML: legends, bandwidth scale, times, drain list, audits, all-reduce
 
 TEST_CASE("Formats by name; exit codes by worst severity") {
   CHECK(Render(ThreeNodes(), "yaml", false).status().message() ==
-        "--format: 'yaml' is not text, json, junit, html, prom or drain");
+        "--format: 'yaml' is none of text, json, junit, html, prom, drain");
+  CHECK(CheckFormat("html").ok());
   CHECK(ExitCodeFor(ThreeNodes()) == 2);
   v1::Report warning = ThreeNodes();
   warning.mutable_summary()->set_worst_severity(v1::SEVERITY_WARNING);
@@ -271,4 +272,57 @@ TEST_CASE("text: a node's gpu_copy shows its figures per GPU") {
                   "                       GPU 1 67108864 B: H2D 50.1 GB/s, D2H 49.9 GB/s\n") != std::string::npos);
 }
 
+}  // namespace fabricctl::report
+
+namespace fabricctl::report {
+namespace {
+
+// What another process wrote (an agent's reason, a device's name): terminal escapes, a control
+// character XML forbids, a second line, a quote and a brace for Prometheus.
+constexpr char kHostile[] = "bad\x1b[2J\x01 line\nfabricctl_injected{a=\"b\"} 1";
+
+v1::Report Hostile() {
+  v1::Report report = ThreeNodes();
+  v1::Finding* f = report.add_findings();
+  f->set_kind("fabricctl_injected{a=\"b\",severity=\"critical\"} 1\nx");
+  f->set_severity(v1::SEVERITY_CRITICAL);
+  f->set_node("a");
+  f->set_detail(kHostile);
+  f->set_action(v1::ACTION_DRAIN);
+  report.mutable_health()->mutable_nodes(0)->add_audits()->set_reason(kHostile);
+  report.mutable_summary()->add_drain("gpu[001-512]");
+  return report;
+}
+
+TEST_CASE("no control character from a report's text reaches a text format") {
+  for (const char* format : {"text", "junit", "html", "prom", "drain"}) {
+    auto out = Render(Hostile(), format, false);
+    REQUIRE(out.ok());
+    INFO(format);
+    CHECK(out->find('\x1b') == std::string::npos);
+    CHECK(out->find('\x01') == std::string::npos);
+  }
+  // JSON escapes them itself.
+  CHECK(Render(Hostile(), "json", false)->find("\\u001b") != std::string::npos);
+}
+
+TEST_CASE("an agent's string names no Prometheus series and adds no line") {
+  const std::string prom = *Render(Hostile(), "prom", false);
+  CHECK(prom.find("\nfabricctl_injected") == std::string::npos);
+  CHECK(prom.find("kind=\"fabricctl_injected") == std::string::npos);
+  for (size_t at = 0; at < prom.size();) {  // every line a comment or `name{labels} value`
+    const size_t eol = prom.find('\n', at);
+    const std::string line = prom.substr(at, eol - at);
+    at = eol + 1;
+    if (line.empty() || line[0] == '#') continue;
+    CHECK(line.rfind("fabricctl_", 0) == 0);
+  }
+}
+
+TEST_CASE("drain lists only plain host names") {
+  const std::string drain = *Render(Hostile(), "drain", false);
+  CHECK(drain.find("gpu[001-512]") == std::string::npos);
+}
+
+}  // namespace
 }  // namespace fabricctl::report

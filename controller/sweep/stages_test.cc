@@ -1,5 +1,6 @@
 // The sweep's stages against fake agents (fake_agent.h): no processes, no sockets; a real
 // SQLite store in the test's temporary directory.
+#include <cmath>
 #include <map>
 #include <algorithm>
 #include <atomic>
@@ -406,6 +407,162 @@ TEST_CASE("a sweep whose client goes away stops its probes at once and is record
   // The next sweep runs.
   for (const char* n : {"a", "b", "c", "d"}) h.fake->SetDelay(n, absl::ZeroDuration());
   CHECK(h.Sweep().ok());
+}
+
+}  // namespace
+}  // namespace fabricctl::controller::sweep
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+// Agents of which one ("liar") holds a valid certificate and lies: its audits name other nodes
+// (and the whole cluster as a hostlist) to drain, its client halves blame their servers' GPU
+// memory, its figures are impossible on every other pair; another ("impostor") answers the
+// reachability check as somebody else.
+class LyingAgents : public FakeAgents {
+ public:
+  absl::StatusOr<v1::NodeInventory> GetInventory(const std::string& address,
+                                                 absl::Duration deadline) override {
+    auto inventory = FakeAgents::GetInventory(address, deadline);
+    if (inventory.ok() && address == AddressOf("impostor")) inventory->set_node_name("a");
+    return inventory;
+  }
+  absl::StatusOr<v1::RunAuditsResponse> RunAudits(const std::string& address,
+                                                  absl::Duration deadline) override {
+    auto response = FakeAgents::RunAudits(address, deadline);
+    if (!response.ok() || address != AddressOf("liar")) return response;
+    for (const char* victim : {"a", "b", "gpu[001-512]"}) {
+      v1::Finding* f = response->mutable_audits(0)->add_findings();
+      f->set_kind("link_down");
+      f->set_node(victim);
+      f->set_severity(v1::SEVERITY_CRITICAL);
+      f->set_action(v1::ACTION_DRAIN);
+    }
+    v1::Finding* made_up = response->mutable_audits(0)->add_findings();
+    made_up->set_kind("fabricctl_injected{a=\"b\"}");
+    made_up->set_node("b");
+    return response;
+  }
+  absl::StatusOr<v1::RunProbeClientResponse> RunProbeClient(
+      const std::string& address, const v1::RunProbeClientRequest& request,
+      absl::Duration deadline) override {
+    auto response = FakeAgents::RunProbeClient(address, request, deadline);
+    if (!response.ok() || address != AddressOf("liar")) return response;
+    v1::ProbeResult* r = response->mutable_result();
+    if (request.spec().rdma().memory() == v1::MEMORY_GPU) {
+      r->clear_bw();
+      r->set_outcome(v1::PROBE_FAILED);
+      r->set_cause(v1::CAUSE_GPUDIRECT_UNAVAILABLE);
+      r->set_failed_side(v1::SIDE_SERVER);
+      r->set_reason("server: GPUDirect RDMA unavailable on GPU 0");
+    } else if (r->bw_size() > 0) {
+      r->mutable_bw(0)->set_bw_avg_gbps(std::nan(""));
+    }
+    return response;
+  }
+};
+
+struct LyingHarness {
+  explicit LyingHarness(const std::string& test) {
+    store = OpenStore(test);
+    auto agents = std::make_unique<LyingAgents>();
+    for (const auto& n : names) agents->Add(n);
+    SweepOptions options;
+    options.config = DefaultConfig();
+    runner = std::make_unique<SweepRunner>(store.get(), std::move(agents), options);
+  }
+  std::vector<std::string> names = {"a", "b", "c", "d", "liar"};
+  std::unique_ptr<Store> store;
+  std::unique_ptr<SweepRunner> runner;
+};
+
+TEST_CASE("a lying agent's audits drain nothing but possibly itself") {
+  LyingHarness h("liar_audits");
+  v1::SweepRequest request;
+  request.add_probes(v1::TCP_BW);
+  request.set_audits(true);
+  auto report = h.runner->Run(request, Registry(h.names), nullptr);
+  REQUIRE(report.ok());
+  for (const auto& node : report->summary().drain()) CHECK(node == "liar");
+  for (const auto& f : report->findings()) {
+    CHECK(f.kind().find("injected") == std::string::npos);
+    if (f.kind() == "link_down") CHECK(f.node() == "liar");
+  }
+}
+
+TEST_CASE("impossible figures fail the liar's pairs; its word about a server's GPU is not taken") {
+  LyingHarness h("liar_figures");
+  v1::SweepRequest request;
+  request.add_probes(v1::RDMA_WRITE_BW);
+  request.set_memory(v1::MEMORY_GPU);
+  auto report = h.runner->Run(request, Registry(h.names), nullptr);
+  REQUIRE(report.ok());
+  for (const auto& f : report->findings()) {
+    INFO(f.kind() << " " << f.node() << " " << f.detail());
+    CHECK(f.kind() != "gpudirect_unavailable");  // nobody's GPU memory failed by its own word
+    CHECK((f.node() == "liar" || f.peer() == "liar"));
+  }
+  for (const auto& node : report->summary().drain()) CHECK(node == "liar");
+
+  LyingHarness host("liar_nan");
+  request.set_memory(v1::MEMORY_HOST);
+  report = host.runner->Run(request, Registry(host.names), nullptr);
+  REQUIRE(report.ok());
+  for (const auto& pair : report->health().pairs()) {
+    for (const auto& r : pair.results()) {
+      if (r.node() == "liar") CHECK(r.cause() == v1::CAUSE_INVALID_FIGURES);
+      for (const auto& p : r.bw()) CHECK(std::isfinite(p.bw_avg_gbps()));
+    }
+  }
+  for (const auto& node : report->summary().drain()) CHECK(node == "liar");
+}
+
+TEST_CASE("an agent that answers as another node is not that node") {
+  auto store = OpenStore("impostor");
+  auto agents = std::make_unique<LyingAgents>();
+  for (const char* n : {"a", "b", "impostor"}) agents->Add(n);
+  SweepOptions options;
+  options.config = DefaultConfig();
+  SweepRunner runner(store.get(), std::move(agents), options);
+  v1::SweepRequest request;
+  request.add_probes(v1::TCP_BW);
+  auto report = runner.Run(request, Registry({"a", "b", "impostor"}), nullptr);
+  REQUIRE(report.ok());
+  bool named = false;
+  for (const auto& f : report->findings()) {
+    if (f.kind() == "node_unreachable" && f.node() == "impostor") {
+      named = true;
+      CHECK(f.detail().find("answers as 'a'") != std::string::npos);
+    }
+  }
+  CHECK(named);
+}
+
+TEST_CASE("sweeps waiting behind the running one are bounded") {
+  auto store = OpenStore("queue");
+  auto agents = std::make_unique<FakeAgents>();
+  FakeAgents* fake = agents.get();
+  for (const char* n : {"a", "b"}) agents->Add(n);
+  fake->SetDelay("a", absl::Seconds(3));
+  fake->SetDelay("b", absl::Seconds(3));
+  SweepOptions options;
+  options.config = DefaultConfig();
+  options.max_queued_sweeps = 1;
+  SweepRunner runner(store.get(), std::move(agents), options);
+  v1::SweepRequest request;
+  request.add_probes(v1::TCP_BW);
+  request.mutable_wait()->set_seconds(60);
+  std::atomic<int> exhausted{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&] {
+      auto report = runner.Run(request, Registry({"a", "b"}), nullptr);
+      if (absl::IsResourceExhausted(report.status())) ++exhausted;
+    });
+    absl::SleepFor(absl::Milliseconds(300));
+  }
+  for (auto& t : threads) t.join();
+  CHECK(exhausted == 1);  // one running, one waiting, the third refused at once
 }
 
 }  // namespace

@@ -21,6 +21,11 @@ absl::Status WithCause(absl::Status status, v1::FailureCause cause, v1::ProbeSid
   return status;
 }
 
+v1::FailureCause AttachedCause(const absl::Status& status) {
+  if (status.ok() || !status.GetPayload(kCauseUrl)) return v1::FAILURE_CAUSE_UNSPECIFIED;
+  return CauseOf(status).cause;
+}
+
 Cause CauseOf(const absl::Status& status) {
   Cause out;
   if (status.ok()) return out;

@@ -22,6 +22,9 @@ absl::Status WithCause(absl::Status status, v1::FailureCause cause,
 // Unspecified for OK.
 Cause CauseOf(const absl::Status& status);
 
+// Only a cause the failing code attached itself (WithCause); unspecified otherwise.
+v1::FailureCause AttachedCause(const absl::Status& status);
+
 }  // namespace fabricctl::probes
 
 #endif  // FABRICCTL_PROBES_COMMON_CAUSE_H_

@@ -112,6 +112,31 @@ TEST_CASE("Hostile clients: impostors, oversized fields and messages, garbage by
     CHECK(c.NodeCount() == 2);
   }
 
+  SECTION("a node's certificate cannot remove nodes, nor register under a loopback name") {
+    auto stub = c.ControllerAs("node-a");
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::RemoveNodesRequest request;
+    request.add_names("node-a");
+    v1::RemoveNodesResponse response;
+    CHECK(stub->RemoveNodes(&context, request, &response).error_code() ==
+          grpc::StatusCode::PERMISSION_DENIED);
+    CHECK(c.NodeCount() == 1);
+    // make-certs.sh gives node certificates no loopback names unless asked.
+    v1::NodeInventory loopback;
+    loopback.set_agent_address("127.0.0.1:9");
+    for (const char* name : {"localhost", "127.0.0.1"}) {
+      loopback.set_node_name(name);
+      CHECK(Register(*c.ControllerAs("intruder"), loopback).error_code() ==
+            grpc::StatusCode::PERMISSION_DENIED);
+    }
+    // The administrator's certificate (fabricctl's) may.
+    grpc::ClientContext admin;
+    admin.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    CHECK(c.ControllerAs("fabricctl")->RemoveNodes(&admin, request, &response).ok());
+    CHECK(c.NodeCount() == 0);
+  }
+
   SECTION("a 3 MB field, and a 5 MiB message, are refused; the registry stays readable") {
     auto stub = c.ControllerAs("node-a");
     v1::NodeInventory big;

@@ -1,0 +1,123 @@
+#include "controller/sweep/trust.h"
+
+#include <cmath>
+#include <limits>
+
+#include "catch2/catch.hpp"
+#include "report/findings.h"
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+v1::Finding Claim(const std::string& kind, const std::string& node, v1::Severity severity,
+                  v1::Action action) {
+  v1::Finding f;
+  f.set_kind(kind);
+  f.set_node(node);
+  f.set_severity(severity);
+  f.set_action(action);
+  f.set_detail("made up");
+  return f;
+}
+
+TEST_CASE("an agent's findings are about itself, of catalogue kinds, at catalogue levels") {
+  google::protobuf::RepeatedPtrField<v1::Finding> findings;
+  // Another node, and a hostlist of the whole cluster: both become the answering node's.
+  *findings.Add() = Claim("link_down", "gpu[001-512]", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
+  *findings.Add() = Claim("pcie_degraded", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
+  // A kind no catalogue has, one with a newline, and a pair kind only the controller decides.
+  *findings.Add() = Claim("fabricctl_injected{a=\"b\"}", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
+  *findings.Add() = Claim("link_down\nnode-c", "node-c", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
+  *findings.Add() = Claim("slow_link", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
+  // A warning-level kind asked for as a drain: the catalogue's level instead.
+  *findings.Add() = Claim("acs_enabled", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
+  // A kind's documented alternate level is the agent's to ask for.
+  *findings.Add() = Claim("counter_errors", "", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE);
+  findings.Mutable(0)->set_peer("node-c");
+  findings.Mutable(0)->set_detail("port down\x1b[2J\nsecond line");
+
+  CHECK(AcceptFindings("node-a", &findings) == 3);
+  REQUIRE(findings.size() == 4);
+  for (const auto& f : findings) {
+    CHECK(f.node() == "node-a");
+    CHECK(f.peer().empty());
+  }
+  CHECK(findings[0].kind() == "link_down");
+  CHECK(findings[0].detail().find('\x1b') == std::string::npos);
+  CHECK(findings[0].detail().find('\n') == std::string::npos);
+  CHECK(findings[2].kind() == "acs_enabled");
+  CHECK(findings[2].severity() == v1::SEVERITY_WARNING);
+  CHECK(findings[2].action() == v1::ACTION_INVESTIGATE);
+  CHECK(findings[3].severity() == v1::SEVERITY_CRITICAL);  // counter_errors' alternate
+}
+
+TEST_CASE("an answer carries a bounded number of findings and evidence entries") {
+  google::protobuf::RepeatedPtrField<v1::Finding> findings;
+  for (int i = 0; i < kMaxFindingsPerAnswer + 10; ++i) {
+    *findings.Add() = Claim("mtu_mismatch", "x", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE);
+  }
+  for (int i = 0; i < kMaxEvidenceEntries + 1; ++i) {
+    (*findings.Mutable(0)->mutable_evidence())[std::to_string(i)] = std::string(10000, 'e');
+  }
+  CHECK(AcceptFindings("node-a", &findings) == 10);
+  CHECK(findings.size() == kMaxFindingsPerAnswer);
+  CHECK(findings[0].evidence().empty());
+}
+
+TEST_CASE("impossible figures fail the result and name the figure") {
+  v1::ProbeSpec spec;
+  spec.set_kind(v1::TCP_BW);
+  spec.mutable_timeout()->set_seconds(60);
+  auto result_with = [](double gbps) {
+    v1::ProbeResult r;
+    r.set_kind(v1::TCP_BW);
+    r.set_outcome(v1::PROBE_OK);
+    r.add_bw()->set_bw_avg_gbps(gbps);
+    return r;
+  };
+  for (double bad : {std::nan(""), -1.0, std::numeric_limits<double>::infinity(), 1e6}) {
+    v1::ProbeResult r = result_with(bad);
+    AcceptResult("node-a", spec, MaxPlausibleGbps(0), &r);
+    INFO(bad);
+    CHECK(r.outcome() == v1::PROBE_FAILED);
+    CHECK(r.cause() == v1::CAUSE_INVALID_FIGURES);
+    CHECK(r.bw_size() == 0);
+    CHECK(r.reason().find("bandwidth") != std::string::npos);
+  }
+  v1::ProbeResult fine = result_with(390);
+  AcceptResult("node-a", spec, MaxPlausibleGbps(400), &fine);
+  CHECK(fine.outcome() == v1::PROBE_OK);
+  v1::ProbeResult beyond = result_with(900);  // more than both directions of a 400G link
+  AcceptResult("node-a", spec, MaxPlausibleGbps(400), &beyond);
+  CHECK(beyond.outcome() == v1::PROBE_FAILED);
+
+  v1::ProbeResult latency;
+  latency.set_kind(v1::TCP_BW);
+  latency.set_outcome(v1::PROBE_OK);
+  latency.add_lat()->set_t_typical_us(0);  // no answer comes back in no time
+  AcceptResult("node-a", spec, MaxPlausibleGbps(0), &latency);
+  CHECK(latency.outcome() == v1::PROBE_FAILED);
+
+  v1::ProbeResult other_kind = result_with(1);
+  other_kind.set_kind(v1::RDMA_WRITE_BW);
+  AcceptResult("node-a", spec, MaxPlausibleGbps(0), &other_kind);
+  CHECK(other_kind.outcome() == v1::PROBE_FAILED);
+  CHECK(other_kind.kind() == v1::TCP_BW);
+}
+
+TEST_CASE("audits: findings stamped, text printable") {
+  std::vector<v1::AuditResult> audits(1);
+  audits[0].set_audit("mtu\x1b]0;title\x07");
+  audits[0].set_reason("r\x01");
+  (*audits[0].mutable_observed())["eth0"] = "9000\x1b[31m";
+  *audits[0].add_findings() = Claim("mtu_mismatch", "node-z", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
+  CHECK(AcceptAudits("node-a", &audits) == 0);
+  CHECK(audits[0].findings(0).node() == "node-a");
+  CHECK(audits[0].findings(0).action() == v1::ACTION_INVESTIGATE);
+  CHECK(audits[0].audit().find('\x1b') == std::string::npos);
+  CHECK(audits[0].reason().find('\x01') == std::string::npos);
+  CHECK(audits[0].observed().at("eth0").find('\x1b') == std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabricctl::controller::sweep
