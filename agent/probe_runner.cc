@@ -23,6 +23,7 @@
 #include "probes/collective/allreduce.h"
 #include "probes/gpu/cuda.h"
 #include "probes/table.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::agent {
 namespace {
@@ -142,7 +143,7 @@ absl::StatusOr<probes::ProbeParams> ProbeRunner::Validate(const v1::ProbeSpec& s
         absl::StrCat("spec.kind: no pair probe of kind ", v1::ProbeKind_Name(spec.kind())));
   }
   probes::ProbeParams params = probes::FromSpec(spec);
-  if (auto s = probes::ValidateParams(params, context_.limits); !s.ok()) return s;
+  RETURN_IF_ERROR(probes::ValidateParams(params, context_.limits));
   // GPU memory is allowed: the half that uses it runs in a child process (RunGpuClient,
   // StartGpuServer), so the CUDA driver never loads into the agent.
   return params;
@@ -158,7 +159,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
   }
   auto params = Validate(spec);
   if (!params.ok()) return params.status();
-  if (auto s = Acquire(absl::StrCat("server of run ", run_id)); !s.ok()) return s;
+  RETURN_IF_ERROR(Acquire(absl::StrCat("server of run ", run_id)));
   if (spec.kind() == v1::ALLREDUCE && params->allreduce_backend == "nccl") {
     // The slot is held until RunLocal; rank 0's node also holds the rendezvous.
     std::optional<probes::NcclRendezvous> rendezvous;
@@ -287,7 +288,7 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunClient(const v1::ProbeSpec& spec
   params->token = server.token();
   auto address = ParseHostPort(server.address(), "server.address");
   if (!address.ok()) return address.status();
-  if (auto s = Acquire(absl::StrCat("client to ", server.address())); !s.ok()) return s;
+  RETURN_IF_ERROR(Acquire(absl::StrCat("client to ", server.address())));
   if (params->rdma.gpu_memory) {
     auto result = RunGpuClient(*params, {address->host, address->port}, cancel);
     Release();
@@ -408,8 +409,8 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
 absl::StatusOr<v1::ProbeResult> ProbeRunner::RunGpuCopy(const v1::ProbeSpec& spec,
                                                         probes::Cancellation* cancel) {
   probes::ProbeParams params = probes::FromSpec(spec);
-  if (auto s = probes::ValidateParams(params, context_.limits); !s.ok()) return s;
-  if (auto s = Acquire("gpu_copy"); !s.ok()) return s;
+  RETURN_IF_ERROR(probes::ValidateParams(params, context_.limits));
+  RETURN_IF_ERROR(Acquire("gpu_copy"));
   // The CUDA work runs in a child (probes::RunGpuCopy), killed at the deadline or on cancel.
   const absl::Duration timeout = ChildTimeout(params, context_.limits);
   probes::ProbeRun run = probes::RunGpuCopy(params, timeout, cancel);
@@ -490,7 +491,7 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunNccl(const v1::RunLocalProbeRequ
   if (request.ranks_size() < 1 || request.ranks(0).nccl_unique_id().size() != 128) {
     return absl::InvalidArgumentError("ranks[0].nccl_unique_id: 128 bytes expected");
   }
-  if (auto s = PrepareLogDir(nccl_log_dir_); !s.ok()) return s;
+  RETURN_IF_ERROR(PrepareLogDir(nccl_log_dir_));
   probes::NcclNodeRun node =
       probes::RunNcclNode(params, request.ranks(0).nccl_unique_id(), first, world, local,
                           absl::StrCat(nccl_log_dir_, "/", request.run_id()));

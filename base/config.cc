@@ -16,6 +16,7 @@
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/reflection.h"
 #include "yaml-cpp/yaml.h"
+#include "base/status_macros.h"
 
 namespace fabricctl {
 namespace {
@@ -73,7 +74,7 @@ class YamlReader {
       for (const auto& entry : node) {
         Message* item = reflection->AddMessage(message, field);
         const Descriptor* item_type = item->GetDescriptor();
-        if (auto s = SetScalar(entry.first, path, item_type->map_key(), item); !s.ok()) return s;
+        RETURN_IF_ERROR(SetScalar(entry.first, path, item_type->map_key(), item));
         std::string item_path = absl::StrCat(path, ".", entry.first.Scalar());
         if (auto s = SetValue(entry.second, item_path, item_type->map_value(), item); !s.ok()) {
           return s;
@@ -363,10 +364,10 @@ v1::Config DefaultConfig() {
 
 absl::StatusOr<v1::Config> ParseConfig(const std::string& yaml, const std::string& source) {
   v1::Config config;
-  if (auto status = YamlToMessage(yaml, source, &config); !status.ok()) return status;
+  RETURN_IF_ERROR(YamlToMessage(yaml, source, &config));
   ApplyDefaults(&config);
   YAML::Node root = YAML::Load(yaml);  // parsed once already: cannot throw here
-  if (auto status = Validate(config, root, source); !status.ok()) return status;
+  RETURN_IF_ERROR(Validate(config, root, source));
   return config;
 }
 

@@ -10,6 +10,7 @@
 #include "base/config.h"
 #include "base/exit_code.h"
 #include "base/version.h"
+#include "base/status_macros.h"
 
 namespace fabricctl {
 
@@ -37,7 +38,7 @@ std::string DefaultConfigPath() {
 }
 
 absl::StatusOr<v1::Config> ApplyCommonFlags(CommonFlags* flags) {
-  if (auto s = SetupLogging(flags->logging); !s.ok()) return s;
+  RETURN_IF_ERROR(SetupLogging(flags->logging));
   v1::Config config = DefaultConfig();
   if (flags->config_path.empty()) flags->config_path = DefaultConfigPath();
   if (!flags->config_path.empty()) {

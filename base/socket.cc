@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::net {
 namespace {
@@ -111,7 +112,7 @@ absl::StatusOr<Listener> ListenTcp(const std::string& host, uint16_t port) {
 absl::StatusOr<UniqueFd> AcceptTcp(const Listener& listener, absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   for (;;) {
-    if (auto s = WaitReady(listener.fd.get(), POLLIN, deadline, "accept"); !s.ok()) return s;
+    RETURN_IF_ERROR(WaitReady(listener.fd.get(), POLLIN, deadline, "accept"));
     int fd = ::accept4(listener.fd.get(), nullptr, nullptr, SOCK_CLOEXEC);
     if (fd >= 0) return UniqueFd(fd);
     if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED) return Errno("accept", errno);
@@ -188,7 +189,7 @@ absl::Status SendAll(int fd, const void* data, size_t n, absl::Time deadline) {
       continue;
     }
     if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (auto s = WaitReady(fd, POLLOUT, deadline, "send"); !s.ok()) return s;
+      RETURN_IF_ERROR(WaitReady(fd, POLLOUT, deadline, "send"));
       continue;
     }
     if (sent < 0 && errno == EINTR) continue;
@@ -211,7 +212,7 @@ absl::Status RecvAll(int fd, void* data, size_t n, absl::Time deadline) {
     }
     if (got == 0) return absl::UnavailableError("recv: connection closed by peer");
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      if (auto s = WaitReady(fd, POLLIN, deadline, "recv"); !s.ok()) return s;
+      RETURN_IF_ERROR(WaitReady(fd, POLLIN, deadline, "recv"));
       continue;
     }
     if (errno == EINTR) continue;
@@ -233,14 +234,14 @@ absl::Status SendFrame(int fd, const google::protobuf::MessageLite& message,
 
 absl::Status RecvFrame(int fd, google::protobuf::MessageLite* message, absl::Time deadline) {
   uint32_t length = 0;
-  if (auto s = RecvAll(fd, &length, sizeof(length), deadline); !s.ok()) return s;
+  RETURN_IF_ERROR(RecvAll(fd, &length, sizeof(length), deadline));
   length = ntohl(length);
   if (length > kMaxFrameBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("out-of-band frame of ", length, " bytes: not a fabricctl probe peer?"));
   }
   std::string bytes(length, '\0');
-  if (auto s = RecvAll(fd, bytes.data(), length, deadline); !s.ok()) return s;
+  RETURN_IF_ERROR(RecvAll(fd, bytes.data(), length, deadline));
   if (!message->ParseFromString(bytes)) {
     return absl::InvalidArgumentError("out-of-band frame does not parse: not a fabricctl probe peer?");
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::cli {
 namespace {
@@ -50,7 +51,7 @@ absl::Status WriteOutput(const std::string& path, const std::string& contents) {
     std::cout.flush();
     return absl::OkStatus();
   }
-  if (auto s = CheckOutput(path); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckOutput(path));
   // A temporary file of our own making (O_EXCL, a name no one can plant in advance) in the
   // target's directory, written, synced, then renamed over the target: a reader sees the old
   // report or the new one, and no link planted at a predictable name is followed.

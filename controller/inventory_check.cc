@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/net_address.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -60,7 +61,7 @@ absl::Status BoundStrings(const google::protobuf::Message& message, size_t max_l
       } else if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
         const auto& child = field->is_repeated() ? reflection->GetRepeatedMessage(message, field, i)
                                                  : reflection->GetMessage(message, field);
-        if (auto s = BoundStrings(child, max_length, where); !s.ok()) return s;
+        RETURN_IF_ERROR(BoundStrings(child, max_length, where));
       }
     }
   }
@@ -70,9 +71,9 @@ absl::Status BoundStrings(const google::protobuf::Message& message, size_t max_l
 }  // namespace
 
 absl::Status ValidateInventory(const v1::NodeInventory& inventory) {
-  if (auto s = ValidateNodeName(inventory.node_name(), "inventory.node_name"); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateNodeName(inventory.node_name(), "inventory.node_name"));
   // No field of an inventory needs more than a path's length; the registry keeps it whole.
-  if (auto s = BoundStrings(inventory, kMaxInventoryString, "inventory"); !s.ok()) return s;
+  RETURN_IF_ERROR(BoundStrings(inventory, kMaxInventoryString, "inventory"));
   if (auto a = ParseHostPort(inventory.agent_address(), "inventory.agent_address"); !a.ok()) {
     return a.status();
   } else if (a->port == 0) {

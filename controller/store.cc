@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -132,7 +133,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   int version = 0;
   {
     Statement q(db, "PRAGMA user_version");
-    if (auto s = q.status("read schema version"); !s.ok()) return s;
+    RETURN_IF_ERROR(q.status("read schema version"));
     if (q.Step() == SQLITE_ROW) version = static_cast<int>(q.ColumnInt64(0));
   }
   if (version > kSchemaVersion) {
@@ -169,7 +170,7 @@ absl::Status Store::UpsertNode(const v1::NodeInventory& inventory, absl::Time no
               "INSERT INTO nodes(name, inventory, first_seen, last_seen) VALUES(?1, ?2, ?3, ?3) "
               "ON CONFLICT(name) DO UPDATE SET inventory=excluded.inventory, "
               "last_seen=excluded.last_seen");
-  if (auto s = q.status("prepare node upsert"); !s.ok()) return s;
+  RETURN_IF_ERROR(q.status("prepare node upsert"));
   q.BindText(1, inventory.node_name());
   q.BindBlob(2, inventory.SerializeAsString());
   q.BindInt64(3, absl::ToUnixMicros(now));
@@ -180,7 +181,7 @@ absl::Status Store::UpsertNode(const v1::NodeInventory& inventory, absl::Time no
 absl::StatusOr<bool> Store::TouchNode(const std::string& name, absl::Time now) {
   std::lock_guard<std::mutex> lock(mu_);
   Statement q(db_, "UPDATE nodes SET last_seen=?2 WHERE name=?1");
-  if (auto s = q.status("prepare heartbeat"); !s.ok()) return s;
+  RETURN_IF_ERROR(q.status("prepare heartbeat"));
   q.BindText(1, name);
   q.BindInt64(2, absl::ToUnixMicros(now));
   if (q.Step() != SQLITE_DONE) return SqliteError(db_, "record heartbeat");
@@ -192,7 +193,7 @@ absl::StatusOr<std::vector<std::string>> Store::RemoveNodes(const std::vector<st
   std::vector<std::string> removed;
   for (const std::string& name : names) {
     Statement q(db_, "DELETE FROM nodes WHERE name=?1");
-    if (auto s = q.status("prepare node removal"); !s.ok()) return s;
+    RETURN_IF_ERROR(q.status("prepare node removal"));
     q.BindText(1, name);
     if (q.Step() != SQLITE_DONE) return SqliteError(db_, "remove node");
     if (sqlite3_changes(db_) > 0) removed.push_back(name);
@@ -205,7 +206,7 @@ absl::StatusOr<std::vector<std::string>> Store::ForgetNodesSeenBefore(absl::Time
   std::vector<std::string> names;
   {
     Statement q(db_, "SELECT name FROM nodes WHERE last_seen < ?1 ORDER BY name");
-    if (auto s = q.status("prepare expired nodes"); !s.ok()) return s;
+    RETURN_IF_ERROR(q.status("prepare expired nodes"));
     q.BindInt64(1, absl::ToUnixMicros(cutoff));
     int rc;
     while ((rc = q.Step()) == SQLITE_ROW) names.push_back(q.ColumnBlob(0));
@@ -213,7 +214,7 @@ absl::StatusOr<std::vector<std::string>> Store::ForgetNodesSeenBefore(absl::Time
   }
   if (names.empty()) return names;
   Statement d(db_, "DELETE FROM nodes WHERE last_seen < ?1");
-  if (auto s = d.status("prepare node expiry"); !s.ok()) return s;
+  RETURN_IF_ERROR(d.status("prepare node expiry"));
   d.BindInt64(1, absl::ToUnixMicros(cutoff));
   if (d.Step() != SQLITE_DONE) return SqliteError(db_, "expire nodes");
   return names;
@@ -223,7 +224,7 @@ absl::StatusOr<std::vector<StoredNode>> Store::ListNodes(
     const std::vector<std::string>& names) const {
   std::lock_guard<std::mutex> lock(mu_);
   Statement q(db_, "SELECT inventory, first_seen, last_seen FROM nodes ORDER BY name");
-  if (auto s = q.status("prepare node list"); !s.ok()) return s;
+  RETURN_IF_ERROR(q.status("prepare node list"));
   std::vector<StoredNode> out;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
@@ -257,7 +258,7 @@ google::protobuf::Timestamp Timestamp(int64_t micros) {
 absl::StatusOr<int64_t> Store::CreateSweep(const v1::SweepRequest& request, absl::Time now) {
   std::lock_guard<std::mutex> lock(mu_);
   Statement q(db_, "INSERT INTO sweeps(state, started, request) VALUES(?1, ?2, ?3)");
-  if (auto s = q.status("prepare sweep insert"); !s.ok()) return s;
+  RETURN_IF_ERROR(q.status("prepare sweep insert"));
   q.BindInt64(1, v1::SWEEP_RUNNING);
   q.BindInt64(2, absl::ToUnixMicros(now));
   q.BindBlob(3, request.SerializeAsString());
@@ -271,7 +272,7 @@ absl::Status Store::InsertResult(int64_t sweep_id, uint32_t round, uint32_t atte
   Statement q(db_,
               "INSERT INTO results(sweep_id, round, attempt, node, peer, kind, result) "
               "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  if (auto s = q.status("prepare result insert"); !s.ok()) return s;
+  RETURN_IF_ERROR(q.status("prepare result insert"));
   q.BindInt64(1, sweep_id);
   q.BindInt64(2, round);
   q.BindInt64(3, attempt);
@@ -286,7 +287,7 @@ absl::Status Store::InsertResult(int64_t sweep_id, uint32_t round, uint32_t atte
 absl::StatusOr<std::vector<v1::ProbeResult>> Store::ListResults(int64_t sweep_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   Statement q(db_, "SELECT result FROM results WHERE sweep_id=?1 ORDER BY seq");
-  if (auto s = q.status("prepare result list"); !s.ok()) return s;
+  RETURN_IF_ERROR(q.status("prepare result list"));
   q.BindInt64(1, sweep_id);
   std::vector<v1::ProbeResult> out;
   int rc;
@@ -304,7 +305,7 @@ absl::StatusOr<std::vector<v1::ProbeResult>> Store::ListResults(int64_t sweep_id
 absl::Status Store::FinishSweep(int64_t sweep_id, const v1::Report& report) {
   std::lock_guard<std::mutex> lock(mu_);
   Statement q(db_, "UPDATE sweeps SET state=?2, finished=?3, report=?4 WHERE id=?1");
-  if (auto s = q.status("prepare sweep update"); !s.ok()) return s;
+  RETURN_IF_ERROR(q.status("prepare sweep update"));
   q.BindInt64(1, sweep_id);
   q.BindInt64(2, report.sweep().state());
   const auto& f = report.sweep().finished();
@@ -319,7 +320,7 @@ absl::StatusOr<v1::Report> Store::GetReport(int64_t sweep_id) const {
   Statement q(db_, sweep_id == 0
                        ? "SELECT report FROM sweeps WHERE report IS NOT NULL ORDER BY id DESC LIMIT 1"
                        : "SELECT report FROM sweeps WHERE id=?1 AND report IS NOT NULL");
-  if (auto s = q.status("prepare report query"); !s.ok()) return s;
+  RETURN_IF_ERROR(q.status("prepare report query"));
   if (sweep_id != 0) q.BindInt64(1, sweep_id);
   int rc = q.Step();
   if (rc == SQLITE_DONE) {
@@ -339,7 +340,7 @@ absl::StatusOr<std::vector<v1::SweepInfo>> Store::ListSweeps(uint32_t limit,
   std::lock_guard<std::mutex> lock(mu_);
   Statement q(db_, "SELECT id, state, started, finished, request, report FROM sweeps "
                    "WHERE ?2 = 0 OR id < ?2 ORDER BY id DESC LIMIT ?1");
-  if (auto s = q.status("prepare sweep list"); !s.ok()) return s;
+  RETURN_IF_ERROR(q.status("prepare sweep list"));
   q.BindInt64(1, limit);
   q.BindInt64(2, before_id);
   std::vector<v1::SweepInfo> out;
@@ -373,7 +374,7 @@ absl::StatusOr<std::vector<int64_t>> Store::FinishedSweepIdsAfter(int64_t after,
                          "ORDER BY id DESC LIMIT ?2"
                        : "SELECT id FROM sweeps WHERE id > ?1 AND report IS NOT NULL "
                          "ORDER BY id ASC LIMIT ?2");
-  if (auto s = q.status("prepare finished sweep ids"); !s.ok()) return s;
+  RETURN_IF_ERROR(q.status("prepare finished sweep ids"));
   q.BindInt64(1, after);
   q.BindInt64(2, limit);
   std::vector<int64_t> out;
@@ -387,7 +388,7 @@ absl::StatusOr<std::vector<int64_t>> Store::FinishedSweepIdsAfter(int64_t after,
 absl::StatusOr<int> Store::MarkRunningInterrupted(absl::Time now) {
   std::lock_guard<std::mutex> lock(mu_);
   Statement q(db_, "UPDATE sweeps SET state=?1, finished=?2 WHERE state=?3");
-  if (auto s = q.status("prepare interrupt"); !s.ok()) return s;
+  RETURN_IF_ERROR(q.status("prepare interrupt"));
   q.BindInt64(1, v1::SWEEP_INTERRUPTED);
   q.BindInt64(2, absl::ToUnixMicros(now));
   q.BindInt64(3, v1::SWEEP_RUNNING);

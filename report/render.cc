@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/utf8.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::report {
 
@@ -22,7 +23,7 @@ absl::Status CheckFormat(const std::string& format) {
 
 absl::StatusOr<std::string> Render(const v1::Report& original, const std::string& format,
                                    bool color) {
-  if (auto s = CheckFormat(format); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckFormat(format));
   // Names, reasons and evidence lines come from devices, logs and other processes: any bytes.
   // JSON escapes what it must itself; every other format gets printable UTF-8 only (no
   // terminal escapes in text, no control characters in XML, no second line in Prometheus).

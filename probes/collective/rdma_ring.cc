@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -49,7 +50,7 @@ absl::StatusOr<std::unique_ptr<RdmaRing>> RdmaRing::Open(const RdmaParams& selec
   ring->to_right_ = *std::move(right);
   // Receives may be posted from INIT on: whatever arrives after Connect finds them.
   for (int s = 0; s < kSlots; ++s) {
-    if (auto st = ring->from_left_->PostRecv(slot_bytes, s, s * slot_bytes); !st.ok()) return st;
+    RETURN_IF_ERROR(ring->from_left_->PostRecv(slot_bytes, s, s * slot_bytes));
   }
   return ring;
 }
@@ -64,7 +65,7 @@ absl::Status RdmaRing::Connect(const v1::Endpoint& left, const v1::Endpoint& rig
   if (left.qps_size() != 2 || right.qps_size() != 2) {
     return absl::InvalidArgumentError("ring: a neighbour's endpoint lacks its two queue pairs");
   }
-  if (auto s = from_left_->Connect(left.qps(1)); !s.ok()) return s;
+  RETURN_IF_ERROR(from_left_->Connect(left.qps(1)));
   return to_right_->Connect(right.qps(0));
 }
 
@@ -114,7 +115,7 @@ absl::Status RdmaRing::Exchange(const char* out, size_t out_len, char* in, size_
       got += length;
       ++received;
       ++receives_;
-      if (auto s = from_left_->PostRecv(slot_, receives_, slot_offset); !s.ok()) return s;
+      RETURN_IF_ERROR(from_left_->PostRecv(slot_, receives_, slot_offset));
       progress = true;
     }
     if (!progress && (++idle & 1023) == 0 && absl::Now() > deadline) {

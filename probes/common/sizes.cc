@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::probes {
 
@@ -59,7 +60,7 @@ absl::StatusOr<std::vector<uint64_t>> ParseSizeSweep(const std::string& spec,
     for (int i = 0; i < 2; ++i) {
       auto size = ParseSize(ends[i]);
       if (!size.ok()) return absl::InvalidArgumentError(absl::StrCat("--sizes: ", size.status().message()));
-      if (auto s = check(*size, ends[i]); !s.ok()) return s;
+      RETURN_IF_ERROR(check(*size, ends[i]));
       bounds[i] = *size;
     }
     if (bounds[0] > bounds[1]) {
@@ -75,7 +76,7 @@ absl::StatusOr<std::vector<uint64_t>> ParseSizeSweep(const std::string& spec,
     std::string text(part);
     auto size = ParseSize(text);
     if (!size.ok()) return absl::InvalidArgumentError(absl::StrCat("--sizes: ", size.status().message()));
-    if (auto s = check(*size, text); !s.ok()) return s;
+    RETURN_IF_ERROR(check(*size, text));
     sizes.push_back(*size);
   }
   std::sort(sizes.begin(), sizes.end());

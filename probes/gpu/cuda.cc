@@ -10,6 +10,7 @@
 #include "probes/common/child.h"
 #include "probes/gpu/runtime_library.h"
 #include "proto/probe.pb.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::probes {
 ScopedContext::~ScopedContext() {
@@ -77,12 +78,12 @@ absl::StatusOr<std::vector<v1::Gpu>> ListGpus(absl::Duration timeout) {
     auto cuda = CudaDriver::Load();
     if (!cuda.ok()) return cuda.status();
     int count = 0;
-    if (auto s = (*cuda)->Check((*cuda)->DeviceGetCount(&count), "cuDeviceGetCount"); !s.ok()) return s;
+    RETURN_IF_ERROR((*cuda)->Check((*cuda)->DeviceGetCount(&count), "cuDeviceGetCount"));
     if (count == 0) return absl::NotFoundError("the GPU driver sees no GPU");
     v1::NodeInventory holder;
     for (int i = 0; i < count; ++i) {
       CudaDriver::Device device;
-      if (auto s = (*cuda)->Check((*cuda)->DeviceGet(&device, i), "cuDeviceGet"); !s.ok()) return s;
+      RETURN_IF_ERROR((*cuda)->Check((*cuda)->DeviceGet(&device, i), "cuDeviceGet"));
       char name[256] = {}, bus[64] = {};
       size_t memory = 0;
       int gdr = 0, dmabuf = 0;
@@ -118,19 +119,19 @@ ProbeRun RunGpuCopy(const ProbeParams& params, absl::Duration timeout, const Can
     if (!cuda.ok()) return cuda.status();
     const CudaDriver& cu = **cuda;
     int count = 0;
-    if (auto s = cu.Check(cu.DeviceGetCount(&count), "cuDeviceGetCount"); !s.ok()) return s;
+    RETURN_IF_ERROR(cu.Check(cu.DeviceGetCount(&count), "cuDeviceGetCount"));
     if (count == 0) return absl::NotFoundError("the GPU driver sees no GPU");
     const uint64_t largest = *std::max_element(params.sizes_bytes.begin(), params.sizes_bytes.end());
     const uint64_t iterations = std::max<uint64_t>(1, params.iterations);
     v1::ProbeResult out;
     for (int i = 0; i < count; ++i) {
       CudaDriver::Device device;
-      if (auto s = cu.Check(cu.DeviceGet(&device, i), "cuDeviceGet"); !s.ok()) return s;
+      RETURN_IF_ERROR(cu.Check(cu.DeviceGet(&device, i), "cuDeviceGet"));
       ScopedContext context(cu, device);
-      if (auto s = context.Enter(); !s.ok()) return s;
+      RETURN_IF_ERROR(context.Enter());
       void* host = nullptr;
       CudaDriver::DevicePtr dev = 0;
-      if (auto s = cu.Check(cu.MemAllocHost(&host, largest), "cuMemAllocHost"); !s.ok()) return s;
+      RETURN_IF_ERROR(cu.Check(cu.MemAllocHost(&host, largest), "cuMemAllocHost"));
       if (auto s = cu.Check(cu.MemAlloc(&dev, largest), "cuMemAlloc"); !s.ok()) {
         cu.MemFreeHost(host);
         return s;
@@ -140,14 +141,14 @@ ProbeRun RunGpuCopy(const ProbeParams& params, absl::Duration timeout, const Can
         auto timed = [&](bool to_device, double* gbytes) -> absl::Status {
           for (uint64_t w = 0; w < params.warmup_iterations + 1; ++w) {  // at least one warm-up
             auto r = to_device ? cu.MemcpyHtoD(dev, host, size) : cu.MemcpyDtoH(host, dev, size);
-            if (auto s = cu.Check(r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH"); !s.ok()) return s;
+            RETURN_IF_ERROR(cu.Check(r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH"));
           }
           const auto t0 = std::chrono::steady_clock::now();
           for (uint64_t k = 0; k < iterations; ++k) {
             auto r = to_device ? cu.MemcpyHtoD(dev, host, size) : cu.MemcpyDtoH(host, dev, size);
-            if (auto s = cu.Check(r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH"); !s.ok()) return s;
+            RETURN_IF_ERROR(cu.Check(r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH"));
           }
-          if (auto s = cu.Check(cu.CtxSynchronize(), "cuCtxSynchronize"); !s.ok()) return s;
+          RETURN_IF_ERROR(cu.Check(cu.CtxSynchronize(), "cuCtxSynchronize"));
           const double seconds =
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           *gbytes = static_cast<double>(size) * static_cast<double>(iterations) / seconds / 1e9;

@@ -16,6 +16,7 @@
 #include "probes/gpu/cuda.h"
 #include "probes/gpu/runtime_library.h"
 #include "proto/probe.pb.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -90,7 +91,7 @@ absl::StatusOr<NcclRendezvous> NcclRendezvous::Create(absl::Duration timeout) {
     auto nccl = NcclLibrary::Load();
     if (!nccl.ok()) return nccl.status();
     NcclLibrary::UniqueId id;
-    if (auto s = (*nccl)->Check((*nccl)->GetUniqueId(&id), "ncclGetUniqueId"); !s.ok()) return s;
+    RETURN_IF_ERROR((*nccl)->Check((*nccl)->GetUniqueId(&id), "ncclGetUniqueId"));
     // The library stays loaded: its bootstrap root thread serves the ranks from here.
     (void)nccl->release();
     return std::string(id.internal, sizeof(id.internal));
@@ -125,7 +126,7 @@ ProbeRun RunNcclRank(const ProbeParams& params, const NcclRank& rank) {
     const CudaDriver& cu = **cuda;
     const NcclLibrary& nc = **nccl;
     int count = 0;
-    if (auto s = cu.Check(cu.DeviceGetCount(&count), "cuDeviceGetCount"); !s.ok()) return s;
+    RETURN_IF_ERROR(cu.Check(cu.DeviceGetCount(&count), "cuDeviceGetCount"));
     if (rank.gpu >= static_cast<uint32_t>(count)) {
       return absl::NotFoundError(absl::StrCat("no GPU ", rank.gpu, " (the driver sees ", count, ")"));
     }
@@ -134,15 +135,15 @@ ProbeRun RunNcclRank(const ProbeParams& params, const NcclRank& rank) {
       return s;
     }
     ScopedContext context(cu, device);
-    if (auto s = context.Enter(); !s.ok()) return s;
+    RETURN_IF_ERROR(context.Enter());
     const uint64_t largest = *std::max_element(params.sizes_bytes.begin(), params.sizes_bytes.end());
     const size_t largest_count = std::max<size_t>(1, largest / sizeof(float));
     RankResources res;
     res.cuda = &cu;
     res.nccl = &nc;
-    if (auto s = cu.Check(cu.MemAlloc(&res.send, largest_count * sizeof(float)), "cuMemAlloc"); !s.ok()) return s;
-    if (auto s = cu.Check(cu.MemAlloc(&res.recv, largest_count * sizeof(float)), "cuMemAlloc"); !s.ok()) return s;
-    if (auto s = cu.Check(cu.StreamCreate(&res.stream, 0), "cuStreamCreate"); !s.ok()) return s;
+    RETURN_IF_ERROR(cu.Check(cu.MemAlloc(&res.send, largest_count * sizeof(float)), "cuMemAlloc"));
+    RETURN_IF_ERROR(cu.Check(cu.MemAlloc(&res.recv, largest_count * sizeof(float)), "cuMemAlloc"));
+    RETURN_IF_ERROR(cu.Check(cu.StreamCreate(&res.stream, 0), "cuStreamCreate"));
     NcclLibrary::UniqueId id;
     std::memcpy(id.internal, rank.unique_id.data(), sizeof(id.internal));
     if (auto s = nc.Check(nc.CommInitRank(&res.comm, static_cast<int>(rank.nranks), id,
@@ -176,8 +177,8 @@ ProbeRun RunNcclRank(const ProbeParams& params, const NcclRank& rank) {
       if (auto s = cu.Check(cu.MemcpyHtoD(res.send, host.data(), elements * sizeof(float)), "cuMemcpyHtoD"); !s.ok()) {
         return s;
       }
-      if (auto s = allreduce(elements); !s.ok()) return s;
-      if (auto s = sync(); !s.ok()) return s;
+      RETURN_IF_ERROR(allreduce(elements));
+      RETURN_IF_ERROR(sync());
       if (auto s = cu.Check(cu.MemcpyDtoH(host.data(), res.recv, elements * sizeof(float)), "cuMemcpyDtoH"); !s.ok()) {
         return s;
       }
@@ -187,15 +188,15 @@ ProbeRun RunNcclRank(const ProbeParams& params, const NcclRank& rank) {
         if (host[i] != want) ++wrong;
       }
       for (uint64_t w = 0; w < params.warmup_iterations; ++w) {
-        if (auto s = allreduce(elements); !s.ok()) return s;
+        RETURN_IF_ERROR(allreduce(elements));
       }
-      if (auto s = sync(); !s.ok()) return s;
+      RETURN_IF_ERROR(sync());
       const uint64_t iterations = std::max<uint64_t>(1, params.iterations);
       const auto t0 = std::chrono::steady_clock::now();
       for (uint64_t k = 0; k < iterations; ++k) {
-        if (auto s = allreduce(elements); !s.ok()) return s;
+        RETURN_IF_ERROR(allreduce(elements));
       }
-      if (auto s = sync(); !s.ok()) return s;
+      RETURN_IF_ERROR(sync());
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
           static_cast<double>(iterations);

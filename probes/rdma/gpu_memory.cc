@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "probes/gpu/cuda.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -28,7 +29,7 @@ class GpuMemory final : public ProbeMemory {
       context_ = nullptr;
       return s;
     }
-    if (auto s = cuda_->Check(cuda_->CtxSetCurrent(context_), "cuCtxSetCurrent"); !s.ok()) return s;
+    RETURN_IF_ERROR(cuda_->Check(cuda_->CtxSetCurrent(context_), "cuCtxSetCurrent"));
     // Whole 2 MiB pages: a dma-buf export covers whole pages of the allocation.
     size_ = (bytes + (2u << 20) - 1) & ~size_t{(2u << 20) - 1};
     if (auto s = cuda_->Check(cuda_->MemAlloc(&pointer_, size_), "cuMemAlloc"); !s.ok()) {
@@ -91,7 +92,7 @@ absl::StatusOr<std::unique_ptr<ProbeMemory>> AllocateGpuMemory(uint32_t gpu, siz
   auto cuda = CudaDriver::Load();
   if (!cuda.ok()) return cuda.status();
   int count = 0;
-  if (auto s = (*cuda)->Check((*cuda)->DeviceGetCount(&count), "cuDeviceGetCount"); !s.ok()) return s;
+  RETURN_IF_ERROR((*cuda)->Check((*cuda)->DeviceGetCount(&count), "cuDeviceGetCount"));
   if (gpu >= static_cast<uint32_t>(count)) {
     return absl::NotFoundError(absl::StrCat("--gpu: no GPU ", gpu, " (the driver sees ", count, ")"));
   }
@@ -100,7 +101,7 @@ absl::StatusOr<std::unique_ptr<ProbeMemory>> AllocateGpuMemory(uint32_t gpu, siz
     return s;
   }
   auto memory = std::make_unique<GpuMemory>(*std::move(cuda), device, gpu);
-  if (auto s = memory->Allocate(bytes); !s.ok()) return s;
+  RETURN_IF_ERROR(memory->Allocate(bytes));
   return std::unique_ptr<ProbeMemory>(std::move(memory));
 }
 

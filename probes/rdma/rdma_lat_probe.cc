@@ -8,6 +8,7 @@
 #include "probes/common/stats.h"
 #include "probes/rdma/rdma_probes.h"
 #include "probes/rdma/session.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::probes {
 using namespace rdma_internal;  // NOLINT: this probe family's own helpers
@@ -40,7 +41,7 @@ absl::Status PingPong(RdmaEndpoint& ep, RdmaVerb verb, bool initiator, uint64_t 
       const char want = RoundMark(round);
       return SpinUntil([&] { return *mark == want; }, deadline, "ping-pong");
     }
-    if (auto s = Reap(ep, /*receive=*/true, 1, deadline); !s.ok()) return s;
+    RETURN_IF_ERROR(Reap(ep, /*receive=*/true, 1, deadline));
     // The next round's receive, posted before this side answers; none after the last round.
     return round + 1 < warmup + rounds ? ep.PostRecv(size, round + 1) : absl::OkStatus();
   };
@@ -66,11 +67,11 @@ absl::Status PingPong(RdmaEndpoint& ep, RdmaVerb verb, bool initiator, uint64_t 
       const uint64_t now = ReadCycles();
       if (round > warmup) rtt_cycles.push_back(now - previous_post);
       previous_post = now;
-      if (auto s = answer(round); !s.ok()) return s;
-      if (auto s = wait_peer(round); !s.ok()) return s;
+      RETURN_IF_ERROR(answer(round));
+      RETURN_IF_ERROR(wait_peer(round));
     } else {
-      if (auto s = wait_peer(round); !s.ok()) return s;
-      if (auto s = answer(round); !s.ok()) return s;
+      RETURN_IF_ERROR(wait_peer(round));
+      RETURN_IF_ERROR(answer(round));
     }
   }
   if (initiator && rounds > 0) {
@@ -101,7 +102,7 @@ absl::Status RdmaLatProbe::Serve(net::UniqueFd connection, const v1::ProbeHello&
   if (!ep.ok()) return ep.status();
   const ProbeParams params = FromSpec(hello.spec());
   return ServeMeetings(connection.get(), [&](uint64_t size) -> absl::Status {
-    if (auto s = PrepareSize(**ep, verb_, size); !s.ok()) return s;
+    RETURN_IF_ERROR(PrepareSize(**ep, verb_, size));
     if (auto s = net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
         !s.ok()) {
       return s;

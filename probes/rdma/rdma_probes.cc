@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "probes/common/stats.h"
 #include "probes/rdma/session.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::probes {
 using namespace rdma_internal;  // NOLINT: this probe family's own helpers
@@ -154,13 +155,13 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
     const uint64_t length = by_time ? MaxSize(params) : size;
     auto post_more = [&]() -> absl::Status {
       while (outstanding < kRxDepthSend && received + outstanding < expected) {
-        if (auto s = (*ep)->PostRecv(length, next_id++); !s.ok()) return s;
+        RETURN_IF_ERROR((*ep)->PostRecv(length, next_id++));
         ++outstanding;
       }
       return absl::OkStatus();
     };
     if (send) {
-      if (auto s = post_more(); !s.ok()) return s;
+      RETURN_IF_ERROR(post_more());
     }
     if (auto s = net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
         !s.ok()) {
@@ -170,7 +171,7 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
       // Both directions at once (perftest -b): this side runs the same loop towards the
       // client and reports its own figures, which the client adds to its own.
       BwPoint point;
-      if (auto s = MeasureBw(**ep, verb_, size, params, &point); !s.ok()) return s;
+      RETURN_IF_ERROR(MeasureBw(**ep, verb_, size, params, &point));
       v1::ProbeResult mine;
       mine.add_bw()->set_bw_avg_gbps(point.bw_avg_gbps);
       mine.mutable_bw(0)->set_msg_rate_mpps(point.msg_rate_mpps);
@@ -188,7 +189,7 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
         if (by_time && expected == std::numeric_limits<uint64_t>::max() &&
             net::Readable(connection.get())) {
           v1::ProbeHello done;
-          if (auto s = net::RecvFrame(connection.get(), &done, absl::Now() + kControlTimeout); !s.ok()) return s;
+          RETURN_IF_ERROR(net::RecvFrame(connection.get(), &done, absl::Now() + kControlTimeout));
           expected = done.messages();
         }
         if (current_cancel != nullptr && current_cancel->cancelled()) {
@@ -203,7 +204,7 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
         ++received;
         --outstanding;
       }
-      if (auto s = post_more(); !s.ok()) return s;
+      RETURN_IF_ERROR(post_more());
     }
     return absl::OkStatus();
   }, params.duration);

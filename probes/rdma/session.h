@@ -20,6 +20,7 @@
 #include "probes/probe.h"
 #include "probes/rdma/endpoint.h"
 #include "probes/rdma/gpu_memory.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::probes::rdma_internal {
 
@@ -102,7 +103,7 @@ inline absl::Status Reap(RdmaEndpoint& ep, bool receive, int count, int64_t dead
     got += n;
     return got >= count;
   };
-  if (auto s = SpinUntil(ready, deadline_ns, receive ? "receive" : "send"); !s.ok()) return s;
+  RETURN_IF_ERROR(SpinUntil(ready, deadline_ns, receive ? "receive" : "send"));
   return error;
 }
 
@@ -169,9 +170,9 @@ inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, cons
   *hello.mutable_endpoint()->add_qps() = session.endpoint->LocalInfo();
   hello.set_token(params.token);
   const absl::Time deadline = absl::Now() + kControlTimeout;
-  if (auto s = net::SendFrame(session.control.get(), hello, deadline); !s.ok()) return s;
+  RETURN_IF_ERROR(net::SendFrame(session.control.get(), hello, deadline));
   v1::ProbeWelcome welcome;
-  if (auto s = net::RecvFrame(session.control.get(), &welcome, deadline); !s.ok()) return s;
+  RETURN_IF_ERROR(net::RecvFrame(session.control.get(), &welcome, deadline));
   if (!welcome.error().empty()) {
     // The server's own "not here" (no device on its side) is still a skip for the pair.
     std::string why = absl::StrCat("server: ", welcome.error());
@@ -184,7 +185,7 @@ inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, cons
   if (welcome.endpoint().qps_size() != 1) {
     return absl::InvalidArgumentError("server sent no queue-pair data");
   }
-  if (auto s = session.endpoint->Connect(welcome.endpoint().qps(0)); !s.ok()) return s;
+  RETURN_IF_ERROR(session.endpoint->Connect(welcome.endpoint().qps(0)));
   session.server_memory = welcome.memory();
   return session;
 }
@@ -194,9 +195,9 @@ inline absl::Status Meet(int control, uint64_t size) {
   v1::ProbeHello ready;
   ready.set_size_bytes(size);
   const absl::Time deadline = absl::Now() + kControlTimeout;
-  if (auto s = net::SendFrame(control, ready, deadline); !s.ok()) return s;
+  RETURN_IF_ERROR(net::SendFrame(control, ready, deadline));
   v1::ProbeWelcome go;
-  if (auto s = net::RecvFrame(control, &go, deadline); !s.ok()) return s;
+  RETURN_IF_ERROR(net::RecvFrame(control, &go, deadline));
   if (!go.error().empty()) {
     return WithCause(absl::FailedPreconditionError(absl::StrCat("server: ", go.error())),
                      v1::CAUSE_PEER_REFUSED, v1::SIDE_SERVER);
@@ -234,7 +235,7 @@ inline absl::StatusOr<std::unique_ptr<RdmaEndpoint>> AcceptSession(int control,
   }
   *welcome.mutable_endpoint()->add_qps() = (*ep)->LocalInfo();
   welcome.set_memory((*ep)->memory_label());
-  if (auto s = net::SendFrame(control, welcome, absl::Now() + kControlTimeout); !s.ok()) return s;
+  RETURN_IF_ERROR(net::SendFrame(control, welcome, absl::Now() + kControlTimeout));
   return ep;
 }
 
@@ -247,7 +248,7 @@ absl::Status ServeMeetings(int control, PerSize per_size, absl::Duration measuri
     absl::Status s = net::RecvFrame(control, &ready, absl::Now() + size_timeout + measuring);
     if (absl::IsUnavailable(s) || ready.bye()) return absl::OkStatus();  // the client is done
     if (!s.ok()) return s;
-    if (auto st = per_size(ready.size_bytes()); !st.ok()) return st;
+    RETURN_IF_ERROR(per_size(ready.size_bytes()));
   }
 }
 

@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "probes/common/cause.h"
 #include "probes/common/stats.h"
+#include "base/status_macros.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -99,9 +100,9 @@ absl::StatusOr<net::UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size
   hello.set_stream(stream);
   hello.set_token(params.token);
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  if (auto s = net::SendFrame(fd->get(), hello, deadline); !s.ok()) return s;
+  RETURN_IF_ERROR(net::SendFrame(fd->get(), hello, deadline));
   v1::ProbeWelcome welcome;
-  if (auto s = net::RecvFrame(fd->get(), &welcome, deadline); !s.ok()) return s;
+  RETURN_IF_ERROR(net::RecvFrame(fd->get(), &welcome, deadline));
   if (!welcome.error().empty()) {
     return WithCause(absl::FailedPreconditionError(absl::StrCat("server refused: ", welcome.error())),
                      v1::CAUSE_PEER_REFUSED, v1::SIDE_SERVER);
@@ -157,7 +158,7 @@ absl::Status ServeTimed(int fd, absl::Duration duration, std::vector<char>& buff
   }
   const uint64_t wire[2] = {htobe64(received),
                             htobe64(static_cast<uint64_t>(first_ns ? NowNs() - first_ns : 0))};
-  if (auto s = WriteFull(fd, reinterpret_cast<const char*>(wire), sizeof(wire)); !s.ok()) return s;
+  RETURN_IF_ERROR(WriteFull(fd, reinterpret_cast<const char*>(wire), sizeof(wire)));
   ::shutdown(fd, SHUT_WR);
   // Until the sender hangs up (it resets the connection on reading the answer).
   SetIoTimeout(fd, absl::Seconds(5));
@@ -184,10 +185,10 @@ absl::Status TcpBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& h
     uint64_t left = params.warmup_iterations * hello.size_bytes();
     while (left > 0) {
       size_t want = static_cast<size_t>(std::min<uint64_t>(left, buffer.size()));
-      if (auto s = ReadFull(fd, buffer.data(), want); !s.ok()) return s;
+      RETURN_IF_ERROR(ReadFull(fd, buffer.data(), want));
       left -= want;
     }
-    if (auto s = WriteFull(fd, &kWarmAck, 1); !s.ok()) return s;
+    RETURN_IF_ERROR(WriteFull(fd, &kWarmAck, 1));
   }
   if (params.duration > absl::ZeroDuration()) return ServeTimed(fd, params.duration, buffer);
   uint64_t received = 0;
@@ -344,9 +345,9 @@ absl::Status TcpLatProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
       return IoError("recv");
     }
     if (static_cast<size_t>(got) < message.size()) {
-      if (auto s = ReadFull(fd, message.data() + got, message.size() - got); !s.ok()) return s;
+      RETURN_IF_ERROR(ReadFull(fd, message.data() + got, message.size() - got));
     }
-    if (auto s = WriteFull(fd, message.data(), message.size()); !s.ok()) return s;
+    RETURN_IF_ERROR(WriteFull(fd, message.data(), message.size()));
   }
 }
 
@@ -364,7 +365,7 @@ ProbeRun TcpLatProbe::Run(const ProbeParams& params, const ServerAddress& server
     std::vector<char> message(size, 'f');
     std::vector<char> echo(size);
     auto round_trip = [&]() -> absl::Status {
-      if (auto s = WriteFull(fd->get(), message.data(), size); !s.ok()) return s;
+      RETURN_IF_ERROR(WriteFull(fd->get(), message.data(), size));
       return ReadFull(fd->get(), echo.data(), size);
     };
     for (uint64_t i = 0; i < params.warmup_iterations; ++i) {
