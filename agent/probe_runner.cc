@@ -190,6 +190,14 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
     rank_state.listener = *std::move(listener);
     v1::Endpoint endpoint;
     endpoint.set_address(HostPort{advertise_host_, rank_state.listener.port}.ToString());
+    // The left neighbour, and only it, learns this secret from the controller with the ranks.
+    auto token = NewToken();
+    if (!token.ok()) {
+      Release();
+      return token.status();
+    }
+    endpoint.set_token(*token);
+    rank_state.token = *token;
     if (params->ring_transport == "rdma") {
       const uint64_t largest = *std::max_element(params->sizes_bytes.begin(), params->sizes_bytes.end());
       auto ring = probes::RdmaRing::Open(params->rdma, probes::RdmaRingSlotBytes(largest, 2));
@@ -468,11 +476,15 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeReq
   if (ranks.size() < 2 || ranks.size() > 4096 || rank >= static_cast<uint32_t>(ranks.size())) {
     return absl::InvalidArgumentError("ranks: 2 to 4096 endpoints, and rank below their count");
   }
+  // This rank's listener takes only the secret it made at StartServer, whatever the request says.
+  if (ranks[rank].token() != ring.token) {
+    return absl::InvalidArgumentError("ranks: this rank's endpoint is not the one it started");
+  }
   std::vector<probes::RankAddress> addresses;
   for (const auto& e : ranks) {
     auto a = ParseHostPort(e.address(), "ranks.address");
     if (!a.ok()) return a.status();
-    addresses.push_back({a->host, a->port});
+    addresses.push_back({a->host, a->port, e.token().substr(0, 64)});
   }
   std::vector<v1::Endpoint> endpoints(ranks.begin(), ranks.end());
   probes::ProbeRun run =

@@ -103,6 +103,7 @@ class ProbeRunner {
     net::Listener listener;
     std::unique_ptr<probes::RdmaRing> rdma;
     absl::Time expires;
+    std::string token;  // what the left neighbour must say to join
   };
   std::map<std::string, RingRank> rings_;  // by run, guarded by mu_
   // NCCL runs holding the slot, with the rendezvous on rank 0's node; guarded by mu_.

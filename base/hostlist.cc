@@ -94,6 +94,7 @@ absl::StatusOr<std::vector<std::string>> ExpandHostlist(const std::string& expre
   if (!terms.ok()) return terms.status();
   std::vector<std::string> out;
   std::set<std::string> seen;
+  size_t generated = 0;
   for (const std::string& raw : *terms) {
     const std::string term(absl::StripAsciiWhitespace(raw));
     if (term.empty()) {
@@ -123,6 +124,11 @@ absl::StatusOr<std::vector<std::string>> ExpandHostlist(const std::string& expre
       }
       names = std::move(next);
       i = close + 1;
+    }
+    // Counted as made, duplicates too: repeating a large term cannot make more than the cap.
+    generated += names.size();
+    if (generated > max_hosts) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": more than ", max_hosts, " hosts"));
     }
     for (auto& n : names) {
       if (seen.insert(n).second) out.push_back(std::move(n));

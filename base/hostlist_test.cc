@@ -47,6 +47,8 @@ TEST_CASE("Many long ranges in one bracket are refused before any name is made")
   for (int i = 0; i < 2000; ++i) ranges += (i ? "," : "") + std::string("0-99999");
   CHECK(Error("n[" + ranges + "]").find("names more than 100000 hosts") != std::string::npos);
   CHECK(Error("n[1-6,10-15]", 10).find("names more than 10 hosts") != std::string::npos);
+  // A large term repeated: the names made are counted, not only the distinct ones.
+  CHECK(Error("n[1-8],n[1-8]", 10) == "--nodes: more than 10 hosts");
 }
 
 }  // namespace

@@ -62,6 +62,18 @@ std::string ValidUtf8(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// U+FFFE or U+FFFF (EF BF BE, EF BF BF) at text[i].
+bool NonCharacterAt(const std::string& text, size_t i) {
+  return i + 2 < text.size() && static_cast<unsigned char>(text[i]) == 0xEF &&
+         static_cast<unsigned char>(text[i + 1]) == 0xBF &&
+         (static_cast<unsigned char>(text[i + 2]) == 0xBE ||
+          static_cast<unsigned char>(text[i + 2]) == 0xBF);
+}
+
+}  // namespace
+
 std::string PrintableText(const std::string& text) {
   std::string valid = ValidUtf8(text);
   std::string out;
@@ -76,6 +88,9 @@ std::string PrintableText(const std::string& text) {
                static_cast<unsigned char>(valid[i + 1]) <= 0x9F) {
       out += "\xEF\xBF\xBD";  // a C1 control (U+0080..U+009F), e.g. a one-byte CSI
       ++i;
+    } else if (NonCharacterAt(valid, i)) {
+      out += "\xEF\xBF\xBD";  // U+FFFE or U+FFFF: no XML document may hold them
+      i += 2;
     } else {
       out += static_cast<char>(c);
     }
@@ -89,7 +104,7 @@ bool IsPrintable(const std::string& text) {
   if (!IsValid(text)) return false;
   for (size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7F) return false;
+    if (c < 0x20 || c == 0x7F || NonCharacterAt(text, i)) return false;
     if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
       return false;
     }

@@ -32,5 +32,19 @@ TEST_CASE("A report with bytes from a log prints as JSON once sanitised") {
   CHECK(SanitizeUtf8(&report) == 0);
 }
 
+TEST_CASE("PrintableText: no control character, no second line, nothing XML forbids") {
+  CHECK(PrintableText("a\tb\nc\rd") == "a b c d");
+  CHECK(PrintableText("x\x1b[2Jy") == "x\xEF\xBF\xBD[2Jy");
+  CHECK(PrintableText("\x01\x7f") == "\xEF\xBF\xBD\xEF\xBF\xBD");
+  CHECK(PrintableText("csi \xC2\x9B") == "csi \xEF\xBF\xBD");  // U+009B, a one-byte CSI
+  CHECK(PrintableText("\xEF\xBF\xBE\xEF\xBF\xBF") == "\xEF\xBF\xBD\xEF\xBF\xBD");
+  CHECK(PrintableText("gr\xC3\xBC\xC3\x9F \xE2\x86\x92") == "gr\xC3\xBC\xC3\x9F \xE2\x86\x92");
+  v1::Report report;
+  report.set_source("fine");
+  report.add_findings()->set_detail("bad\x1b");
+  CHECK(SanitizeText(&report) == 1);
+  CHECK(SanitizeText(&report) == 0);
+}
+
 }  // namespace
 }  // namespace fabricctl

@@ -108,9 +108,18 @@ std::vector<v1::Finding> JudgeAllreduce(const RingOutcome& ring, const v1::Thres
     out.push_back(std::move(f));
   }
   if (last.wrong() > 0) {
-    out.push_back(report::Make(report::kind::kProbeFailed, collective.node(),
-                               absl::StrCat("allreduce data check: ", last.wrong(), " wrong elements"),
-                               report::Level::kAlternate));
+    // On the ranks that found them (the first names the finding), not on the group's rank 0.
+    std::vector<std::string> found;
+    for (const auto& r : ring.rank_results) {
+      if (r.collective_size() > 0 && r.collective(r.collective_size() - 1).wrong() > 0) {
+        found.push_back(r.node());
+      }
+    }
+    out.push_back(report::Make(
+        report::kind::kProbeFailed, found.empty() ? collective.node() : found.front(),
+        absl::StrCat("allreduce data check: ", last.wrong(), " wrong elements",
+                     found.empty() ? "" : absl::StrCat(", found by ", absl::StrJoin(found, ", "))),
+        report::Level::kAlternate));
   }
   return out;
 }

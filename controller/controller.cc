@@ -96,7 +96,10 @@ void Controller::Shutdown(absl::Duration grace) {
   }
 }
 
-void Controller::Reload(v1::Config config) { sweeps_->SetConfig(std::move(config)); }
+void Controller::Reload(v1::Config config) {
+  registry_->SetAdmins({config.tls().admin_identities().begin(), config.tls().admin_identities().end()});
+  sweeps_->SetConfig(std::move(config));
+}
 
 bool Controller::Healthy() const { return store_->ListNodes({}).ok(); }
 

@@ -35,7 +35,15 @@ v1::NodeState NodeStateAt(const StoredNode& node, absl::Time now, absl::Duration
 
 ControllerServiceImpl::ControllerServiceImpl(Store* store, RegistryOptions options,
                                              SweepRunner* sweeps)
-    : store_(store), options_(std::move(options)), sweeps_(sweeps) {}
+    : store_(store), options_(std::move(options)), sweeps_(sweeps) {
+  SetAdmins(options_.admin_identities);
+}
+
+void ControllerServiceImpl::SetAdmins(std::vector<std::string> admins) {
+  if (admins.empty()) admins = {"fabricctl"};
+  absl::MutexLock lock(&admins_mu_);
+  admins_ = std::move(admins);
+}
 
 grpc::Status ControllerServiceImpl::Register(grpc::ServerContext* context,
                                        const v1::RegisterRequest* request,
@@ -93,9 +101,11 @@ grpc::Status ControllerServiceImpl::RemoveNodes(grpc::ServerContext* context,
                                           v1::RemoveNodesResponse* response) {
   // Forgetting nodes is for an operator: a node's certificate may register and heartbeat as
   // itself, never remove others (a removed node is left out of default sweeps).
-  const std::vector<std::string> admins =
-      options_.admin_identities.empty() ? std::vector<std::string>{"fabricctl"}
-                                        : options_.admin_identities;
+  std::vector<std::string> admins;
+  {
+    absl::MutexLock lock(&admins_mu_);
+    admins = admins_;
+  }
   grpc::Status allowed = grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "");
   for (const auto& admin : admins) {
     allowed = RequirePeerIdentity(*context, admin, "removing nodes takes an administrator's certificate");

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "controller/inventory_check.h"
@@ -52,6 +54,8 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
                      grpc::ServerWriter<v1::SweepEvent>* writer) override;
   grpc::Status StreamReport(grpc::ServerContext* context, const v1::GetReportRequest* request,
                             grpc::ServerWriter<v1::ReportChunk>* writer) override;
+  // The administrators from now on (a reloaded configuration's tls.admin_identities).
+  void SetAdmins(std::vector<std::string> admins);
   grpc::Status GetReport(grpc::ServerContext* context, const v1::GetReportRequest* request,
                          v1::Report* response) override;
   grpc::Status ListSweeps(grpc::ServerContext* context, const v1::ListSweepsRequest* request,
@@ -61,6 +65,8 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
   Store* store_;  // not owned
   RegistryOptions options_;
   SweepRunner* sweeps_;  // not owned
+  mutable absl::Mutex admins_mu_;
+  std::vector<std::string> admins_ ABSL_GUARDED_BY(admins_mu_);
 
   // Removes the nodes silent for longer than options_.forget_after, when set.
   void ForgetExpired();

@@ -151,3 +151,41 @@ TEST_CASE("Nodes can be removed, and a silent one is forgotten after forget_afte
 }
 
 }  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("A registration is stored with printable text only") {
+  auto store = FreshStore();
+  ControllerServiceImpl service(store.get(), RegistryOptions{});
+  grpc::ServerContext context;
+  v1::RegisterResponse response;
+  auto request = Registration("node-1");
+  request.mutable_inventory()->set_hostname("node-1\x1b[2J\xff");
+  (*request.mutable_inventory()->mutable_labels())["rack"] = "r1\nfabricctl_injected 1";
+  REQUIRE(service.Register(&context, &request, &response).ok());
+  v1::ListNodesRequest list;
+  v1::ListNodesResponse nodes;
+  REQUIRE(service.ListNodes(&context, &list, &nodes).ok());
+  REQUIRE(nodes.nodes_size() == 1);
+  const auto& inventory = nodes.nodes(0).inventory();
+  CHECK(inventory.hostname().find('\x1b') == std::string::npos);
+  CHECK(inventory.hostname().find('\xff') == std::string::npos);
+  CHECK(inventory.labels().at("rack").find('\n') == std::string::npos);
+}
+
+TEST_CASE("ListNodes with a name given twice lists the node once") {
+  auto store = FreshStore();
+  ControllerServiceImpl service(store.get(), RegistryOptions{});
+  grpc::ServerContext context;
+  v1::RegisterResponse registered;
+  auto request = Registration("node-1");
+  REQUIRE(service.Register(&context, &request, &registered).ok());
+  v1::ListNodesRequest list;
+  list.add_names("node-1");
+  list.add_names("node-1");
+  v1::ListNodesResponse nodes;
+  REQUIRE(service.ListNodes(&context, &list, &nodes).ok());
+  CHECK(nodes.nodes_size() == 1);
+}
+
+}  // namespace fabricctl::controller

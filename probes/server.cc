@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <memory>
 #include <sys/eventfd.h>
@@ -51,9 +52,22 @@ bool SameSecret(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-absl::Status ProbeServer::Handle(net::UniqueFd connection, bool* bye, bool* stranger) {
+void ProbeServer::Unlist(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    if (it->first == id) {
+      pending_.erase(it);
+      return;
+    }
+  }
+}
+
+absl::Status ProbeServer::Handle(net::UniqueFd connection, uint64_t id, bool* bye, bool* stranger) {
   v1::ProbeHello hello;
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  // A run's client says hello as soon as it connects; a connection that does not is a
+  // stranger's and gets little time.
+  const absl::Time deadline =
+      absl::Now() + (context_.token.empty() ? absl::Seconds(10) : absl::Seconds(2));
   if (auto s = net::RecvFrame(connection.get(), &hello, deadline); !s.ok()) {
     *stranger = !context_.token.empty();
     return s;
@@ -62,6 +76,7 @@ absl::Status ProbeServer::Handle(net::UniqueFd connection, bool* bye, bool* stra
     *stranger = true;
     return absl::PermissionDeniedError("a hello without this run's secret");
   }
+  Unlist(id);  // proven: no longer one that a newcomer may displace
   if (hello.bye()) {
     *bye = true;
     return absl::OkStatus();
@@ -131,16 +146,38 @@ absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
     auto connection = net::AcceptTcp(listener_, absl::ZeroDuration());
     if (!connection.ok()) continue;
     reap();
-    if (threads.size() >= kMaxSessions) continue;  // the connection closes as it goes out of scope
+    if (threads.size() >= kMaxSessions) {
+      // Full. A connection that has not yet proven itself (no hello with the run's secret) makes
+      // room for the newcomer: strangers holding idle connections cannot lock the run's client
+      // out. The displaced one ends at once; the threads stay below twice the cap.
+      std::lock_guard<std::mutex> lock(mu_);
+      if (context_.token.empty() || pending_.empty() || threads.size() >= 2 * kMaxSessions) {
+        continue;  // the connection closes as it goes out of scope
+      }
+      ::shutdown(pending_.front().second, SHUT_RDWR);
+      pending_.pop_front();
+    }
     auto done = std::make_shared<std::atomic<bool>>(false);
-    std::thread thread([this, fd = std::make_shared<net::UniqueFd>(*std::move(connection)),
-                        one_off, &session_over, done]() mutable {
-      // A second descriptor of the connection, registered for Stop: shutting it down ends the
-      // session whichever descriptor the probe holds, and it closes only after unregistering.
-      net::UniqueFd dup(::fcntl(fd->get(), F_DUPFD_CLOEXEC, 0));
-      const WatchedFd watched(&sessions_, dup.get());
+    const uint64_t id = ++next_id_;
+    // A second descriptor of the connection, registered for Stop and listed as pending: shutting
+    // it down ends the session whichever descriptor the probe holds, and it closes only after
+    // it is unlisted and unregistered.
+    auto dup = std::make_shared<net::UniqueFd>(::fcntl(connection->get(), F_DUPFD_CLOEXEC, 0));
+    if (!dup->valid()) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending_.emplace_back(id, dup->get());
+    }
+    std::thread thread([this, fd = std::make_shared<net::UniqueFd>(*std::move(connection)), dup,
+                        id, one_off, &session_over, done]() mutable {
       bool bye = false, stranger = false;
-      absl::Status status = Handle(std::move(*fd), &bye, &stranger);
+      absl::Status status;
+      {
+        const WatchedFd watched(&sessions_, dup->get());
+        status = Handle(std::move(*fd), id, &bye, &stranger);
+        Unlist(id);
+      }
+      dup.reset();
       if (!status.ok() && !stranger) {
         std::lock_guard<std::mutex> lock(mu_);
         if (first_error_.ok()) first_error_ = status;

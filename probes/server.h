@@ -2,10 +2,12 @@
 #define FABRICCTL_PROBES_SERVER_H_
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -23,8 +25,10 @@ namespace fabricctl::probes {
 // A server started for one run (ServeContext.token set) takes only hellos that carry the run's
 // secret: any other connection (a stranger on the data network, a stale client) is closed
 // without effect on the run: it neither ends a one-off session nor counts as its error, and
-// the server goes on listening. What a stranger can still do is connect and hold connections
-// (at most kMaxSessions at once) or flood the port: load, never a figure or an ended session.
+// the server goes on listening. When all kMaxSessions are taken, the oldest connection that has
+// not yet proven itself makes room for a newcomer, so idle strangers cannot lock the run's
+// client out. What a stranger can still do is flood the port (connections faster than the
+// client can say hello): load, never a figure or an ended session.
 class ProbeServer {
  public:
   // Sessions served at once; a connection beyond them is closed unanswered.
@@ -50,7 +54,9 @@ class ProbeServer {
   explicit ProbeServer(net::Listener listener, ServeContext context);
   // Reads the hello and either refuses it or runs the probe's server half. `stranger` is set
   // when the connection did not prove it belongs to the run (no hello, or a wrong secret).
-  absl::Status Handle(net::UniqueFd connection, bool* bye, bool* stranger);
+  absl::Status Handle(net::UniqueFd connection, uint64_t id, bool* bye, bool* stranger);
+  // Takes connection `id` off the pending list (it proved itself, or it is over).
+  void Unlist(uint64_t id);
 
   net::Listener listener_;
   ServeContext context_;
@@ -61,6 +67,10 @@ class ProbeServer {
   Cancellation sessions_;
   std::mutex mu_;
   absl::Status first_error_;  // guarded by mu_
+  // Connections that have not yet said a hello with the run's secret, oldest first: (id, a
+  // descriptor of theirs to shut down when a newcomer needs the room). Guarded by mu_.
+  std::deque<std::pair<uint64_t, int>> pending_;
+  uint64_t next_id_ = 0;  // the accept loop's only
 };
 
 }  // namespace fabricctl::probes

@@ -1,6 +1,9 @@
 // The TCP probes over real loopback sockets: a ProbeServer on a port the OS picks, and the
 // client half against it. Only the shape and plausibility of results are asserted; figures
 // belong to the benchmarks (bench/).
+#include <endian.h>
+#include <sys/socket.h>
+
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -136,6 +139,49 @@ TEST_CASE("A one-off server exits when its client ends the session") {
   thread.join();  // returns because of the bye, not because of Stop()
   CHECK(run.outcome == Outcome::kOk);
   CHECK(served.ok());
+}
+
+namespace {
+
+// A server half that lies about what it received: it answers every timed phase with
+// `bytes` received in `window_ns` (the wire form of tcp_bw's answer), whatever arrived.
+void ServeLies(net::Listener& listener, uint64_t bytes, uint64_t window_ns, int phases) {
+  for (int i = 0; i < phases; ++i) {
+    auto fd = net::AcceptTcp(listener, absl::Seconds(10));
+    if (!fd.ok()) return;
+    v1::ProbeHello hello;
+    if (!net::RecvFrame(fd->get(), &hello, absl::Now() + absl::Seconds(5)).ok()) return;
+    (void)net::SendFrame(fd->get(), v1::ProbeWelcome(), absl::Now() + absl::Seconds(5));
+    char buffer[65536];
+    (void)::recv(fd->get(), buffer, sizeof(buffer), 0);  // the first bytes: the timed part began
+    const uint64_t wire[2] = {htobe64(bytes), htobe64(window_ns)};
+    (void)::send(fd->get(), wire, sizeof(wire), MSG_NOSIGNAL);
+    while (::recv(fd->get(), buffer, sizeof(buffer), 0) > 0) {
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a server's count is checked: more than was sent, or no window, is no figure") {
+  for (const auto& [bytes, window_ns] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {1ull << 50, 200'000'000},  // a petabyte in 0.2 s
+           {65536, 0},                  // no measuring window: an infinite rate
+       }) {
+    auto listener = net::ListenTcp("127.0.0.1", 0);
+    REQUIRE(listener.ok());
+    std::thread liar([&] { ServeLies(*listener, bytes, window_ns, 1); });
+    ProbeParams params = Params(v1::TCP_BW, {65536}, 0);
+    params.iterations = 0;
+    params.duration = absl::Milliseconds(200);
+    ProbeRun run = RunProbeClient(params, {"127.0.0.1", listener->port}, {}, false);
+    liar.join();
+    INFO(run.reason);
+    CHECK(run.outcome == Outcome::kFailed);
+    CHECK(run.cause == v1::CAUSE_INVALID_FIGURES);
+    CHECK(run.server_side);
+    CHECK(run.bw.empty());
+  }
 }
 
 }  // namespace fabricctl::probes

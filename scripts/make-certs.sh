@@ -47,6 +47,8 @@ while [[ $# -gt 0 ]]; do
     *) name=${1%%=*} own=""
        [[ $1 == *=* ]] && own=${1#*=}
        [[ $name =~ ^[A-Za-z0-9._-]+$ ]] || die "bad name '$name'"
+       # DIR/ca.pem and DIR/ca.key are the CA's: a process named ca would overwrite them.
+       [[ $name != ca ]] || die "'ca' names the CA's own files; name the process otherwise"
        san="DNS:$name"
        ((loopback)) && san="$san,$loopback_sans"
        san="$san$shared"

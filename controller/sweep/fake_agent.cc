@@ -237,12 +237,15 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
     }
   }
   r->set_outcome(v1::PROBE_OK);
+  const auto& sizes = request.spec().measurement().sizes_bytes();  // a point at a size asked for
   if (request.spec().kind() == v1::TCP_LAT || request.spec().kind() == v1::RDMA_WRITE_LAT ||
       request.spec().kind() == v1::RDMA_SEND_LAT) {
-    r->add_lat()->set_t_typical_us(10.0 * 10.0 / gbps);
+    v1::LatPoint* p = r->add_lat();
+    p->set_size_bytes(sizes.empty() ? 0 : sizes.Get(0));
+    p->set_t_typical_us(10.0 * 10.0 / gbps);
   } else {
     v1::BwPoint* p = r->add_bw();
-    p->set_size_bytes(1 << 20);
+    p->set_size_bytes(sizes.empty() ? 0 : sizes.Get(sizes.size() - 1));
     p->set_bw_avg_gbps(gbps);
     p->set_bw_peak_gbps(gbps);
   }

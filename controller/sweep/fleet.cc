@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -24,12 +25,11 @@ std::vector<uint32_t> Fleet::Live() const {
 absl::StatusOr<Fleet> SelectNodes(const v1::SweepRequest& request,
                                   const std::vector<StoredNode>& registry) {
   Fleet fleet;
+  const std::set<std::string> named(request.nodes().begin(), request.nodes().end());
+  std::set<std::string> selected;
   for (const auto& stored : registry) {
-    if (!request.nodes().empty() &&
-        std::find(request.nodes().begin(), request.nodes().end(),
-                  stored.inventory.node_name()) == request.nodes().end()) {
-      continue;
-    }
+    if (!named.empty() && named.count(stored.inventory.node_name()) == 0) continue;
+    selected.insert(stored.inventory.node_name());
     auto node = std::make_unique<Node>();
     node->name = stored.inventory.node_name();
     node->address = stored.inventory.agent_address();
@@ -39,8 +39,7 @@ absl::StatusOr<Fleet> SelectNodes(const v1::SweepRequest& request,
   // A named node the controller does not know is part of the verdict: unreachable (a node
   // whose agent never came up must hold the job), not an error that fails the whole sweep.
   for (const auto& name : request.nodes()) {
-    if (std::none_of(fleet.nodes.begin(), fleet.nodes.end(),
-                     [&](const auto& n) { return n->name == name; })) {
+    if (selected.insert(name).second) {
       auto node = std::make_unique<Node>();
       node->name = name;  // no address: CheckReachable reports it unregistered
       fleet.nodes.push_back(std::move(node));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "base/profiles.h"
@@ -140,6 +141,9 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
       good.push_back(i);
     }
   }
+  // In an order of the sweep's own (seeded by its id, so a sweep is repeatable): no one node is
+  // every suspect's extra peer, and an agent that lies cannot count on being the deciding vote.
+  std::shuffle(good.begin(), good.end(), std::mt19937_64(static_cast<uint64_t>(runner.sweep_id())));
   // Each end gets as many more peers as it lacks to be judged (thresholds.min_node_pairs).
   const uint32_t min_peers = std::max<uint32_t>(1, in.thresholds.min_node_pairs());
   std::vector<Pair> wanted;

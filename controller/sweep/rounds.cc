@@ -136,7 +136,9 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
       measured.cause() == v1::CAUSE_GPUDIRECT_UNAVAILABLE &&
       !(stopped.ok() && stopped->result().failed_side() == v1::SIDE_SERVER &&
         stopped->result().cause() == v1::CAUSE_GPUDIRECT_UNAVAILABLE)) {
+    // Unconfirmed: no evidence about the server's GPU, nor about the path between them.
     measured.set_cause(v1::CAUSE_PEER_REFUSED);
+    measured.set_refused(true);
   }
   return measured;
 }

@@ -1,6 +1,8 @@
 #include "controller/sweep/trust.h"
 
 #include <cmath>
+#include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
@@ -15,6 +17,7 @@ using google::protobuf::util::TimeUtil;
 
 // 8 x 800 Gb/s, both ways: beyond any one node's fabric bandwidth today.
 constexpr double kCeilingGbps = 12800;
+constexpr uint32_t kMaxGpus = 64;
 
 std::string Bounded(const std::string& text, size_t max) {
   std::string out = PrintableText(text);
@@ -79,7 +82,15 @@ std::string ImpossibleFigure(const v1::ProbeResult& r, double max_gbps, double m
   }
   for (const auto& p : r.collective()) {
     for (double x : {p.time_us(), p.algbw_gbytes(), p.busbw_gbytes(), p.send_time_us()}) {
-      if (!Finite(x)) return absl::StrCat("all-reduce figure ", x, " at ", p.size_bytes(), " bytes");
+      if (!Finite(x) || x > 1e15) {
+        return absl::StrCat("all-reduce figure ", x, " at ", p.size_bytes(), " bytes");
+      }
+    }
+    if (p.time_us() > max_us || p.send_time_us() > max_us) {
+      return absl::StrCat("all-reduce time ", p.time_us(), " us beyond the deadline");
+    }
+    if (p.wrong() > p.size_bytes() / sizeof(float)) {
+      return absl::StrCat(p.wrong(), " wrong elements of ", p.size_bytes() / sizeof(float));
     }
     if (p.algbw_gbytes() * 8 > max_gbps || p.busbw_gbytes() * 8 > max_gbps) {
       return absl::StrCat("all-reduce bandwidth ", p.algbw_gbytes(), " GB/s beyond the fabric");
@@ -129,11 +140,70 @@ int AcceptAudits(const std::string& node, std::vector<v1::AuditResult>* audits) 
   return dropped;
 }
 
+namespace {
+
+// Whether every point of `r` is at a size the spec asked for, at most one a size (a GPU's copy
+// points: one a size and GPU); "" or what is wrong.
+std::string PointsOutsideSpec(const v1::ProbeResult& r, const v1::ProbeSpec& spec) {
+  const std::set<uint64_t> sizes(spec.measurement().sizes_bytes().begin(),
+                                 spec.measurement().sizes_bytes().end());
+  auto check = [&](const auto& points, const char* what) -> std::string {
+    std::set<uint64_t> seen;
+    for (const auto& p : points) {
+      if (sizes.count(p.size_bytes()) == 0 || !seen.insert(p.size_bytes()).second) {
+        return absl::StrCat(what, " at ", p.size_bytes(), " bytes, a size not asked for or given twice");
+      }
+    }
+    return "";
+  };
+  if (auto bad = check(r.bw(), "bandwidth"); !bad.empty()) return bad;
+  if (auto bad = check(r.lat(), "latency"); !bad.empty()) return bad;
+  if (auto bad = check(r.collective(), "all-reduce"); !bad.empty()) return bad;
+  std::set<std::pair<uint32_t, uint64_t>> copies;
+  for (const auto& p : r.copy()) {
+    if (p.gpu_index() >= kMaxGpus || !copies.insert({p.gpu_index(), p.size_bytes()}).second ||
+        (!sizes.empty() && sizes.count(p.size_bytes()) == 0)) {
+      return absl::StrCat("copy of GPU ", p.gpu_index(), " at ", p.size_bytes(), " bytes");
+    }
+  }
+  return "";
+}
+
+void ClearFigures(v1::ProbeResult* result) {
+  result->clear_bw();
+  result->clear_lat();
+  result->clear_collective();
+  result->clear_copy();
+}
+
+// The free text of a result within bounds (its reason is bounded by the caller).
+void BoundText(v1::ProbeResult* result) {
+  result->set_device(Bounded(result->device(), 256));
+  result->set_client_memory(Bounded(result->client_memory(), 256));
+  result->set_server_memory(Bounded(result->server_memory(), 256));
+  v1::NcclTransport* nccl = result->mutable_nccl();
+  nccl->set_net(Bounded(nccl->net(), 256));
+  if (nccl->evidence_size() > kMaxEvidenceEntries) {
+    nccl->mutable_evidence()->DeleteSubrange(kMaxEvidenceEntries,
+                                             nccl->evidence_size() - kMaxEvidenceEntries);
+  }
+  for (auto& line : *nccl->mutable_evidence()) line = Bounded(line, kMaxFindingText);
+  if (nccl->peer_transports_size() > 1024) nccl->clear_peer_transports();
+  if (result->has_effective_spec() && result->effective_spec().ByteSizeLong() > 4096) {
+    result->clear_effective_spec();
+  }
+}
+
+}  // namespace
+
 void AcceptResult(const std::string& node, const v1::ProbeSpec& spec, double max_gbps,
                   v1::ProbeResult* result) {
   AcceptFindings(node, result->mutable_findings());
   SanitizeText(result);
+  BoundText(result);
   result->set_reason(Bounded(result->reason(), kMaxFindingText));
+  // Figures only of a measurement: a failed, skipped or timed-out probe carries none.
+  if (result->outcome() != v1::PROBE_OK) ClearFigures(result);
   if (result->kind() != spec.kind() && result->kind() != v1::PROBE_KIND_UNSPECIFIED) {
     result->set_outcome(v1::PROBE_FAILED);
     result->set_cause(v1::CAUSE_INVALID_FIGURES);
@@ -145,7 +215,8 @@ void AcceptResult(const std::string& node, const v1::ProbeSpec& spec, double max
   const double timeout_us =
       spec.has_timeout() ? static_cast<double>(TimeUtil::DurationToMicroseconds(spec.timeout()))
                          : 3600e6;
-  const std::string bad = ImpossibleFigure(*result, max_gbps, std::max(timeout_us, 1.0));
+  std::string bad = PointsOutsideSpec(*result, spec);
+  if (bad.empty()) bad = ImpossibleFigure(*result, max_gbps, std::max(timeout_us, 1.0));
   if (bad.empty()) return;
   Logger("sweep")->warn("{}: a {} result with an impossible figure: {}", node,
                         v1::ProbeKind_Name(spec.kind()), bad);
@@ -153,10 +224,7 @@ void AcceptResult(const std::string& node, const v1::ProbeSpec& spec, double max
   result->set_cause(v1::CAUSE_INVALID_FIGURES);
   result->set_failed_side(v1::SIDE_CLIENT);
   result->set_reason(absl::StrCat("the agent's figures are impossible: ", bad));
-  result->clear_bw();
-  result->clear_lat();
-  result->clear_collective();
-  result->clear_copy();
+  ClearFigures(result);
 }
 
 }  // namespace fabricctl::controller::sweep

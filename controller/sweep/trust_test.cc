@@ -68,11 +68,13 @@ TEST_CASE("impossible figures fail the result and name the figure") {
   v1::ProbeSpec spec;
   spec.set_kind(v1::TCP_BW);
   spec.mutable_timeout()->set_seconds(60);
+  spec.mutable_measurement()->add_sizes_bytes(65536);
   auto result_with = [](double gbps) {
     v1::ProbeResult r;
     r.set_kind(v1::TCP_BW);
     r.set_outcome(v1::PROBE_OK);
     r.add_bw()->set_bw_avg_gbps(gbps);
+    r.mutable_bw(0)->set_size_bytes(65536);
     return r;
   };
   for (double bad : {std::nan(""), -1.0, std::numeric_limits<double>::infinity(), 1e6}) {
@@ -95,8 +97,25 @@ TEST_CASE("impossible figures fail the result and name the figure") {
   latency.set_kind(v1::TCP_BW);
   latency.set_outcome(v1::PROBE_OK);
   latency.add_lat()->set_t_typical_us(0);  // no answer comes back in no time
+  latency.mutable_lat(0)->set_size_bytes(65536);
   AcceptResult("node-a", spec, MaxPlausibleGbps(0), &latency);
   CHECK(latency.outcome() == v1::PROBE_FAILED);
+
+  // Points at sizes the spec did not ask for, or one size twice (a liar's 4 MiB of points).
+  v1::ProbeResult padded = result_with(1);
+  padded.add_bw()->set_size_bytes(65536);
+  AcceptResult("node-a", spec, MaxPlausibleGbps(0), &padded);
+  CHECK(padded.outcome() == v1::PROBE_FAILED);
+  CHECK(padded.reason().find("given twice") != std::string::npos);
+  v1::ProbeResult elsewhere = result_with(1);
+  elsewhere.mutable_bw(0)->set_size_bytes(4096);
+  AcceptResult("node-a", spec, MaxPlausibleGbps(0), &elsewhere);
+  CHECK(elsewhere.outcome() == v1::PROBE_FAILED);
+  // A failure carries no figures at all.
+  v1::ProbeResult failed = result_with(std::nan(""));
+  failed.set_outcome(v1::PROBE_FAILED);
+  AcceptResult("node-a", spec, MaxPlausibleGbps(0), &failed);
+  CHECK(failed.bw_size() == 0);
 
   v1::ProbeResult other_kind = result_with(1);
   other_kind.set_kind(v1::RDMA_WRITE_BW);

@@ -93,6 +93,20 @@ void LimitSendBuffer(int fd) {
 
 }  // namespace
 
+namespace {
+
+constexpr size_t kMaxRingToken = 64;
+
+// Compares secrets in time independent of where they differ.
+bool SameBytes(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
 absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>& ranks,
                                    const net::Listener& listener, absl::Duration timeout) {
   const uint32_t n = static_cast<uint32_t>(ranks.size());
@@ -109,10 +123,16 @@ absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>
       return;
     }
     LimitSendBuffer(fd->get());
-    uint32_t me = htonl(rank);
-    connect_status = net::SendAll(fd->get(), &me, sizeof(me), deadline);
+    // The rank, the secret's length and the secret of the right neighbour's listener.
+    std::string hello(5, '\0');
+    const uint32_t me = htonl(rank);
+    std::memcpy(hello.data(), &me, sizeof(me));
+    hello[4] = static_cast<char>(std::min<size_t>(right.token.size(), kMaxRingToken));
+    hello += right.token.substr(0, kMaxRingToken);
+    connect_status = net::SendAll(fd->get(), hello.data(), hello.size(), deadline);
     links.right = *std::move(fd);
   });
+  const std::string& secret = ranks[rank].token;
   absl::Status accept_status = absl::DeadlineExceededError("ring: the left neighbour never connected");
   while (absl::Now() < deadline) {
     auto fd = net::AcceptTcp(listener, deadline - absl::Now());
@@ -120,9 +140,18 @@ absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>
       accept_status = fd.status();
       break;
     }
+    // A stranger gets a second to say who it is, not the ring's whole deadline.
+    const absl::Time said_by = std::min(deadline, absl::Now() + absl::Seconds(1));
     uint32_t who = 0;
-    if (!net::RecvAll(fd->get(), &who, sizeof(who), deadline).ok()) continue;
+    unsigned char length = 0;
+    if (!net::RecvAll(fd->get(), &who, sizeof(who), said_by).ok() ||
+        !net::RecvAll(fd->get(), &length, 1, said_by).ok() || length > kMaxRingToken) {
+      continue;
+    }
+    std::string token(length, '\0');
+    if (length > 0 && !net::RecvAll(fd->get(), token.data(), length, said_by).ok()) continue;
     if (ntohl(who) != (rank + n - 1) % n) continue;  // not our left neighbour: drop it
+    if (!SameBytes(token, secret)) continue;          // not of this run: drop it
     links.left = *std::move(fd);
     accept_status = absl::OkStatus();
     break;

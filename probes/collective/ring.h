@@ -22,11 +22,15 @@ struct RingLinks {
 struct RankAddress {
   std::string host;
   uint16_t port = 0;
+  // The secret its listener takes (Endpoint.token, made when the rank was started); empty: none.
+  std::string token;
 };
 
 // Joins a ring of `ranks.size()` ranks over TCP: connects to the right neighbour's listener
-// and accepts the left neighbour's connection on `listener` (each side says its rank first, so
-// a stray connection is refused). Every rank calls this at about the same time.
+// and accepts the left neighbour's connection on `listener`. The connecting side says its rank
+// and the listener's secret (ranks[right].token); a connection that names another rank or
+// lacks this rank's secret (ranks[rank].token) is dropped, so a stranger cannot take the
+// left neighbour's place. Every rank calls this at about the same time.
 absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>& ranks,
                                    const net::Listener& listener, absl::Duration timeout);
 
