@@ -3,7 +3,7 @@
 
 namespace fabricctl {
 
-// Nagios-style exit codes, as NHC and operators' scripts expect (SPEC.md, "CLI").
+// Nagios-style exit codes, as NHC and operators' scripts expect (the README's "Exit codes").
 enum ExitCode : int {
   kExitOk = 0,        // nothing worse than ok
   kExitWarning = 1,   // the worst finding is a warning

@@ -122,7 +122,7 @@ int Fail(std::ostream& err, const std::string& command, const absl::Status& stat
 }
 
 // Renders, writes, and turns the report's worst severity into the exit code, with the
-// one-line reason on stderr that SPEC.md asks for.
+// one-line reason on stderr (the README's "Exit codes").
 int Finish(const v1::Report& report, const std::string& format, const std::string& output,
            const std::string& command, std::ostream& err) {
   const bool color = format == "text" && (output.empty() || output == "-") && IsTerminal(1);

@@ -15,6 +15,22 @@ vm_env=()
 bazel test //... "${vm_env[@]}" "$@"
 rc=$?
 
+# A skipped test is listed with its reason. Under CI (CI=true, as root with every package of
+# scripts/setup.sh) a skip is a failure unless its reason names hardware this machine lacks:
+# a GPU, an RDMA device, CUDA or NCCL. Anything else (a missing program, no namespaces)
+# means the test did not run where it must.
+skip_list=()
+check_skips() {
+  local target=$1 log=$2 reason
+  while IFS= read -r reason; do
+    skip_list+=("$target: ${reason#SKIPPED: }")
+    if [[ ${CI:-} == true ]] && ! grep -qiE 'GPU|RDMA device|CUDA|NCCL|rdma-vm' <<<"$reason"; then
+      echo "skipped where it must run: $target: ${reason#SKIPPED: }"
+      failed=$((failed + 1))
+    fi
+  done < <(grep '^SKIPPED: ' "$log" || true)
+}
+
 # Count test cases from each target's log (Catch2's closing lines); a target whose log has no
 # closing line (it crashed, timed out or did not build) counts as one failed test.
 passed=0 failed=0 skipped=0
@@ -44,6 +60,7 @@ for target in $targets; do
   # Test cases that skipped for want of hardware say so with a SKIPPED: line (tests/skip.h).
   s=$(grep -c '^SKIPPED: ' "$log" || true)
   passed=$((passed + p - s)) failed=$((failed + f)) skipped=$((skipped + s))
+  check_skips "$target" "$log"
 done
 # The README's install section, run as written (it installs the package into this machine and
 # purges it again, so it runs here, outside Bazel's sandbox, as root only).
@@ -52,6 +69,7 @@ bash tests/install_test.sh > "$install_log" 2>&1
 install_rc=$?
 if grep -q '^SKIPPED: ' "$install_log"; then
   skipped=$((skipped + 1))
+  check_skips tests/install_test.sh "$install_log"
 elif line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$install_log" | tail -1) && [[ -n $line ]]; then
   passed=$((passed + $(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$line")))
   failed=$((failed + $(sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")))
@@ -64,6 +82,22 @@ if ((install_rc != 0)); then
   rc=1
 fi
 
+# The unit and stage tests again under AddressSanitizer with UBSan, and ThreadSanitizer: one
+# case each (FABRIC_SANITIZERS=0 leaves them out of a quick local run).
+if [[ ${FABRIC_SANITIZERS:-1} != 0 ]]; then
+  while IFS= read -r line; do
+    echo "$line"
+    case $line in
+      "sanitizer "*": passed") passed=$((passed + 1)) ;;
+      "sanitizer "*": failed"*) failed=$((failed + 1)) rc=1 ;;
+    esac
+  done < <(bash scripts/sanitizers.sh 2>&1)
+fi
+
+if ((${#skip_list[@]})); then
+  echo "skipped:"
+  printf '  %s\n' "${skip_list[@]}"
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 if ((rc == 0 && failed > 0)); then rc=1; fi
 exit $rc

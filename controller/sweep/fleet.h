@@ -40,8 +40,9 @@ struct Fleet {
   const std::string& Name(uint32_t i) const { return nodes[i]->name; }
 };
 
-// The registry's nodes the request names (all when it names none). An unregistered name is
-// INVALID_ARGUMENT; fewer than two nodes FAILED_PRECONDITION.
+// The registry's nodes the request names (all when it names none). A named node that is not
+// registered is in the fleet without an address (CheckReachable reports it unregistered, and
+// the verdict names it node_unreachable); a fleet of no node is FAILED_PRECONDITION.
 absl::StatusOr<Fleet> SelectNodes(const v1::SweepRequest& request,
                                   const std::vector<StoredNode>& registry);
 

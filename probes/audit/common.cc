@@ -83,7 +83,7 @@ absl::StatusOr<std::vector<Port>> ListPorts(const SysfsRoot& root) {
       if (auto ndev = root.ReadTrimmed(p.dir + "/gid_attrs/ndevs/0"); ndev.ok()) {
         p.netdev = *ndev;
       } else if (auto nets = root.List(dev_dir + "/device/net"); nets.ok() && !nets->empty()) {
-        p.netdev = nets->front();  // same PCI function (reference §4.3)
+        p.netdev = nets->front();  // same PCI function (sysfs: /sys/class/infiniband/DEV/device/net/)
       }
       ports.push_back(std::move(p));
     }

@@ -1,4 +1,4 @@
-// counters: error counters that must not rise on a healthy link (reference §4.6), read twice a
+// counters: error counters that must not rise on a healthy link (Documentation/ABI/stable/sysfs-class-infiniband: ports/N/counters), read twice a
 // window apart. link_downed rising is critical (the catalogue's alternate level); the others
 // are warnings.
 #include <map>

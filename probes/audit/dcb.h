@@ -10,7 +10,7 @@
 namespace fabricctl::probes {
 
 // IEEE 802.1Qaz state of one netdev from DCB netlink (RTM_GETDCB / DCB_CMD_IEEE_GET, as
-// `dcb` of iproute2 and mlnx_qos read it; reference §4.5).
+// `dcb` of iproute2 and mlnx_qos read it; dcb(8)).
 struct DcbApp {
   uint8_t selector = 0;  // 5: DSCP (IEEE_8021QAZ_APP_SEL_DSCP)
   uint8_t priority = 0;

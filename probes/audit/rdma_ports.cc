@@ -1,5 +1,5 @@
 // rdma_ports: every RDMA port ACTIVE / LinkUp at the expected rate, RoCE ports with a RoCE v2
-// GID. Paths and formats: reference §4 (drivers/infiniband/core/sysfs.c, include/rdma/ib_addr.h).
+// GID. Paths and formats: drivers/infiniband/core/sysfs.c and include/rdma/ib_addr.h in the kernel.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"

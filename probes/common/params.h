@@ -21,7 +21,7 @@ struct RdmaParams {
   int32_t gid_index = -1;        // -x; -1: picked as perftest does (RoCE v2, IPv4 first)
   uint32_t tx_depth = 0;         // -t; 0: 128 for bandwidth, 1 for latency
   uint32_t cq_moderation = 0;    // -Q; 0: 100, and 1 above 8 KiB as perftest forces
-  int32_t inline_bytes = -1;     // -I; -1: the device's default (WRITE 220, SEND 236)
+  int32_t inline_bytes = -1;     // -I; -1: 220 bytes (perftest's WRITE default), or less where the device offers less
   bool bidirectional = false;    // -b
   uint32_t queue_pairs = 1;      // -q
   // Buffers in GPU memory (perftest's --use_cuda): registered through dma-buf, or through

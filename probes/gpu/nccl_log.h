@@ -11,7 +11,7 @@
 
 namespace fabricctl::probes {
 
-// What an NCCL_DEBUG=INFO log says about how NCCL moved data (reference §3): the network module
+// What an NCCL_DEBUG=INFO log says about how NCCL moved data (as NCCL 2.18 to 2.30 write them; tests/fixtures/nccl holds examples): the network module
 // in use, the devices NET/IB opened, each channel connection's transport, and whether
 // GPUDirect RDMA carried inter-node traffic. Handles the formats of NCCL 2.18 to 2.30.
 struct NcclLog {

@@ -176,7 +176,8 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
                                    nullptr, nullptr, 0));
   if (!ep->send_cq_ || !ep->recv_cq_) return VerbsError("ibv_create_cq", errno);
 
-  // perftest's inline defaults: 220 bytes for WRITE, 236 for SEND; the device may offer less.
+  // perftest's inline default for WRITE, 220 bytes, for every verb (perftest gives SEND 236;
+  // 220 keeps one default for the probes that share an endpoint); the device may offer less.
   uint32_t inline_wanted = want.inline_bytes >= 0 ? static_cast<uint32_t>(want.inline_bytes) : 220;
   if (!ep->memory_->cpu_accessible()) inline_wanted = 0;  // as perftest does with --use_cuda
   for (uint32_t inline_try : {inline_wanted, 64u, 0u}) {

@@ -8,7 +8,9 @@
 namespace fabricctl::probes {
 
 // Owners of verbs handles; each releases its handle with the matching ibv_ call. Declared in
-// the order a probe must destroy them: QP before CQ, MR and PD; the context last.
+// the order a probe creates them (PD, MR, CQ, QP): holding them as members in that order
+// destroys them in reverse, the QP before its CQs, then the MR and the PD (the context,
+// held before all of them, last).
 struct PdDeleter {
   void operator()(ibv_pd* pd) const { ibv_dealloc_pd(pd); }
 };

@@ -1,7 +1,7 @@
 // A test stand-in for NCCL (libnccl.so.2) on machines without GPUs, such as CI: it implements
 // the calls fabricctl resolves, across processes and network namespaces of one machine, with
 // the reduction done through files in a directory named by the unique id. It writes
-// NCCL_DEBUG=INFO lines in NCCL's own formats (reference §3) to NCCL_DEBUG_FILE, choosing its
+// NCCL_DEBUG=INFO lines in NCCL's own formats to NCCL_DEBUG_FILE, choosing its
 // "network" from the environment as NCCL does: NCCL_IB_DISABLE=1 or NCCL_NET=Socket give the
 // socket fallback, NCCL_NET_GDR_LEVEL=LOC turns GPUDirect RDMA off. Tests load it through
 // $FABRIC_NCCL_LIBRARY, with tests/fake_gpu/fake_cuda.cc as the driver; its timings are of
