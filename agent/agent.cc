@@ -1,4 +1,5 @@
 #include "agent/agent.h"
+#include "base/status_macros.h"
 #include "base/profiles.h"
 
 #include <algorithm>
@@ -21,44 +22,73 @@ std::chrono::system_clock::time_point Deadline(absl::Duration timeout) {
   return std::chrono::system_clock::now() + absl::ToChronoMicroseconds(timeout);
 }
 
+// Every address the agent's TLS names must cover: where it listens, the controller it dials,
+// where it is advertised.
+absl::StatusOr<std::vector<std::string>> TlsHosts(const AgentOptions& options, const HostPort& listen) {
+  std::vector<std::string> hosts = {listen.host};
+  if (!options.controller.empty()) {
+    ASSIGN_OR_RETURN(HostPort controller, ParseHostPort(options.controller, "--controller"));
+    hosts.push_back(controller.host);
+  }
+  if (!options.advertise.empty()) {
+    ASSIGN_OR_RETURN(HostPort advertise, ParseHostPort(options.advertise, "--advertise"));
+    hosts.push_back(advertise.host);
+  }
+  return hosts;
+}
+
+// Audits read through the agent's SysfsRoot, against the node's expectations and the agent's
+// own environment (the NCCL variables jobs on this node inherit).
+probes::AuditContext AuditsFor(const probes::SysfsRoot* sysfs, const v1::Expectations& expect,
+                               const std::string& node, const v1::Config& config,
+                               const GpuInventory& gpus) {
+  probes::AuditContext audits;
+  audits.root = sysfs;
+  audits.expect = expect;
+  audits.node = node;
+  audits.max_counter_increase = config.thresholds().max_counter_increase();
+  audits.environment = probes::NcclEnvironment();
+  audits.driver_gpus = gpus.gpus;
+  audits.driver_gpus_reason = gpus.unavailable_reason;
+  return audits;
+}
+
+// gRPC's default reconnect backoff grows to two minutes while the controller is down, and every
+// RPC fails at once meanwhile; capped at a second, a restarted controller hears from its
+// agents within one heartbeat.
+std::unique_ptr<v1::ControllerService::Stub> ControllerStub(
+    const std::string& address, std::shared_ptr<grpc::ChannelCredentials> credentials) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  return v1::ControllerService::NewStub(grpc::CreateCustomChannel(address, credentials, args));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
-  auto listen = ParseHostPort(options.listen, "--listen");
-  if (!listen.ok()) return listen.status();
-  std::vector<std::string> hosts = {listen->host};
-  if (!options.controller.empty()) {
-    auto controller = ParseHostPort(options.controller, "--controller");
-    if (!controller.ok()) return controller.status();
-    hosts.push_back(controller->host);
-  }
-  if (!options.advertise.empty()) {
-    auto advertise = ParseHostPort(options.advertise, "--advertise");
-    if (!advertise.ok()) return advertise.status();
-    hosts.push_back(advertise->host);
-  }
-  auto security = TransportSecurity::Create(options.tls, hosts);
-  if (!security.ok()) return security.status();
+  ASSIGN_OR_RETURN(const HostPort listen, ParseHostPort(options.listen, "--listen"));
+  ASSIGN_OR_RETURN(const std::vector<std::string> hosts, TlsHosts(options, listen));
+  ASSIGN_OR_RETURN(TransportSecurity security, TransportSecurity::Create(options.tls, hosts));
   auto log = Logger("agent");
-  if (security->insecure_override()) {
+  if (security.insecure_override()) {
     log->warn("--insecure: plain text on {}; the controller is not authenticated",
               options.listen);
   }
-
   std::unique_ptr<Agent> agent(new Agent());
   agent->sysfs_ = std::make_unique<probes::SysfsRoot>(options.sysfs_root);
   agent->gpus_ = CollectGpus(*agent->sysfs_);  // before the server's threads exist
   agent->node_name_ = options.node_name.empty() ? Hostname() : options.node_name;
-
   // Probe servers listen where the agent listens and are dialled where it is advertised.
-  std::string advertise_host = listen->host;
+  std::string advertise_host = listen.host;
   if (!options.advertise.empty()) {
     advertise_host = ParseHostPort(options.advertise, "--advertise")->host;
-  } else if (IsWildcard(listen->host)) {
+  } else if (IsWildcard(listen.host)) {
     advertise_host = Hostname();
   }
   agent->probes_ = std::make_unique<ProbeRunner>(
-      listen->host, advertise_host, probes::ServeContext(options.limits, {}), agent->node_name_,
+      listen.host, advertise_host, probes::ServeContext(options.limits, {}), agent->node_name_,
       options.nccl_log_dir);
   // What this node is held to: its profile's expectations (a CPU-only node's), else the
   // configuration's.
@@ -67,16 +97,6 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
       ExpectationsFor(options.config, agent->node_name_, options.labels, &profile);
   if (!profile.empty()) log->info("node {} is held to profile {}", agent->node_name_, profile);
   agent->probes_->SetNcclExpectation({probes::RdmaExpectedBecause(*agent->sysfs_, expect)});
-  // Audits read through the agent's SysfsRoot, against the configuration's expectations and
-  // the agent's own environment (the NCCL variables jobs on this node inherit).
-  probes::AuditContext audits;
-  audits.root = agent->sysfs_.get();
-  audits.expect = expect;
-  audits.node = agent->node_name_;
-  audits.max_counter_increase = options.config.thresholds().max_counter_increase();
-  audits.environment = probes::NcclEnvironment();
-  audits.driver_gpus = agent->gpus_.gpus;
-  audits.driver_gpus_reason = agent->gpus_.unavailable_reason;
   // The inventory callback reads address_ after the server has bound it.
   Agent* self = agent.get();
   agent->service_ = std::make_unique<AgentService>(
@@ -89,45 +109,42 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
         inventory.gpus = self->gpus_;
         return CollectInventory(inventory, *self->sysfs_);
       },
-      agent->probes_.get(), std::move(audits));
-  grpc::ServerBuilder builder;
-  int port = 0;
-  // One daemon per address: without SO_REUSEPORT a second one on a busy port fails to start
-  // instead of taking half the connections at random.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(listen->ToString(), security->ServerCredentials(), &port);
-  builder.RegisterService(agent->service_.get());
-  agent->server_ = builder.BuildAndStart();
-  if (!agent->server_ || port == 0) {
-    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", options.listen,
-                                                " (is the address in use, or not this host's?)"));
-  }
-  if (!options.advertise.empty()) {
-    auto advertise = ParseHostPort(options.advertise, "--advertise");
-    agent->address_ = advertise->port == 0
-                          ? HostPort{advertise->host, static_cast<uint16_t>(port)}.ToString()
-                          : advertise->ToString();
-  } else {
-    agent->address_ = HostPort{advertise_host, static_cast<uint16_t>(port)}.ToString();
-  }
-  log->info("node {} serving on {} ({})", agent->node_name_, agent->address_,
-            security->tls() ? "mutual TLS" : "plain text");
-
+      agent->probes_.get(),
+      AuditsFor(agent->sysfs_.get(), expect, agent->node_name_, options.config, agent->gpus_));
+  RETURN_IF_ERROR(agent->Serve(options, listen, advertise_host, security));
   if (!options.controller.empty()) {
-    // gRPC's default reconnect backoff grows to two minutes while the controller is down, and
-    // every RPC fails at once meanwhile; capped at a second, a restarted controller hears from
-    // its agents within one heartbeat.
-    grpc::ChannelArguments args;
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    agent->controller_ = v1::ControllerService::NewStub(
-        grpc::CreateCustomChannel(options.controller, security->ChannelCredentials(), args));
+    agent->controller_ = ControllerStub(options.controller, security.ChannelCredentials());
   }
   agent->options_ = std::move(options);
   if (agent->options_.on_listening) agent->options_.on_listening(agent->address_);
   if (agent->controller_) agent->registration_ = std::thread([self] { self->RegistrationLoop(); });
   return agent;
+}
+
+absl::Status Agent::Serve(const AgentOptions& options, const HostPort& listen,
+                          const std::string& advertise_host, const TransportSecurity& security) {
+  grpc::ServerBuilder builder;
+  int port = 0;
+  // One daemon per address: without SO_REUSEPORT a second one on a busy port fails to start
+  // instead of taking half the connections at random.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddListeningPort(listen.ToString(), security.ServerCredentials(), &port);
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (!server_ || port == 0) {
+    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", options.listen,
+                                               " (is the address in use, or not this host's?)"));
+  }
+  if (!options.advertise.empty()) {
+    auto advertise = ParseHostPort(options.advertise, "--advertise");
+    address_ = advertise->port == 0 ? HostPort{advertise->host, static_cast<uint16_t>(port)}.ToString()
+                                    : advertise->ToString();
+  } else {
+    address_ = HostPort{advertise_host, static_cast<uint16_t>(port)}.ToString();
+  }
+  Logger("agent")->info("node {} serving on {} ({})", node_name_, address_,
+                        security.tls() ? "mutual TLS" : "plain text");
+  return absl::OkStatus();
 }
 
 bool Agent::WaitFor(absl::Duration d) {

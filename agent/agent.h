@@ -67,6 +67,9 @@ class Agent {
 
  private:
   Agent() = default;
+  // Starts the gRPC server on `listen` and learns the address it is reached at.
+  absl::Status Serve(const AgentOptions& options, const HostPort& listen,
+                     const std::string& advertise_host, const TransportSecurity& security);
   void RegistrationLoop();
   // One registration; returns the heartbeat interval the controller asks for.
   absl::StatusOr<absl::Duration> Register();

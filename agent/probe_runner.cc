@@ -160,84 +160,71 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
   auto params = Validate(spec);
   if (!params.ok()) return params.status();
   RETURN_IF_ERROR(Acquire(absl::StrCat("server of run ", run_id)));
-  if (spec.kind() == v1::ALLREDUCE && params->allreduce_backend == "nccl") {
-    // The slot is held until RunLocal; rank 0's node also holds the rendezvous.
-    std::optional<probes::NcclRendezvous> rendezvous;
-    v1::Endpoint endpoint;
-    if (rank == 0) {
-      // Within the controller's 10 s for StartProbeServer: a late answer would hold the slot.
-      auto made = probes::NcclRendezvous::Create(absl::Seconds(8));
-      if (!made.ok()) {
-        Release();
-        return made.status();
-      }
-      endpoint.set_nccl_unique_id(made->unique_id());
-      rendezvous = *std::move(made);
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    nccl_runs_[run_id] = NcclRun{std::move(rendezvous), absl::Now() + kCollectiveStartWindow};
-    return endpoint;
+  absl::StatusOr<v1::Endpoint> endpoint =
+      spec.kind() != v1::ALLREDUCE          ? StartPairServer(spec, *params, run_id)
+      : params->allreduce_backend == "nccl" ? StartNcclRank(run_id, rank)
+                                            : StartRingRank(*params, run_id);
+  if (!endpoint.ok()) Release();  // nothing holds the slot
+  return endpoint;
+}
+
+absl::StatusOr<v1::Endpoint> ProbeRunner::StartNcclRank(const std::string& run_id, uint32_t rank) {
+  // The slot is held until RunLocal; rank 0's node also holds the rendezvous.
+  std::optional<probes::NcclRendezvous> rendezvous;
+  v1::Endpoint endpoint;
+  if (rank == 0) {
+    // Within the controller's 10 s for StartProbeServer: a late answer would hold the slot.
+    ASSIGN_OR_RETURN(probes::NcclRendezvous made, probes::NcclRendezvous::Create(absl::Seconds(8)));
+    endpoint.set_nccl_unique_id(made.unique_id());
+    rendezvous = std::move(made);
   }
-  if (spec.kind() == v1::ALLREDUCE) {
-    // A rank of a ring: the listener its left neighbour connects to and, over RDMA, the queue
-    // pairs; held until RunLocal.
-    RingRank rank_state;
-    auto listener = net::ListenTcp(listen_host_, 0);
-    if (!listener.ok()) {
-      Release();
-      return listener.status();
-    }
-    rank_state.listener = *std::move(listener);
-    v1::Endpoint endpoint;
-    endpoint.set_address(HostPort{advertise_host_, rank_state.listener.port}.ToString());
-    // The left neighbour, and only it, learns this secret from the controller with the ranks.
-    auto token = NewToken();
-    if (!token.ok()) {
-      Release();
-      return token.status();
-    }
-    endpoint.set_token(*token);
-    rank_state.token = *token;
-    if (params->ring_transport == "rdma") {
-      const uint64_t largest = *std::max_element(params->sizes_bytes.begin(), params->sizes_bytes.end());
-      auto ring = probes::RdmaRing::Open(params->rdma, probes::RdmaRingSlotBytes(largest, 2));
-      if (!ring.ok()) {
-        Release();
-        return ring.status();
-      }
-      (*ring)->Describe(&endpoint);
-      rank_state.rdma = *std::move(ring);
-    }
-    rank_state.expires = absl::Now() + kCollectiveStartWindow;
-    std::lock_guard<std::mutex> lock(mu_);
-    rings_[run_id] = std::move(rank_state);
-    return endpoint;
+  std::lock_guard<std::mutex> lock(mu_);
+  nccl_runs_[run_id] = NcclRun{std::move(rendezvous), absl::Now() + kCollectiveStartWindow};
+  return endpoint;
+}
+
+absl::StatusOr<v1::Endpoint> ProbeRunner::StartRingRank(const probes::ProbeParams& params,
+                                                        const std::string& run_id) {
+  // A rank of a ring: the listener its left neighbour connects to and, over RDMA, the queue
+  // pairs; held until RunLocal.
+  RingRank rank_state;
+  ASSIGN_OR_RETURN(rank_state.listener, net::ListenTcp(listen_host_, 0));
+  v1::Endpoint endpoint;
+  endpoint.set_address(HostPort{advertise_host_, rank_state.listener.port}.ToString());
+  // The left neighbour, and only it, learns this secret from the controller with the ranks.
+  ASSIGN_OR_RETURN(rank_state.token, NewToken());
+  endpoint.set_token(rank_state.token);
+  if (params.ring_transport == "rdma") {
+    const uint64_t largest = *std::max_element(params.sizes_bytes.begin(), params.sizes_bytes.end());
+    ASSIGN_OR_RETURN(rank_state.rdma,
+                     probes::RdmaRing::Open(params.rdma, probes::RdmaRingSlotBytes(largest, 2)));
+    rank_state.rdma->Describe(&endpoint);
   }
+  rank_state.expires = absl::Now() + kCollectiveStartWindow;
+  std::lock_guard<std::mutex> lock(mu_);
+  rings_[run_id] = std::move(rank_state);
+  return endpoint;
+}
+
+absl::StatusOr<v1::Endpoint> ProbeRunner::StartPairServer(const v1::ProbeSpec& spec,
+                                                          const probes::ProbeParams& params,
+                                                          const std::string& run_id) {
   // Only the client the controller hands the endpoint to knows the run's secret: a stranger's
   // hello is refused, and the server goes on waiting for that client.
-  auto token = NewToken();
-  if (!token.ok()) {
-    Release();
-    return token.status();
-  }
   probes::ServeContext run_context = context_;
-  run_context.token = *token;
+  ASSIGN_OR_RETURN(run_context.token, NewToken());
   run_context.expected_spec = spec;
-  if (params->rdma.server_gpu_memory) return StartGpuServer(*params, run_id, run_context);
-  auto server = probes::ProbeServer::Listen(listen_host_, 0, run_context);
-  if (!server.ok()) {
-    Release();
-    return server.status();
-  }
+  if (params.rdma.server_gpu_memory) return StartGpuServer(params, run_id, run_context);
+  ASSIGN_OR_RETURN(std::unique_ptr<probes::ProbeServer> server,
+                   probes::ProbeServer::Listen(listen_host_, 0, run_context));
   v1::Endpoint endpoint;
-  endpoint.set_address(HostPort{advertise_host_, (*server)->port()}.ToString());
-  endpoint.set_token(*token);
+  endpoint.set_address(HostPort{advertise_host_, server->port()}.ToString());
+  endpoint.set_token(run_context.token);
   const absl::Time deadline =
-      absl::Now() + (params->timeout > absl::ZeroDuration() ? params->timeout
-                                                              : kDefaultServerLifetime);
+      absl::Now() + (params.timeout > absl::ZeroDuration() ? params.timeout : kDefaultServerLifetime);
   std::lock_guard<std::mutex> lock(mu_);
   Running& run = servers_[run_id];
-  run.server = *std::move(server);
+  run.server = std::move(server);
   run.failure = std::make_shared<v1::FailureCause>(v1::FAILURE_CAUSE_UNSPECIFIED);
   probes::ProbeServer* raw = run.server.get();
   run.thread = std::thread([this, raw, deadline, run_id, failure = run.failure] {
@@ -375,13 +362,9 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
         return absl::StrCat(port);
       },
       absl::Seconds(10));
-  if (!child.ok()) {
-    Release();
-    return child.status();
-  }
+  if (!child.ok()) return child.status();
   uint32_t port = 0;
   if (!absl::SimpleAtoi(child->answer(), &port) || port == 0 || port > 65535) {
-    Release();
     return absl::InternalError("the GPU-memory server half's process answered no port");
   }
   v1::Endpoint endpoint;

@@ -69,6 +69,15 @@ class ProbeRunner {
   absl::Status Acquire(const std::string& holder);
   void Release();
   absl::StatusOr<probes::ProbeParams> Validate(const v1::ProbeSpec& spec) const;
+  // StartServer's three kinds of run, with the slot taken (the caller frees it on an error):
+  // an NCCL rank (rank 0 holds the rendezvous), a host-ring rank (its listener and, over
+  // RDMA, its queue pairs), and a pair probe's server half (in a child for GPU memory).
+  absl::StatusOr<v1::Endpoint> StartNcclRank(const std::string& run_id, uint32_t rank);
+  absl::StatusOr<v1::Endpoint> StartRingRank(const probes::ProbeParams& params,
+                                             const std::string& run_id);
+  absl::StatusOr<v1::Endpoint> StartPairServer(const v1::ProbeSpec& spec,
+                                               const probes::ProbeParams& params,
+                                               const std::string& run_id);
   // GPU-memory halves, each in a child process under a watchdog (the CUDA driver stays out of
   // the agent): the client's result, with gpudirect_unavailable for this node when its GPU
   // memory could not be registered; the server's endpoint, its child serving one session.

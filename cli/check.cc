@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/files.h"
 #include "base/profiles.h"
 #include "absl/strings/str_format.h"
@@ -177,6 +178,81 @@ v1::AuditResult LocalAllreduce(const std::string& node, const probes::NcclExpect
   return r;
 }
 
+namespace {
+
+// What --probes names: audits, pair probes to run on loopback, gpu_copy and allreduce.
+struct CheckPlan {
+  std::vector<std::string> audits;
+  std::vector<const probes::Probe*> loopback;
+  bool gpu_copy = false, allreduce = false;
+  bool Measures() const { return !loopback.empty() || gpu_copy || allreduce; }
+};
+
+CheckPlan PlanOf(const std::string& list) {
+  CheckPlan plan;
+  for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+    if (name == "gpu_copy") {
+      plan.gpu_copy = true;
+    } else if (name == "allreduce") {
+      plan.allreduce = true;
+    } else if (const probes::Probe* probe = probes::FindProbe(std::string(name))) {
+      plan.loopback.push_back(probe);
+    } else {
+      plan.audits.emplace_back(name);
+    }
+  }
+  return plan;
+}
+
+// The audits' context for `node`: its expectations (its profile's, else the configuration's),
+// the CUDA driver's GPUs on the live system, the counters' window.
+absl::StatusOr<probes::AuditContext> ContextFor(const CheckOptions& options, const std::string& node,
+                                                const probes::SysfsRoot& root) {
+  probes::AuditContext ctx;
+  ctx.root = &root;
+  ctx.expect = ExpectationsFor(options.config, node, {});
+  ctx.environment = options.environment;
+  ctx.node = node;
+  ctx.max_counter_increase = options.config.thresholds().max_counter_increase();
+  if (options.sysfs_root == "/" || options.sysfs_root.empty()) {
+    // The dma-buf side of GPUDirect is the CUDA driver's to say.
+    auto gpus = probes::ListGpus(absl::Seconds(20));
+    ctx.driver_gpus = gpus.ok() ? *gpus : std::vector<v1::Gpu>{};
+    if (!gpus.ok()) ctx.driver_gpus_reason = std::string(gpus.status().message());
+  }
+  if (!options.window.empty()) {
+    ASSIGN_OR_RETURN(ctx.counter_window, ParsePositiveDuration(options.window, "--window"));
+  }
+  return ctx;
+}
+
+// Renders and writes the report; the exit code by its worst finding, with "node: kind, kind"
+// per node the findings name on `err` (an NCCL log names its own host).
+int Deliver(const v1::Report& report, const CheckOptions& options, const std::string& node,
+            std::ostream& err) {
+  const bool color = options.format == "text" && (options.output.empty() || options.output == "-") &&
+                     ::isatty(1) == 1;
+  auto rendered = report::Render(report, options.format, color);
+  const absl::Status written =
+      rendered.ok() ? WriteOutput(options.output, *rendered) : rendered.status();
+  if (!written.ok()) {
+    err << "fabricctl check: " << written.message() << "\n";
+    return kExitUnknown;
+  }
+  const int code = report::ExitCodeFor(report);
+  if (code != kExitOk) {
+    std::map<std::string, std::vector<std::string>> kinds;
+    for (const auto& f : report.findings()) kinds[f.node().empty() ? node : f.node()].push_back(f.kind());
+    std::vector<std::string> parts;
+    for (const auto& [who, list] : kinds) parts.push_back(who + ": " + absl::StrJoin(list, ", "));
+    err << (code == kExitCritical ? "CRITICAL" : "WARNING") << ": " << absl::StrJoin(parts, "; ")
+        << "\n";
+  }
+  return code;
+}
+
+}  // namespace
+
 int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   auto fail = [&](const absl::Status& s) {
     err << "fabricctl check: " << s.message() << "\n";
@@ -197,61 +273,29 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
     char name[256] = {};
     node = ::gethostname(name, sizeof(name) - 1) == 0 ? name : "localhost";
   }
-  probes::AuditContext ctx;
-  ctx.root = &root;
-  // The node's profile (by its name and the configuration's labels for it), else expect.
-  const v1::Expectations& expect = ExpectationsFor(options.config, node, {});
-  ctx.expect = expect;
-  ctx.environment = options.environment;
-  ctx.node = node;
-  ctx.max_counter_increase = options.config.thresholds().max_counter_increase();
-  if (options.sysfs_root == "/" || options.sysfs_root.empty()) {
-    // The dma-buf side of GPUDirect is the CUDA driver's to say.
-    auto gpus = probes::ListGpus(absl::Seconds(20));
-    ctx.driver_gpus = gpus.ok() ? *gpus : std::vector<v1::Gpu>{};
-    if (!gpus.ok()) ctx.driver_gpus_reason = std::string(gpus.status().message());
-  }
-  if (!options.window.empty()) {
-    auto window = ParsePositiveDuration(options.window, "--window");
-    if (!window.ok()) return fail(window.status());
-    ctx.counter_window = *window;
-  }
-  // --probes names audits and pair probes; probes run on loopback.
-  std::vector<std::string> names;
-  std::vector<const probes::Probe*> loopback;
-  bool gpu_copy = false, allreduce = false;
-  for (absl::string_view name : absl::StrSplit(options.audits, ',', absl::SkipWhitespace())) {
-    if (name == "gpu_copy") {
-      gpu_copy = true;
-    } else if (name == "allreduce") {
-      allreduce = true;
-    } else if (const probes::Probe* probe = probes::FindProbe(std::string(name))) {
-      loopback.push_back(probe);
-    } else {
-      names.emplace_back(name);
-    }
-  }
+  auto ctx = ContextFor(options, node, root);
+  if (!ctx.ok()) return fail(ctx.status());
+  CheckPlan plan = PlanOf(options.audits);
   const bool live = options.sysfs_root == "/" || options.sysfs_root.empty();
-  if ((!loopback.empty() || gpu_copy || allreduce) && !live) {
+  if (plan.Measures() && !live) {
     return fail(absl::InvalidArgumentError("--probes: loopback probes run on the live system, not under --sysfs-root"));
   }
   const auto started = std::chrono::steady_clock::now();
   // A single node's NCCL choice of sockets is critical only where RDMA is expected.
-  const probes::NcclExpectation nccl_expect{probes::RdmaExpectedBecause(root, expect)};
+  const probes::NcclExpectation nccl_expect{probes::RdmaExpectedBecause(root, ctx->expect)};
   absl::StatusOr<std::vector<v1::AuditResult>> results =
-      options.nccl_logs.empty()
-          ? (names.empty() && (!loopback.empty() || gpu_copy || allreduce) ? std::vector<v1::AuditResult>{}
-                                                : probes::RunAudits(ctx, names))
-          : AnalyseNcclLogs(options.nccl_logs, nccl_expect);
+      !options.nccl_logs.empty() ? AnalyseNcclLogs(options.nccl_logs, nccl_expect)
+      : plan.audits.empty() && plan.Measures() ? std::vector<v1::AuditResult>{}
+                                               : probes::RunAudits(*ctx, plan.audits);
   if (!results.ok()) return fail(results.status());
   // Where an RDMA device is, the default check also measures it on loopback.
   if (options.nccl_logs.empty() && options.audits.empty() && live &&
       root.Exists("/sys/class/infiniband")) {
-    loopback.push_back(probes::FindProbe(v1::RDMA_WRITE_BW));
+    plan.loopback.push_back(probes::FindProbe(v1::RDMA_WRITE_BW));
   }
-  for (const probes::Probe* probe : loopback) results->push_back(LoopbackProbe(*probe));
-  if (gpu_copy) results->push_back(GpuCopy());
-  if (allreduce) results->push_back(LocalAllreduce(node, nccl_expect));
+  for (const probes::Probe* probe : plan.loopback) results->push_back(LoopbackProbe(*probe));
+  if (plan.gpu_copy) results->push_back(GpuCopy());
+  if (plan.allreduce) results->push_back(LocalAllreduce(node, nccl_expect));
 
   report::ReportBuilder builder("check", absl::StrCat("fabricctl ", kVersion));
   builder.SetConfig(options.config);
@@ -259,23 +303,31 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   builder.AddAudits(health, *std::move(results));
   const v1::Report report = builder.Finish(
       absl::Now(), absl::FromChrono(std::chrono::steady_clock::now() - started), node);
+  return Deliver(report, options, node, err);
+}
 
-  const bool color = options.format == "text" && (options.output.empty() || options.output == "-") &&
-                     ::isatty(1) == 1;
-  auto rendered = report::Render(report, options.format, color);
-  if (!rendered.ok()) return fail(rendered.status());
-  if (auto s = WriteOutput(options.output, *rendered); !s.ok()) return fail(s);
-  const int code = report::ExitCodeFor(report);
-  if (code != kExitOk) {
-    // "node: kind, kind" per node the findings name (an NCCL log names its own host).
-    std::map<std::string, std::vector<std::string>> kinds;
-    for (const auto& f : report.findings()) kinds[f.node().empty() ? node : f.node()].push_back(f.kind());
-    std::vector<std::string> parts;
-    for (const auto& [who, list] : kinds) parts.push_back(who + ": " + absl::StrJoin(list, ", "));
-    err << (code == kExitCritical ? "CRITICAL" : "WARNING") << ": " << absl::StrJoin(parts, "; ")
-        << "\n";
-  }
-  return code;
+CLI::App* AddCheckCommand(CLI::App& app, CheckOptions* options) {
+  CLI::App* cmd = app.add_subcommand(
+      "check",
+      "audit this node with no controller (cron, Slurm HealthCheckProgram, node_exporter)");
+  cmd->add_option("--sysfs-root", options->sysfs_root,
+                  "read sysfs and procfs below this directory (fixtures)")
+      ->capture_default_str();
+  cmd->add_option("--probes,--audits", options->audits,
+                  std::string("comma-separated audits (default all: ") + probes::AuditNames() +
+                      ") and probes to run on loopback (default: rdma_write_bw where an "
+                      "RDMA device is); gpu_copy; allreduce (NCCL over this node's GPUs)");
+  cmd->add_option("--node-name", options->node, "name in the report (default: hostname)");
+  cmd->add_option("--nccl-log", options->nccl_logs,
+                  "analyse these NCCL_DEBUG=INFO logs of a job instead (transport, GPUDirect, "
+                  "fallback to sockets)");
+  cmd->add_option("--window", options->window,
+                  "read error counters twice this far apart (e.g. 10s); default: skip");
+  cmd->add_option("--format", options->format,
+                  "text, json, junit, prom, or drain (NODE<tab>KINDS when to drain)")
+      ->capture_default_str();
+  cmd->add_option("--output", options->output, "write the report here (default stdout)");
+  return cmd;
 }
 
 }  // namespace fabricctl::cli

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "proto/config.pb.h"
 
 namespace fabricctl::cli {
@@ -26,6 +27,9 @@ struct CheckOptions {
 // `fabricctl check`: this node's audits, no controller. For cron, systemd timers, Slurm's
 // HealthCheckProgram and node_exporter's textfile collector. Exit code 0/1/2 by the worst
 // finding, 3 when the check could not run.
+// `fabricctl check`: its flags, into `options`.
+CLI::App* AddCheckCommand(CLI::App& app, CheckOptions* options);
+
 int RunCheckCommand(const CheckOptions& options, std::ostream& err);
 
 }  // namespace fabricctl::cli

@@ -56,4 +56,15 @@ int RunLabCommand(const std::vector<std::string>& args, std::ostream& err) {
   return kExitUnknown;
 }
 
+CLI::App* AddLabCommand(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "lab",
+      "a practice cluster on this machine: lab up N [--throttle H=RATE] [--mtu H=MTU] | "
+      "sweep | nodes | map | history | kill H | restart-controller | metrics | down");
+  cmd->allow_extras();  // everything after `lab` goes to scripts/lab.sh
+  cmd->prefix_command();
+  cmd->fallthrough(false);
+  return cmd;
+}
+
 }  // namespace fabricctl::cli

@@ -156,4 +156,13 @@ int RunRemoveNodes(const NodesOptions& options, std::ostream& out, std::ostream&
   return kExitOk;
 }
 
+CLI::App* AddNodesCommand(CLI::App& app, NodesOptions* options) {
+  CLI::App* nodes = app.add_subcommand("nodes", "list registered nodes and their state");
+  nodes->add_option("--format", options->format, "text or json")->capture_default_str();
+  CLI::App* remove = nodes->add_subcommand(
+      "remove", "forget nodes (decommissioned or renamed); an agent still running registers again");
+  remove->add_option("names", options->remove, "node names")->required();
+  return nodes;
+}
+
 }  // namespace fabricctl::cli

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/time/time.h"
 #include "cli/controller_client.h"
 #include "proto/controller.pb.h"
@@ -20,6 +21,9 @@ struct NodesOptions {
 // `fabricctl nodes`: lists the registered nodes. Exit code 0 when every node is online (or
 // none is registered), 1 when some are stale, 3 when the controller cannot be asked; the
 // one-line reason for 1 and 3 goes to `err`.
+// `fabricctl nodes [remove NAME...]`: its flags, into `options`.
+CLI::App* AddNodesCommand(CLI::App& app, NodesOptions* options);
+
 int RunNodes(const NodesOptions& options, std::ostream& out, std::ostream& err);
 
 // `fabricctl nodes remove NAME...`: forgets nodes (decommissioned or renamed). Prints each

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/exit_code.h"
 #include "base/net_address.h"
 #include "base/process.h"
@@ -35,6 +36,81 @@ probes::InfoLines Info(const probes::Probe& probe, const probes::ProbeParams& p,
 
 }  // namespace
 
+namespace {
+
+// `--server`: serves the other half until stopped, or one session with --one-off.
+absl::Status Serve(const ProbeCommandOptions& options, const probes::ProbeLimits& limits,
+                   const probes::RdmaParams& local) {
+  if (!options.target.empty()) return absl::InvalidArgumentError("--server takes no HOST");
+  ASSIGN_OR_RETURN(std::unique_ptr<probes::ProbeServer> server,
+                   probes::ProbeServer::Listen(options.listen_host, options.port,
+                                               probes::ServeContext(limits, local)));
+  std::printf("fabricctl probe server listening on %s\n",
+              HostPort{options.listen_host, server->port()}.ToString().c_str());
+  std::fflush(stdout);
+  return server->Serve(options.one_off);
+}
+
+// The client's parameters from the flags: sizes, iterations or duration (by time for the
+// bandwidth probes, as iperf3 and perftest -D: a slow link reports its low figure on time
+// instead of taking as much longer as it is slower), validated against the caps.
+absl::StatusOr<probes::ProbeParams> ClientParams(const ProbeCommandOptions& options,
+                                                 const probes::Probe& probe,
+                                                 const probes::ProbeLimits& limits,
+                                                 const probes::RdmaParams& local) {
+  probes::ProbeParams params = options.params;
+  params.rdma = local;
+  params.kind = probe.kind();
+  ASSIGN_OR_RETURN(params.sizes_bytes,
+                   probes::ParseSizeSweep(options.sizes.empty()
+                                              ? (probe.measures_bandwidth() ? "64K:1M" : "2")
+                                              : options.sizes,
+                                          limits.max_message_bytes));
+  if (!options.duration.empty()) {
+    if (options.iterations != 0) {
+      return absl::InvalidArgumentError("--iters and --duration: give one of them");
+    }
+    ASSIGN_OR_RETURN(params.duration, ParsePositiveDuration(options.duration, "--duration"));
+    params.iterations = 0;
+  } else if (options.iterations == 0 && probe.measures_bandwidth()) {
+    params.duration = kDefaultBwDuration;
+  } else {
+    params.iterations = options.iterations != 0 ? options.iterations : kDefaultLatIterations;
+  }
+  params.warmup_iterations = options.warmup;
+  RETURN_IF_ERROR(probes::ValidateParams(params, limits));
+  return params;
+}
+
+// Measures against `target` and renders the result (perftest's table, or JSON).
+absl::StatusOr<std::string> Measure(const ProbeCommandOptions& options, const probes::Probe& probe,
+                                    const probes::ProbeParams& params, const HostPort& target,
+                                    const probes::ProbeLimits& limits) {
+  probes::ProbeRun run =
+      probes::RunProbeClient(params, {target.host, target.port}, limits, /*end_session=*/true);
+  if (run.outcome != probes::Outcome::kOk) {
+    return absl::UnavailableError(
+        run.outcome == probes::Outcome::kSkipped ? "skipped: " + run.reason : run.reason);
+  }
+  if (options.format == "json") {
+    google::protobuf::util::JsonPrintOptions json;
+    json.add_whitespace = true;
+    json.preserve_proto_field_names = true;
+    std::string text;
+    (void)google::protobuf::util::MessageToJsonString(probes::ToResult(run, params), &text, json);
+    return text;
+  }
+  const probes::InfoLines info = Info(probe, params, target.ToString(), run);
+  if (probe.measures_bandwidth()) {
+    return probes::FormatBwTable(
+        probe.title(), info, run.bw,
+        options.units == "Gb" ? probes::BwUnit::kGbps : probes::BwUnit::kMiBps);
+  }
+  return probes::FormatLatTable(probe.title(), info, run.lat);
+}
+
+}  // namespace
+
 int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::ostream& err) {
   auto fail = [&](const std::string& why) {
     err << "fabricctl probe: " << why << "\n";
@@ -57,81 +133,72 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
   const probes::ProbeLimits limits;
   probes::RdmaParams local = options.params.rdma;
   local.gpu_memory = options.memory == "gpu";
-
   if (options.server) {
-    if (!options.target.empty()) return fail("--server takes no HOST");
-    auto server = probes::ProbeServer::Listen(options.listen_host, options.port,
-                                              probes::ServeContext(limits, local));
-    if (!server.ok()) return fail(std::string(server.status().message()));
-    std::printf("fabricctl probe server listening on %s\n",
-                HostPort{options.listen_host, (*server)->port()}.ToString().c_str());
-    std::fflush(stdout);
-    absl::Status served = (*server)->Serve(options.one_off);
-    if (!served.ok()) return fail(std::string(served.message()));
-    return kExitOk;
+    const absl::Status served = Serve(options, limits, local);
+    return served.ok() ? kExitOk : fail(std::string(served.message()));
   }
-
   if (options.target.empty()) return fail("give the server as HOST[:PORT], or --server");
   auto target = ParseHostPort(options.target, "HOST", options.port);
   if (!target.ok()) return fail(std::string(target.status().message()));
-  probes::ProbeParams params = options.params;
-  params.rdma = local;
-  params.kind = probe->kind();
-  auto sizes = probes::ParseSizeSweep(
-      options.sizes.empty() ? (probe->measures_bandwidth() ? "64K:1M" : "2") : options.sizes,
-      limits.max_message_bytes);
-  if (!sizes.ok()) return fail(std::string(sizes.status().message()));
-  params.sizes_bytes = *sizes;
-  if (!options.duration.empty()) {
-    if (options.iterations != 0) return fail("--iters and --duration: give one of them");
-    auto d = ParsePositiveDuration(options.duration, "--duration");
-    if (!d.ok()) return fail(std::string(d.status().message()));
-    params.duration = *d;
-    params.iterations = 0;
-  } else if (options.iterations == 0 && probe->measures_bandwidth()) {
-    // By time, as iperf3 and perftest -D: a slow link reports its low figure on time instead
-    // of taking as much longer as it is slower.
-    params.duration = kDefaultBwDuration;
-  } else {
-    params.iterations = options.iterations != 0 ? options.iterations : kDefaultLatIterations;
-  }
-  params.warmup_iterations = options.warmup;
-  if (auto s = probes::ValidateParams(params, limits); !s.ok()) return fail(std::string(s.message()));
-
-  // Measures and renders; an error is the one-line reason.
-  auto measure = [&]() -> absl::StatusOr<std::string> {
-    probes::ProbeRun run = probes::RunProbeClient(
-        params, {target->host, target->port}, limits, /*end_session=*/true);
-    if (run.outcome != probes::Outcome::kOk) {
-      return absl::UnavailableError(
-          run.outcome == probes::Outcome::kSkipped ? "skipped: " + run.reason : run.reason);
-    }
-    if (options.format == "json") {
-      google::protobuf::util::JsonPrintOptions json;
-      json.add_whitespace = true;
-      json.preserve_proto_field_names = true;
-      std::string text;
-      (void)google::protobuf::util::MessageToJsonString(probes::ToResult(run, params), &text, json);
-      return text;
-    }
-    const probes::InfoLines info = Info(*probe, params, target->ToString(), run);
-    if (probe->measures_bandwidth()) {
-      return probes::FormatBwTable(probe->title(), info, run.bw,
-                                   options.units == "Gb" ? probes::BwUnit::kGbps
-                                                         : probes::BwUnit::kMiBps);
-    }
-    return probes::FormatLatTable(probe->title(), info, run.lat);
-  };
+  auto params = ClientParams(options, *probe, limits, local);
+  if (!params.ok()) return fail(std::string(params.status().message()));
   // GPU memory brings the CUDA driver into the process: the client half then runs in a child
   // under a watchdog, so that a hung driver costs the probe, not the command.
+  auto measure = [&] { return Measure(options, *probe, *params, *target, limits); };
   absl::StatusOr<std::string> text =
-      local.gpu_memory ? probes::RunInChild(measure, params.timeout > absl::ZeroDuration()
-                                                         ? params.timeout
+      local.gpu_memory ? probes::RunInChild(measure, params->timeout > absl::ZeroDuration()
+                                                         ? params->timeout
                                                          : limits.max_duration)
                        : measure();
   if (!text.ok()) return fail(std::string(text.status().message()));
   out << *text;
   return kExitOk;
+}
+
+CLI::App* AddProbeCommand(CLI::App& app, ProbeCommandOptions* options) {
+  CLI::App* cmd = app.add_subcommand(
+      "probe", "measure one pair of hosts, like ib_write_bw or iperf3 (standalone, no controller)");
+  cmd->add_option("kind", options->kind, probes::ProbeNames())->required();
+  cmd->add_option("host", options->target, "server HOST[:PORT] (client mode)");
+  cmd->add_flag("--server", options->server, "serve the other half");
+  cmd->add_option("--listen", options->listen_host, "server: address to listen on")
+      ->capture_default_str();
+  cmd->add_option("--port", options->port, "server port")->capture_default_str();
+  cmd->add_flag("--one-off", options->one_off, "server: exit after one client session");
+  cmd->add_option("--sizes", options->sizes,
+                  "message sizes: MIN:MAX doubling (2:8M) or a list (4K,64K,1M)");
+  cmd->add_option("--iters", options->iterations,
+                  "iterations per size (default 5000 bandwidth, 1000 latency)");
+  cmd->add_option(
+      "--duration", options->duration,
+      "time per size instead of --iters (4 = 4s, 500ms); the default for bandwidth probes");
+  cmd->add_option("--warmup", options->warmup, "unmeasured iterations before each size");
+  cmd->add_option("--streams", options->params.tcp_streams, "tcp_bw: parallel streams")
+      ->capture_default_str();
+  cmd->add_option("--device", options->params.rdma.device,
+                  "RDMA device (default: the first with an active port)");
+  cmd->add_option("--ib-port", options->params.rdma.port, "RDMA port (default: first active)");
+  cmd->add_option("--gid-index", options->params.rdma.gid_index,
+                  "GID index (default -1: chosen as perftest does)")
+      ->capture_default_str();
+  cmd->add_option("--tx-depth", options->params.rdma.tx_depth,
+                  "outstanding sends (default 128 for bandwidth)");
+  cmd->add_option("--cq-mod", options->params.rdma.cq_moderation,
+                  "one completion every N sends (default 100; 1 above 8 KiB)");
+  cmd->add_flag("--bidirectional", options->params.rdma.bidirectional,
+                "rdma_write_bw, rdma_read_bw: both directions at once, summed (perftest -b)");
+  cmd->add_option("--inline", options->params.rdma.inline_bytes,
+                  "largest inline message (default: the device's)");
+  cmd->add_option("--memory", options->memory,
+                  "RDMA buffers in host or gpu memory (GPUDirect RDMA through dma-buf or "
+                  "peer memory; each side chooses its own, as perftest's --use_cuda)")
+      ->capture_default_str();
+  cmd->add_option("--gpu", options->params.rdma.gpu, "--memory gpu: the GPU's CUDA ordinal")
+      ->capture_default_str();
+  cmd->add_option("--format", options->format, "text or json")->capture_default_str();
+  cmd->add_option("--units", options->units, "bandwidth in Gb (Gb/s) or MiB (MiB/s)")
+      ->capture_default_str();
+  return cmd;
 }
 
 }  // namespace fabricctl::cli

@@ -4,6 +4,7 @@
 #include <ostream>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "probes/common/params.h"
 
 namespace fabricctl::cli {
@@ -30,6 +31,9 @@ struct ProbeCommandOptions {
 
 // Runs the command; returns the exit code (0 measured, 3 refused, unreachable or not
 // applicable here), writing the table or JSON to `out` and a one-line reason to `err`.
+// `fabricctl probe`: its flags, into `options`.
+CLI::App* AddProbeCommand(CLI::App& app, ProbeCommandOptions* options);
+
 int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace fabricctl::cli

@@ -2,26 +2,28 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
 
-#include "absl/strings/str_cat.h"
-#include "base/files.h"
-#include "base/hostlist.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/exit_code.h"
+#include "base/files.h"
+#include "base/hostlist.h"
 #include "base/process.h"
+#include "base/status_macros.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "probes/catalogue.h"
 #include "probes/common/params.h"
 #include "probes/common/sizes.h"
-#include "probes/catalogue.h"
 #include "report/builder.h"
 #include "report/chunks.h"
 #include "report/render.h"
@@ -280,6 +282,84 @@ int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit,
                            absl::AsciiStrToLower(worst));
   }
   return kExitOk;
+}
+
+CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlags* flags) {
+  CLI::App* cmd = app.add_subcommand(
+      "sweep",
+      "measure every pair of nodes and report the fabric's health (exit code gates a job)");
+  flags->nodes_flag = cmd->add_option(
+      "--nodes", flags->nodes,
+      "the nodes, a Slurm hostlist (node-[1-4,7],gpu01; default: $SLURM_JOB_NODELIST, else "
+      "$SLURM_NODELIST, else every registered node)");
+  cmd->add_option("--pairing", options->pairing, "full, quick, sample or file:PATH");
+  cmd->add_option("--sample-rounds", options->sample_rounds, "rounds of --pairing sample");
+  cmd->add_option("--probes", options->probes,
+                  "comma-separated probes (default tcp_bw,tcp_lat); allreduce runs a ring over "
+                  "every node; gpu_copy measures every node's GPUs' host-device copies");
+  cmd->add_option("--sizes", options->sizes, "message sizes for every probe");
+  cmd->add_option("--iters", options->iterations, "iterations per size");
+  cmd->add_option("--duration", options->duration,
+                  "time per size of the bandwidth probes and tcp_lat (4 = 4s, 500ms)");
+  cmd->add_option("--baseline", options->baseline, "compare with this earlier sweep");
+  cmd->add_flag("--audits", options->audits, "also run every node's audits (as fabricctl check)");
+  cmd->add_option("--allreduce-group", options->allreduce_group_by,
+                  "allreduce: one ring per value of this node label (rack, rail)");
+  cmd->add_option("--allreduce-backend", options->allreduce_backend,
+                  "allreduce: nccl (one rank per GPU), rdma or tcp (the ring from host "
+                  "memory over RDMA or TCP), or auto (nccl where every node of a group has "
+                  "GPUs and NCCL, else rdma where every node has an active RDMA port, else tcp)")
+      ->check(CLI::IsMember({"auto", "nccl", "rdma", "tcp"}))
+      ->capture_default_str();
+  cmd->add_option("--format", options->format,
+                  "text, json, junit, html, prom, or drain (NODE<tab>KINDS per node to drain)")
+      ->capture_default_str();
+  cmd->add_option("--output", options->output, "write the report here (default stdout)");
+  cmd->add_option("--memory", options->memory,
+                  "rdma_* probes' buffers: host, gpu (GPUDirect RDMA on both halves) or "
+                  "CLIENT,SERVER such as host,gpu");
+  cmd->add_option("--gpu", options->gpu, "--memory gpu: the CUDA ordinal on every node")
+      ->capture_default_str();
+  cmd->add_option("--wait", options->wait,
+                  "queue behind a sweep already running for up to this long (30s, 10m; "
+                  "at most 1h; default: refused at once)");
+  cmd->add_option("--sweep-timeout", flags->timeout, "deadline of the whole sweep")
+      ->capture_default_str();
+  return cmd;
+}
+
+absl::Status ResolveSweepFlags(const SweepFlags& flags, SweepCommandOptions* options) {
+  if (flags.nodes_flag != nullptr && flags.nodes_flag->count() > 0) {
+    options->nodes = flags.nodes;
+  } else {
+    // Inside a Slurm job (a prolog, an sbatch script) the job's nodes, as Slurm names them.
+    for (const char* var : {"SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
+      if (const char* list = std::getenv(var); list != nullptr) {
+        options->nodes = list;
+        options->nodes_from = std::string("$") + var;
+        break;
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(options->sweep_timeout, ParsePositiveDuration(flags.timeout, "--sweep-timeout"));
+  return absl::OkStatus();
+}
+
+CLI::App* AddMapCommand(CLI::App& app, MapOptions* options) {
+  CLI::App* cmd = app.add_subcommand("map", "show a stored sweep's health map (default: latest)");
+  cmd->add_option("sweep_id", options->sweep_id, "sweep id");
+  cmd->add_option("--format", options->format,
+                  "text, json, junit, html, prom, or drain (NODE<tab>KINDS per node to drain)")
+      ->capture_default_str();
+  cmd->add_option("--output", options->output, "write the report here (default stdout)");
+  return cmd;
+}
+
+CLI::App* AddHistoryCommand(CLI::App& app, HistoryOptions* options) {
+  CLI::App* cmd = app.add_subcommand("history", "list recent sweeps");
+  cmd->add_option("--limit", options->limit, "how many")->capture_default_str();
+  cmd->add_option("--format", options->format, "text or json")->capture_default_str();
+  return cmd;
 }
 
 }  // namespace fabricctl::cli

@@ -1,10 +1,12 @@
 #ifndef FABRICCTL_CLI_SWEEP_H_
 #define FABRICCTL_CLI_SWEEP_H_
 
-#include <ostream>
 #include <optional>
+#include <ostream>
 #include <string>
 
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "cli/controller_client.h"
 
@@ -37,6 +39,31 @@ struct SweepCommandOptions {
   // Deadline of the whole sweep RPC.
   absl::Duration sweep_timeout = absl::Hours(2);
 };
+
+// What `fabricctl sweep`'s flags hold before they become options (ResolveSweepFlags).
+struct SweepFlags {
+  std::string nodes;
+  CLI::Option* nodes_flag = nullptr;
+  std::string timeout = "2h";
+};
+
+// `fabricctl sweep`: its flags, into `options` and `flags`.
+CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlags* flags);
+// The nodes (--nodes, else $SLURM_JOB_NODELIST, else $SLURM_NODELIST, else every registered
+// node) and the sweep's deadline, into `options`.
+absl::Status ResolveSweepFlags(const SweepFlags& flags, SweepCommandOptions* options);
+
+struct MapOptions {
+  int64_t sweep_id = 0;
+  std::string format = "text";
+  std::string output;
+};
+struct HistoryOptions {
+  uint32_t limit = 20;
+  std::string format = "text";
+};
+CLI::App* AddMapCommand(CLI::App& app, MapOptions* options);
+CLI::App* AddHistoryCommand(CLI::App& app, HistoryOptions* options);
 
 // `fabricctl sweep`: runs a sweep on the controller, shows progress (one line per round on
 // stderr when it is a terminal), and renders the report. Exit code 0/1/2 by the worst

@@ -178,11 +178,17 @@ bool Judged::LinkEvidence(double x) const {
   return x < LinkOutlierBelow();
 }
 
-Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
-  const size_t n = in.nodes.size(), np = in.pairs.size();
+namespace {
+
+// The floor a single figure is held to: the expected rate's, unless the fabric as a whole
+// misses it (then it tells no pair from another).
+double EffectiveFloor(const Judged& j) { return j.bw_floor_missed ? 0 : j.link_floor; }
+
+// Every measured direction is a figure of both its ends: the fabric's typical bandwidth and
+// latency, each node's median and its robust z against the others', the expected floors.
+void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
+  const size_t n = in.nodes.size();
   const auto& t = in.thresholds;
-  Judged j;
-  // Bandwidth: every measured direction is a figure of both its ends.
   std::vector<std::vector<float>> bw_by_node(n), lat_by_node(n);
   double best_bw = 0, best_lat = std::numeric_limits<double>::infinity();
   for (const PairInput& p : in.pairs) {
@@ -213,19 +219,28 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   // An absolute floor the typical figure itself misses cannot tell one pair from another.
   j.bw_floor_missed = j.link_floor > 0 && j.bw.valid && j.bw.typical < j.link_floor;
   j.lat_ceiling_missed = t.max_lat_us() > 0 && j.lat.valid && j.lat.typical > t.max_lat_us();
-  const double floor = j.bw_floor_missed ? 0 : j.link_floor;
-  const double ceiling = j.lat_ceiling_missed ? 0 : t.max_lat_us();
   // Robust z of each node's median against the others'.
   std::vector<double> node_medians;
-  for (float m : medians) if (!std::isnan(m)) node_medians.push_back(m);
+  for (float m : medians) {
+    if (!std::isnan(m)) node_medians.push_back(m);
+  }
   const double med = Median(node_medians);
   const double mad = node_medians.size() >= 3 ? ScaledMad(node_medians, med) : 0;
   for (size_t i = 0; i < n; ++i) {
     out.nodes[i].median_bw_gbps = medians[i];
-    if (!std::isnan(medians[i]) && mad > 0) out.nodes[i].robust_z = static_cast<float>((medians[i] - med) / mad);
+    if (!std::isnan(medians[i]) && mad > 0) {
+      out.nodes[i].robust_z = static_cast<float>((medians[i] - med) / mad);
+    }
   }
+}
 
-  // Each pair, each direction.
+// Each pair, each direction: slow against the typical figure or the floor, high latency
+// against the typical latency or the ceiling, dead.
+void JudgePairs(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
+  const size_t np = in.pairs.size();
+  const auto& t = in.thresholds;
+  const double floor = EffectiveFloor(j);
+  const double ceiling = j.lat_ceiling_missed ? 0 : t.max_lat_us();
   auto slow = [&](float bw) { return j.bw.Below(bw, t) || (!std::isnan(bw) && bw < floor); };
   j.bw_bad.assign(np, 0);
   j.lat_bad.assign(np, 0);
@@ -237,11 +252,13 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
     const PairInput& pair = in.pairs[p];
     PairResult& r = out.pairs[p];
     j.path_measured[p] = pair.status == PairStatus::kMeasured || pair.status == PairStatus::kUnreachable;
-    r.unreachable = j.dead[p] = pair.status == PairStatus::kUnreachable;
+    j.dead[p] = pair.status == PairStatus::kUnreachable;
+    r.unreachable = j.dead[p];
     if (pair.status != PairStatus::kMeasured) continue;
     r.slow_forward = slow(pair.bw_gbps);
     r.slow_reverse = slow(pair.bw_reverse_gbps);
-    r.slow = j.bw_bad[p] = r.slow_forward || r.slow_reverse;
+    j.bw_bad[p] = r.slow_forward || r.slow_reverse;
+    r.slow = j.bw_bad[p];
     j.bw_measured[p] = !std::isnan(pair.bw_gbps) || !std::isnan(pair.bw_reverse_gbps);
     if (j.bw_measured[p] && j.bw.valid && j.bw.typical > 0) {
       float worst = std::isnan(pair.bw_reverse_gbps) ? pair.bw_gbps
@@ -250,14 +267,19 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
       r.relative_bw = static_cast<float>(worst / j.bw.typical);
     }
     j.lat_measured[p] = !std::isnan(pair.lat_us) && pair.lat_us > 0;
-    r.high_latency = j.lat_bad[p] =
-        j.lat_measured[p] && (j.lat.Above(pair.lat_us, t.relative_lat(), t.max_robust_z()) ||
-                              (ceiling > 0 && pair.lat_us > ceiling));
+    j.lat_bad[p] = j.lat_measured[p] && (j.lat.Above(pair.lat_us, t.relative_lat(), t.max_robust_z()) ||
+                                         (ceiling > 0 && pair.lat_us > ceiling));
+    r.high_latency = j.lat_bad[p];
   }
+}
 
-  // Who is at fault: bandwidth by direction, latency and dead paths by pair.
+// Who is at fault: bandwidth by direction (outliers among the nodes only), latency and dead
+// paths by pair.
+void BlameNodes(const AnalysisInput& in, Judged& j, const AnalysisResult& out) {
+  const size_t n = in.nodes.size();
+  const auto& t = in.thresholds;
   std::vector<Observation> bw_obs, lat_obs, dead_obs;
-  for (size_t p = 0; p < np; ++p) {
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
     if (j.bw_measured[p]) {
       if (!std::isnan(pair.bw_gbps)) bw_obs.push_back({pair.client, pair.server, out.pairs[p].slow_forward, true});
@@ -268,14 +290,19 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   }
   const uint32_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
   std::vector<bool> bw_eligible = Eligible(in, j.bw_bad, j.bw_measured);
-  const std::vector<bool> outliers = OutlierNodes(in, t, j.bw.valid ? j.bw.typical : 0, floor);
+  const std::vector<bool> outliers = OutlierNodes(in, t, j.bw.valid ? j.bw.typical : 0, EffectiveFloor(j));
   for (size_t i = 0; i < n; ++i) bw_eligible[i] = bw_eligible[i] && outliers[i];
   j.bw_blamed = LocaliseNodes(n, bw_obs, min_peers, bw_eligible);
   j.lat_blamed = LocaliseNodes(n, lat_obs, min_peers, Eligible(in, j.lat_bad, j.lat_measured));
   j.dead_blamed = LocaliseNodes(n, dead_obs, min_peers, Eligible(in, j.dead, j.path_measured));
-  // The noise a single pair is judged against: the directions no blamed node explains.
+}
+
+// The noise a single pair is judged against: the directions no blamed node explains, as the
+// larger of the two-sided spread and the fast side's (re-tests raise only the low figures,
+// the best attempt counting, which narrows the slow side of a noisy fabric).
+void LinkSpread(const AnalysisInput& in, Judged& j) {
   std::vector<double> logs;
-  for (size_t p = 0; p < np && j.bw.valid && j.bw.typical > 0; ++p) {
+  for (size_t p = 0; p < in.pairs.size() && j.bw.valid && j.bw.typical > 0; ++p) {
     const PairInput& pair = in.pairs[p];
     if (!j.bw_measured[p]) continue;
     for (const auto& [from, to, bw] : {std::tuple{pair.client, pair.server, pair.bw_gbps},
@@ -284,11 +311,20 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
       logs.push_back(std::log(bw / j.bw.typical));
     }
   }
-  // The larger of the two-sided spread and the fast side's: re-tests raise only the low
-  // figures (the best attempt counts), which narrows the slow side of a noisy fabric.
   if (!logs.empty()) j.bw_log_spread = std::max(ScaledMad(logs, 0), FastSpread(logs, 0));
-  j.bw_link_z = std::max(t.max_robust_z(), NormalQuantileAbove(0.01 / std::max<size_t>(1, logs.size())));
-  for (size_t p = 0; p < np; ++p) {
+  j.bw_link_z =
+      std::max(in.thresholds.max_robust_z(), NormalQuantileAbove(0.01 / std::max<size_t>(1, logs.size())));
+}
+
+}  // namespace
+
+Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
+  Judged j;
+  TypicalFigures(in, j, out);
+  JudgePairs(in, j, out);
+  BlameNodes(in, j, out);
+  LinkSpread(in, j);
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
     if (!j.path_measured[p]) continue;
     ++out.nodes[in.pairs[p].client].pairs;
     ++out.nodes[in.pairs[p].server].pairs;

@@ -136,16 +136,14 @@ std::string PairFigures(const AnalysisInput& in, const PairInput& pair) {
   return text;
 }
 
-}  // namespace
-
-void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
+// The MTU findings, against the expectation or, without one, the sweep's most common MTU; a
+// tie for the most (one node at 9000 and one at 1500) has no yardstick: every node of the
+// split is named, and the finding says that an expectation would decide.
+void AddMtuFindings(const AnalysisInput& in, AnalysisResult& out) {
   std::map<uint32_t, uint32_t> mtu_votes;
   for (const auto& node : in.nodes) {
-    if (node.netdev_mtu != 0) ++mtu_votes[node.netdev_mtu];
+    if (node.reachable && node.netdev_mtu != 0) ++mtu_votes[node.netdev_mtu];
   }
-  // Without an expectation the most common MTU is the yardstick; a tie for the most (one node
-  // at 9000 and one at 1500) has none: every node of the split is named, and the finding says
-  // that an expectation would decide.
   uint32_t common_mtu = 0, common_votes = 0;
   bool tie = false;
   for (const auto& [mtu, votes] : mtu_votes) {
@@ -157,6 +155,36 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
   }
   const bool split = in.expect.netdev_mtu() == 0 && tie;
   const uint32_t expected_mtu = in.expect.netdev_mtu() != 0 ? in.expect.netdev_mtu() : common_mtu;
+  std::vector<std::string> mtus;
+  for (const auto& [mtu, votes] : mtu_votes) {
+    if (votes == common_votes) mtus.push_back(absl::StrCat(mtu));
+  }
+  for (uint32_t i = 0; i < in.nodes.size(); ++i) {
+    const NodeInput& node = in.nodes[i];
+    NodeResult& r = out.nodes[i];
+    if (!node.reachable || node.netdev_mtu == 0) continue;
+    const std::string netdev = node.netdev.empty() ? "netdev" : node.netdev;
+    if (!split && (expected_mtu == 0 || node.netdev_mtu == expected_mtu)) continue;
+    r.verdict = Verdict::kCritical;
+    v1::Finding f = report::Make(
+        report::kind::kMtuMismatch, node.name,
+        split ? absl::StrCat(node.name, ": ", netdev, " MTU ", node.netdev_mtu,
+                             "; the sweep is split between MTUs ", absl::StrJoin(mtus, " and "),
+                             " with none the most common: set expect.netdev_mtu to say which is right")
+              : absl::StrCat(node.name, ": ", netdev, " MTU ", node.netdev_mtu, ", expected ",
+                             expected_mtu,
+                             in.expect.netdev_mtu() != 0 ? " (expect.netdev_mtu)"
+                                                         : " (the sweep's common MTU)"));
+    f.set_device(node.netdev);
+    (*f.mutable_evidence())["mtu"] = absl::StrCat(node.netdev_mtu);
+    if (!split) (*f.mutable_evidence())["expected_mtu"] = absl::StrCat(expected_mtu);
+    out.findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
   for (uint32_t i = 0; i < in.nodes.size(); ++i) {
     const NodeInput& node = in.nodes[i];
     NodeResult& r = out.nodes[i];
@@ -201,34 +229,8 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
                        " peers while its agent answers: its data path is down"),
           report::Level::kAlternate));
     }
-    if (split && node.netdev_mtu != 0) {
-      r.verdict = Verdict::kCritical;
-      std::vector<std::string> mtus;
-      for (const auto& [mtu, votes] : mtu_votes) {
-        if (votes == common_votes) mtus.push_back(absl::StrCat(mtu));
-      }
-      v1::Finding f = report::Make(
-          report::kind::kMtuMismatch, node.name,
-          absl::StrCat(node.name, ": ", node.netdev.empty() ? "netdev" : node.netdev, " MTU ",
-                       node.netdev_mtu, "; the sweep is split between MTUs ",
-                       absl::StrJoin(mtus, " and "),
-                       " with none the most common: set expect.netdev_mtu to say which is right"));
-      f.set_device(node.netdev);
-      (*f.mutable_evidence())["mtu"] = absl::StrCat(node.netdev_mtu);
-      out.findings.push_back(std::move(f));
-    } else if (!split && node.netdev_mtu != 0 && expected_mtu != 0 && node.netdev_mtu != expected_mtu) {
-      r.verdict = Verdict::kCritical;
-      v1::Finding f = report::Make(
-          report::kind::kMtuMismatch, node.name,
-          absl::StrCat(node.name, ": ", node.netdev.empty() ? "netdev" : node.netdev, " MTU ",
-                       node.netdev_mtu, ", expected ", expected_mtu,
-                       in.expect.netdev_mtu() != 0 ? " (expect.netdev_mtu)" : " (the sweep's common MTU)"));
-      f.set_device(node.netdev);
-      (*f.mutable_evidence())["mtu"] = absl::StrCat(node.netdev_mtu);
-      (*f.mutable_evidence())["expected_mtu"] = absl::StrCat(expected_mtu);
-      out.findings.push_back(std::move(f));
-    }
   }
+  AddMtuFindings(in, out);
 }
 
 void AddFabricFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
@@ -260,124 +262,154 @@ void AddFabricFindings(const AnalysisInput& in, const Judged& j, AnalysisResult&
   }
 }
 
-void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
-  const uint32_t min_peers = std::max<uint32_t>(1, in.thresholds.min_node_pairs());
-  std::map<uint32_t, std::vector<std::string>> insufficient;  // node -> what could not be placed
-  for (size_t p = 0; p < in.pairs.size(); ++p) {
-    const PairInput& pair = in.pairs[p];
-    PairResult& r = out.pairs[p];
-    const std::string& a = in.nodes[pair.client].name;
-    const std::string& b = in.nodes[pair.server].name;
-    const std::string reason = pair.reason >= 0 ? in.reasons[pair.reason] : "";
-    const bool ends_known = out.nodes[pair.client].pairs >= min_peers && out.nodes[pair.server].pairs >= min_peers;
-    // A bad pair that no blamed node explains: the link, when both ends have enough peers to be
-    // cleared; otherwise the ends with too few peers cannot be told from the link.
-    auto unexplained = [&](const std::string& what, v1::Finding finding) {
-      if (ends_known) {
-        out.findings.push_back(std::move(finding));
-        return;
-      }
-      for (uint32_t end : {pair.client, pair.server}) {
-        if (out.nodes[end].pairs < min_peers) insufficient[end].push_back(what);
-      }
-    };
-    switch (pair.status) {
-      case PairStatus::kNotMeasured:
-        r.verdict = Verdict::kUnknown;
-        continue;
-      case PairStatus::kRefused:
-        r.verdict = Verdict::kWarning;
-        out.findings.push_back(report::MakePair(report::kind::kProbeFailed, a, b,
-                                                absl::StrCat(a, " -> ", b, ": ", reason)));
-        continue;
-      case PairStatus::kUnreachable: {
-        r.verdict = Verdict::kCritical;
-        if (j.dead_blamed[pair.client] != Side::kNone || j.dead_blamed[pair.server] != Side::kNone) continue;
-        const std::string what = absl::StrCat(a, " and ", b, " cannot complete a probe (", reason, ")");
-        unexplained(what, report::MakePair(
-                              report::kind::kLinkUnreachable, a, b,
-                              absl::StrCat(what, pair.attempts > 1 ? absl::StrCat(" in ", pair.attempts, " attempts") : "",
-                                           " while both agents answer and both reach their other peers")));
-        continue;
-      }
-      case PairStatus::kMeasured:
-        break;
-    }
+namespace {
+
+// The pair rules, one pair at a time, and what they could not place: a bad pair that no
+// blamed node explains is the link's when both ends have enough peers to be cleared;
+// otherwise the ends with too few peers cannot be told from the link (insufficient_data).
+class PairJudge {
+ public:
+  PairJudge(const AnalysisInput& in, const Judged& j, AnalysisResult& out)
+      : in_(in), j_(j), out_(out), min_peers_(std::max<uint32_t>(1, in.thresholds.min_node_pairs())) {}
+
+  void Judge(size_t p) {
+    const PairInput& pair = in_.pairs[p];
+    PairResult& r = out_.pairs[p];
+    if (pair.status != PairStatus::kMeasured) return NotMeasured(pair, r);
     // With re-tests on, a link is named only on figures that survived one.
-    const bool retested = !in.require_retest || pair.attempts >= 2;
+    const bool retested = !in_.require_retest || pair.attempts >= 2;
     if (pair.tcp_fallback) {
       r.verdict = Verdict::kCritical;
-      out.findings.push_back(report::MakePair(
-          report::kind::kTcpFallback, a, b,
-          absl::StrCat(a, " -> ", b, ": RDMA was asked for and only TCP carried the traffic",
+      const std::string reason = pair.reason >= 0 ? in_.reasons[pair.reason] : "";
+      out_.findings.push_back(report::MakePair(
+          report::kind::kTcpFallback, A(pair), B(pair),
+          absl::StrCat(A(pair), " -> ", B(pair), ": RDMA was asked for and only TCP carried the traffic",
                        reason.empty() ? "" : ": " + reason)));
     }
-    if (r.slow) {
-      // The slow directions no blamed node explains, each of them evidence on its own (one
-      // measurement of one pair: a robust outlier, not a chance low of a noisy fabric).
-      const bool forward_node = r.slow_forward && Explains(j.bw_blamed, {pair.client, pair.server, true, true});
-      const bool reverse_node = r.slow_reverse && Explains(j.bw_blamed, {pair.server, pair.client, true, true});
-      const bool forward = r.slow_forward && !forward_node && retested && j.LinkEvidence(pair.bw_gbps);
-      const bool reverse = r.slow_reverse && !reverse_node && retested && j.LinkEvidence(pair.bw_reverse_gbps);
-      if (!forward && !reverse && (forward_node || reverse_node)) {
-        r.verdict = std::max(r.verdict, Verdict::kCritical);  // its blamed end's
-      }
-      if (forward || reverse) {
-        r.verdict = std::max(r.verdict, Verdict::kWarning);
-        const std::string direction = forward && reverse ? "both directions"
-                                      : forward ? absl::StrCat(a, " -> ", b, " only")
-                                                : absl::StrCat(b, " -> ", a, " only");
-        const std::string what = absl::StrCat(in.bandwidth_probe, " ", PairFigures(in, pair), ": slow in ", direction);
-        v1::Finding f = report::MakePair(
-            report::kind::kSlowLink, a, b,
-            absl::StrCat(what, "; ", SlowCriterion(j, in.thresholds), LinkCriterion(j),
-                         j.bw_blamed[pair.client] == Side::kNone && j.bw_blamed[pair.server] == Side::kNone
-                             ? "; both ends are fine with their other peers"
-                             : "; the other direction is its blamed end's"));
-        auto& e = *f.mutable_evidence();
-        if (!std::isnan(pair.bw_gbps)) e["bw_gbps"] = Num(pair.bw_gbps);
-        if (!std::isnan(pair.bw_reverse_gbps)) e["bw_reverse_gbps"] = Num(pair.bw_reverse_gbps);
-        e["typical_bw_gbps"] = Num(j.bw.typical);
-        e["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
-        unexplained(what, std::move(f));
-      } else if (!ends_known && ((r.slow_forward && !forward_node) || (r.slow_reverse && !reverse_node))) {
-        // Not evidence against the link on its own, but an end with too few peers to be
-        // cleared: it cannot be told from the link either.
-        r.verdict = std::max(r.verdict, Verdict::kWarning);
-        const std::string what = absl::StrCat(in.bandwidth_probe, " ", PairFigures(in, pair), ": slow");
-        for (uint32_t end : {pair.client, pair.server}) {
-          if (out.nodes[end].pairs < min_peers) insufficient[end].push_back(what);
-        }
-      }
-    }
-    if (r.high_latency) {
-      const bool explained = Explains(j.lat_blamed, {pair.client, pair.server, true, false});
-      if (explained || retested) r.verdict = std::max(r.verdict, explained ? Verdict::kCritical : Verdict::kWarning);
-      if (!explained && retested) {
-        const std::string what = absl::StrCat(a, " -> ", b, ": ", in.latency_probe, " ", Num(pair.lat_us), " us");
-        v1::Finding f = report::MakePair(
-            report::kind::kHighLatencyLink, a, b,
-            absl::StrFormat("%s, above %.1f times the fabric's typical %s us and beyond %.1f robust "
-                            "deviations of %s us",
-                            what, in.thresholds.relative_lat(), Num(j.lat.typical),
-                            in.thresholds.max_robust_z(), Num(j.lat.spread)));
-        (*f.mutable_evidence())["lat_us"] = Num(pair.lat_us);
-        (*f.mutable_evidence())["typical_lat_us"] = Num(j.lat.typical);
-        unexplained(what, std::move(f));
-      }
+    if (r.slow) Slow(pair, r, retested);
+    if (r.high_latency) HighLatency(pair, r, retested);
+  }
+
+  // insufficient_data for each end that could not be told from its links.
+  void Finish() {
+    for (const auto& [node, what] : insufficient_) {
+      const std::string& name = in_.nodes[node].name;
+      out_.nodes[node].verdict = std::max(out_.nodes[node].verdict, Verdict::kWarning);
+      v1::Finding f = report::Make(
+          report::kind::kInsufficientData, name,
+          absl::StrCat(name, ": measured with ", out_.nodes[node].pairs, " peer(s), fewer than the ",
+                       min_peers_, " needed to tell a fault of the node from one of the link: ",
+                       absl::StrJoin(what, "; ")));
+      (*f.mutable_evidence())["peers"] = absl::StrCat(out_.nodes[node].pairs);
+      out_.findings.push_back(std::move(f));
     }
   }
-  for (const auto& [node, what] : insufficient) {
-    const std::string& name = in.nodes[node].name;
-    out.nodes[node].verdict = std::max(out.nodes[node].verdict, Verdict::kWarning);
-    v1::Finding f = report::Make(
-        report::kind::kInsufficientData, name,
-        absl::StrCat(name, ": measured with ", out.nodes[node].pairs, " peer(s), fewer than the ",
-                     min_peers, " needed to tell a fault of the node from one of the link: ",
-                     absl::StrJoin(what, "; ")));
-    (*f.mutable_evidence())["peers"] = absl::StrCat(out.nodes[node].pairs);
-    out.findings.push_back(std::move(f));
+
+ private:
+  const std::string& A(const PairInput& pair) const { return in_.nodes[pair.client].name; }
+  const std::string& B(const PairInput& pair) const { return in_.nodes[pair.server].name; }
+  bool EndsKnown(const PairInput& pair) const {
+    return out_.nodes[pair.client].pairs >= min_peers_ && out_.nodes[pair.server].pairs >= min_peers_;
   }
+  void Insufficient(const PairInput& pair, const std::string& what) {
+    for (uint32_t end : {pair.client, pair.server}) {
+      if (out_.nodes[end].pairs < min_peers_) insufficient_[end].push_back(what);
+    }
+  }
+  // A bad pair that no blamed node explains.
+  void Unexplained(const PairInput& pair, const std::string& what, v1::Finding finding) {
+    if (EndsKnown(pair)) {
+      out_.findings.push_back(std::move(finding));
+    } else {
+      Insufficient(pair, what);
+    }
+  }
+
+  void NotMeasured(const PairInput& pair, PairResult& r) {
+    const std::string reason = pair.reason >= 0 ? in_.reasons[pair.reason] : "";
+    if (pair.status == PairStatus::kNotMeasured) {
+      r.verdict = Verdict::kUnknown;
+    } else if (pair.status == PairStatus::kRefused) {
+      r.verdict = Verdict::kWarning;
+      out_.findings.push_back(report::MakePair(report::kind::kProbeFailed, A(pair), B(pair),
+                                               absl::StrCat(A(pair), " -> ", B(pair), ": ", reason)));
+    } else {  // kUnreachable
+      r.verdict = Verdict::kCritical;
+      if (j_.dead_blamed[pair.client] != Side::kNone || j_.dead_blamed[pair.server] != Side::kNone) return;
+      const std::string what = absl::StrCat(A(pair), " and ", B(pair), " cannot complete a probe (", reason, ")");
+      Unexplained(pair, what, report::MakePair(
+          report::kind::kLinkUnreachable, A(pair), B(pair),
+          absl::StrCat(what, pair.attempts > 1 ? absl::StrCat(" in ", pair.attempts, " attempts") : "",
+                       " while both agents answer and both reach their other peers")));
+    }
+  }
+
+  // The slow directions no blamed node explains, each of them evidence on its own (one
+  // measurement of one pair: a robust outlier, not a chance low of a noisy fabric).
+  void Slow(const PairInput& pair, PairResult& r, bool retested) {
+    const bool forward_node = r.slow_forward && Explains(j_.bw_blamed, {pair.client, pair.server, true, true});
+    const bool reverse_node = r.slow_reverse && Explains(j_.bw_blamed, {pair.server, pair.client, true, true});
+    const bool forward = r.slow_forward && !forward_node && retested && j_.LinkEvidence(pair.bw_gbps);
+    const bool reverse = r.slow_reverse && !reverse_node && retested && j_.LinkEvidence(pair.bw_reverse_gbps);
+    if (!forward && !reverse && (forward_node || reverse_node)) {
+      r.verdict = std::max(r.verdict, Verdict::kCritical);  // its blamed end's
+    }
+    if (forward || reverse) {
+      r.verdict = std::max(r.verdict, Verdict::kWarning);
+      const std::string direction = forward && reverse ? "both directions"
+                                    : forward ? absl::StrCat(A(pair), " -> ", B(pair), " only")
+                                              : absl::StrCat(B(pair), " -> ", A(pair), " only");
+      const std::string what = absl::StrCat(in_.bandwidth_probe, " ", PairFigures(in_, pair), ": slow in ", direction);
+      v1::Finding f = report::MakePair(
+          report::kind::kSlowLink, A(pair), B(pair),
+          absl::StrCat(what, "; ", SlowCriterion(j_, in_.thresholds), LinkCriterion(j_),
+                       j_.bw_blamed[pair.client] == Side::kNone && j_.bw_blamed[pair.server] == Side::kNone
+                           ? "; both ends are fine with their other peers"
+                           : "; the other direction is its blamed end's"));
+      auto& e = *f.mutable_evidence();
+      if (!std::isnan(pair.bw_gbps)) e["bw_gbps"] = Num(pair.bw_gbps);
+      if (!std::isnan(pair.bw_reverse_gbps)) e["bw_reverse_gbps"] = Num(pair.bw_reverse_gbps);
+      e["typical_bw_gbps"] = Num(j_.bw.typical);
+      e["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
+      Unexplained(pair, what, std::move(f));
+    } else if (!EndsKnown(pair) && ((r.slow_forward && !forward_node) || (r.slow_reverse && !reverse_node))) {
+      // Not evidence against the link on its own, but an end with too few peers to be
+      // cleared: it cannot be told from the link either.
+      r.verdict = std::max(r.verdict, Verdict::kWarning);
+      Insufficient(pair, absl::StrCat(in_.bandwidth_probe, " ", PairFigures(in_, pair), ": slow"));
+    }
+  }
+
+  void HighLatency(const PairInput& pair, PairResult& r, bool retested) {
+    const bool explained = Explains(j_.lat_blamed, {pair.client, pair.server, true, false});
+    if (explained || retested) r.verdict = std::max(r.verdict, explained ? Verdict::kCritical : Verdict::kWarning);
+    if (explained || !retested) return;
+    const std::string what = absl::StrCat(A(pair), " -> ", B(pair), ": ", in_.latency_probe, " ",
+                                          Num(pair.lat_us), " us");
+    v1::Finding f = report::MakePair(
+        report::kind::kHighLatencyLink, A(pair), B(pair),
+        absl::StrFormat("%s, above %.1f times the fabric's typical %s us and beyond %.1f robust "
+                        "deviations of %s us",
+                        what, in_.thresholds.relative_lat(), Num(j_.lat.typical),
+                        in_.thresholds.max_robust_z(), Num(j_.lat.spread)));
+    (*f.mutable_evidence())["lat_us"] = Num(pair.lat_us);
+    (*f.mutable_evidence())["typical_lat_us"] = Num(j_.lat.typical);
+    Unexplained(pair, what, std::move(f));
+  }
+
+  const AnalysisInput& in_;
+  const Judged& j_;
+  AnalysisResult& out_;
+  const uint32_t min_peers_;
+  std::map<uint32_t, std::vector<std::string>> insufficient_;  // node -> what could not be placed
+};
+
+}  // namespace
+
+void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
+  PairJudge judge(in, j, out);
+  for (size_t p = 0; p < in.pairs.size(); ++p) judge.Judge(p);
+  judge.Finish();
 }
 
 }  // namespace fabricctl::controller

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
+#include "base/status_macros.h"
 #include "controller/analysis.h"
 #include "controller/regression.h"
 #include "controller/sweep/agent_client.h"
@@ -101,41 +102,63 @@ v1::Config SweepRunner::Config() const {
 
 void SweepRunner::Shutdown() { shutdown_ = true; }
 
-absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
-                                            const std::vector<StoredNode>& registry,
-                                            const std::function<void(const v1::SweepEvent&)>& progress,
-                                            const std::function<bool()>& cancelled) {
+absl::Status SweepRunner::TakeTurn(const v1::SweepRequest& request,
+                                   const std::function<bool()>& cancelled) {
   if (shutdown_) return absl::UnavailableError("the controller is shutting down");
   // Queued behind the running sweep for at most the request's `wait`, leaving the queue when
-  // its client goes away or the controller stops.
+  // its client goes away or the controller stops. Each queued sweep holds a server thread: the
+  // queue is bounded.
   const absl::Duration wait = std::min(
       absl::Microseconds(TimeUtil::DurationToMicroseconds(request.wait())), absl::Hours(1));
   const absl::Time give_up = absl::Now() + wait;
-  std::unique_lock<std::timed_mutex> one_at_a_time(running_, std::defer_lock);
-  // Each queued sweep holds a server thread: the queue is bounded.
-  struct Queued {
-    std::atomic<uint32_t>& count;
-    ~Queued() { --count; }
-  };
-  if (++queued_ > options_.max_queued_sweeps + 1) {
-    --queued_;
+  std::unique_lock<std::mutex> lock(turn_mu_);
+  if (running_ && queued_ >= options_.max_queued_sweeps) {
     return absl::ResourceExhaustedError(absl::StrCat(
         options_.max_queued_sweeps, " sweeps are already waiting on this controller; try later"));
   }
-  const Queued in_queue{queued_};
-  while (!one_at_a_time.try_lock_for(std::chrono::milliseconds(100))) {
-    if (shutdown_) return absl::UnavailableError("the controller is shutting down");
-    if (cancelled && cancelled()) {
-      return absl::CancelledError("the client went away while its sweep waited for the running one");
-    }
-    if (absl::Now() >= give_up) {
-      return absl::FailedPreconditionError(
+  ++queued_;
+  while (running_) {
+    turn_cv_.wait_for(lock, std::chrono::milliseconds(100));
+    if (!running_) break;
+    absl::Status leave;
+    if (shutdown_) {
+      leave = absl::UnavailableError("the controller is shutting down");
+    } else if (cancelled && cancelled()) {
+      leave = absl::CancelledError("the client went away while its sweep waited for the running one");
+    } else if (absl::Now() >= give_up) {
+      leave = absl::FailedPreconditionError(
           wait > absl::ZeroDuration()
               ? absl::StrCat("a sweep is still running on this controller after waiting ",
                              absl::FormatDuration(wait))
               : "a sweep is already running on this controller (--wait DURATION queues behind it)");
     }
+    if (!leave.ok()) {
+      --queued_;
+      return leave;
+    }
   }
+  --queued_;
+  running_ = true;
+  return absl::OkStatus();
+}
+
+void SweepRunner::GiveBackTurn() {
+  {
+    std::lock_guard<std::mutex> lock(turn_mu_);
+    running_ = false;
+  }
+  turn_cv_.notify_all();
+}
+
+absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
+                                            const std::vector<StoredNode>& registry,
+                                            const std::function<void(const v1::SweepEvent&)>& progress,
+                                            const std::function<bool()>& cancelled) {
+  RETURN_IF_ERROR(TakeTurn(request, cancelled));
+  struct GiveBack {
+    SweepRunner* runner;
+    ~GiveBack() { runner->GiveBackTurn(); }
+  } give_back{this};
   stopping_ = false;
   agents_->Resume();
   // Watches for the client going away and for the controller shutting down; every call to an
@@ -188,89 +211,64 @@ double MaxExpectedGbps(const v1::Config& config) {
 
 }  // namespace
 
-absl::StatusOr<v1::Report> SweepRunner::RunStages(
-    const v1::SweepRequest& request, const std::vector<StoredNode>& registry,
-    const std::function<void(const v1::SweepEvent&)>& progress) {
-  const v1::Config config = Config();  // a reload during the sweep applies to the next one
-  const absl::Time started = options_.now();
-  absl::StatusOr<sweep::SweepSpecs> specs = sweep::ResolveSpecs(request, config);
-  if (!specs.ok()) return specs.status();
-  absl::StatusOr<sweep::Fleet> fleet = sweep::SelectNodes(request, registry);
-  if (!fleet.ok()) return fleet.status();
-  fleet->max_gbps = MaxExpectedGbps(config);
-  v1::Report baseline;
-  if (request.baseline_sweep_id() != 0) {
-    auto found = store_->GetReport(request.baseline_sweep_id());
-    if (!found.ok()) return absl::InvalidArgumentError(absl::StrCat("--baseline: ", found.status().message()));
-    baseline = *std::move(found);
-  }
+void SweepRunner::CheckNodes(const v1::SweepRequest& request, const sweep::SweepSpecs& specs,
+                             sweep::Fleet& fleet) {
   // Who answers: a node that does not costs one deadline here and is left out of the plan.
-  sweep::CheckReachable(*agents_, *fleet, options_.inventory_timeout);
+  sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout);
   // One node (a one-node Slurm job, a lone GPU server) is judged by its own checks: its audits,
   // and its GPUs' all-reduce when asked; the pair probes say why they did not run.
-  const bool one_node = fleet->nodes.size() == 1;
+  const bool one_node = fleet.nodes.size() == 1;
   if (request.audits() || one_node) {
-    sweep::RunNodeAudits(*agents_, *fleet, options_.inventory_timeout * 2);
+    sweep::RunNodeAudits(*agents_, fleet, options_.inventory_timeout * 2);
   }
-  if (specs->gpu_copy) {
+  if (specs.gpu_copy) {
     const absl::Duration spec_timeout =
-        absl::Seconds(specs->gpu_copy_spec.timeout().seconds()) + absl::Seconds(30);
-    sweep::RunGpuCopies(*agents_, *fleet, specs->gpu_copy_spec,
+        absl::Seconds(specs.gpu_copy_spec.timeout().seconds()) + absl::Seconds(30);
+    sweep::RunGpuCopies(*agents_, fleet, specs.gpu_copy_spec,
                         std::max(spec_timeout, options_.inventory_timeout) + absl::Seconds(30));
   }
-  if (one_node && !specs->kinds.empty() && fleet->nodes[0]->reachable) {
+  if (one_node && !specs.kinds.empty() && fleet.nodes[0]->reachable) {
     v1::AuditResult pairs;
     pairs.set_audit("pair probes");
     pairs.set_outcome(v1::AUDIT_SKIPPED);
     pairs.set_reason(absl::StrCat("a pair probe needs two nodes; this sweep has one (",
-                                  fleet->nodes[0]->name, "): judged by its audits",
-                                  specs->allreduce ? ", its all-reduce" : "",
-                                  specs->gpu_copy ? ", its gpu_copy" : ""));
-    fleet->audits[0].push_back(std::move(pairs));
+                                  fleet.nodes[0]->name, "): judged by its audits",
+                                  specs.allreduce ? ", its all-reduce" : "",
+                                  specs.gpu_copy ? ", its gpu_copy" : ""));
+    fleet.audits[0].push_back(std::move(pairs));
   }
-  absl::StatusOr<sweep::Plan> plan = sweep::PlanRounds(request, config, *fleet, started);
-  if (!plan.ok()) return plan.status();
-  if (specs->kinds.empty() || one_node) plan->rounds.clear();  // no pairs to measure
+}
 
-  absl::StatusOr<int64_t> sweep_id = store_->CreateSweep(request, started);
-  if (!sweep_id.ok()) return sweep_id.status();
-  const v1::SweepInfo info = StartedInfo(*sweep_id, started, *plan, *specs, *fleet, request);
-  if (progress) {
-    v1::SweepEvent event;
-    *event.mutable_started() = info;
-    progress(event);
-  }
-  Logger("sweep")->info("sweep {}: {} nodes ({} reachable), {} rounds, probes {}", *sweep_id,
-                        fleet->nodes.size(), fleet->Live().size(), plan->rounds.size(),
-                        specs->specs.size());
-
-  // Measure, re-test, and localise what the first analysis cannot place.
-  sweep::RoundRunner runner(*agents_, *store_, *sweep_id, *fleet, specs->specs,
-                            specs->ReverseFlags(config.sweep().both_directions()),
-                            options_.max_parallel_pairs, progress, &stopping_,
-                            options_.inventory_timeout);
-  runner.Run(plan->rounds, 1, "measure");
-  Retest(runner, *fleet, *specs, config);
+absl::Status SweepRunner::Measure(const v1::SweepRequest& request, const v1::Config& config,
+                                  const sweep::SweepSpecs& specs, const sweep::Plan& plan,
+                                  sweep::Fleet& fleet, sweep::RoundRunner& runner,
+                                  std::vector<sweep::RingRun>& rings, const sweep::ProgressFn& progress) {
+  runner.Run(plan.rounds, 1, "measure");
+  Retest(runner, fleet, specs, config);
   if (stopping_) return absl::CancelledError("cancelled");
-  std::vector<sweep::RingRun> rings;
-  if (specs->allreduce) rings = sweep::PlanRings(request, *fleet);
+  if (specs.allreduce) rings = sweep::PlanRings(request, fleet);
   for (size_t g = 0; g < rings.size() && !stopping_; ++g) {
-    auto spec = sweep::AllreduceSpec(request, config, specs->pair_timeout, rings[g].nccl, rings[g].rdma);
+    auto spec = sweep::AllreduceSpec(request, config, specs.pair_timeout, rings[g].nccl, rings[g].rdma);
     if (!spec.ok()) return spec.status();
-    sweep::RunRing(*agents_, *fleet, runner, *spec, g, rings.size(), progress, rings[g]);
+    sweep::RunRing(*agents_, fleet, runner, *spec, g, rings.size(), progress, rings[g]);
   }
-  if (!rings.empty()) sweep::CheckReachable(*agents_, *fleet, options_.inventory_timeout, true);
-  {
-    AnalysisInput in = sweep::BuildAnalysisInput(*fleet, *specs, config, runner.pairs());
-    runner.Run(PackRounds(sweep::LocalisationPairs(*fleet, in, Analyze(in), runner)), 1, "localise");
-  }
+  if (!rings.empty()) sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, true);
+  // Localise what the analysis so far cannot place.
+  AnalysisInput in = sweep::BuildAnalysisInput(fleet, specs, config, runner.pairs());
+  runner.Run(PackRounds(sweep::LocalisationPairs(fleet, in, Analyze(in), runner)), 1, "localise");
   if (stopping_) return absl::CancelledError("cancelled");
+  return absl::OkStatus();
+}
 
-  // The verdict, on everything measured.
+v1::Report SweepRunner::Judge(const v1::SweepRequest& request, const v1::Config& config,
+                              const sweep::SweepSpecs& specs, const sweep::Fleet& fleet,
+                              const sweep::RoundRunner& runner, std::vector<sweep::RingRun>& rings,
+                              const v1::Report& baseline, const v1::SweepInfo& info,
+                              absl::Time started) {
   std::vector<const sweep::PairRun*> ordered;
-  const AnalysisInput in = sweep::BuildAnalysisInput(*fleet, *specs, config, runner.pairs(), &ordered);
+  const AnalysisInput in = sweep::BuildAnalysisInput(fleet, specs, config, runner.pairs(), &ordered);
   const AnalysisResult analysis = Analyze(in);
-  sweep::SweepOutcome outcome{&*fleet, &in, &analysis, &ordered, &rings, {}};
+  sweep::SweepOutcome outcome{&fleet, &in, &analysis, &ordered, &rings, {}};
   for (sweep::RingRun& rr : rings) {
     for (const PairInput& pair : in.pairs) {
       const auto& ring = rr.ring;
@@ -282,22 +280,58 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
     for (auto& f : JudgeAllreduce(rr.outcome, config.thresholds())) outcome.more_findings.push_back(f);
   }
   if (request.baseline_sweep_id() != 0) {
-    for (auto& f : Regressions(baseline, request.baseline_sweep_id(), PairFigures(*fleet, in),
+    for (auto& f : Regressions(baseline, request.baseline_sweep_id(), PairFigures(fleet, in),
                                config.thresholds().relative_bw(), in.bandwidth_probe)) {
       outcome.more_findings.push_back(f);
     }
   }
-  const absl::Time finished = options_.now();
-  v1::Report report = sweep::AssembleReport(outcome, config, info, started, finished);
+  return sweep::AssembleReport(outcome, config, info, started, options_.now());
+}
+
+absl::StatusOr<v1::Report> SweepRunner::RunStages(
+    const v1::SweepRequest& request, const std::vector<StoredNode>& registry,
+    const std::function<void(const v1::SweepEvent&)>& progress) {
+  const v1::Config config = Config();  // a reload during the sweep applies to the next one
+  const absl::Time started = options_.now();
+  ASSIGN_OR_RETURN(const sweep::SweepSpecs specs, sweep::ResolveSpecs(request, config));
+  ASSIGN_OR_RETURN(sweep::Fleet fleet, sweep::SelectNodes(request, registry));
+  fleet.max_gbps = MaxExpectedGbps(config);
+  v1::Report baseline;
+  if (request.baseline_sweep_id() != 0) {
+    auto found = store_->GetReport(request.baseline_sweep_id());
+    if (!found.ok()) return absl::InvalidArgumentError(absl::StrCat("--baseline: ", found.status().message()));
+    baseline = *std::move(found);
+  }
+  CheckNodes(request, specs, fleet);
+  ASSIGN_OR_RETURN(sweep::Plan plan, sweep::PlanRounds(request, config, fleet, started));
+  if (specs.kinds.empty() || fleet.nodes.size() == 1) plan.rounds.clear();  // no pairs to measure
+
+  ASSIGN_OR_RETURN(const int64_t sweep_id, store_->CreateSweep(request, started));
+  const v1::SweepInfo info = StartedInfo(sweep_id, started, plan, specs, fleet, request);
+  if (progress) {
+    v1::SweepEvent event;
+    *event.mutable_started() = info;
+    progress(event);
+  }
+  Logger("sweep")->info("sweep {}: {} nodes ({} reachable), {} rounds, probes {}", sweep_id,
+                        fleet.nodes.size(), fleet.Live().size(), plan.rounds.size(),
+                        specs.specs.size());
+  sweep::RoundRunner runner(*agents_, *store_, sweep_id, fleet, specs.specs,
+                            specs.ReverseFlags(config.sweep().both_directions()),
+                            options_.max_parallel_pairs, progress, &stopping_,
+                            options_.inventory_timeout);
+  std::vector<sweep::RingRun> rings;
+  RETURN_IF_ERROR(Measure(request, config, specs, plan, fleet, runner, rings, progress));
+  v1::Report report = Judge(request, config, specs, fleet, runner, rings, baseline, info, started);
   // A full disk (or any store failure) now loses the history's copy, not the verdict: the
   // report still goes to the client, and the sweep stays as far as it was written (the next
   // start marks it interrupted).
-  if (auto s = store_->FinishSweep(*sweep_id, report); !s.ok()) {
+  if (auto s = store_->FinishSweep(sweep_id, report); !s.ok()) {
     Logger("sweep")->error("sweep {}: the report is not stored ({}); its verdict is still returned",
-                           *sweep_id, std::string(s.message()));
+                           sweep_id, std::string(s.message()));
   }
-  Logger("sweep")->info("sweep {}: done in {}, {} findings", *sweep_id,
-                        absl::FormatDuration(finished - started), report.findings_size());
+  Logger("sweep")->info("sweep {}: done in {}, {} findings", sweep_id,
+                        absl::FormatDuration(options_.now() - started), report.findings_size());
   return report;
 }
 

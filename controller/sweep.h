@@ -2,6 +2,7 @@
 #define FABRICCTL_CONTROLLER_SWEEP_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -21,7 +22,10 @@ namespace sweep {
 class AgentClient;
 class RoundRunner;
 struct Fleet;
+struct Plan;
+struct RingRun;
 struct SweepSpecs;
+using ProgressFn = std::function<void(const v1::SweepEvent&)>;
 }
 
 struct SweepOptions {
@@ -79,15 +83,32 @@ class SweepRunner {
                                        const std::function<void(const v1::SweepEvent&)>& progress);
   void Retest(sweep::RoundRunner& runner, sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
               const v1::Config& config);
+  // RunStages' steps: who answers and what they are (audits, gpu_copy); the rounds, re-tests,
+  // all-reduce groups and localisation; the verdict and the report.
+  void CheckNodes(const v1::SweepRequest& request, const sweep::SweepSpecs& specs,
+                  sweep::Fleet& fleet);
+  absl::Status Measure(const v1::SweepRequest& request, const v1::Config& config,
+                       const sweep::SweepSpecs& specs, const sweep::Plan& plan, sweep::Fleet& fleet,
+                       sweep::RoundRunner& runner, std::vector<sweep::RingRun>& rings,
+                       const sweep::ProgressFn& progress);
+  v1::Report Judge(const v1::SweepRequest& request, const v1::Config& config,
+                   const sweep::SweepSpecs& specs, const sweep::Fleet& fleet,
+                   const sweep::RoundRunner& runner, std::vector<sweep::RingRun>& rings,
+                   const v1::Report& baseline, const v1::SweepInfo& info, absl::Time started);
 
   Store* store_;
   std::unique_ptr<sweep::AgentClient> agents_;
   SweepOptions options_;  // options_.config under config_mu_
   mutable std::mutex config_mu_;
   std::atomic<bool> shutdown_{false};
-  std::timed_mutex running_;  // held for the duration of a sweep
+  // One sweep at a time: the turn, and the sweeps waiting for it (at most max_queued_sweeps).
+  absl::Status TakeTurn(const v1::SweepRequest& request, const std::function<bool()>& cancelled);
+  void GiveBackTurn();
+  std::mutex turn_mu_;
+  std::condition_variable turn_cv_;
+  bool running_ = false;     // guarded by turn_mu_
+  uint32_t queued_ = 0;      // guarded by turn_mu_
   std::atomic<bool> stopping_{false};  // the running sweep was cancelled
-  std::atomic<uint32_t> queued_{0};    // sweeps in Run: the running one and those waiting
 };
 
 }  // namespace fabricctl::controller

@@ -105,8 +105,58 @@ absl::Status ProbeServer::Handle(net::UniqueFd connection, uint64_t id, bool* by
   return probe->Serve(std::move(connection), hello, context);
 }
 
+bool ProbeServer::MakeRoom(size_t sessions) {
+  if (sessions < kMaxSessions) return true;
+  // Full. A connection that has not yet proven itself (no hello with the run's secret) makes
+  // room for the newcomer: strangers holding idle connections cannot lock the run's client
+  // out. The displaced one ends at once; the threads stay below twice the cap.
+  std::lock_guard<std::mutex> lock(mu_);
+  if (context_.token.empty() || pending_.empty() || sessions >= 2 * kMaxSessions) return false;
+  ::shutdown(pending_.front().second, SHUT_RDWR);
+  pending_.pop_front();
+  return true;
+}
+
+std::thread ProbeServer::StartSession(net::UniqueFd connection, bool one_off,
+                                      std::atomic<bool>* session_over,
+                                      std::shared_ptr<std::atomic<bool>> done) {
+  const uint64_t id = ++next_id_;
+  // A second descriptor of the connection, registered for Stop and listed as pending: shutting
+  // it down ends the session whichever descriptor the probe holds, and it closes only after
+  // it is unlisted and unregistered.
+  auto dup = std::make_shared<net::UniqueFd>(::fcntl(connection.get(), F_DUPFD_CLOEXEC, 0));
+  if (!dup->valid()) {
+    *done = true;
+    return std::thread();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.emplace_back(id, dup->get());
+  }
+  return std::thread([this, fd = std::make_shared<net::UniqueFd>(std::move(connection)), dup, id,
+                      one_off, session_over, done]() mutable {
+    bool bye = false, stranger = false;
+    absl::Status status;
+    {
+      const WatchedFd watched(&sessions_, dup->get());
+      status = Handle(std::move(*fd), id, &bye, &stranger);
+      Unlist(id);
+    }
+    dup.reset();
+    if (!status.ok() && !stranger) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (first_error_.ok()) first_error_ = status;
+    }
+    if (bye && one_off) {
+      *session_over = true;
+      Stop();
+    }
+    *done = true;
+  });
+}
+
 absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
-  // A thread per connection, at most kMaxSessions at once (one more is closed at once); those
+  // A thread per connection, at most kMaxSessions at once (beyond them, see MakeRoom); those
   // that have finished are joined as the loop goes, so a long-running server holds no stacks
   // of sessions long over.
   struct Session {
@@ -117,7 +167,7 @@ absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
   auto reap = [&threads] {
     for (auto it = threads.begin(); it != threads.end();) {
       if (it->done->load()) {
-        it->thread.join();
+        if (it->thread.joinable()) it->thread.join();
         it = threads.erase(it);
       } else {
         ++it;
@@ -146,52 +196,15 @@ absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
     auto connection = net::AcceptTcp(listener_, absl::ZeroDuration());
     if (!connection.ok()) continue;
     reap();
-    if (threads.size() >= kMaxSessions) {
-      // Full. A connection that has not yet proven itself (no hello with the run's secret) makes
-      // room for the newcomer: strangers holding idle connections cannot lock the run's client
-      // out. The displaced one ends at once; the threads stay below twice the cap.
-      std::lock_guard<std::mutex> lock(mu_);
-      if (context_.token.empty() || pending_.empty() || threads.size() >= 2 * kMaxSessions) {
-        continue;  // the connection closes as it goes out of scope
-      }
-      ::shutdown(pending_.front().second, SHUT_RDWR);
-      pending_.pop_front();
-    }
+    if (!MakeRoom(threads.size())) continue;  // the connection closes as it goes out of scope
     auto done = std::make_shared<std::atomic<bool>>(false);
-    const uint64_t id = ++next_id_;
-    // A second descriptor of the connection, registered for Stop and listed as pending: shutting
-    // it down ends the session whichever descriptor the probe holds, and it closes only after
-    // it is unlisted and unregistered.
-    auto dup = std::make_shared<net::UniqueFd>(::fcntl(connection->get(), F_DUPFD_CLOEXEC, 0));
-    if (!dup->valid()) continue;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      pending_.emplace_back(id, dup->get());
-    }
-    std::thread thread([this, fd = std::make_shared<net::UniqueFd>(*std::move(connection)), dup,
-                        id, one_off, &session_over, done]() mutable {
-      bool bye = false, stranger = false;
-      absl::Status status;
-      {
-        const WatchedFd watched(&sessions_, dup->get());
-        status = Handle(std::move(*fd), id, &bye, &stranger);
-        Unlist(id);
-      }
-      dup.reset();
-      if (!status.ok() && !stranger) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (first_error_.ok()) first_error_ = status;
-      }
-      if (bye && one_off) {
-        session_over = true;
-        Stop();
-      }
-      *done = true;
-    });
+    std::thread thread = StartSession(*std::move(connection), one_off, &session_over, done);
     threads.push_back(Session{std::move(thread), std::move(done)});
   }
   if (expired) Stop();  // ends the sessions still open
-  for (auto& t : threads) t.thread.join();
+  for (auto& t : threads) {
+    if (t.thread.joinable()) t.thread.join();
+  }
   if (expired && !session_over) {
     return absl::DeadlineExceededError("probe server: the client did not finish in time");
   }

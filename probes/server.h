@@ -57,6 +57,12 @@ class ProbeServer {
   absl::Status Handle(net::UniqueFd connection, uint64_t id, bool* bye, bool* stranger);
   // Takes connection `id` off the pending list (it proved itself, or it is over).
   void Unlist(uint64_t id);
+  // Whether a connection may start a session beside `sessions` others (displacing the oldest
+  // unproven one when all are taken).
+  bool MakeRoom(size_t sessions);
+  // The connection's session on a thread of its own; `done` is set when it ends.
+  std::thread StartSession(net::UniqueFd connection, bool one_off, std::atomic<bool>* session_over,
+                           std::shared_ptr<std::atomic<bool>> done);
 
   net::Listener listener_;
   ServeContext context_;

@@ -52,20 +52,12 @@ Tally Count(const std::vector<Case>& cases) {
   return t;
 }
 
-}  // namespace
+using Suites = std::map<std::string, std::vector<Case>>;  // family -> cases
+using PairFindings = std::map<std::pair<std::string, std::string>, std::vector<const v1::Finding*>>;
+using NodeFindings = std::map<std::string, std::vector<const v1::Finding*>>;
 
-std::string RenderJunit(const v1::Report& report) {
-  std::map<std::string, std::vector<Case>> suites;  // family -> cases
-  // Pair findings by unordered pair; node findings by node.
-  std::map<std::pair<std::string, std::string>, std::vector<const v1::Finding*>> pair_findings;
-  std::map<std::string, std::vector<const v1::Finding*>> node_findings;
-  for (const auto& f : report.findings()) {
-    if (f.peer().empty()) {
-      node_findings[f.node()].push_back(&f);
-    } else {
-      pair_findings[Unordered(f.node(), f.peer())].push_back(&f);
-    }
-  }
+// A case per probe result of every pair, and one per pair verdict (slow link, high latency).
+void AddPairCases(const v1::Report& report, const PairFindings& pair_findings, Suites& suites) {
   for (const auto& pair : report.health().pairs()) {
     for (const auto& result : pair.results()) {
       Case c;
@@ -82,19 +74,24 @@ std::string RenderJunit(const v1::Report& report) {
       }
       suites[family].push_back(std::move(c));
     }
-    // The pair's verdict (slow link, high latency) belongs to the pair family.
-    if (auto it = pair_findings.find(Unordered(pair.node(), pair.peer())); it != pair_findings.end()) {
-      for (const v1::Finding* f : it->second) {
-        if (f->kind() == "probe_failed" || f->kind() == "probe_timeout") continue;
-        Case c;
-        c.classname = "fabricctl.pairs";
-        c.name = absl::StrCat(f->node(), " -> ", f->peer(), ": ", f->kind());
-        c.failure_type = f->kind();
-        c.message = f->detail();
-        suites["pairs"].push_back(std::move(c));
-      }
+    auto it = pair_findings.find(Unordered(pair.node(), pair.peer()));
+    if (it == pair_findings.end()) continue;
+    for (const v1::Finding* f : it->second) {
+      if (f->kind() == "probe_failed" || f->kind() == "probe_timeout") continue;
+      Case c;
+      c.classname = "fabricctl.pairs";
+      c.name = absl::StrCat(f->node(), " -> ", f->peer(), ": ", f->kind());
+      c.failure_type = f->kind();
+      c.message = f->detail();
+      suites["pairs"].push_back(std::move(c));
     }
   }
+}
+
+// A case per node's audit, one per node for its verdict, and one for findings about no node of
+// the map (the fabric as a whole, an all-reduce no node explains): a gate reading the JUnit file
+// must not miss them.
+void AddNodeCases(const v1::Report& report, NodeFindings node_findings, Suites& suites) {
   for (const auto& node : report.health().nodes()) {
     for (const auto& audit : node.audits()) {
       Case c;
@@ -122,8 +119,6 @@ std::string RenderJunit(const v1::Report& report) {
     node_findings.erase(node.node());
     suites["nodes"].push_back(std::move(c));
   }
-  // Findings about no node of the map (the fabric as a whole, an all-reduce no node explains)
-  // fail a case of their own: a gate reading the JUnit file must not miss them.
   for (const auto& [node, findings] : node_findings) {
     if (findings.empty()) continue;
     Case c;
@@ -132,6 +127,9 @@ std::string RenderJunit(const v1::Report& report) {
     FailOn(findings, &c);
     suites[node.empty() ? "fabric" : "nodes"].push_back(std::move(c));
   }
+}
+
+std::string ToXml(const std::string& title, const Suites& suites) {
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   int total = 0;
   Tally all;
@@ -142,7 +140,7 @@ std::string RenderJunit(const v1::Report& report) {
     all.skipped += t.skipped;
   }
   absl::StrAppendFormat(&out, "<testsuites name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
-                        XmlEscape(internal::Title(report)), total, all.failures, all.skipped);
+                        XmlEscape(title), total, all.failures, all.skipped);
   for (const auto& [family, cases] : suites) {
     const Tally t = Count(cases);
     absl::StrAppendFormat(&out,
@@ -169,6 +167,25 @@ std::string RenderJunit(const v1::Report& report) {
   }
   out += "</testsuites>\n";
   return out;
+}
+
+}  // namespace
+
+std::string RenderJunit(const v1::Report& report) {
+  // Pair findings by unordered pair; node findings by node.
+  PairFindings pair_findings;
+  NodeFindings node_findings;
+  for (const auto& f : report.findings()) {
+    if (f.peer().empty()) {
+      node_findings[f.node()].push_back(&f);
+    } else {
+      pair_findings[Unordered(f.node(), f.peer())].push_back(&f);
+    }
+  }
+  Suites suites;
+  AddPairCases(report, pair_findings, suites);
+  AddNodeCases(report, std::move(node_findings), suites);
+  return ToXml(internal::Title(report), suites);
 }
 
 }  // namespace fabricctl::report

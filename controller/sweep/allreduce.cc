@@ -181,34 +181,97 @@ void Combine(const RingRun& rr, uint32_t world, const std::vector<char>& stand_d
   }
 }
 
+// Where the group's ranks are: NCCL ranks, node r running gpus[r] of them from first[r]; the
+// host ring, one per node. Returns the world size.
+uint32_t FirstRanks(const RingRun& rr, std::vector<uint32_t>* first) {
+  const size_t n = rr.ring.size();
+  first->assign(n, 0);
+  if (!rr.nccl) {
+    for (size_t r = 0; r < n; ++r) (*first)[r] = static_cast<uint32_t>(r);
+    return static_cast<uint32_t>(n);
+  }
+  uint32_t world = 0;
+  for (size_t r = 0; r < n; ++r) {
+    (*first)[r] = world;
+    world += rr.gpus[r];
+  }
+  return world;
+}
+
+// The group's result as it starts: who, how, over which nodes.
+void Describe(const Fleet& fleet, const RingRun& rr, const v1::ProbeSpec& spec, uint32_t world,
+              v1::ProbeResult& collective) {
+  const std::string& group = rr.outcome.group;
+  collective.set_kind(v1::ALLREDUCE);
+  collective.set_node(fleet.Name(rr.ring[0]));
+  collective.set_device(absl::StrCat(
+      rr.nccl ? absl::StrCat("nccl, ", world, " ranks on ", rr.ring.size(), " nodes")
+              : std::string(rr.rdma ? "rdma ring" : "tcp ring"),
+      group.empty() ? "" : absl::StrCat(", ", group)));
+  *collective.mutable_effective_spec() = spec;
+  for (uint32_t i : rr.ring) {
+    collective.mutable_effective_spec()->mutable_allreduce()->add_group(fleet.Name(i));
+  }
+}
+
+// What the rank ran (with every rank started), or why not; `stand_down` when it was stopped
+// because another rank could not start.
+v1::ProbeResult RunRank(AgentClient& agents, Node& node, const RingRun& rr, size_t r,
+                        const v1::ProbeSpec& spec, const std::string& run_id,
+                        const std::vector<v1::Endpoint>& endpoints, uint32_t first_rank,
+                        uint32_t world, absl::Status started, bool all_started, double max_gbps,
+                        char* stand_down) {
+  v1::ProbeResult out;
+  out.set_kind(v1::ALLREDUCE);
+  out.set_node(node.name);
+  absl::Status s = started;
+  if (s.ok() && all_started) {
+    v1::RunLocalProbeRequest run;
+    *run.mutable_spec() = spec;
+    run.set_run_id(run_id);
+    run.set_rank(first_rank);
+    for (const auto& e : endpoints) *run.add_ranks() = e;
+    if (rr.nccl) {
+      run.set_world_size(world);
+      run.set_local_ranks(rr.gpus[r]);
+    }
+    const absl::Duration timeout =
+        absl::Microseconds(google::protobuf::util::TimeUtil::DurationToMicroseconds(spec.timeout()));
+    auto response = agents.RunLocalProbe(node.address, run, timeout + kRpcSlack);
+    if (response.ok()) {
+      out = response->result();
+      AcceptResult(node.name, spec, max_gbps, &out);
+      out.set_node(node.name);
+      return out;
+    }
+    s = response.status();
+  } else {
+    // Some rank could not start: free this one's slot, also where its own start failed here
+    // but may still finish there (a late answer); unknown runs are NotFound.
+    v1::StopProbeServerRequest stop;
+    stop.set_run_id(run_id);
+    (void)agents.StopProbeServer(node.address, stop, kStopTimeout);
+    if (s.ok()) {
+      s = absl::AbortedError("another rank could not start");
+      *stand_down = 1;
+    }
+  }
+  if (IsTransportFailure(s)) node.transport_failures = true;
+  out.set_outcome(absl::IsDeadlineExceeded(s) ? v1::PROBE_TIMEOUT : v1::PROBE_FAILED);
+  out.set_reason(absl::StrCat("rank ", r, " on ", node.name, ": ", s.message()));
+  return out;
+}
+
 }  // namespace
 
 void RunRing(AgentClient& agents, Fleet& fleet, RoundRunner& runner, const v1::ProbeSpec& spec,
              size_t index, size_t groups, const ProgressFn& progress, RingRun& rr) {
   const std::string run_id = absl::StrCat("s", runner.sweep_id(), "-allreduce-", index);
   const size_t n = rr.ring.size();
-  // NCCL ranks: node r runs gpus[r] of them from first_rank[r]; the host ring, one per node.
-  std::vector<uint32_t> first_rank(n, 0);
-  uint32_t world = static_cast<uint32_t>(n);
-  if (rr.nccl) {
-    world = 0;
-    for (size_t r = 0; r < n; ++r) {
-      first_rank[r] = world;
-      world += rr.gpus[r];
-    }
-  } else {
-    for (size_t r = 0; r < n; ++r) first_rank[r] = static_cast<uint32_t>(r);
-  }
-  const std::string& group = rr.outcome.group;
+  std::vector<uint32_t> first_rank;
+  const uint32_t world = FirstRanks(rr, &first_rank);
   v1::ProbeResult& collective = rr.outcome.collective;
-  collective.set_kind(v1::ALLREDUCE);
-  collective.set_node(fleet.Name(rr.ring[0]));
-  collective.set_device(absl::StrCat(
-      rr.nccl ? absl::StrCat("nccl, ", world, " ranks on ", n, " nodes")
-              : std::string(rr.rdma ? "rdma ring" : "tcp ring"),
-      group.empty() ? "" : absl::StrCat(", ", group)));
-  *collective.mutable_effective_spec() = spec;
-  for (uint32_t i : rr.ring) collective.mutable_effective_spec()->mutable_allreduce()->add_group(fleet.Name(i));
+  Describe(fleet, rr, spec, world, collective);
   if (!rr.skipped.empty()) {
     collective.set_outcome(v1::PROBE_SKIPPED);
     collective.set_reason(rr.skipped);
@@ -220,50 +283,14 @@ void RunRing(AgentClient& agents, Fleet& fleet, RoundRunner& runner, const v1::P
   StartRanks(agents, fleet, rr, spec, run_id, first_rank, endpoints, started);
   const bool all_started =
       std::all_of(started.begin(), started.end(), [](const absl::Status& s) { return s.ok(); });
-  const absl::Duration timeout =
-      absl::Microseconds(google::protobuf::util::TimeUtil::DurationToMicroseconds(spec.timeout()));
   rr.outcome.rank_results.assign(n, v1::ProbeResult());
-  std::vector<char> stand_down(n, 0);  // stopped because another rank could not start
+  std::vector<char> stand_down(n, 0);
   std::vector<std::thread> threads;
   for (size_t r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
-      Node& node = *fleet.nodes[rr.ring[r]];
-      v1::ProbeResult& out = rr.outcome.rank_results[r];
-      out.set_kind(v1::ALLREDUCE);
-      out.set_node(node.name);
-      absl::Status s = started[r];
-      if (s.ok() && all_started) {
-        v1::RunLocalProbeRequest run;
-        *run.mutable_spec() = spec;
-        run.set_run_id(run_id);
-        run.set_rank(first_rank[r]);
-        for (const auto& e : endpoints) *run.add_ranks() = e;
-        if (rr.nccl) {
-          run.set_world_size(world);
-          run.set_local_ranks(rr.gpus[r]);
-        }
-        auto response = agents.RunLocalProbe(node.address, run, timeout + kRpcSlack);
-        if (response.ok()) {
-          out = response->result();
-          AcceptResult(node.name, spec, fleet.max_gbps, &out);
-          out.set_node(node.name);
-          return;
-        }
-        s = response.status();
-      } else {
-        // Some rank could not start: free this one's slot, also where its own start failed
-        // here but may still finish there (a late answer); unknown runs are NotFound.
-        v1::StopProbeServerRequest stop;
-        stop.set_run_id(run_id);
-        (void)agents.StopProbeServer(node.address, stop, kStopTimeout);
-        if (s.ok()) {
-          s = absl::AbortedError("another rank could not start");
-          stand_down[r] = 1;
-        }
-      }
-      if (IsTransportFailure(s)) node.transport_failures = true;
-      out.set_outcome(absl::IsDeadlineExceeded(s) ? v1::PROBE_TIMEOUT : v1::PROBE_FAILED);
-      out.set_reason(absl::StrCat("rank ", r, " on ", node.name, ": ", s.message()));
+      rr.outcome.rank_results[r] =
+          RunRank(agents, *fleet.nodes[rr.ring[r]], rr, r, spec, run_id, endpoints, first_rank[r],
+                  world, started[r], all_started, fleet.max_gbps, &stand_down[r]);
     });
   }
   for (auto& t : threads) t.join();

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "controller/analysis.h"
+#include "controller/sweep/analysis_input.h"
 #include "controller/pairing.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/rounds.h"
@@ -11,12 +12,6 @@
 #include "proto/config.pb.h"
 
 namespace fabricctl::controller::sweep {
-
-// The analysis's input from everything measured so far: a node per fleet node, a pair per
-// measured pair in `pairs`' order (which `ordered` receives, when given).
-AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
-                                 const v1::Config& config, const std::map<PairKey, PairRun>& pairs,
-                                 std::vector<const PairRun*>* ordered = nullptr);
 
 // Localisation: a bad pair whose ends were each measured once or less cannot say which end
 // (or the link) is at fault; each such end is re-paired with a node the first analysis found

@@ -105,6 +105,108 @@ absl::StatusOr<NcclRendezvous> NcclRendezvous::Create(absl::Duration timeout) {
   return rendezvous;
 }
 
+namespace {
+
+// The rank's buffers, stream and communicator, for messages up to `count` floats.
+absl::Status SetUpRank(const CudaDriver& cu, const NcclLibrary& nc, const NcclRank& rank,
+                       size_t count, RankResources& res) {
+  res.cuda = &cu;
+  res.nccl = &nc;
+  RETURN_IF_ERROR(cu.Check(cu.MemAlloc(&res.send, count * sizeof(float)), "cuMemAlloc"));
+  RETURN_IF_ERROR(cu.Check(cu.MemAlloc(&res.recv, count * sizeof(float)), "cuMemAlloc"));
+  RETURN_IF_ERROR(cu.Check(cu.StreamCreate(&res.stream, 0), "cuStreamCreate"));
+  NcclLibrary::UniqueId id;
+  std::memcpy(id.internal, rank.unique_id.data(), sizeof(id.internal));
+  absl::Status s = nc.Check(nc.CommInitRank(&res.comm, static_cast<int>(rank.nranks), id,
+                                            static_cast<int>(rank.rank)),
+                            "ncclCommInitRank");
+  if (!s.ok()) res.comm = nullptr;
+  return s;
+}
+
+// One size, as nccl-tests measures it: a checked all-reduce (element i of rank r is
+// (r + 1) + (i % 97)), the warm-up, then the timed iterations.
+absl::Status MeasureSize(const CudaDriver& cu, const NcclLibrary& nc, RankResources& res,
+                         const NcclRank& rank, const ProbeParams& params, uint64_t size,
+                         std::vector<float>& host, v1::CollectivePoint* point) {
+  auto allreduce = [&](size_t n) -> absl::Status {
+    absl::Status s = nc.Check(nc.AllReduce(reinterpret_cast<const void*>(res.send),
+                                           reinterpret_cast<void*>(res.recv), n,
+                                           NcclLibrary::kFloat32, NcclLibrary::kSum, res.comm,
+                                           res.stream),
+                              "ncclAllReduce");
+    if (!s.ok()) res.comm_ok = false;
+    return s;
+  };
+  auto sync = [&]() -> absl::Status {
+    absl::Status s = cu.Check(cu.StreamSynchronize(res.stream), "cuStreamSynchronize");
+    if (!s.ok()) res.comm_ok = false;
+    return s;
+  };
+  const uint32_t n = rank.nranks;
+  const size_t elements = std::max<size_t>(1, size / sizeof(float));
+  for (size_t i = 0; i < elements; ++i) host[i] = static_cast<float>(rank.rank + 1 + i % 97);
+  RETURN_IF_ERROR(cu.Check(cu.MemcpyHtoD(res.send, host.data(), elements * sizeof(float)), "cuMemcpyHtoD"));
+  RETURN_IF_ERROR(allreduce(elements));
+  RETURN_IF_ERROR(sync());
+  RETURN_IF_ERROR(cu.Check(cu.MemcpyDtoH(host.data(), res.recv, elements * sizeof(float)), "cuMemcpyDtoH"));
+  uint64_t wrong = 0;
+  for (size_t i = 0; i < elements; ++i) {
+    const double want = n * (n + 1) / 2.0 + static_cast<double>(n) * (i % 97);
+    if (host[i] != want) ++wrong;
+  }
+  for (uint64_t w = 0; w < params.warmup_iterations; ++w) RETURN_IF_ERROR(allreduce(elements));
+  RETURN_IF_ERROR(sync());
+  const uint64_t iterations = std::max<uint64_t>(1, params.iterations);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (uint64_t k = 0; k < iterations; ++k) RETURN_IF_ERROR(allreduce(elements));
+  RETURN_IF_ERROR(sync());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                         static_cast<double>(iterations);
+  point->set_size_bytes(elements * sizeof(float));
+  point->set_time_us(seconds * 1e6);
+  point->set_algbw_gbytes(AllreduceAlgBwGBytes(point->size_bytes(), seconds));
+  point->set_busbw_gbytes(AllreduceBusBwGBytes(point->size_bytes(), seconds, n));
+  point->set_wrong(wrong);
+  return absl::OkStatus();
+}
+
+// The rank's whole run, in the child: the serialised result with a point per size.
+absl::StatusOr<std::string> RankInChild(const ProbeParams& params, const NcclRank& rank) {
+  if (rank.unique_id.size() != sizeof(NcclLibrary::UniqueId::internal)) {
+    return absl::InvalidArgumentError("the NCCL unique id is not 128 bytes");
+  }
+  // Before NCCL first logs (it reads these once): INFO to this rank's own file.
+  ::setenv("NCCL_DEBUG", "INFO", 1);
+  ::setenv("NCCL_DEBUG_FILE", rank.log_path.c_str(), 1);
+  ASSIGN_OR_RETURN(std::unique_ptr<CudaDriver> cuda, CudaDriver::Load());
+  ASSIGN_OR_RETURN(std::unique_ptr<NcclLibrary> nccl, NcclLibrary::Load());
+  const CudaDriver& cu = *cuda;
+  const NcclLibrary& nc = *nccl;
+  int count = 0;
+  RETURN_IF_ERROR(cu.Check(cu.DeviceGetCount(&count), "cuDeviceGetCount"));
+  if (rank.gpu >= static_cast<uint32_t>(count)) {
+    return absl::NotFoundError(absl::StrCat("no GPU ", rank.gpu, " (the driver sees ", count, ")"));
+  }
+  CudaDriver::Device device;
+  RETURN_IF_ERROR(cu.Check(cu.DeviceGet(&device, static_cast<int>(rank.gpu)), "cuDeviceGet"));
+  ScopedContext context(cu, device);
+  RETURN_IF_ERROR(context.Enter());
+  const uint64_t largest = *std::max_element(params.sizes_bytes.begin(), params.sizes_bytes.end());
+  const size_t largest_count = std::max<size_t>(1, largest / sizeof(float));
+  RankResources res;
+  RETURN_IF_ERROR(SetUpRank(cu, nc, rank, largest_count, res));
+  v1::ProbeResult out;
+  std::vector<float> host(largest_count);
+  for (uint64_t size : params.sizes_bytes) {
+    RETURN_IF_ERROR(MeasureSize(cu, nc, res, rank, params, size, host, out.add_collective()));
+  }
+  out.set_device(absl::StrCat("nccl ", nc.Version(), ", gpu ", rank.gpu));
+  return out.SerializeAsString();
+}
+
+}  // namespace
+
 ProbeRun RunNcclRank(const ProbeParams& params, const NcclRank& rank) {
   ProbeRun run;
   run.kind = "allreduce";
@@ -112,104 +214,7 @@ ProbeRun RunNcclRank(const ProbeParams& params, const NcclRank& rank) {
   const auto started = std::chrono::steady_clock::now();
   const absl::Duration timeout =
       params.timeout > absl::ZeroDuration() ? params.timeout : absl::Minutes(5);
-  auto bytes = RunInChild([&]() -> absl::StatusOr<std::string> {
-    if (rank.unique_id.size() != sizeof(NcclLibrary::UniqueId::internal)) {
-      return absl::InvalidArgumentError("the NCCL unique id is not 128 bytes");
-    }
-    // Before NCCL first logs (it reads these once): INFO to this rank's own file.
-    ::setenv("NCCL_DEBUG", "INFO", 1);
-    ::setenv("NCCL_DEBUG_FILE", rank.log_path.c_str(), 1);
-    auto cuda = CudaDriver::Load();
-    if (!cuda.ok()) return cuda.status();
-    auto nccl = NcclLibrary::Load();
-    if (!nccl.ok()) return nccl.status();
-    const CudaDriver& cu = **cuda;
-    const NcclLibrary& nc = **nccl;
-    int count = 0;
-    RETURN_IF_ERROR(cu.Check(cu.DeviceGetCount(&count), "cuDeviceGetCount"));
-    if (rank.gpu >= static_cast<uint32_t>(count)) {
-      return absl::NotFoundError(absl::StrCat("no GPU ", rank.gpu, " (the driver sees ", count, ")"));
-    }
-    CudaDriver::Device device;
-    if (auto s = cu.Check(cu.DeviceGet(&device, static_cast<int>(rank.gpu)), "cuDeviceGet"); !s.ok()) {
-      return s;
-    }
-    ScopedContext context(cu, device);
-    RETURN_IF_ERROR(context.Enter());
-    const uint64_t largest = *std::max_element(params.sizes_bytes.begin(), params.sizes_bytes.end());
-    const size_t largest_count = std::max<size_t>(1, largest / sizeof(float));
-    RankResources res;
-    res.cuda = &cu;
-    res.nccl = &nc;
-    RETURN_IF_ERROR(cu.Check(cu.MemAlloc(&res.send, largest_count * sizeof(float)), "cuMemAlloc"));
-    RETURN_IF_ERROR(cu.Check(cu.MemAlloc(&res.recv, largest_count * sizeof(float)), "cuMemAlloc"));
-    RETURN_IF_ERROR(cu.Check(cu.StreamCreate(&res.stream, 0), "cuStreamCreate"));
-    NcclLibrary::UniqueId id;
-    std::memcpy(id.internal, rank.unique_id.data(), sizeof(id.internal));
-    if (auto s = nc.Check(nc.CommInitRank(&res.comm, static_cast<int>(rank.nranks), id,
-                                          static_cast<int>(rank.rank)),
-                          "ncclCommInitRank");
-        !s.ok()) {
-      res.comm = nullptr;
-      return s;
-    }
-    auto allreduce = [&](size_t n) -> absl::Status {
-      absl::Status s = nc.Check(nc.AllReduce(reinterpret_cast<const void*>(res.send),
-                                             reinterpret_cast<void*>(res.recv), n,
-                                             NcclLibrary::kFloat32, NcclLibrary::kSum, res.comm,
-                                             res.stream),
-                                "ncclAllReduce");
-      if (!s.ok()) res.comm_ok = false;
-      return s;
-    };
-    auto sync = [&]() -> absl::Status {
-      absl::Status s = cu.Check(cu.StreamSynchronize(res.stream), "cuStreamSynchronize");
-      if (!s.ok()) res.comm_ok = false;
-      return s;
-    };
-    const uint32_t n = rank.nranks;
-    v1::ProbeResult out;
-    std::vector<float> host(largest_count);
-    for (uint64_t size : params.sizes_bytes) {
-      const size_t elements = std::max<size_t>(1, size / sizeof(float));
-      // The data check of the host ring: element i of rank r is (r + 1) + (i % 97).
-      for (size_t i = 0; i < elements; ++i) host[i] = static_cast<float>(rank.rank + 1 + i % 97);
-      if (auto s = cu.Check(cu.MemcpyHtoD(res.send, host.data(), elements * sizeof(float)), "cuMemcpyHtoD"); !s.ok()) {
-        return s;
-      }
-      RETURN_IF_ERROR(allreduce(elements));
-      RETURN_IF_ERROR(sync());
-      if (auto s = cu.Check(cu.MemcpyDtoH(host.data(), res.recv, elements * sizeof(float)), "cuMemcpyDtoH"); !s.ok()) {
-        return s;
-      }
-      uint64_t wrong = 0;
-      for (size_t i = 0; i < elements; ++i) {
-        const double want = n * (n + 1) / 2.0 + static_cast<double>(n) * (i % 97);
-        if (host[i] != want) ++wrong;
-      }
-      for (uint64_t w = 0; w < params.warmup_iterations; ++w) {
-        RETURN_IF_ERROR(allreduce(elements));
-      }
-      RETURN_IF_ERROR(sync());
-      const uint64_t iterations = std::max<uint64_t>(1, params.iterations);
-      const auto t0 = std::chrono::steady_clock::now();
-      for (uint64_t k = 0; k < iterations; ++k) {
-        RETURN_IF_ERROR(allreduce(elements));
-      }
-      RETURN_IF_ERROR(sync());
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
-          static_cast<double>(iterations);
-      v1::CollectivePoint* p = out.add_collective();
-      p->set_size_bytes(elements * sizeof(float));
-      p->set_time_us(seconds * 1e6);
-      p->set_algbw_gbytes(AllreduceAlgBwGBytes(p->size_bytes(), seconds));
-      p->set_busbw_gbytes(AllreduceBusBwGBytes(p->size_bytes(), seconds, n));
-      p->set_wrong(wrong);
-    }
-    out.set_device(absl::StrCat("nccl ", nc.Version(), ", gpu ", rank.gpu));
-    return out.SerializeAsString();
-  }, timeout);
+  auto bytes = RunInChild([&] { return RankInChild(params, rank); }, timeout);
   run.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!bytes.ok()) {
     run.reason = absl::StrCat("rank ", rank.rank, ": ", bytes.status().message());

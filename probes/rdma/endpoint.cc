@@ -1,3 +1,4 @@
+#include "base/status_macros.h"
 #include "probes/rdma/endpoint.h"
 
 #include <sys/resource.h>
@@ -72,8 +73,6 @@ absl::StatusOr<std::unique_ptr<ProbeMemory>> AllocateHostMemory(size_t bytes) {
 absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointOptions& options) {
   std::unique_ptr<RdmaEndpoint> ep(new RdmaEndpoint());
   ep->options_ = options;
-  const RdmaParams& want = options.selection;
-
   // Memlock first: registration would fail with a less helpful ENOMEM.
   ep->area_bytes_ = (std::max<uint64_t>(options.message_bytes, 4096) + 4095) & ~uint64_t{4095};
   const uint64_t needed = 2 * ep->area_bytes_ + (1 << 20);
@@ -84,7 +83,16 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
         "memlock limit of ", limit.rlim_cur, " bytes is below the ", needed,
         " bytes this probe registers (raise it: ulimit -l, or LimitMEMLOCK= in the unit)"));
   }
+  RETURN_IF_ERROR(ep->SelectPort(options.selection));
+  RETURN_IF_ERROR(ep->SelectGid(options.selection));
+  RETURN_IF_ERROR(ep->CreateBuffers(options));
+  RETURN_IF_ERROR(ep->CreateQueuePair(options));
+  std::random_device random;
+  ep->psn_ = random() & 0xffffff;
+  return ep;
+}
 
+absl::Status RdmaEndpoint::SelectPort(const RdmaParams& want) {
   DeviceList devices;
   if (devices.error() != 0 || devices.size() == 0) {
     return absl::NotFoundError(devices.error() != 0
@@ -93,7 +101,7 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
                                    : "no RDMA device (libibverbs lists none)");
   }
   std::vector<std::string> names;
-  for (int i = 0; i < devices.size() && !ep->context_; ++i) {
+  for (int i = 0; i < devices.size() && !context_; ++i) {
     std::string name = ibv_get_device_name(devices[i]);
     names.push_back(name);
     if (!want.device.empty() && name != want.device) continue;
@@ -112,35 +120,33 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
         }
         continue;
       }
-      ep->device_name_ = name;
-      ep->port_ = port;
-      ep->port_attr_ = port_attr;
-      ep->max_rd_atomic_ = std::max<uint32_t>(1, std::min<uint32_t>(kMaxRdAtomic, attr.max_qp_rd_atom));
-      ep->context_ = std::move(context);
+      device_name_ = name;
+      port_ = port;
+      port_attr_ = port_attr;
+      max_rd_atomic_ = std::max<uint32_t>(1, std::min<uint32_t>(kMaxRdAtomic, attr.max_qp_rd_atom));
+      context_ = std::move(context);
       break;
     }
   }
-  if (!ep->context_) {
-    if (!want.device.empty() &&
-        std::find(names.begin(), names.end(), want.device) == names.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("--device: unknown RDMA device '",
-                                                     want.device, "' (present: ",
-                                                     absl::StrJoin(names, ", "), ")"));
-    }
-    return absl::NotFoundError(absl::StrCat("no ACTIVE port on ",
-                                            want.device.empty() ? absl::StrJoin(names, ", ")
-                                                                : want.device));
+  if (context_) return absl::OkStatus();
+  if (!want.device.empty() && std::find(names.begin(), names.end(), want.device) == names.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("--device: unknown RDMA device '", want.device,
+                                                   "' (present: ", absl::StrJoin(names, ", "), ")"));
   }
+  return absl::NotFoundError(absl::StrCat(
+      "no ACTIVE port on ", want.device.empty() ? absl::StrJoin(names, ", ") : want.device));
+}
 
+absl::Status RdmaEndpoint::SelectGid(const RdmaParams& want) {
   // GID: needed on RoCE (Ethernet link layer), optional on InfiniBand.
-  const bool ethernet = ep->port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET;
+  const bool ethernet = port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET;
   if (want.gid_index >= 0) {
-    ep->gid_index_ = want.gid_index;
+    gid_index_ = want.gid_index;
   } else if (ethernet) {
     std::vector<GidEntry> table;
-    for (int i = 0; i < ep->port_attr_.gid_tbl_len; ++i) {
+    for (int i = 0; i < port_attr_.gid_tbl_len; ++i) {
       ibv_gid_entry entry{};
-      if (ibv_query_gid_ex(ep->context_.get(), ep->port_, i, &entry, 0) != 0) continue;
+      if (ibv_query_gid_ex(context_.get(), port_, i, &entry, 0) != 0) continue;
       GidEntry e;
       e.index = static_cast<uint32_t>(i);
       std::memcpy(e.gid.data(), entry.gid.raw, 16);
@@ -150,40 +156,44 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
     auto best = PickGidIndex(table, /*prefer_ipv6=*/false);
     if (!best) {
       return absl::FailedPreconditionError(
-          absl::StrCat(ep->label(), " has no usable GID (is an address configured on its netdev?)"));
+          absl::StrCat(label(), " has no usable GID (is an address configured on its netdev?)"));
     }
-    ep->gid_index_ = static_cast<int>(*best);
+    gid_index_ = static_cast<int>(*best);
   }
-  if (ep->gid_index_ >= 0 &&
-      ibv_query_gid(ep->context_.get(), static_cast<uint8_t>(ep->port_), ep->gid_index_, &ep->gid_) != 0) {
+  if (gid_index_ >= 0 &&
+      ibv_query_gid(context_.get(), static_cast<uint8_t>(port_), gid_index_, &gid_) != 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--gid-index: ", ep->gid_index_, " is not readable on ", ep->label()));
+        absl::StrCat("--gid-index: ", gid_index_, " is not readable on ", label()));
   }
+  return absl::OkStatus();
+}
 
-  ep->pd_.reset(ibv_alloc_pd(ep->context_.get()));
-  if (!ep->pd_) return VerbsError("ibv_alloc_pd", errno);
-  auto memory = options.allocate ? options.allocate(2 * ep->area_bytes_)
-                                 : AllocateHostMemory(2 * ep->area_bytes_);
-  if (!memory.ok()) return memory.status();
-  ep->memory_ = *std::move(memory);
-  auto mr = ep->memory_->Register(ep->pd_.get(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                                                     IBV_ACCESS_REMOTE_READ);
-  if (!mr.ok()) return mr.status();
-  ep->mr_ = *std::move(mr);
-  ep->send_cq_.reset(ibv_create_cq(ep->context_.get(), static_cast<int>(options.send_depth) + 1,
-                                   nullptr, nullptr, 0));
-  ep->recv_cq_.reset(ibv_create_cq(ep->context_.get(), static_cast<int>(options.recv_depth) + 1,
-                                   nullptr, nullptr, 0));
-  if (!ep->send_cq_ || !ep->recv_cq_) return VerbsError("ibv_create_cq", errno);
+absl::Status RdmaEndpoint::CreateBuffers(const EndpointOptions& options) {
+  pd_.reset(ibv_alloc_pd(context_.get()));
+  if (!pd_) return VerbsError("ibv_alloc_pd", errno);
+  ASSIGN_OR_RETURN(memory_, options.allocate ? options.allocate(2 * area_bytes_)
+                                             : AllocateHostMemory(2 * area_bytes_));
+  ASSIGN_OR_RETURN(mr_, memory_->Register(pd_.get(), IBV_ACCESS_LOCAL_WRITE |
+                                                         IBV_ACCESS_REMOTE_WRITE |
+                                                         IBV_ACCESS_REMOTE_READ));
+  send_cq_.reset(ibv_create_cq(context_.get(), static_cast<int>(options.send_depth) + 1, nullptr,
+                               nullptr, 0));
+  recv_cq_.reset(ibv_create_cq(context_.get(), static_cast<int>(options.recv_depth) + 1, nullptr,
+                               nullptr, 0));
+  if (!send_cq_ || !recv_cq_) return VerbsError("ibv_create_cq", errno);
+  return absl::OkStatus();
+}
 
+absl::Status RdmaEndpoint::CreateQueuePair(const EndpointOptions& options) {
   // perftest's inline default for WRITE, 220 bytes, for every verb (perftest gives SEND 236;
   // 220 keeps one default for the probes that share an endpoint); the device may offer less.
+  const RdmaParams& want = options.selection;
   uint32_t inline_wanted = want.inline_bytes >= 0 ? static_cast<uint32_t>(want.inline_bytes) : 220;
-  if (!ep->memory_->cpu_accessible()) inline_wanted = 0;  // as perftest does with --use_cuda
+  if (!memory_->cpu_accessible()) inline_wanted = 0;  // as perftest does with --use_cuda
   for (uint32_t inline_try : {inline_wanted, 64u, 0u}) {
     ibv_qp_init_attr init{};
-    init.send_cq = ep->send_cq_.get();
-    init.recv_cq = ep->recv_cq_.get();
+    init.send_cq = send_cq_.get();
+    init.recv_cq = recv_cq_.get();
     init.qp_type = IBV_QPT_RC;
     init.sq_sig_all = 0;
     init.cap.max_send_wr = options.send_depth;
@@ -191,27 +201,24 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
     init.cap.max_send_sge = 1;
     init.cap.max_recv_sge = 1;
     init.cap.max_inline_data = inline_try;
-    ep->qp_.reset(ibv_create_qp(ep->pd_.get(), &init));
-    if (ep->qp_) {
-      ep->max_inline_ = ep->memory_->cpu_accessible() ? init.cap.max_inline_data : 0;
+    qp_.reset(ibv_create_qp(pd_.get(), &init));
+    if (qp_) {
+      max_inline_ = memory_->cpu_accessible() ? init.cap.max_inline_data : 0;
       break;
     }
   }
-  if (!ep->qp_) return VerbsError("ibv_create_qp", errno);
-
+  if (!qp_) return VerbsError("ibv_create_qp", errno);
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_INIT;
   attr.pkey_index = 0;
-  attr.port_num = static_cast<uint8_t>(ep->port_);
+  attr.port_num = static_cast<uint8_t>(port_);
   attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  if (int rc = ibv_modify_qp(ep->qp_.get(), &attr,
+  if (int rc = ibv_modify_qp(qp_.get(), &attr,
                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
       rc != 0) {
     return VerbsError("ibv_modify_qp(INIT)", rc);
   }
-  std::random_device random;
-  ep->psn_ = random() & 0xffffff;
-  return ep;
+  return absl::OkStatus();
 }
 
 RdmaEndpoint::~RdmaEndpoint() = default;

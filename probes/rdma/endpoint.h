@@ -87,6 +87,13 @@ class RdmaEndpoint {
 
  private:
   RdmaEndpoint() = default;
+  // Open's steps: the device and the ACTIVE port `want` names (or the first); the GID (RoCE
+  // needs one: picked as perftest does); the protection domain, the buffers and their memory
+  // region, the completion queues; the queue pair, in INIT.
+  absl::Status SelectPort(const RdmaParams& want);
+  absl::Status SelectGid(const RdmaParams& want);
+  absl::Status CreateBuffers(const EndpointOptions& options);
+  absl::Status CreateQueuePair(const EndpointOptions& options);
   absl::Status Post(ibv_wr_opcode opcode, uint64_t size, uint64_t wr_id, bool signaled,
                     uint64_t offset = 0);
 

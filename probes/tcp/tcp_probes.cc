@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -205,122 +206,141 @@ absl::Status TcpBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& h
   return WriteFull(fd, reinterpret_cast<const char*>(&wire), sizeof(wire));
 }
 
+namespace {
+
+// One stream of a timed phase, as the server answered it.
+struct StreamTally {
+  uint64_t sent = 0;      // whole messages this side sent
+  uint64_t received = 0;  // what the server counted
+  int64_t window_ns = 0;  // by duration: the server's measuring window
+  int64_t finished_ns = 0;
+  absl::Status error;
+};
+
+// The set-up of one size, outside the timed part: every stream connected and warmed up.
+absl::Status OpenStreams(const ProbeParams& params, uint64_t size, const ServerAddress& server,
+                         const std::vector<char>& message, std::vector<net::UniqueFd>* streams,
+                         std::vector<WatchedFd>* watched) {
+  for (uint32_t s = 0; s < params.tcp_streams; ++s) {
+    ASSIGN_OR_RETURN(net::UniqueFd fd, OpenPhase(params, size, s, server));
+    // Owned by `streams` before it is registered, so that it closes after it unregisters.
+    streams->push_back(std::move(fd));
+    const int stream = streams->back().get();
+    watched->emplace_back(params.cancel, stream);
+    SetIoTimeout(stream, PhaseBudget(params));
+    for (uint64_t i = 0; i < params.warmup_iterations; ++i) {
+      RETURN_IF_ERROR(WriteFull(stream, message.data(), size));
+    }
+  }
+  if (params.warmup_iterations == 0) return absl::OkStatus();
+  for (auto& fd : *streams) {
+    char ack = 0;
+    RETURN_IF_ERROR(ReadFull(fd.get(), &ack, 1));
+    if (ack != kWarmAck) return absl::InternalError("bad warm-up acknowledgement");
+  }
+  return absl::OkStatus();
+}
+
+// The timed part of one stream. By duration the server keeps the time and answers as soon as
+// it is up; the answer stops the writer (a send blocked on a slow link returns once the socket
+// is shut down). By count: every message, then the server's count.
+void TimeStream(int fd, const std::vector<char>& message, int64_t stop_ns, uint64_t iterations,
+                StreamTally* tally) {
+  const uint64_t size = message.size();
+  absl::Status status;
+  if (stop_ns != 0) {
+    std::atomic<bool> answered{false};
+    uint64_t wire[2] = {0, 0};
+    absl::Status answer;
+    std::thread reader([&] {
+      answer = ReadFull(fd, reinterpret_cast<char*>(wire), sizeof(wire));
+      answered = true;
+      ::shutdown(fd, SHUT_WR);
+    });
+    while (status.ok() && !answered && NowNs() < stop_ns) {
+      status = WriteFull(fd, message.data(), size);
+      if (status.ok()) tally->sent += size;
+    }
+    if (!answered) ::shutdown(fd, SHUT_WR);
+    reader.join();
+    // What is still queued for a slow link is dropped, not delivered: reset on close.
+    const linger drop{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &drop, sizeof(drop));
+    tally->finished_ns = NowNs();
+    tally->received = be64toh(wire[0]);
+    tally->window_ns = static_cast<int64_t>(be64toh(wire[1]));
+    tally->error = answer;  // a send cut short by the answer is no error
+    return;
+  }
+  for (uint64_t i = 0; status.ok() && i < iterations; ++i) {
+    status = WriteFull(fd, message.data(), size);
+    if (status.ok()) tally->sent += size;
+  }
+  if (status.ok()) ::shutdown(fd, SHUT_WR);
+  uint64_t wire = 0;
+  if (status.ok()) status = ReadFull(fd, reinterpret_cast<char*>(&wire), sizeof(wire));
+  tally->finished_ns = NowNs();
+  tally->received = be64toh(wire);
+  tally->error = status;
+}
+
+// One size's figure from its streams' tallies: the server's count over its window (by
+// duration) or over the phase (by count), each checked against what this side sent.
+absl::StatusOr<BwPoint> FigureOf(const std::vector<StreamTally>& tallies, uint64_t size,
+                                 int64_t start_ns, bool by_time) {
+  uint64_t bytes = 0, sent = 0;
+  int64_t finished = start_ns, window = 0;
+  for (const StreamTally& t : tallies) {
+    RETURN_IF_ERROR(t.error);
+    bytes += t.received;
+    sent += t.sent + size;  // a send cut short may have sent part of a message more
+    finished = std::max(finished, t.finished_ns);
+    window = std::max(window, t.window_ns);
+  }
+  if (bytes == 0) {
+    // Nothing arrived in the time: no figure to report, and never a zero as one.
+    return WithCause(absl::DeadlineExceededError("no data reached the server"), v1::CAUSE_NO_DATA);
+  }
+  int64_t elapsed = finished - start_ns;
+  // The server's count (and window) decide the figure: they must be what this side could have
+  // caused, no more bytes than were sent and a window no longer than the connection.
+  RETURN_IF_ERROR(CheckServerCount(bytes, sent, by_time ? window : 1000000,
+                                   by_time ? elapsed : 1000000));
+  if (by_time) elapsed = window;
+  // From the bytes, not whole messages: a slow link may move only a few in its time.
+  BwPoint point = AverageBandwidth(size, bytes / size, elapsed);
+  point.bw_avg_gbps = static_cast<double>(bytes) * 8.0 / static_cast<double>(elapsed);
+  return point;
+}
+
+}  // namespace
+
 ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
   ProbeRun run;
   run.kind = name();
   run.device = "tcp";
   const absl::Time started = absl::Now();
   for (uint64_t size : params.sizes_bytes) {
-    // Set-up, outside the timed part: every stream connected and warmed up.
     std::vector<net::UniqueFd> streams;
     std::vector<WatchedFd> watched;  // after `streams`: unregistered before they close
-    std::vector<char> message(size, 'f');
-    for (uint32_t s = 0; s < params.tcp_streams; ++s) {
-      auto fd = OpenPhase(params, size, s, server);
-      if (!fd.ok()) return Failed(name(), fd.status());
-      // Owned by `streams` before it is registered, so that it closes after it unregisters.
-      streams.push_back(*std::move(fd));
-      const int stream = streams.back().get();
-      watched.emplace_back(params.cancel, stream);
-      SetIoTimeout(stream, PhaseBudget(params));
-      for (uint64_t i = 0; i < params.warmup_iterations; ++i) {
-        if (auto st = WriteFull(stream, message.data(), size); !st.ok()) return Failed(name(), st);
-      }
+    const std::vector<char> message(size, 'f');
+    if (auto st = OpenStreams(params, size, server, message, &streams, &watched); !st.ok()) {
+      return Failed(name(), st);
     }
-    if (params.warmup_iterations > 0) {
-      for (auto& fd : streams) {
-        char ack = 0;
-        if (auto st = ReadFull(fd.get(), &ack, 1); !st.ok() || ack != kWarmAck) {
-          return Failed(name(), st.ok() ? absl::InternalError("bad warm-up acknowledgement") : st);
-        }
-      }
-    }
-    // Timed part: every stream writes, closes its side, and reads the server's count. By
-    // duration the server keeps the time and answers as soon as it is up; the answer stops the
-    // writer (a send blocked on a slow link returns once the socket is shut down).
-    std::vector<uint64_t> received(streams.size(), 0);
-    std::vector<int64_t> finished_ns(streams.size(), 0);
-    std::vector<int64_t> window_ns(streams.size(), 0);
-    std::vector<absl::Status> errors(streams.size());
-    // What each stream sent; a send cut short by the answer may have sent part of a message
-    // more, so the bound below allows one message a stream.
-    std::vector<uint64_t> sent(streams.size(), 0);
+    // Timed part: every stream writes, closes its side, and reads the server's count.
+    std::vector<StreamTally> tallies(streams.size());
     const int64_t start_ns = NowNs();
-    const int64_t stop_ns =
-        params.duration > absl::ZeroDuration()
-            ? start_ns + absl::ToInt64Nanoseconds(params.duration)
-            : 0;
+    const bool by_time = params.duration > absl::ZeroDuration();
+    const int64_t stop_ns = by_time ? start_ns + absl::ToInt64Nanoseconds(params.duration) : 0;
     std::vector<std::thread> threads;
     for (size_t s = 0; s < streams.size(); ++s) {
-      threads.emplace_back([&, s] {
-        const int fd = streams[s].get();
-        absl::Status status;
-        if (stop_ns != 0) {
-          std::atomic<bool> answered{false};
-          uint64_t wire[2] = {0, 0};
-          absl::Status answer;
-          std::thread reader([&] {
-            answer = ReadFull(fd, reinterpret_cast<char*>(wire), sizeof(wire));
-            answered = true;
-            ::shutdown(fd, SHUT_WR);
-          });
-          while (status.ok() && !answered && NowNs() < stop_ns) {
-            status = WriteFull(fd, message.data(), size);
-            if (status.ok()) sent[s] += size;
-          }
-          if (!answered) ::shutdown(fd, SHUT_WR);
-          reader.join();
-          // What is still queued for a slow link is dropped, not delivered: reset on close.
-          const linger drop{1, 0};
-          ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &drop, sizeof(drop));
-          finished_ns[s] = NowNs();
-          received[s] = be64toh(wire[0]);
-          window_ns[s] = static_cast<int64_t>(be64toh(wire[1]));
-          errors[s] = answer;  // a send cut short by the answer is no error
-          return;
-        } else {
-          for (uint64_t i = 0; status.ok() && i < params.iterations; ++i) {
-            status = WriteFull(fd, message.data(), size);
-            if (status.ok()) sent[s] += size;
-          }
-        }
-        if (status.ok()) ::shutdown(fd, SHUT_WR);
-        uint64_t wire = 0;
-        if (status.ok()) status = ReadFull(fd, reinterpret_cast<char*>(&wire), sizeof(wire));
-        finished_ns[s] = NowNs();
-        received[s] = be64toh(wire);
-        errors[s] = status;
-      });
+      threads.emplace_back(TimeStream, streams[s].get(), std::cref(message), stop_ns,
+                           params.iterations, &tallies[s]);
     }
     for (auto& t : threads) t.join();
-    uint64_t sent_bytes = 0;
-    for (uint64_t n : sent) sent_bytes += n + size;
-    for (const auto& status : errors) {
-      if (!status.ok()) return Failed(name(), status);
-    }
-    uint64_t bytes = 0;
-    for (uint64_t r : received) bytes += r;
-    if (bytes == 0) {
-      // Nothing arrived in the time: no figure to report, and never a zero as one.
-      return Failed(name(), WithCause(absl::DeadlineExceededError("no data reached the server"),
-                                      v1::CAUSE_NO_DATA));
-    }
-    int64_t elapsed = *std::max_element(finished_ns.begin(), finished_ns.end()) - start_ns;
-    if (stop_ns != 0) {
-      // The server's count and window decide the figure: they must be what this side could
-      // have caused, no more bytes than were sent and a window no longer than the connection.
-      const int64_t window = *std::max_element(window_ns.begin(), window_ns.end());
-      if (auto st = CheckServerCount(bytes, sent_bytes, window, elapsed); !st.ok()) {
-        return Failed(name(), st);
-      }
-      elapsed = window;
-    } else if (bytes > sent_bytes) {
-      return Failed(name(), CheckServerCount(bytes, sent_bytes, 1, 1));
-    }
-    // From the bytes, not whole messages: a slow link may move only a few in its time.
-    BwPoint point = AverageBandwidth(size, bytes / size, elapsed);
-    point.bw_avg_gbps = static_cast<double>(bytes) * 8.0 / static_cast<double>(elapsed);
-    run.bw.push_back(point);
+    auto point = FigureOf(tallies, size, start_ns, by_time);
+    if (!point.ok()) return Failed(name(), point.status());
+    run.bw.push_back(*point);
   }
   run.outcome = Outcome::kOk;
   run.elapsed_s = absl::ToDoubleSeconds(absl::Now() - started);
