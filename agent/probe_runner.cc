@@ -2,7 +2,6 @@
 #include "absl/strings/numbers.h"
 #include "probes/common/child.h"
 
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include "base/net_address.h"
 #include "probes/client.h"
 #include "probes/common/cause.h"
+#include "probes/common/secret.h"
 #include "probes/collective/allreduce.h"
 #include "probes/gpu/cuda.h"
 #include "probes/table.h"
@@ -67,19 +67,6 @@ absl::Status PrepareLogDir(const std::string& dir) {
     if (!entry_error && written < cutoff) std::filesystem::remove(it->path(), entry_error);
   }
   return absl::OkStatus();
-}
-
-// A run's secret: 16 bytes from the kernel's random source.
-absl::StatusOr<std::string> NewToken() {
-  std::string token(16, '\0');
-  size_t got = 0;
-  while (got < token.size()) {
-    const ssize_t n = ::getrandom(token.data() + got, token.size() - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return absl::InternalError(absl::StrCat("getrandom: ", std::strerror(errno)));
-    got += static_cast<size_t>(n);
-  }
-  return token;
 }
 
 }  // namespace
@@ -192,7 +179,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartRingRank(const probes::ProbeParam
   v1::Endpoint endpoint;
   endpoint.set_address(HostPort{advertise_host_, rank_state.listener.port}.ToString());
   // The left neighbour, and only it, learns this secret from the controller with the ranks.
-  ASSIGN_OR_RETURN(rank_state.token, NewToken());
+  ASSIGN_OR_RETURN(rank_state.token, probes::NewSecret());
   endpoint.set_token(rank_state.token);
   if (params.ring_transport == "rdma") {
     const uint64_t largest = *std::max_element(params.sizes_bytes.begin(), params.sizes_bytes.end());
@@ -212,7 +199,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartPairServer(const v1::ProbeSpec& s
   // Only the client the controller hands the endpoint to knows the run's secret: a stranger's
   // hello is refused, and the server goes on waiting for that client.
   probes::ServeContext run_context = context_;
-  ASSIGN_OR_RETURN(run_context.token, NewToken());
+  ASSIGN_OR_RETURN(run_context.token, probes::NewSecret());
   run_context.expected_spec = spec;
   if (params.rdma.server_gpu_memory) return StartGpuServer(params, run_id, run_context);
   ASSIGN_OR_RETURN(std::unique_ptr<probes::ProbeServer> server,

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "probes/common/secret.h"
 #include "probes/table.h"
 
 namespace fabricctl::probes {
@@ -39,18 +40,6 @@ void ProbeServer::Stop() {
   uint64_t one = 1;
   if (wake_.valid()) (void)!::write(wake_.get(), &one, sizeof(one));
 }
-
-namespace {
-
-// Compares secrets in time independent of where they differ.
-bool SameSecret(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
-}  // namespace
 
 void ProbeServer::Unlist(uint64_t id) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "probes/common/secret.h"
 #include "absl/time/clock.h"
 
 namespace fabricctl::probes {
@@ -97,14 +98,6 @@ namespace {
 
 constexpr size_t kMaxRingToken = 64;
 
-// Compares secrets in time independent of where they differ.
-bool SameBytes(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
 }  // namespace
 
 absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>& ranks,
@@ -151,7 +144,7 @@ absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>
     std::string token(length, '\0');
     if (length > 0 && !net::RecvAll(fd->get(), token.data(), length, said_by).ok()) continue;
     if (ntohl(who) != (rank + n - 1) % n) continue;  // not our left neighbour: drop it
-    if (!SameBytes(token, secret)) continue;          // not of this run: drop it
+    if (!SameSecret(token, secret)) continue;          // not of this run: drop it
     links.left = *std::move(fd);
     accept_status = absl::OkStatus();
     break;
