@@ -3,6 +3,8 @@
 #include "probes/common/cause.h"
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/time_util.h"
 #include "probes/common/sizes.h"
 
@@ -255,11 +257,18 @@ ProbeRun FailedRun(std::string kind, const absl::Status& status, const std::stri
 }
 
 bool SameMeasurement(const v1::ProbeSpec& a, const v1::ProbeSpec& b) {
-  const ProbeParams x = FromSpec(a), y = FromSpec(b);
-  return x.kind == y.kind && x.sizes_bytes == y.sizes_bytes && x.iterations == y.iterations &&
-         x.duration == y.duration && x.warmup_iterations == y.warmup_iterations &&
-         x.tcp_streams == y.tcp_streams && x.rdma.queue_pairs == y.rdma.queue_pairs &&
-         x.rdma.bidirectional == y.rdma.bidirectional;
+  // Every field, in the form both halves derive from the controller's spec (defaults applied
+  // alike), so that a hello cannot change a depth, a moderation or a deadline either.
+  std::string x, y;
+  google::protobuf::io::StringOutputStream xs(&x), ys(&y);
+  {
+    google::protobuf::io::CodedOutputStream xc(&xs), yc(&ys);
+    xc.SetSerializationDeterministic(true);
+    yc.SetSerializationDeterministic(true);
+    ToSpec(FromSpec(a)).SerializeToCodedStream(&xc);
+    ToSpec(FromSpec(b)).SerializeToCodedStream(&yc);
+  }
+  return x == y;
 }
 
 }  // namespace fabricctl::probes

@@ -87,9 +87,9 @@ v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params);
 // message (after `prefix`), the cause and side are what the status carries (cause.h).
 ProbeRun FailedRun(std::string kind, const absl::Status& status, const std::string& prefix = "");
 
-// Whether two specs ask for the same measurement (kind, sizes, iterations or duration,
-// warm-up, streams, queue pairs, direction): a server half checks a hello against the spec
-// it was started with, so a hello cannot ask it to carry more than the controller planned.
+// Whether two specs ask for the same measurement, field by field after defaults: a server
+// half checks a hello against the spec it was started with, so a hello cannot ask it to carry
+// more, or otherwise, than the controller planned.
 bool SameMeasurement(const v1::ProbeSpec& a, const v1::ProbeSpec& b);
 
 }  // namespace fabricctl::probes

@@ -111,3 +111,22 @@ TEST_CASE("Configured caps replace the defaults they name") {
 }
 
 }  // namespace fabricctl::probes
+
+namespace fabricctl::probes {
+
+TEST_CASE("SameMeasurement: field by field after defaults") {
+  ProbeParams p;
+  p.kind = v1::RDMA_WRITE_BW;
+  p.sizes_bytes = {65536};
+  p.iterations = 1000;
+  const v1::ProbeSpec spec = ToSpec(p);
+  CHECK(SameMeasurement(spec, ToSpec(FromSpec(spec))));
+  v1::ProbeSpec deeper = spec;
+  deeper.mutable_rdma()->set_tx_depth(8192);
+  CHECK_FALSE(SameMeasurement(spec, deeper));
+  v1::ProbeSpec longer = spec;
+  longer.mutable_timeout()->set_seconds(3600);
+  CHECK_FALSE(SameMeasurement(spec, longer));
+}
+
+}  // namespace fabricctl::probes
