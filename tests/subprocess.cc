@@ -119,6 +119,14 @@ int Subprocess::Wait(absl::Duration timeout) {
   return *exit_code_;
 }
 
+bool Subprocess::Running() {
+  if (exit_code_ || pid_ <= 0) return false;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) != pid_) return true;
+  exit_code_ = DecodeStatus(status);
+  return false;
+}
+
 CommandResult RunCommand(const std::vector<std::string>& argv, absl::Duration timeout) {
   int out_fd = -1, err_fd = -1;
   pid_t pid = SpawnWithPipes(argv, &out_fd, &err_fd);

@@ -29,6 +29,9 @@ class Subprocess {
   // Waits for exit (at most `timeout`, then SIGKILL) and returns the exit code, or
   // 128 + signal number when killed by a signal.
   int Wait(absl::Duration timeout);
+  // Whether the child is still running (it is reaped, and its exit code kept, when it is not):
+  // unlike kill(pid, 0), which succeeds on a child that died and was not yet reaped.
+  bool Running();
   pid_t pid() const { return pid_; }
 
  private:
