@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "base/config.h"
 #include "controller/pairing.h"
 #include "report/builder.h"
 
@@ -19,7 +20,9 @@ namespace {
 using Figure = std::function<float(uint32_t from, uint32_t to)>;
 
 // A full sweep of n nodes where `from` sends to `to` at bw(from, to) Gb/s (both directions of
-// every pair), and the pair's latency is lat(a, b) us.
+// every pair), and the pair's latency is lat(a, b) us; as production judges it: the default
+// thresholds, re-tests on, every pair measured twice (its figures survived a re-test). Cases
+// about a single measurement say so.
 AnalysisInput Sweep(uint32_t n, const Figure& bw, const Figure& lat = nullptr) {
   AnalysisInput in;
   for (uint32_t i = 0; i < n; ++i) {
@@ -37,15 +40,12 @@ AnalysisInput Sweep(uint32_t n, const Figure& bw, const Figure& lat = nullptr) {
       pair.bw_gbps = bw(p.first, p.second);
       pair.bw_reverse_gbps = bw(p.second, p.first);
       pair.lat_us = lat ? lat(p.first, p.second) : 2.0f;
+      pair.attempts = 2;
       in.pairs.push_back(pair);
     }
   }
-  in.thresholds.set_min_bw_efficiency(0.9);
-  in.thresholds.set_relative_bw(0.6);
-  in.thresholds.set_min_effect(0.2);
-  in.thresholds.set_relative_lat(2.1);
-  in.thresholds.set_max_robust_z(3.5);
-  in.thresholds.set_min_node_pairs(2);
+  in.thresholds = DefaultConfig().thresholds();
+  in.require_retest = true;
   in.bandwidth_probe = "tcp_bw";
   in.latency_probe = "tcp_lat";
   return in;
@@ -157,7 +157,7 @@ TEST_CASE("Noise of +/-30 % on a healthy fabric raises nothing; a 2x slow node t
 
 TEST_CASE("With re-tests on, a link is named only on figures that survived a re-test") {
   auto in = Sweep(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4) ? 20.0f : 100.0f; });
-  in.require_retest = true;
+  for (auto& p : in.pairs) p.attempts = 1;
   CHECK(Analyze(in).findings.empty());  // measured once
   for (auto& p : in.pairs) {
     if (Is(p.client, p.server, 1, 4)) p.attempts = 2;
@@ -294,7 +294,7 @@ TEST_CASE("One slow pair measured once blames neither end: insufficient data; re
 
 TEST_CASE("With re-tests required, a node is blamed only when its re-tests agree") {
   auto in = Sweep(6, [](uint32_t a, uint32_t b) { return Involves(a, b, 1) ? 30.0f : 100.0f; });
-  in.require_retest = true;
+  for (auto& p : in.pairs) p.attempts = 1;  // measured once
   CHECK_FALSE(Analyze(in).nodes[1].straggler);
   // One of its pairs re-tested and still slow: blamed.
   for (auto& p : in.pairs) {
