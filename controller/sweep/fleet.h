@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "controller/store.h"
 #include "controller/sweep/agent_client.h"
+#include "controller/sweep/trust.h"
 #include "proto/controller.pb.h"
 #include "proto/inventory.pb.h"
 #include "proto/probe.pb.h"
@@ -32,8 +33,9 @@ struct Node {
 struct Fleet {
   std::vector<std::unique_ptr<Node>> nodes;
   std::map<uint32_t, std::vector<v1::AuditResult>> audits;  // by node index, when asked for
-  // The largest bandwidth a probe result of this sweep may claim (trust.h).
-  double max_gbps = 12800;
+  // The largest bandwidth a probe result of this sweep may claim (the sweep sets it from the
+  // expected link rates: MaxPlausibleGbps).
+  double max_gbps = kBandwidthCeilingGbps;
 
   // Indices of the reachable nodes.
   std::vector<uint32_t> Live() const;

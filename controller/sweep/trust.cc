@@ -15,8 +15,6 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
-// 8 x 800 Gb/s, both ways: beyond any one node's fabric bandwidth today.
-constexpr double kCeilingGbps = 12800;
 constexpr uint32_t kMaxGpus = 64;
 
 std::string Bounded(const std::string& text, size_t max) {
@@ -108,8 +106,8 @@ std::string ImpossibleFigure(const v1::ProbeResult& r, double max_gbps, double m
 }  // namespace
 
 double MaxPlausibleGbps(double expected_link_rate_gbps) {
-  return expected_link_rate_gbps > 0 ? std::min(kCeilingGbps, 2 * expected_link_rate_gbps)
-                                     : kCeilingGbps;
+  return expected_link_rate_gbps > 0 ? std::min(kBandwidthCeilingGbps, 2 * expected_link_rate_gbps)
+                                     : kBandwidthCeilingGbps;
 }
 
 int AcceptFindings(const std::string& node, google::protobuf::RepeatedPtrField<v1::Finding>* findings) {

@@ -15,6 +15,10 @@
 // results, the findings an NCCL rank's log gave).
 namespace fabricctl::controller::sweep {
 
+// The most bandwidth any result may claim where no link rate is expected: 8 x 800 Gb/s, both
+// ways, beyond any one node's fabric bandwidth today.
+inline constexpr double kBandwidthCeilingGbps = 12800;
+
 // Bounds on what one agent answer may carry into a report.
 inline constexpr int kMaxFindingsPerAnswer = 256;
 inline constexpr int kMaxEvidenceEntries = 32;
