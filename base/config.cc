@@ -1,7 +1,11 @@
 #include "base/config.h"
 #include "base/profiles.h"
+#include "base/slurm_topology.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 #include <limits>
 
 #include "absl/strings/ascii.h"
@@ -250,6 +254,26 @@ YAML::Node FindNode(const YAML::Node& node, const std::vector<std::string>& part
   return FindNode(child, parts, i + 1);
 }
 
+// The most topology levels (leaf, spine, core, ...) a configuration may name.
+constexpr int kMaxTopologyLevels = 8;
+
+template <typename Fail>
+absl::Status ValidateTopology(const v1::Topology& topology, const Fail& fail) {
+  if (topology.levels_size() > kMaxTopologyLevels) {
+    return fail("topology.levels", absl::StrCat("at most ", kMaxTopologyLevels, " levels"));
+  }
+  std::set<std::string> seen;
+  for (const std::string& level : topology.levels()) {
+    const bool plain = !level.empty() && level.size() <= 64 &&
+                       std::all_of(level.begin(), level.end(), [](char c) {
+                         return absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.';
+                       });
+    if (!plain) return fail("topology.levels", absl::StrCat("'", level, "' is not a label key ([A-Za-z0-9._-], 1-64)"));
+    if (!seen.insert(level).second) return fail("topology.levels", absl::StrCat("'", level, "' is named twice"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Validate(const v1::Config& config, const YAML::Node& root,
                       const std::string& source) {
   auto fail = [&](const std::string& key, const std::string& what) {
@@ -309,6 +333,7 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
       return fail("controller", std::string(where.status().message()));
     }
   }
+  RETURN_IF_ERROR(ValidateTopology(config.topology(), fail));
   if (auto s = ValidateProfiles(config); !s.ok()) {
     YAML::Node node = FindNode(root, {"profiles"});
     return absl::InvalidArgumentError(absl::StrCat(
@@ -371,10 +396,42 @@ absl::StatusOr<v1::Config> ParseConfig(const std::string& yaml, const std::strin
   return config;
 }
 
+// topology.slurm's tree as the nodes' labels at topology.levels (leaf and spine when none
+// are named), beside what nodes: entries give them (those win); relative to the file's
+// directory.
+absl::Status ApplySlurmTopology(v1::Config* config, const std::string& config_path) {
+  v1::Topology* topology = config->mutable_topology();
+  if (topology->slurm().empty()) return absl::OkStatus();
+  std::string path = topology->slurm();
+  const size_t slash = config_path.rfind('/');
+  if (path[0] != '/' && slash != std::string::npos) path = config_path.substr(0, slash + 1) + path;
+  ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path, "topology.slurm"));
+  ASSIGN_OR_RETURN(const auto tree, ParseSlurmTopology(text, path));
+  if (topology->levels().empty()) {
+    topology->add_levels("leaf");
+    topology->add_levels("spine");
+  }
+  std::map<std::string, v1::NodeLabels*> entries;
+  for (auto& entry : *config->mutable_nodes()) entries.emplace(entry.node(), &entry);
+  for (const auto& [node, switches] : tree) {
+    v1::NodeLabels*& entry = entries[node];
+    if (entry == nullptr) {
+      entry = config->add_nodes();
+      entry->set_node(node);
+    }
+    for (int l = 0; l < topology->levels_size() && l < static_cast<int>(switches.size()); ++l) {
+      entry->mutable_labels()->insert({topology->levels(l), switches[l]});
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::Config> LoadConfig(const std::string& path) {
   auto text = ReadFileToString(path, "--config");
   if (!text.ok()) return text.status();
-  return ParseConfig(*text, path);
+  ASSIGN_OR_RETURN(v1::Config config, ParseConfig(*text, path));
+  RETURN_IF_ERROR(ApplySlurmTopology(&config, path));
+  return config;
 }
 
 }  // namespace fabricctl

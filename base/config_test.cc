@@ -1,6 +1,8 @@
 #include "base/config.h"
 
+#include <cstdlib>
 #include <fstream>
+#include <map>
 
 #include <catch2/catch.hpp>
 
@@ -186,6 +188,39 @@ TEST_CASE("Profiles: a profile without a name, without a selector or with a bad 
         "cluster.yaml:2: profiles[0] (all): give nodes, labels or both; it would match every node");
   CHECK(ErrorOf("profiles:\n  - {name: cpu, nodes: \"cpu-[9-1]\"}\n") ==
         "cluster.yaml:2: profiles[0].nodes (cpu): nodes: '[9-1]': range 9-1 runs backwards");
+}
+
+}  // namespace fabricctl
+
+namespace fabricctl {
+
+TEST_CASE("Topology: levels are label keys, each once") {
+  auto config = ParseConfig("topology:\n  levels: [leaf, spine]\n", "cluster.yaml");
+  REQUIRE(config.ok());
+  CHECK(config->topology().levels_size() == 2);
+  CHECK(ErrorOf("\ntopology:\n  levels: [leaf, leaf]\n") ==
+        "cluster.yaml:3: topology.levels: 'leaf' is named twice");
+  CHECK(ErrorOf("topology:\n  levels: ['a b']\n") ==
+        "cluster.yaml:2: topology.levels: 'a b' is not a label key ([A-Za-z0-9._-], 1-64)");
+}
+
+TEST_CASE("Topology: Slurm's topology.conf becomes the nodes' labels; nodes: entries win") {
+  const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  std::ofstream(dir + "/topology.conf") << "SwitchName=leaf1 Nodes=gpu[1-2]\nSwitchName=leaf2 Nodes=gpu3\n"
+                                           "SwitchName=spine Switches=leaf[1-2]\n";
+  std::ofstream(dir + "/fabric.yaml") << "topology: {slurm: topology.conf}\n"
+                                         "nodes:\n  - {node: gpu2, labels: {leaf: other}}\n";
+  auto config = LoadConfig(dir + "/fabric.yaml");
+  REQUIRE(config.ok());
+  CHECK(config->topology().levels(0) == "leaf");
+  CHECK(config->topology().levels(1) == "spine");
+  CHECK(NodeLabelsFor(*config, "gpu1", {}) == std::map<std::string, std::string>{{"leaf", "leaf1"}, {"spine", "spine"}});
+  CHECK(NodeLabelsFor(*config, "gpu2", {}).at("leaf") == "other");
+  CHECK(NodeLabelsFor(*config, "gpu3", {{"leaf", "own"}}).at("leaf") == "own");
+  std::ofstream(dir + "/topology.conf") << "SwitchName=a Nodes=gpu1\nSwitchName=b Nodes=gpu1\n";
+  auto bad = LoadConfig(dir + "/fabric.yaml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(std::string(bad.status().message()) == dir + "/topology.conf:2: node 'gpu1' is under both a and b");
 }
 
 }  // namespace fabricctl

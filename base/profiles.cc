@@ -50,13 +50,19 @@ bool Matches(const v1::Profile& profile, const std::string& node,
 
 }  // namespace
 
-const v1::Expectations& ExpectationsFor(const v1::Config& config, const std::string& node,
-                                        const std::map<std::string, std::string>& labels,
-                                        std::string* profile) {
+std::map<std::string, std::string> NodeLabelsFor(const v1::Config& config, const std::string& node,
+                                                 const std::map<std::string, std::string>& labels) {
   std::map<std::string, std::string> all = labels;
   for (const auto& entry : config.nodes()) {
     if (entry.node() == node) all.insert(entry.labels().begin(), entry.labels().end());
   }
+  return all;
+}
+
+const v1::Expectations& ExpectationsFor(const v1::Config& config, const std::string& node,
+                                        const std::map<std::string, std::string>& labels,
+                                        std::string* profile) {
+  const std::map<std::string, std::string> all = NodeLabelsFor(config, node, labels);
   for (const auto& p : config.profiles()) {
     if (Matches(p, node, all)) {
       if (profile) *profile = p.name();

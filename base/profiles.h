@@ -17,6 +17,11 @@ const v1::Expectations& ExpectationsFor(const v1::Config& config, const std::str
                                         const std::map<std::string, std::string>& labels,
                                         std::string* profile = nullptr);
 
+// A node's labels: its own (an agent's --label) and, for keys it does not carry, the
+// configuration's nodes: entry for it.
+std::map<std::string, std::string> NodeLabelsFor(const v1::Config& config, const std::string& node,
+                                                 const std::map<std::string, std::string>& labels);
+
 // Each profile has a name, names nodes or labels, and its hostlist expands; errors name
 // `profiles[i]`.
 absl::Status ValidateProfiles(const v1::Config& config);

@@ -6,6 +6,7 @@
 
 #include "controller/analysis_internal.h"
 #include "controller/localise_nodes.h"
+#include "controller/localise_paths.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -74,12 +75,14 @@ double FastSpread(const std::vector<double>& values, double center) {
 // below what a median of the node's k figures varies by anyway (1.2533 x the figures' own
 // fast-side spread / sqrt k). Below an absolute floor (`floor`, 0: none) that the rest of the
 // fabric meets, a node needs no more: the expectation says what slow is.
-std::vector<bool> OutlierNodes(const AnalysisInput& in, const v1::Thresholds& t, double typical,
+std::vector<bool> OutlierNodes(const AnalysisInput& in, const AnalysisResult& r, double typical,
                                double floor) {
+  const v1::Thresholds& t = in.thresholds;
   const size_t n = in.nodes.size();
   std::vector<std::vector<float>> sends(n), receives(n);
-  for (const PairInput& p : in.pairs) {
-    if (p.status != PairStatus::kMeasured) continue;
+  for (size_t k = 0; k < in.pairs.size(); ++k) {
+    const PairInput& p = in.pairs[k];
+    if (p.status != PairStatus::kMeasured || r.pairs[k].path >= 0) continue;
     if (!std::isnan(p.bw_gbps) && p.bw_gbps > 0) {
       sends[p.client].push_back(p.bw_gbps);
       receives[p.server].push_back(p.bw_gbps);
@@ -191,10 +194,12 @@ void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
   const auto& t = in.thresholds;
   std::vector<std::vector<float>> bw_by_node(n), lat_by_node(n);
   double best_bw = 0, best_lat = std::numeric_limits<double>::infinity();
-  for (const PairInput& p : in.pairs) {
+  for (size_t k = 0; k < in.pairs.size(); ++k) {
+    const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured) continue;
+    // A pair a switch-level fault explains says nothing of the fabric's typical figure.
     for (float bw : {p.bw_gbps, p.bw_reverse_gbps}) {
-      if (std::isnan(bw)) continue;
+      if (std::isnan(bw) || out.pairs[k].path >= 0) continue;
       bw_by_node[p.client].push_back(bw);
       bw_by_node[p.server].push_back(bw);
       best_bw = std::max(best_bw, static_cast<double>(bw));
@@ -257,9 +262,10 @@ void JudgePairs(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
     if (pair.status != PairStatus::kMeasured) continue;
     r.slow_forward = slow(pair.bw_gbps);
     r.slow_reverse = slow(pair.bw_reverse_gbps);
-    j.bw_bad[p] = r.slow_forward || r.slow_reverse;
+    j.bw_bad[p] = r.slow_forward || r.slow_reverse || r.path >= 0;
     r.slow = j.bw_bad[p];
-    j.bw_measured[p] = !std::isnan(pair.bw_gbps) || !std::isnan(pair.bw_reverse_gbps);
+    // A pair a switch-level fault explains is no evidence about its ends or its link.
+    j.bw_measured[p] = r.path < 0 && (!std::isnan(pair.bw_gbps) || !std::isnan(pair.bw_reverse_gbps));
     if (j.bw_measured[p] && j.bw.valid && j.bw.typical > 0) {
       float worst = std::isnan(pair.bw_reverse_gbps) ? pair.bw_gbps
                     : std::isnan(pair.bw_gbps)        ? pair.bw_reverse_gbps
@@ -290,7 +296,7 @@ void BlameNodes(const AnalysisInput& in, Judged& j, const AnalysisResult& out) {
   }
   const uint32_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
   std::vector<bool> bw_eligible = Eligible(in, j.bw_bad, j.bw_measured);
-  const std::vector<bool> outliers = OutlierNodes(in, t, j.bw.valid ? j.bw.typical : 0, EffectiveFloor(j));
+  const std::vector<bool> outliers = OutlierNodes(in, out, j.bw.valid ? j.bw.typical : 0, EffectiveFloor(j));
   for (size_t i = 0; i < n; ++i) bw_eligible[i] = bw_eligible[i] && outliers[i];
   j.bw_blamed = LocaliseNodes(n, bw_obs, min_peers, bw_eligible);
   j.lat_blamed = LocaliseNodes(n, lat_obs, min_peers, Eligible(in, j.lat_bad, j.lat_measured));
@@ -320,6 +326,9 @@ void LinkSpread(const AnalysisInput& in, Judged& j) {
 
 Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   Judged j;
+  PathLocalisation paths = LocalisePaths(in);
+  out.paths = std::move(paths.faults);
+  for (size_t p = 0; p < in.pairs.size(); ++p) out.pairs[p].path = paths.pair_fault[p];
   TypicalFigures(in, j, out);
   JudgePairs(in, j, out);
   BlameNodes(in, j, out);
@@ -339,6 +348,7 @@ AnalysisResult Analyze(const AnalysisInput& in) {
   const Judged judged = Judge(in, out);
   AddNodeFindings(in, judged, out);
   AddPairFindings(in, judged, out);
+  AddPathFindings(in, judged, out);
   AddFabricFindings(in, judged, out);
   return out;
 }

@@ -28,6 +28,8 @@ struct NodeInput {
   std::string profile;
   // Set when a probe asked for GPU memory and this node's could not be registered for RDMA.
   std::string gpudirect_unavailable_reason;
+  // Where the node sits: its group at each of AnalysisInput::levels ("" where unknown).
+  std::vector<std::string> place;
 };
 
 // How a pair's measurement ended.
@@ -70,6 +72,8 @@ struct AnalysisInput {
   std::string latency_probe;
   // Flagged pairs were re-tested: a node is blamed only when its re-tested pairs agree.
   bool require_retest = false;
+  // The topology's levels, lowest first (label keys such as "leaf", "spine"); empty: none.
+  std::vector<std::string> levels;
 };
 
 enum class Verdict : uint8_t { kOk, kWarning, kCritical, kUnknown };
@@ -96,12 +100,38 @@ struct PairResult {
   bool unreachable = false;
   // The worse direction's bandwidth over the typical one.
   float relative_bw = std::numeric_limits<float>::quiet_NaN();
+  // Index into AnalysisResult::paths of the switch-level fault that explains it; -1: none.
+  int32_t path = -1;
+};
+
+// A fault of what groups of nodes share rather than of a node: the path between two groups
+// (two leaves), one group's uplink (a leaf to the rest of the fabric), or a group's switch
+// itself (its members slow even to each other).
+struct PathFault {
+  enum class Kind : uint8_t { kPath, kUplink, kSwitch };
+  Kind kind = Kind::kPath;
+  // The topology level's label key ("leaf"), or "" for groups found from the figures alone.
+  std::string level;
+  std::string a, b;  // group names; b only for a path
+  std::vector<uint32_t> members_a, members_b;  // node indices
+  // The slow pairs it explains (indices into AnalysisInput::pairs), and how many of its pairs
+  // were measured at all (the slow ones included).
+  std::vector<uint32_t> pairs;
+  uint32_t measured = 0;
+  // The pairs it is judged against (within groups of its level): their typical figure.
+  double reference_gbps = std::nan("");
+  // The median of its slow pairs' worse direction.
+  double slow_median_gbps = std::nan("");
+  // Of its pairs that were re-tested, how many stayed slow and how many recovered.
+  uint32_t stayed = 0, recovered = 0;
 };
 
 struct AnalysisResult {
   std::vector<NodeResult> nodes;
   std::vector<PairResult> pairs;
   std::vector<v1::Finding> findings;
+  // Faults of the fabric between nodes (paths, uplinks, switches) that explain slow pairs.
+  std::vector<PathFault> paths;
   float best_bw_gbps = std::numeric_limits<float>::quiet_NaN();
   // The fabric's typical bandwidth: the median over nodes of each node's median figure.
   float median_bw_gbps = std::numeric_limits<float>::quiet_NaN();

@@ -276,6 +276,8 @@ class PairJudge {
     const PairInput& pair = in_.pairs[p];
     PairResult& r = out_.pairs[p];
     if (pair.status != PairStatus::kMeasured) return NotMeasured(pair, r);
+    // A switch-level fault's pair: its finding names the fault (analysis_paths.cc).
+    if (r.path >= 0) r.verdict = std::max(r.verdict, Verdict::kCritical);
     // With re-tests on, a link is named only on figures that survived one.
     const bool retested = !in_.require_retest || pair.attempts >= 2;
     if (pair.tcp_fallback) {
@@ -286,7 +288,7 @@ class PairJudge {
           absl::StrCat(A(pair), " -> ", B(pair), ": RDMA was asked for and only TCP carried the traffic",
                        reason.empty() ? "" : ": " + reason)));
     }
-    if (r.slow) Slow(pair, r, retested);
+    if (r.slow && r.path < 0) Slow(pair, r, retested);
     if (r.high_latency) HighLatency(pair, r, retested);
   }
 

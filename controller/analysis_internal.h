@@ -52,6 +52,8 @@ struct Judged {
 Judged Judge(const AnalysisInput& in, AnalysisResult& out);
 void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
 void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
+// slow_path, slow_uplink and slow_switch for AnalysisResult::paths (analysis_paths.cc).
+void AddPathFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
 void AddFabricFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
 
 }  // namespace fabricctl::controller

@@ -11,52 +11,12 @@
 #include <catch2/catch.hpp>
 
 #include "base/config.h"
+#include "controller/analysis_testing.h"
 #include "controller/pairing.h"
 #include "report/builder.h"
 
 namespace fabricctl::controller {
 namespace {
-
-using Figure = std::function<float(uint32_t from, uint32_t to)>;
-
-// A full sweep of n nodes where `from` sends to `to` at bw(from, to) Gb/s (both directions of
-// every pair), and the pair's latency is lat(a, b) us; as production judges it: the default
-// thresholds, re-tests on, every pair measured twice (its figures survived a re-test). Cases
-// about a single measurement say so.
-AnalysisInput Sweep(uint32_t n, const Figure& bw, const Figure& lat = nullptr) {
-  AnalysisInput in;
-  for (uint32_t i = 0; i < n; ++i) {
-    NodeInput node;
-    node.name = "node-" + std::to_string(i);
-    node.netdev_mtu = 9000;
-    node.netdev = "eth0";
-    in.nodes.push_back(node);
-  }
-  for (const Round& round : FullRounds(n)) {
-    for (const Pair& p : round) {
-      PairInput pair;
-      pair.client = p.first;
-      pair.server = p.second;
-      pair.bw_gbps = bw(p.first, p.second);
-      pair.bw_reverse_gbps = bw(p.second, p.first);
-      pair.lat_us = lat ? lat(p.first, p.second) : 2.0f;
-      pair.attempts = 2;
-      in.pairs.push_back(pair);
-    }
-  }
-  in.thresholds = DefaultConfig().thresholds();
-  in.require_retest = true;
-  in.bandwidth_probe = "tcp_bw";
-  in.latency_probe = "tcp_lat";
-  return in;
-}
-
-std::vector<std::string> Kinds(const AnalysisResult& r) {
-  std::vector<std::string> kinds;
-  for (const auto& f : r.findings) kinds.push_back(f.kind() + ":" + f.node() + ":" + f.peer());
-  std::sort(kinds.begin(), kinds.end());
-  return kinds;
-}
 
 bool Involves(uint32_t a, uint32_t b, uint32_t x) { return a == x || b == x; }
 bool Is(uint32_t a, uint32_t b, uint32_t x, uint32_t y) {

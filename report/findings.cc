@@ -78,6 +78,12 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "an audit that could not read or run what it checks (unreadable or garbage input); its reason names what"},
     {kind::kFabricDegraded, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
      "the fabric's typical figure misses an absolute expectation: every pair alike, no node or link to blame"},
+    {kind::kSlowPath, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,
+     "every pair between two groups of nodes (two leaves) slow, the pairs within each fine: what joins them, not the hosts"},
+    {kind::kSlowUplink, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,
+     "every pair from one group (a leaf) to the rest of the fabric slow, within it and among the others fine: its uplink"},
+    {kind::kSlowSwitch, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,
+     "every pair of a group's nodes (a leaf's) slow, to each other as well: the switch they share"},
 };
 
 v1::Finding MakeAt(const std::string& name, Level level) {

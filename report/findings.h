@@ -45,10 +45,13 @@ inline constexpr char kLinkUnreachable[] = "link_unreachable";
 inline constexpr char kInsufficientData[] = "insufficient_data";
 inline constexpr char kAuditFailed[] = "audit_failed";
 inline constexpr char kFabricDegraded[] = "fabric_degraded";
+inline constexpr char kSlowPath[] = "slow_path";
+inline constexpr char kSlowUplink[] = "slow_uplink";
+inline constexpr char kSlowSwitch[] = "slow_switch";
 }  // namespace kind
 
 // What a finding is about.
-enum class Subject { kNode, kPair, kPort, kDevice, kFabric };
+enum class Subject { kNode, kPair, kPort, kDevice, kFabric, kSwitch };
 
 // One kind: its default severity and action, and where the kind has one, a second level for
 // a documented circumstance (`alternate_when`), e.g. rdma_unavailable on a node from which no

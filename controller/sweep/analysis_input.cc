@@ -35,6 +35,12 @@ NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Confi
   n.reachable = node.reachable;
   n.unreachable_reason = node.reason;
   n.netdev_mtu = AgentInterfaceMtu(node.inventory, &n.netdev);
+  // Its place in the topology: its label at each level (the agent's, else the configuration's).
+  const std::map<std::string, std::string> all = NodeLabelsFor(config, node.name, labels);
+  for (const std::string& level : config.topology().levels()) {
+    auto it = all.find(level);
+    n.place.push_back(it == all.end() ? "" : it->second);
+  }
   if (specs.rdma_asked && node.reachable && node.inventory.rdma_devices_size() == 0) {
     n.rdma_unavailable_reason = node.inventory.rdma_unavailable_reason().empty()
                                     ? "no RDMA device"
@@ -120,6 +126,7 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
   in.expect = config.expect();
   in.thresholds = config.thresholds();
   in.require_retest = config.sweep().retests() > 0;
+  in.levels.assign(config.topology().levels().begin(), config.topology().levels().end());
   if (specs.bw_index >= 0) {
     const probes::ProbeInfo* bw = probes::FindProbeInfo(specs.kinds[specs.bw_index]);
     in.bandwidth_probe = std::string(bw->name);

@@ -30,6 +30,7 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
     const PairResult& r = first.pairs[i];
     const PairInput& p = in.pairs[i];
     if (!(r.slow || r.high_latency)) continue;
+    if (r.path >= 0 && !r.high_latency) continue;  // a switch-level fault's, not its ends'
     if (first.nodes[p.client].straggler || first.nodes[p.server].straggler) continue;
     for (uint32_t end : {p.client, p.server}) {
       for (uint32_t g : good) {
@@ -49,6 +50,9 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
 }  // namespace fabricctl::controller::sweep
 
 namespace fabricctl::controller::sweep {
+
+// Pairs of a switch-level suspect re-tested per pass.
+constexpr size_t kPathRetests = 2;
 
 std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
                               const std::vector<const PairRun*>& ordered, bool* bandwidth_only) {
@@ -98,7 +102,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     const PairInput& pair = in.pairs[p];
     if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
     if (pair.status == PairStatus::kNotMeasured) continue;
-    if (!bad(p)) continue;
+    if (!bad(p) || a.pairs[p].path >= 0) continue;
     const bool by_client = suspect(pair.client), by_server = suspect(pair.server);
     if ((!by_client && !by_server) || unexplained_slow(p)) {
       want(p);
@@ -115,6 +119,26 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
       return in.pairs[x].attempts < in.pairs[y].attempts;
     });
     want(*fewest);
+  }
+  // A switch-level suspect: two of its pairs with different ends, the least measured first,
+  // until its re-tests agree (its other pairs follow its verdict).
+  for (const PathFault& f : a.paths) {
+    if (RetestsAgree(f.stayed, f.recovered)) continue;
+    std::vector<uint32_t> order = f.pairs;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+      return in.pairs[x].attempts < in.pairs[y].attempts;
+    });
+    std::vector<uint32_t> picked;
+    for (uint32_t p : order) {
+      if (picked.size() == kPathRetests) break;
+      const PairInput& pair = in.pairs[p];
+      const bool shares = std::any_of(picked.begin(), picked.end(), [&](uint32_t q) {
+        return in.pairs[q].client == pair.client || in.pairs[q].client == pair.server ||
+               in.pairs[q].server == pair.client || in.pairs[q].server == pair.server;
+      });
+      if (!shares) picked.push_back(p);
+    }
+    for (uint32_t p : picked) want(p);
   }
   if (bandwidth_only) *bandwidth_only = only_bw;
   std::sort(wanted.begin(), wanted.end());

@@ -24,8 +24,9 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
 // without waiting for re-tests: every bad pair (slow, high latency, failed or refused) that no
 // blamed node explains; and for each blamed node whose re-tests do not yet agree (none of its
 // bad pairs re-tested and still bad, or as many recovered), one more of its bad pairs, so that a
-// slow node costs a round or two of re-tests, not one per peer. Pairs with an unreachable end
-// are left out; each pair keeps its orientation.
+// slow node costs a round or two of re-tests, not one per peer; for each switch-level suspect
+// (a path, uplink or switch) whose re-tests do not yet agree, two of its pairs with different
+// ends. Pairs with an unreachable end are left out; each pair keeps its orientation.
 // `bandwidth_only` is set when every pair to re-test is flagged for bandwidth alone, so that
 // only the bandwidth probes need measuring again.
 std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,

@@ -1,0 +1,306 @@
+#include "controller/localise_paths.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace fabricctl::controller {
+namespace {
+
+// The share of an element's measured pairs that must be slow: "every pair" of boolean
+// tomography, with room for a pair that noise lifted past the line.
+constexpr double kElementShare = 0.75;
+// The least spread a reference is taken to have, on a log scale: 1 %, a measurement's own
+// noise, so that a few identical figures do not make any difference significant.
+constexpr double kMinSpread = 0.01;
+// At most this many two-class splits of the figures are tried when groups are inferred.
+constexpr int kMaxSplits = 6;
+// Inferred groups are named by their members, at most this many of them.
+constexpr size_t kNamedMembers = 6;
+
+// ln of a pair's worse measured direction; NaN when it has none.
+double WorstLog(const PairInput& p) {
+  if (p.status != PairStatus::kMeasured) return std::nan("");
+  double worst = std::nan("");
+  for (float bw : {p.bw_gbps, p.bw_reverse_gbps}) {
+    if (std::isnan(bw) || bw <= 0) continue;
+    worst = std::isnan(worst) ? bw : std::min<double>(worst, bw);
+  }
+  return std::isnan(worst) ? worst : std::log(worst);
+}
+
+// One level of grouping: each node's group (-1: unknown) and each group's parent (its group
+// at the next level up, "" at the top: paths run only between groups of one parent).
+struct Level {
+  std::string name;
+  std::vector<int32_t> group;
+  std::vector<std::string> names, parents;
+  std::vector<std::vector<uint32_t>> members;
+};
+
+// The typical figure (log) of the pairs within groups, and its spread.
+struct Reference {
+  bool valid = false;
+  double typical = 0, spread = 0;
+  bool Slow(double x, const v1::Thresholds& t) const {
+    return valid && x < typical + std::log(1 - t.min_effect()) && typical - x > t.max_robust_z() * spread;
+  }
+};
+
+Reference WithinGroups(const Level& level, const AnalysisInput& in, const std::vector<double>& logs) {
+  std::vector<double> within;
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    const int32_t g = level.group[in.pairs[p].client];
+    if (!std::isnan(logs[p]) && g >= 0 && g == level.group[in.pairs[p].server]) within.push_back(logs[p]);
+  }
+  Reference ref;
+  if (within.size() < 2) return ref;
+  ref.valid = true;
+  ref.typical = Median(within);
+  std::vector<double> fast;
+  for (double x : within) {
+    if (x >= ref.typical) fast.push_back(x);
+  }
+  ref.spread = std::max({ScaledMad(within, ref.typical), ScaledMad(fast, ref.typical), kMinSpread});
+  return ref;
+}
+
+struct Element {
+  PathFault::Kind kind;
+  size_t level;
+  int32_t a, b;
+  uint32_t measured = 0, within = 0, within_slow = 0, stayed = 0, recovered = 0;
+  std::vector<uint32_t> slow;
+  double reference = 0;
+};
+
+// Every element the measured pairs cross, with its counts.
+std::vector<Element> Elements(const AnalysisInput& in, const std::vector<Level>& levels,
+                              const std::vector<double>& logs, bool paths_only) {
+  std::vector<Element> out;
+  std::map<std::tuple<int, size_t, int32_t, int32_t>, size_t> index;
+  for (size_t l = 0; l < levels.size(); ++l) {
+    const Level& level = levels[l];
+    const Reference ref = WithinGroups(level, in, logs);
+    if (!ref.valid || level.names.size() < 2) continue;
+    auto add = [&](PathFault::Kind kind, int32_t a, int32_t b, uint32_t p, bool slow, bool within) {
+      auto [it, fresh] = index.try_emplace({static_cast<int>(kind), l, a, b}, out.size());
+      if (fresh) out.push_back({kind, l, a, b});
+      Element& e = out[it->second];
+      e.reference = std::exp(ref.typical);
+      ++e.measured;
+      if (slow) e.slow.push_back(p);
+      if (within) ++e.within, e.within_slow += slow;
+      if (in.pairs[p].attempts >= 2) ++(slow ? e.stayed : e.recovered);
+    };
+    for (uint32_t p = 0; p < in.pairs.size(); ++p) {
+      int32_t ga = level.group[in.pairs[p].client], gb = level.group[in.pairs[p].server];
+      if (std::isnan(logs[p]) || ga < 0 || gb < 0) continue;
+      const bool slow = ref.Slow(logs[p], in.thresholds);
+      if (ga == gb) {
+        if (!paths_only) add(PathFault::Kind::kSwitch, ga, -1, p, slow, true);
+        continue;
+      }
+      if (ga > gb) std::swap(ga, gb);
+      if (level.parents[ga] == level.parents[gb]) add(PathFault::Kind::kPath, ga, gb, p, slow, false);
+      if (paths_only) continue;
+      for (int32_t g : {ga, gb}) {
+        add(PathFault::Kind::kUplink, g, -1, p, slow, false);
+        add(PathFault::Kind::kSwitch, g, -1, p, slow, false);
+      }
+    }
+  }
+  return out;
+}
+
+// Whether one node is an end of every one of `pairs`.
+bool OneEnd(const AnalysisInput& in, const std::vector<uint32_t>& pairs) {
+  if (pairs.empty()) return false;
+  for (uint32_t node : {in.pairs[pairs[0]].client, in.pairs[pairs[0]].server}) {
+    if (std::all_of(pairs.begin(), pairs.end(), [&](uint32_t p) {
+          return in.pairs[p].client == node || in.pairs[p].server == node;
+        })) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Consistent(const Element& e, bool require_retest) {
+  if (e.slow.size() < kElementShare * e.measured) return false;
+  if (e.kind == PathFault::Kind::kSwitch && 2 * e.within_slow <= e.within) return false;
+  return !require_retest || RetestsAgree(e.stayed, e.recovered);
+}
+
+PathFault FaultOf(const Element& e, const std::vector<Level>& levels, std::vector<uint32_t> pairs,
+                  const std::vector<double>& logs) {
+  const Level& level = levels[e.level];
+  PathFault f;
+  f.kind = e.kind;
+  f.level = level.name;
+  f.a = level.names[e.a];
+  f.members_a = level.members[e.a];
+  if (e.b >= 0) f.b = level.names[e.b], f.members_b = level.members[e.b];
+  f.measured = e.measured;
+  f.reference_gbps = e.reference;
+  std::vector<double> slow;
+  for (uint32_t p : pairs) slow.push_back(logs[p]);
+  f.slow_median_gbps = std::exp(Median(slow));
+  f.stayed = e.stayed;
+  f.recovered = e.recovered;
+  f.pairs = std::move(pairs);
+  return f;
+}
+
+// The greedy cover: the consistent element explaining the most unexplained slow pairs, until
+// none explains two more.
+PathLocalisation Cover(const AnalysisInput& in, const std::vector<Level>& levels,
+                       const std::vector<double>& logs, bool paths_only) {
+  PathLocalisation out;
+  out.pair_fault.assign(in.pairs.size(), -1);
+  std::vector<Element> elements = Elements(in, levels, logs, paths_only);
+  std::vector<char> taken(elements.size(), 0);
+  for (;;) {
+    int best = -1;
+    std::vector<uint32_t> best_pairs;
+    for (size_t k = 0; k < elements.size(); ++k) {
+      const Element& e = elements[k];
+      if (taken[k] || !Consistent(e, in.require_retest)) continue;
+      std::vector<uint32_t> fresh;
+      for (uint32_t p : e.slow) {
+        if (out.pair_fault[p] < 0) fresh.push_back(p);
+      }
+      if (fresh.size() < 2 || OneEnd(in, fresh)) continue;
+      if (best >= 0) {
+        const Element& b = elements[best];
+        if (std::make_tuple(-static_cast<int64_t>(fresh.size()), e.measured, e.level, static_cast<int>(e.kind)) >=
+            std::make_tuple(-static_cast<int64_t>(best_pairs.size()), b.measured, b.level, static_cast<int>(b.kind))) {
+          continue;
+        }
+      }
+      best = static_cast<int>(k);
+      best_pairs = std::move(fresh);
+    }
+    if (best < 0) break;
+    taken[best] = 1;
+    for (uint32_t p : best_pairs) out.pair_fault[p] = static_cast<int32_t>(out.faults.size());
+    out.faults.push_back(FaultOf(elements[best], levels, std::move(best_pairs), logs));
+  }
+  return out;
+}
+
+// The topology's levels as given by the nodes' places.
+std::vector<Level> TopologyLevels(const AnalysisInput& in) {
+  std::vector<Level> levels(in.levels.size());
+  for (size_t l = 0; l < in.levels.size(); ++l) {
+    Level& level = levels[l];
+    level.name = in.levels[l];
+    level.group.assign(in.nodes.size(), -1);
+    std::map<std::string, int32_t> ids;
+    for (uint32_t i = 0; i < in.nodes.size(); ++i) {
+      const auto& place = in.nodes[i].place;
+      if (l >= place.size() || place[l].empty()) continue;
+      auto [it, fresh] = ids.try_emplace(place[l], static_cast<int32_t>(level.names.size()));
+      if (fresh) {
+        level.names.push_back(place[l]);
+        level.parents.push_back(l + 1 < place.size() ? place[l + 1] : "");
+        level.members.emplace_back();
+      }
+      level.group[i] = it->second;
+      level.members[it->second].push_back(i);
+    }
+  }
+  return levels;
+}
+
+// Lines (log figures) between fast and slow pairs, coarsest first: Otsu's two-class split of
+// the figures, kept only when the classes stand apart (their medians at least min_effect and
+// max_robust_z of the classes' spreads apart: a fabric's noise split in two is not), then the
+// upper class split again the same way.
+std::vector<double> SplitLines(std::vector<double> values, const v1::Thresholds& t) {
+  std::sort(values.begin(), values.end());
+  std::vector<double> lines;
+  size_t lo = 0;
+  for (int depth = 0; depth < kMaxSplits && values.size() - lo >= 4; ++depth) {
+    const size_t n = values.size() - lo;
+    const double total = std::accumulate(values.begin() + lo, values.end(), 0.0);
+    double prefix = 0, best = -1;
+    size_t cut = 0;
+    for (size_t k = 1; k < n; ++k) {
+      prefix += values[lo + k - 1];
+      const double a = prefix / k, b = (total - prefix) / (n - k);
+      const double between = static_cast<double>(k) * (n - k) * (a - b) * (a - b);
+      if (between > best) best = between, cut = k;
+    }
+    const std::vector<double> slow(values.begin() + lo, values.begin() + lo + cut);
+    const std::vector<double> fast(values.begin() + lo + cut, values.end());
+    const double ms = Median(slow), mf = Median(fast);
+    const double spread = std::max({ScaledMad(slow, ms), ScaledMad(fast, mf), kMinSpread});
+    if (mf - ms < -std::log(1 - t.min_effect()) || mf - ms < t.max_robust_z() * spread) break;
+    lines.push_back(fast.front());
+    lo += cut;
+  }
+  return lines;
+}
+
+size_t Root(std::vector<size_t>& parent, size_t x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+// The groups of nodes that pairs at or above `line` join; nodes alone are in none.
+Level GroupsAbove(const AnalysisInput& in, const std::vector<double>& logs, double line) {
+  const size_t n = in.nodes.size();
+  std::vector<size_t> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    if (std::isnan(logs[p]) || logs[p] < line) continue;
+    parent[Root(parent, in.pairs[p].client)] = Root(parent, in.pairs[p].server);
+  }
+  std::map<size_t, std::vector<uint32_t>> components;
+  for (uint32_t i = 0; i < n; ++i) components[Root(parent, i)].push_back(i);
+  Level level;
+  level.group.assign(n, -1);
+  for (const auto& [root, members] : components) {
+    if (members.size() < 2) continue;
+    std::vector<std::string> names;
+    for (size_t k = 0; k < members.size() && k < kNamedMembers; ++k) names.push_back(in.nodes[members[k]].name);
+    std::string name = absl::StrJoin(names, ",");
+    if (members.size() > kNamedMembers) absl::StrAppend(&name, ",... (", members.size(), " nodes)");
+    for (uint32_t i : members) level.group[i] = static_cast<int32_t>(level.names.size());
+    level.names.push_back(std::move(name));
+    level.parents.emplace_back();
+    level.members.push_back(members);
+  }
+  return level;
+}
+
+}  // namespace
+
+PathLocalisation LocalisePaths(const AnalysisInput& in) {
+  std::vector<double> logs(in.pairs.size());
+  std::vector<double> measured;
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    logs[p] = WorstLog(in.pairs[p]);
+    if (!std::isnan(logs[p])) measured.push_back(logs[p]);
+  }
+  const std::vector<Level> topology = TopologyLevels(in);
+  const bool placed = std::any_of(topology.begin(), topology.end(),
+                                  [](const Level& l) { return l.names.size() >= 2; });
+  if (placed) return Cover(in, topology, logs, /*paths_only=*/false);
+  for (double line : SplitLines(std::move(measured), in.thresholds)) {
+    Level groups = GroupsAbove(in, logs, line);
+    if (groups.names.size() < 2) continue;
+    PathLocalisation found = Cover(in, {groups}, logs, /*paths_only=*/true);
+    if (!found.faults.empty()) return found;
+  }
+  PathLocalisation none;
+  none.pair_fault.assign(in.pairs.size(), -1);
+  return none;
+}
+
+}  // namespace fabricctl::controller
