@@ -73,7 +73,7 @@ v1::Finding PathFinding(const AnalysisInput& in, const PathFault& f) {
       "%s: %s (%s median %s Gb/s against %s Gb/s typical within %s; slow is %.0f %% below that "
       "and beyond %.1f robust deviations of it)%s: %s. No host is blamed for these pairs",
       in.bandwidth_probe, What(f, a, b), in.bandwidth_probe, Num(f.slow_median_gbps),
-      Num(f.reference_gbps), f.level.empty() ? "the groups" : absl::StrCat(f.level, "s"),
+      Num(f.reference_gbps), f.level.empty() ? "a group" : absl::StrCat("a ", f.level),
       in.thresholds.min_effect() * 100, in.thresholds.max_robust_z(),
       f.stayed > 0 ? absl::StrCat(", ", f.stayed, " re-tested pair(s) stayed slow") : "",
       ListedPairs(in, f));

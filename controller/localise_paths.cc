@@ -261,11 +261,18 @@ Level GroupsAbove(const AnalysisInput& in, const std::vector<double>& logs, doub
     if (std::isnan(logs[p]) || logs[p] < line) continue;
     parent[Root(parent, in.pairs[p].client)] = Root(parent, in.pairs[p].server);
   }
-  std::map<size_t, std::vector<uint32_t>> components;
-  for (uint32_t i = 0; i < n; ++i) components[Root(parent, i)].push_back(i);
+  // Components in the order of their first node, so that names and order do not depend on
+  // how the union went.
+  std::map<size_t, size_t> order;
+  std::vector<std::vector<uint32_t>> components;
+  for (uint32_t i = 0; i < n; ++i) {
+    auto [it, fresh] = order.try_emplace(Root(parent, i), components.size());
+    if (fresh) components.emplace_back();
+    components[it->second].push_back(i);
+  }
   Level level;
   level.group.assign(n, -1);
-  for (const auto& [root, members] : components) {
+  for (const auto& members : components) {
     if (members.size() < 2) continue;
     std::vector<std::string> names;
     for (size_t k = 0; k < members.size() && k < kNamedMembers; ++k) names.push_back(in.nodes[members[k]].name);

@@ -5,6 +5,7 @@
 #   scripts/lab.sh up N [--rate R|none] [--throttle HOST=RATE]... [--slow-egress HOST=RATE]...
 #                       [--slow-link A-B=RATE]... [--drop-link A-B]... [--mtu HOST=MTU]...
 #                       [--lossy HOST=PCT|all=PCT]...
+#                       [--leaves K [--slow-uplink LEAF=RATE]... [--topology labels|none]]
 #                       [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
 #   scripts/lab.sh nodes|map|history [flags]        other fabricctl commands against the lab
@@ -23,7 +24,13 @@
 # --drop-link node-1-node-2 makes the two unable to reach each other while both still reach
 # the controller and everyone else (a blackhole qdisc on that class); --mtu node-4=1400 gives a
 # host another MTU; --lossy node-2=1 drops 1 % of the packets node-2 sends, at random (a bad
-# transmit lane or optic; all=1: every host's, a lossy fabric). Without root (or with --loopback) the
+# transmit lane or optic; all=1: every host's, a lossy fabric). --leaves 2 spreads the hosts
+# over two leaf bridges in turn by blocks (node-1..3 on leaf-1, node-4..6 on leaf-2 for six),
+# each joined to a spine bridge by an uplink (a veth pair), the controller on the spine; every
+# agent carries --label leaf=leaf-K, and the lab's configuration names the level
+# (topology: {levels: [leaf]}) unless --topology none. --slow-uplink leaf-1=200mbit shapes
+# that leaf's uplink both ways (the path between the leaves, or from that leaf to all others).
+# Without root (or with --loopback) the
 # agents share loopback, unshaped. --gpus node-1=2 gives a host two stand-in GPUs: the CUDA
 # and NCCL test stand-ins ($BIN/tests/fake_gpu, built by bazel build //tests/fake_gpu:all;
 # no real GPU, no real NCCL) so that `sweep --probes allreduce` takes the NCCL path; --env
@@ -134,8 +141,8 @@ shape_egress() {  # NS RATE LOSS_PCT [DEST_IP=RATE|drop]...
 up() {
   local n=${1:-}; shift || true
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '${n}'"
-  local rate=1gbit loopback=0
-  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=()
+  local rate=1gbit loopback=0 leaves=1 topology=labels
+  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=()
   while (($#)); do
     case $1 in
       --gpus) gpus[${2%%=*}]=${2#*=}; shift 2 ;;
@@ -156,10 +163,20 @@ up() {
           die "--lossy: expected node-N=PCT or all=PCT with 0 < PCT < 100, got '${2:-}'"
         loss[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
         shift 2 ;;
+      --leaves)
+        [[ ${2:-} =~ ^[0-9]+$ ]] && ((${2} >= 1 && ${2} <= n)) || die "--leaves: expected 1-$n, got '${2:-}'"
+        leaves=$2; shift 2 ;;
+      --slow-uplink)
+        [[ ${2:-} =~ ^leaf-([0-9]+)=(.+)$ ]] || die "--slow-uplink: expected leaf-K=RATE, got '${2:-}'"
+        uplink[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}; shift 2 ;;
+      --topology)
+        [[ ${2:-} == labels || ${2:-} == none ]] || die "--topology: expected labels or none, got '${2:-}'"
+        topology=$2; shift 2 ;;
       --loopback) loopback=1; shift ;;
       *) die "up: unknown option $1" ;;
     esac
   done
+  for k in "${!uplink[@]}"; do ((k >= 1 && k <= leaves)) || die "--slow-uplink: no leaf-$k (--leaves $leaves)"; done
   for b in "$CONTROLLER_BIN" "$AGENT_BIN" "$CLI_BIN"; do
     [[ -x $b ]] || die "missing $b: build first (bazel build //...)"
   done
@@ -198,13 +215,24 @@ up() {
     ip netns add "$PREFIX-sw"
     ip -n "$PREFIX-sw" link add br0 type bridge
     ip -n "$PREFIX-sw" link set br0 up
+    # With leaves: br0 is the spine, each leaf a bridge joined to it by an uplink.
+    for k in $(seq 1 "$leaves"); do
+      ((leaves > 1)) || break
+      ip -n "$PREFIX-sw" link add "leaf$k" type bridge
+      ip -n "$PREFIX-sw" link set "leaf$k" up
+      ip -n "$PREFIX-sw" link add "up$k" type veth peer name "down$k"
+      ip -n "$PREFIX-sw" link set "up$k" master "leaf$k"
+      ip -n "$PREFIX-sw" link set "down$k" master br0
+      shape "$PREFIX-sw" "up$k" "${uplink[$k]:-}"
+      shape "$PREFIX-sw" "down$k" "${uplink[$k]:-}"
+    done
     attach() {  # NS IP INDEX MTU RATE LOSS [EGRESS_RATE [DEST=RATE|drop]...]: RATE into the host, EGRESS_RATE out
       ip netns add "$1"
       ip -n "$1" link set lo up
       ip link add "$PREFIX-h$3" netns "$1" type veth peer name "p$3" netns "$PREFIX-sw"
       ip -n "$1" link set "$PREFIX-h$3" name eth0
       ip -n "$1" addr add "$2/24" dev eth0
-      ip -n "$PREFIX-sw" link set "p$3" master br0
+      ip -n "$PREFIX-sw" link set "p$3" master "${bridge_of[$3]:-br0}"
       if [[ -n $4 ]]; then ip -n "$1" link set eth0 mtu "$4"; fi
       if [[ -n $5 ]]; then shape "$PREFIX-sw" "p$3" "$5"; fi
       local ns=$1 port=p$3 loss=$6; shift 6
@@ -213,6 +241,10 @@ up() {
       ip -n "$ns" link set eth0 up
       ip -n "$PREFIX-sw" link set "$port" up
     }
+    declare -A bridge_of=()
+    if ((leaves > 1)); then
+      for i in $(seq 1 "$n"); do bridge_of[$i]=leaf$(leaf_of "$i" "$n" "$leaves"); done
+    fi
     attach "$ctl_ns" "$CONTROLLER_IP" 0 "" "" "" ""
     for i in $(seq 1 "$n"); do
       local host_rate=${throttle[node-$i]:-$rate} dests=()
@@ -238,6 +270,7 @@ sweep:
   pairing: full
   pair_timeout: 20s
   probes: [tcp_bw, tcp_lat]
+$( ((leaves > 1)) && [[ $topology == labels ]] && printf 'topology:\n  levels: [leaf]\n')
 tls:
   cert: $certs_abs/fabricctl.pem
   key: $certs_abs/fabricctl.key
@@ -264,6 +297,7 @@ YAML
     # shellcheck disable=SC2046
     start "node-$i" "$ns" env "${env[@]}" "$AGENT_BIN" --controller "$controller" \
       --listen "$host:0" --node-name "node-$i" --label "rack=r$(( (i - 1) / 4 + 1 ))" \
+      $( ((leaves > 1)) && echo --label "leaf=leaf-$(leaf_of "$i" "$n" "$leaves")") \
       --nccl-log-dir "$LAB/nccl-node-$i" $(tls_flags "node-$i")
   done
   for i in $(seq 1 "$n"); do
@@ -271,10 +305,14 @@ YAML
       die "node-$i did not register; see $LAB/node-$i.log"
   done
   if [[ $loopback == 0 ]]; then
-    echo "lab: controller on $controller and $n agents in namespaces $PREFIX-node-1..$n, links ${rate:-unshaped}, mutual TLS"
+    echo "lab: controller on $controller and $n agents in namespaces $PREFIX-node-1..$n, links ${rate:-unshaped}$( ((leaves > 1)) && echo ", $leaves leaves"), mutual TLS"
   else
     echo "lab: controller on $controller and $n agents on loopback, mutual TLS"
   fi
+}
+
+leaf_of() {  # HOST N LEAVES: the leaf of host HOST (1-based) of N spread by blocks over LEAVES
+  echo $(( ($1 - 1) * $3 / $2 + 1 ))
 }
 
 start_controller() {  # LISTEN [METRICS_LISTEN]
@@ -347,5 +385,5 @@ case ${1:-} in
       'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
       "$(cat "$LAB/metrics.url")" ;;
   down) down ;;
-  *) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 3 ;;
+  *) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 3 ;;
 esac

@@ -21,7 +21,8 @@ lab() { bash scripts/lab.sh "$@"; }
 trap 'lab down >/dev/null 2>&1' EXIT
 
 # The findings of a JSON report, one per line: "kind subject [direction]", where the subject is
-# the node, or the two ends of a pair in name order ("node-1~node-4").
+# the node, the two ends of a pair in name order ("node-1~node-4"), or for a switch-level
+# finding its device ("leaf-1 <-> leaf-2") and, for groups found from the figures, the members.
 findings_of() {
   python3 - "$1" <<'PY'
 import json, sys
@@ -30,6 +31,8 @@ out = []
 for f in r.get("findings", []):
     ends = sorted(x for x in (f.get("node", ""), f.get("peer", "")) if x)
     line = f["kind"] + " " + "~".join(ends)
+    if not ends and f.get("device"):
+        line += f["device"]
     direction = f.get("evidence", {}).get("direction")
     if f["kind"] == "straggler_node" and direction:
         line += " " + direction
@@ -69,6 +72,12 @@ scenario transmit-only 2 "straggler_node node-4 transmit" 6 --slow-egress node-4
 scenario dropped-link 2 "link_unreachable node-1~node-4" 6 --drop-link node-1-node-4
 scenario mtu-mismatch 2 "mtu_mismatch node-5" 6 --mtu node-5=1400
 scenario lossy-host 2 "straggler_node node-3 transmit" 6 --lossy node-3=1
+# Switch faults: hosts over leaf bridges joined by a spine bridge, an uplink shaped. Nobody drained.
+scenario healthy-two-leaves 0 "" 8 --leaves 2
+scenario slow-path-two-leaves 2 "slow_path leaf-1 <-> leaf-2" 6 --leaves 2 --slow-uplink leaf-1=200mbit
+scenario slow-path-no-topology 2 "slow_path node-1,node-2,node-3 <-> node-4,node-5,node-6" \
+  6 --leaves 2 --slow-uplink leaf-2=200mbit --topology none
+scenario slow-uplink-of-three 2 "slow_uplink leaf-3" 9 --leaves 3 --slow-uplink leaf-3=200mbit
 
 # A lossy fabric: every host loses 1 % of what it sends, so every pair is slow and noisy alike
 # (pairs from a tenth to the full typical figure). Nobody may be blamed: no node named, nothing
