@@ -1,5 +1,6 @@
 #include "base/config.h"
 #include "base/profiles.h"
+#include "base/ibnetdiscover.h"
 #include "base/slurm_topology.h"
 
 #include <algorithm>
@@ -396,20 +397,42 @@ absl::StatusOr<v1::Config> ParseConfig(const std::string& yaml, const std::strin
   return config;
 }
 
-// topology.slurm's tree as the nodes' labels at topology.levels (leaf and spine when none
-// are named), beside what nodes: entries give them (those win); relative to the file's
-// directory.
-absl::Status ApplySlurmTopology(v1::Config* config, const std::string& config_path) {
-  v1::Topology* topology = config->mutable_topology();
-  if (topology->slurm().empty()) return absl::OkStatus();
-  std::string path = topology->slurm();
+// A file the configuration names, relative to the configuration's directory.
+std::string NextTo(const std::string& config_path, const std::string& path) {
   const size_t slash = config_path.rfind('/');
-  if (path[0] != '/' && slash != std::string::npos) path = config_path.substr(0, slash + 1) + path;
-  ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path, "topology.slurm"));
-  ASSIGN_OR_RETURN(const auto tree, ParseSlurmTopology(text, path));
+  return path[0] != '/' && slash != std::string::npos ? config_path.substr(0, slash + 1) + path : path;
+}
+
+// Each node's switches, lowest first, from topology.slurm or topology.ibnetdiscover (both:
+// Slurm's where it names the node).
+absl::StatusOr<std::map<std::string, std::vector<std::string>>> TopologyFiles(
+    const v1::Topology& topology, const std::string& config_path) {
+  std::map<std::string, std::vector<std::string>> tree;
+  if (!topology.slurm().empty()) {
+    const std::string path = NextTo(config_path, topology.slurm());
+    ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path, "topology.slurm"));
+    ASSIGN_OR_RETURN(tree, ParseSlurmTopology(text, path));
+  }
+  if (!topology.ibnetdiscover().empty()) {
+    const std::string path = NextTo(config_path, topology.ibnetdiscover());
+    ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path, "topology.ibnetdiscover"));
+    ASSIGN_OR_RETURN(const auto ports, ParseIbnetdiscover(text, path));
+    for (const IbHostPort& port : ports) {
+      if (!port.host.empty()) tree.try_emplace(port.host, std::vector<std::string>{port.switch_name});
+    }
+  }
+  return tree;
+}
+
+// The topology files' trees as the nodes' labels at topology.levels (leaf, and spine for a
+// Slurm tree, when none are named), beside what nodes: entries give them (those win).
+absl::Status ApplyTopologyFiles(v1::Config* config, const std::string& config_path) {
+  v1::Topology* topology = config->mutable_topology();
+  if (topology->slurm().empty() && topology->ibnetdiscover().empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const auto tree, TopologyFiles(*topology, config_path));
   if (topology->levels().empty()) {
     topology->add_levels("leaf");
-    topology->add_levels("spine");
+    if (!topology->slurm().empty()) topology->add_levels("spine");
   }
   std::map<std::string, v1::NodeLabels*> entries;
   for (auto& entry : *config->mutable_nodes()) entries.emplace(entry.node(), &entry);
@@ -430,7 +453,7 @@ absl::StatusOr<v1::Config> LoadConfig(const std::string& path) {
   auto text = ReadFileToString(path, "--config");
   if (!text.ok()) return text.status();
   ASSIGN_OR_RETURN(v1::Config config, ParseConfig(*text, path));
-  RETURN_IF_ERROR(ApplySlurmTopology(&config, path));
+  RETURN_IF_ERROR(ApplyTopologyFiles(&config, path));
   return config;
 }
 

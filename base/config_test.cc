@@ -106,7 +106,7 @@ TEST_CASE("Bad values are errors naming file, line and key") {
   CHECK(ErrorOf("expect:\n  ecn: maybe\n") ==
         "cluster.yaml:2: expect.ecn: expected true or false, got 'maybe'");
   CHECK(ErrorOf("sweep:\n  pairing: ring\n") ==
-        "cluster.yaml:2: sweep.pairing: unknown value 'ring' (expected full, quick, sample, file)");
+        "cluster.yaml:2: sweep.pairing: unknown value 'ring' (expected full, quick, sample, file, topology)");
   CHECK(ErrorOf("sweep:\n  pair_timeout: soon\n") ==
         "cluster.yaml:2: sweep.pair_timeout: expected a duration such as 500ms, 30s or 2m");
   CHECK(ErrorOf("expect: [1, 2]\n") == "cluster.yaml:1: expect: expected a mapping of keys");
@@ -221,6 +221,22 @@ TEST_CASE("Topology: Slurm's topology.conf becomes the nodes' labels; nodes: ent
   auto bad = LoadConfig(dir + "/fabric.yaml");
   REQUIRE_FALSE(bad.ok());
   CHECK(std::string(bad.status().message()) == dir + "/topology.conf:2: node 'gpu1' is under both a and b");
+}
+
+}  // namespace fabricctl
+
+namespace fabricctl {
+
+TEST_CASE("Topology: an ibnetdiscover file places each host under its switch") {
+  const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  std::ofstream(dir + "/fabric.topo") << "Switch 36 \"S-0a01\" # \"leaf-a\" base port 0 lid 1 lmc 0\n"
+                                         "Ca 1 \"H-0b01\" # \"gpu001 mlx5_0\"\n"
+                                         "[1](0b02) \"S-0a01\"[7] # lid 3 lmc 0 \"leaf-a\" lid 1 4xNDR\n";
+  std::ofstream(dir + "/ib.yaml") << "topology: {ibnetdiscover: fabric.topo}\n";
+  auto config = LoadConfig(dir + "/ib.yaml");
+  REQUIRE(config.ok());
+  CHECK(config->topology().levels_size() == 1);
+  CHECK(NodeLabelsFor(*config, "gpu001", {}).at("leaf") == "leaf-a");
 }
 
 }  // namespace fabricctl

@@ -40,8 +40,13 @@ void SweepProgress::Started(const v1::SweepInfo& info) {
   rounds_ = info.rounds();
   started_ = phase_started_ = last_event_ = now_();
   if (!terminal_) {
-    err_ << absl::StrFormat("sweep %d: %d nodes, %d rounds\n", info.sweep_id(), info.nodes_size(),
+    err_ << absl::StrFormat("sweep %d: %d nodes, %d rounds", info.sweep_id(), info.nodes_size(),
                             info.rounds());
+    if (info.pairing() == v1::PAIRING_TOPOLOGY) {
+      err_ << absl::StrFormat(" of %d pairs by the topology (a full mesh: %d pairs)", info.planned_pairs(),
+                              info.full_mesh_pairs());
+    }
+    err_ << "\n";
     return;
   }
   Draw();

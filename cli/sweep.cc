@@ -47,6 +47,8 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
       request.set_pairing(v1::PAIRING_FULL);
     } else if (o.pairing == "quick") {
       request.set_pairing(v1::PAIRING_QUICK);
+    } else if (o.pairing == "topology") {
+      request.set_pairing(v1::PAIRING_TOPOLOGY);
     } else if (o.pairing == "sample") {
       request.set_pairing(v1::PAIRING_SAMPLE);
       request.set_sample_rounds(o.sample_rounds);
@@ -59,7 +61,7 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
       request.set_pairing_file(*std::move(text));
     } else {
       return absl::InvalidArgumentError(
-          absl::StrCat("--pairing: '", o.pairing, "' is not full, quick, sample or file:PATH"));
+          absl::StrCat("--pairing: '", o.pairing, "' is not full, quick, sample, topology or file:PATH"));
     }
   }
   for (absl::string_view name : absl::StrSplit(o.probes, ',', absl::SkipWhitespace())) {
@@ -292,7 +294,7 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlag
       "--nodes", flags->nodes,
       "the nodes, a Slurm hostlist (node-[1-4,7],gpu01; default: $SLURM_JOB_NODELIST, else "
       "$SLURM_NODELIST, else every registered node)");
-  cmd->add_option("--pairing", options->pairing, "full, quick, sample or file:PATH");
+  cmd->add_option("--pairing", options->pairing, "full, quick, sample, topology or file:PATH");
   cmd->add_option("--sample-rounds", options->sample_rounds, "rounds of --pairing sample");
   cmd->add_option("--probes", options->probes,
                   "comma-separated probes (default tcp_bw,tcp_lat); allreduce runs a ring over "

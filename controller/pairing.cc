@@ -106,13 +106,72 @@ absl::StatusOr<std::vector<Round>> FileRounds(const std::string& text,
   return rounds;
 }
 
-std::vector<Round> PackRounds(const std::vector<Pair>& pairs) {
+namespace {
+
+// Members of each group of a level; unknown nodes (-1) together as one more group.
+std::vector<std::vector<uint32_t>> MembersOf(const std::vector<int32_t>& group) {
+  std::map<int32_t, std::vector<uint32_t>> by;
+  for (uint32_t i = 0; i < group.size(); ++i) by[group[i]].push_back(i);
+  std::vector<std::vector<uint32_t>> out;
+  for (auto& [g, members] : by) out.push_back(std::move(members));
+  return out;
+}
+
+// Two pairs between groups a and b, the ends taken in turn from each group's members.
+void CrossPairs(const std::vector<uint32_t>& a, size_t& next_a, const std::vector<uint32_t>& b,
+                size_t& next_b, std::vector<Pair>& out) {
+  const size_t count = std::min<size_t>(2, std::max(a.size(), b.size()));
+  for (size_t k = 0; k < count; ++k) {
+    out.push_back({a[next_a++ % a.size()], b[next_b++ % b.size()]});
+  }
+}
+
+}  // namespace
+
+std::vector<Round> TopologyRounds(uint32_t n, const std::vector<std::vector<int32_t>>& groups,
+                                  uint32_t leaf_peers) {
+  if (n < 2) return {};
+  const std::vector<int32_t> leaf = groups.empty() ? std::vector<int32_t>(n, -1) : groups[0];
+  // Within each leaf: its circle method's first rounds, relabelled to its members.
   std::vector<Round> rounds;
-  std::vector<std::vector<bool>> used;  // per round, per node
+  for (const auto& members : MembersOf(leaf)) {
+    std::vector<Round> own = FullRounds(static_cast<uint32_t>(members.size()));
+    if (own.size() > leaf_peers) own.resize(leaf_peers);
+    for (size_t r = 0; r < own.size(); ++r) {
+      if (rounds.size() <= r) rounds.emplace_back();
+      for (const Pair& p : own[r]) rounds[r].push_back({members[p.first], members[p.second]});
+    }
+  }
+  // Between sibling groups at each level, two pairs each.
+  std::vector<Pair> cross;
+  for (size_t l = 0; l < std::max<size_t>(groups.size(), 1); ++l) {
+    const std::vector<int32_t>& level = groups.empty() ? leaf : groups[l];
+    const std::vector<std::vector<uint32_t>> members = MembersOf(level);
+    std::vector<size_t> next(members.size(), 0);
+    auto parent = [&](size_t g) { return l + 1 < groups.size() ? groups[l + 1][members[g][0]] : -1; };
+    for (size_t a = 0; a < members.size(); ++a) {
+      for (size_t b = a + 1; b < members.size(); ++b) {
+        if (parent(a) == parent(b)) CrossPairs(members[a], next[a], members[b], next[b], cross);
+      }
+    }
+  }
+  for (Round& round : PackRounds(cross, n)) rounds.push_back(std::move(round));
+  return rounds;
+}
+
+std::vector<Round> PackRounds(const std::vector<Pair>& pairs) {
   uint32_t n = 0;
   for (const Pair& p : pairs) n = std::max({n, p.first + 1, p.second + 1});
+  return PackRounds(pairs, n);
+}
+
+std::vector<Round> PackRounds(const std::vector<Pair>& pairs, uint32_t n) {
+  std::vector<Round> rounds;
+  std::vector<std::vector<bool>> used;  // per round, per node
+  // Where each node's next free round starts: a node's rounds before it are all taken.
+  std::vector<size_t> first_free(n, 0);
   for (const Pair& p : pairs) {
-    size_t r = 0;
+    size_t r = std::max(first_free[p.first], first_free[p.second]);
     while (r < rounds.size() && (used[r][p.first] || used[r][p.second])) ++r;
     if (r == rounds.size()) {
       rounds.emplace_back();
@@ -120,6 +179,9 @@ std::vector<Round> PackRounds(const std::vector<Pair>& pairs) {
     }
     rounds[r].push_back(p);
     used[r][p.first] = used[r][p.second] = true;
+    for (uint32_t end : {p.first, p.second}) {
+      while (first_free[end] < rounds.size() && used[first_free[end]][end]) ++first_free[end];
+    }
   }
   return rounds;
 }

@@ -1,5 +1,7 @@
 #include "controller/pairing.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include <catch2/catch.hpp>
@@ -103,6 +105,53 @@ TEST_CASE("Pairing files name nodes; mistakes name the line") {
   CHECK(std::string(twice.status().message()).find("uses a node twice") != std::string::npos);
   CHECK_FALSE(FileRounds("a-b\n", nodes).ok());
   CHECK_FALSE(FileRounds("# nothing\n", nodes).ok());
+}
+
+}  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("Topology rounds: every pair within small leaves, two across every two leaves") {
+  // Six nodes on two leaves of three.
+  const std::vector<std::vector<int32_t>> groups = {{0, 0, 0, 1, 1, 1}};
+  const auto rounds = TopologyRounds(6, groups);
+  REQUIRE(CheckRounds(rounds, 6).ok());
+  std::set<std::pair<uint32_t, uint32_t>> within, across;
+  std::set<uint32_t> cross_ends;
+  for (const Round& round : rounds) {
+    for (const Pair& p : round) {
+      const auto key = std::minmax(p.first, p.second);
+      (groups[0][p.first] == groups[0][p.second] ? within : across).insert(key);
+      if (groups[0][p.first] != groups[0][p.second]) cross_ends.insert({p.first, p.second});
+    }
+  }
+  CHECK(within.size() == 6);
+  CHECK(across.size() == 2);
+  CHECK(cross_ends.size() == 4);  // the two pairs share no end
+}
+
+TEST_CASE("Topology rounds: a large fabric is covered by pairs that grow with its links") {
+  // 16,384 nodes: 512 leaves of 32 under 32 spines of 16 leaves.
+  const uint32_t n = 16384;
+  std::vector<std::vector<int32_t>> groups(2, std::vector<int32_t>(n));
+  for (uint32_t i = 0; i < n; ++i) groups[0][i] = static_cast<int32_t>(i / 32), groups[1][i] = static_cast<int32_t>(i / 512);
+  const auto rounds = TopologyRounds(n, groups);
+  REQUIRE(CheckRounds(rounds, n).ok());
+  std::map<std::pair<int32_t, int32_t>, uint32_t> leaf_pairs;
+  uint64_t pairs = 0, within = 0;
+  for (const Round& round : rounds) {
+    for (const Pair& p : round) {
+      ++pairs;
+      const int32_t a = groups[0][p.first], b = groups[0][p.second];
+      if (a == b) ++within;
+      else if (groups[1][p.first] == groups[1][p.second]) ++leaf_pairs[std::minmax(a, b)];
+    }
+  }
+  CHECK(within == 512 * 8 * 16);          // 8 rounds of 16 pairs in each leaf
+  CHECK(leaf_pairs.size() == 32 * 120);   // every two leaves of a spine...
+  for (const auto& [key, count] : leaf_pairs) CHECK(count == 2);  // ...crossed twice
+  CHECK(pairs < 200000);                  // a full mesh: 134 million
+  CHECK(rounds.size() < 100);             // a full mesh: 16,383 rounds
 }
 
 }  // namespace fabricctl::controller

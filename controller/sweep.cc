@@ -40,6 +40,11 @@ v1::SweepInfo StartedInfo(int64_t id, absl::Time started, const sweep::Plan& pla
   if (specs.gpu_copy) info.add_probes(v1::GPU_COPY);
   for (const auto& node : fleet.nodes) info.add_nodes(node->name);
   info.set_rounds(static_cast<uint32_t>(plan.rounds.size()));
+  uint64_t planned = 0;
+  for (const auto& round : plan.rounds) planned += round.size();
+  const uint64_t live = fleet.Live().size();
+  info.set_planned_pairs(planned);
+  info.set_full_mesh_pairs(live * (live - (live > 0 ? 1 : 0)) / 2);
   info.set_baseline_sweep_id(request.baseline_sweep_id());
   return info;
 }

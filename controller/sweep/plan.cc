@@ -3,7 +3,31 @@
 #include <map>
 #include <string>
 
+#include "base/profiles.h"
+
 namespace fabricctl::controller::sweep {
+namespace {
+
+// Each live node's group at each topology level (by its labels), -1 where it has none.
+std::vector<std::vector<int32_t>> GroupsOf(const v1::Config& config, const Fleet& fleet,
+                                           const std::vector<uint32_t>& live) {
+  std::vector<std::vector<int32_t>> groups;
+  for (const std::string& level : config.topology().levels()) {
+    std::map<std::string, int32_t> ids;
+    std::vector<int32_t>& of = groups.emplace_back();
+    for (uint32_t i : live) {
+      const auto& own = fleet.nodes[i]->inventory.labels();
+      const auto labels = NodeLabelsFor(config, fleet.Name(i), {own.begin(), own.end()});
+      auto it = labels.find(level);
+      of.push_back(it == labels.end() || it->second.empty()
+                       ? -1
+                       : ids.emplace(it->second, static_cast<int32_t>(ids.size())).first->second);
+    }
+  }
+  return groups;
+}
+
+}  // namespace
 
 absl::StatusOr<Plan> PlanRounds(const v1::SweepRequest& request, const v1::Config& config,
                                 const Fleet& fleet, absl::Time started) {
@@ -31,6 +55,13 @@ absl::StatusOr<Plan> PlanRounds(const v1::SweepRequest& request, const v1::Confi
       }
     }
     plan.rounds = QuickRounds(n_live, groups);
+  } else if (plan.pairing == v1::PAIRING_TOPOLOGY) {
+    if (config.topology().levels().empty()) {
+      return absl::InvalidArgumentError(
+          "--pairing topology needs the topology: topology.levels (label keys such as leaf) or "
+          "topology.slurm in the configuration");
+    }
+    plan.rounds = TopologyRounds(n_live, GroupsOf(config, fleet, live));
   } else if (plan.pairing == v1::PAIRING_SAMPLE) {
     uint32_t k = request.sample_rounds() ? request.sample_rounds() : config.sweep().sample_rounds();
     plan.rounds = SampleRounds(n_live, k, static_cast<uint64_t>(absl::ToUnixNanos(started)));
