@@ -3,8 +3,13 @@
 // and peak memory, and checks that exactly the planted faults are found.
 //
 //   bazel run -c opt //bench:sweep_scale -- 1024 4096
+//   bazel run -c opt //bench:sweep_scale -- topology 16384   # leaves of 32 under spines of 16
+//
+// With `topology`, the plan is --pairing topology's and one leaf's uplink is slow as well as
+// the stragglers: the analysis must name that uplink and the stragglers, nothing else.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -101,11 +106,78 @@ int Run(uint32_t n) {
   return correct ? 0 : 1;
 }
 
+// The topology plan over n nodes (leaves of 32 under spines of 16 leaves), a straggler and a
+// slow uplink planted.
+int RunTopology(uint32_t n) {
+  std::mt19937 random(n);
+  std::normal_distribution<float> noise(0.0f, 1.5f);
+  std::vector<std::vector<int32_t>> groups(2, std::vector<int32_t>(n));
+  for (uint32_t i = 0; i < n; ++i) {
+    groups[0][i] = static_cast<int32_t>(i / 32);
+    groups[1][i] = static_cast<int32_t>(i / 512);
+  }
+  const uint32_t straggler = n / 3, slow_leaf = 1;
+  auto t0 = std::chrono::steady_clock::now();
+  const auto rounds = fabricctl::controller::TopologyRounds(n, groups);
+  const double plan_s = Since(t0);
+  AnalysisInput in;
+  in.levels = {"leaf", "spine"};
+  for (uint32_t i = 0; i < n; ++i) {
+    NodeInput node;
+    node.name = "node-" + std::to_string(i);
+    node.place = {"leaf-" + std::to_string(groups[0][i]), "spine-" + std::to_string(groups[1][i])};
+    in.nodes.push_back(std::move(node));
+  }
+  for (const auto& round : rounds) {
+    for (const auto& p : round) {
+      PairInput pair;
+      pair.client = p.first;
+      pair.server = p.second;
+      const bool across_slow = (groups[0][p.first] == static_cast<int32_t>(slow_leaf)) !=
+                               (groups[0][p.second] == static_cast<int32_t>(slow_leaf));
+      float bw = across_slow ? 120.0f : 390.0f;
+      if (p.first == straggler || p.second == straggler) bw = std::min(bw, 180.0f);
+      pair.bw_gbps = bw + noise(random);
+      pair.bw_reverse_gbps = bw + noise(random);
+      in.pairs.push_back(pair);
+    }
+  }
+  in.thresholds.set_min_bw_efficiency(0.9);
+  in.thresholds.set_relative_bw(0.6);
+  in.thresholds.set_relative_lat(2.1);
+  in.thresholds.set_max_robust_z(3.5);
+  in.thresholds.set_min_effect(0.2);
+  in.thresholds.set_min_node_pairs(2);
+  in.bandwidth_probe = "rdma_write_bw";
+  auto t1 = std::chrono::steady_clock::now();
+  auto result = Analyze(in);
+  const double analyse_s = Since(t1);
+  std::set<std::string> found;
+  for (const auto& f : result.findings) found.insert(f.kind() + ":" + f.node() + f.device());
+  const std::set<std::string> want = {"slow_uplink:leaf-" + std::to_string(slow_leaf),
+                                      "straggler_node:node-" + std::to_string(straggler)};
+  const bool correct = found == want;
+  std::printf("topology nodes %5u  pairs %7zu  rounds %3zu (full mesh: %llu pairs, %u rounds)  plan %5.2f s  "
+              "analysis %5.2f s  peak RSS %7.1f MiB  findings %zu (%s)\n",
+              n, in.pairs.size(), rounds.size(), static_cast<unsigned long long>(n) * (n - 1) / 2, n - 1,
+              plan_s, analyse_s, PeakRssMiB(), result.findings.size(),
+              correct ? "exactly the planted faults" : "NOT the planted faults");
+  return correct ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int status = 0;
-  for (int i = 1; i < argc; ++i) status |= Run(static_cast<uint32_t>(std::atoi(argv[i])));
+  bool topology = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "topology") {
+      topology = true;
+      continue;
+    }
+    const auto n = static_cast<uint32_t>(std::atoi(argv[i]));
+    status |= topology ? RunTopology(n) : Run(n);
+  }
   if (argc < 2) status = Run(1024);
   return status;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Planning and analysis of simulated full sweeps (results generated in process) at 1,024,
 # 2,048 and 4,096 nodes: time and peak memory. Goal: 4,096 nodes (8.4 M pairs) in under 10 s
-# and 2 GiB.
+# and 2 GiB. Then --pairing topology's plan at 16,384 nodes (leaves of 32 under spines of 16
+# leaves) with a slow uplink and a straggler planted: goal under 10 s and 2 GiB.
 #
 #   bench/sweep_scale.sh [NODES...]
 source "$(dirname "$0")/lib.sh"
@@ -12,4 +13,5 @@ sizes=("$@")
   machine
   echo "command: bench/sweep_scale.sh ${sizes[*]}  (one process per size; peak RSS of the whole process)"
   for n in "${sizes[@]}"; do "$ROOT/bazel-bin/bench/sweep_scale" "$n"; done
+  "$ROOT/bazel-bin/bench/sweep_scale" topology 16384
 } | tee "$RESULTS/sweep_scale.txt"

@@ -23,14 +23,14 @@ constexpr int kMaxSplits = 6;
 constexpr size_t kNamedMembers = 6;
 
 // ln of a pair's worse measured direction; NaN when it has none.
-double WorstLog(const PairInput& p) {
+float WorstLog(const PairInput& p) {
   if (p.status != PairStatus::kMeasured) return std::nan("");
   double worst = std::nan("");
   for (float bw : {p.bw_gbps, p.bw_reverse_gbps}) {
     if (std::isnan(bw) || bw <= 0) continue;
     worst = std::isnan(worst) ? bw : std::min<double>(worst, bw);
   }
-  return std::isnan(worst) ? worst : std::log(worst);
+  return static_cast<float>(std::isnan(worst) ? worst : std::log(worst));
 }
 
 // One level of grouping: each node's group (-1: unknown) and each group's parent (its group
@@ -51,7 +51,7 @@ struct Reference {
   }
 };
 
-Reference WithinGroups(const Level& level, const AnalysisInput& in, const std::vector<double>& logs) {
+Reference WithinGroups(const Level& level, const AnalysisInput& in, const std::vector<float>& logs) {
   std::vector<double> within;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const int32_t g = level.group[in.pairs[p].client];
@@ -70,9 +70,9 @@ Reference WithinGroups(const Level& level, const AnalysisInput& in, const std::v
 }
 
 struct Element {
-  PathFault::Kind kind;
-  size_t level;
-  int32_t a, b;
+  PathFault::Kind kind = PathFault::Kind::kPath;
+  size_t level = 0;
+  int32_t a = -1, b = -1;
   uint32_t measured = 0, within = 0, within_slow = 0, stayed = 0, recovered = 0;
   std::vector<uint32_t> slow;
   double reference = 0;
@@ -80,7 +80,7 @@ struct Element {
 
 // Every element the measured pairs cross, with its counts.
 std::vector<Element> Elements(const AnalysisInput& in, const std::vector<Level>& levels,
-                              const std::vector<double>& logs, bool paths_only) {
+                              const std::vector<float>& logs, bool paths_only) {
   std::vector<Element> out;
   std::map<std::tuple<int, size_t, int32_t, int32_t>, size_t> index;
   for (size_t l = 0; l < levels.size(); ++l) {
@@ -89,7 +89,11 @@ std::vector<Element> Elements(const AnalysisInput& in, const std::vector<Level>&
     if (!ref.valid || level.names.size() < 2) continue;
     auto add = [&](PathFault::Kind kind, int32_t a, int32_t b, uint32_t p, bool slow, bool within) {
       auto [it, fresh] = index.try_emplace({static_cast<int>(kind), l, a, b}, out.size());
-      if (fresh) out.push_back({kind, l, a, b});
+      if (fresh) {
+        Element e;
+        e.kind = kind, e.level = l, e.a = a, e.b = b;
+        out.push_back(std::move(e));
+      }
       Element& e = out[it->second];
       e.reference = std::exp(ref.typical);
       ++e.measured;
@@ -137,7 +141,7 @@ bool Consistent(const Element& e, bool require_retest) {
 }
 
 PathFault FaultOf(const Element& e, const std::vector<Level>& levels, std::vector<uint32_t> pairs,
-                  const std::vector<double>& logs) {
+                  const std::vector<float>& logs) {
   const Level& level = levels[e.level];
   PathFault f;
   f.kind = e.kind;
@@ -159,7 +163,7 @@ PathFault FaultOf(const Element& e, const std::vector<Level>& levels, std::vecto
 // The greedy cover: the consistent element explaining the most unexplained slow pairs, until
 // none explains two more.
 PathLocalisation Cover(const AnalysisInput& in, const std::vector<Level>& levels,
-                       const std::vector<double>& logs, bool paths_only) {
+                       const std::vector<float>& logs, bool paths_only) {
   PathLocalisation out;
   out.pair_fault.assign(in.pairs.size(), -1);
   std::vector<Element> elements = Elements(in, levels, logs, paths_only);
@@ -221,13 +225,28 @@ std::vector<Level> TopologyLevels(const AnalysisInput& in) {
 // the figures, kept only when the classes stand apart (their medians at least min_effect and
 // max_robust_z of the classes' spreads apart: a fabric's noise split in two is not), then the
 // upper class split again the same way.
-std::vector<double> SplitLines(std::vector<double> values, const v1::Thresholds& t) {
+// The median of sorted values [begin, end), and 1.4826 x their MAD (through `scratch`).
+// (The upper middle deviation: at these sizes the two middles are the same figure.)
+std::pair<double, double> SortedMedianMad(std::vector<float>::const_iterator begin,
+                                          std::vector<float>::const_iterator end,
+                                          std::vector<float>& scratch) {
+  const size_t n = static_cast<size_t>(end - begin);
+  const double median = n % 2 ? begin[n / 2] : (begin[n / 2 - 1] + begin[n / 2]) / 2.0;
+  scratch.clear();
+  for (auto it = begin; it != end; ++it) scratch.push_back(static_cast<float>(std::abs(*it - median)));
+  std::nth_element(scratch.begin(), scratch.begin() + n / 2, scratch.end());
+  return {median, 1.4826 * scratch[n / 2]};
+}
+
+std::vector<double> SplitLines(std::vector<float> values, const v1::Thresholds& t) {
   std::sort(values.begin(), values.end());
   std::vector<double> lines;
+  std::vector<float> scratch;
   size_t lo = 0;
   for (int depth = 0; depth < kMaxSplits && values.size() - lo >= 4; ++depth) {
     const size_t n = values.size() - lo;
-    const double total = std::accumulate(values.begin() + lo, values.end(), 0.0);
+    double total = 0;
+    for (size_t k = lo; k < values.size(); ++k) total += values[k];
     double prefix = 0, best = -1;
     size_t cut = 0;
     for (size_t k = 1; k < n; ++k) {
@@ -236,12 +255,11 @@ std::vector<double> SplitLines(std::vector<double> values, const v1::Thresholds&
       const double between = static_cast<double>(k) * (n - k) * (a - b) * (a - b);
       if (between > best) best = between, cut = k;
     }
-    const std::vector<double> slow(values.begin() + lo, values.begin() + lo + cut);
-    const std::vector<double> fast(values.begin() + lo + cut, values.end());
-    const double ms = Median(slow), mf = Median(fast);
-    const double spread = std::max({ScaledMad(slow, ms), ScaledMad(fast, mf), kMinSpread});
+    const auto [ms, slow_spread] = SortedMedianMad(values.begin() + lo, values.begin() + lo + cut, scratch);
+    const auto [mf, fast_spread] = SortedMedianMad(values.begin() + lo + cut, values.end(), scratch);
+    const double spread = std::max({slow_spread, fast_spread, kMinSpread});
     if (mf - ms < -std::log(1 - t.min_effect()) || mf - ms < t.max_robust_z() * spread) break;
-    lines.push_back(fast.front());
+    lines.push_back(values[lo + cut]);
     lo += cut;
   }
   return lines;
@@ -253,7 +271,7 @@ size_t Root(std::vector<size_t>& parent, size_t x) {
 }
 
 // The groups of nodes that pairs at or above `line` join; nodes alone are in none.
-Level GroupsAbove(const AnalysisInput& in, const std::vector<double>& logs, double line) {
+Level GroupsAbove(const AnalysisInput& in, const std::vector<float>& logs, double line) {
   const size_t n = in.nodes.size();
   std::vector<size_t> parent(n);
   std::iota(parent.begin(), parent.end(), 0);
@@ -289,8 +307,8 @@ Level GroupsAbove(const AnalysisInput& in, const std::vector<double>& logs, doub
 }  // namespace
 
 PathLocalisation LocalisePaths(const AnalysisInput& in) {
-  std::vector<double> logs(in.pairs.size());
-  std::vector<double> measured;
+  std::vector<float> logs(in.pairs.size());
+  std::vector<float> measured;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     logs[p] = WorstLog(in.pairs[p]);
     if (!std::isnan(logs[p])) measured.push_back(logs[p]);
