@@ -106,6 +106,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
         inventory.node_name = self->node_name_;
         inventory.agent_address = self->address_;
         inventory.labels = self->options_.labels;
+        inventory.lldp_socket = self->options_.lldp_socket;
         inventory.gpus = self->gpus_;
         return CollectInventory(inventory, *self->sysfs_);
       },
@@ -158,6 +159,7 @@ absl::StatusOr<absl::Duration> Agent::Register() {
   inventory.node_name = node_name_;
   inventory.agent_address = address_;
   inventory.labels = options_.labels;
+  inventory.lldp_socket = options_.lldp_socket;
   inventory.gpus = gpus_;
   *request.mutable_inventory() = CollectInventory(inventory, *sysfs_);
   v1::RegisterResponse response;

@@ -33,6 +33,8 @@ struct AgentOptions {
   // Name to register under; empty: the hostname.
   std::string node_name;
   std::map<std::string, std::string> labels;
+  // lldpd's control socket ("" its default), for the inventory's LLDP neighbours.
+  std::string lldp_socket;
   // Deadline of every RPC to the controller.
   absl::Duration rpc_timeout = absl::Seconds(5);
   // Longest wait between registration attempts while the controller is unreachable.

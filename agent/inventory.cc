@@ -1,5 +1,7 @@
 #include "agent/inventory.h"
 
+#include "agent/lldp.h"
+
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -54,6 +56,20 @@ void AddInterfaces(const probes::SysfsRoot& sysfs, v1::NodeInventory* inventory)
     }
     *inventory->add_interfaces() = std::move(itf);
   }
+}
+
+// Each interface's LLDP neighbour, or why there is none.
+void AddLldpNeighbors(const std::string& socket, v1::NodeInventory* inventory) {
+  auto neighbors = ReadLldpNeighbors(socket);
+  if (!neighbors.ok()) {
+    inventory->set_lldp_unavailable_reason(std::string(neighbors.status().message()));
+    return;
+  }
+  for (auto& itf : *inventory->mutable_interfaces()) {
+    auto it = neighbors->find(itf.name());
+    if (it != neighbors->end()) *itf.mutable_lldp() = it->second;
+  }
+  if (neighbors->empty()) inventory->set_lldp_unavailable_reason("lldpd knows no neighbour");
 }
 
 void AddRdmaDevices(const probes::SysfsRoot& sysfs, v1::NodeInventory* inventory) {
@@ -124,6 +140,7 @@ v1::NodeInventory CollectInventory(const InventoryOptions& options,
   inventory.set_agent_version(kVersion);
   for (const auto& [key, value] : options.labels) (*inventory.mutable_labels())[key] = value;
   AddInterfaces(sysfs, &inventory);
+  AddLldpNeighbors(options.lldp_socket, &inventory);
   AddRdmaDevices(sysfs, &inventory);
   for (const auto& gpu : options.gpus.gpus) *inventory.add_gpus() = gpu;
   inventory.set_gpu_unavailable_reason(options.gpus.unavailable_reason);

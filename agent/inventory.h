@@ -27,9 +27,12 @@ struct InventoryOptions {
   std::string agent_address;
   std::map<std::string, std::string> labels;
   GpuInventory gpus;
+  // lldpd's control socket, for each interface's LLDP neighbour ("" its default).
+  std::string lldp_socket;
 };
 
-// Collects this node's inventory: hostname, interfaces (getifaddrs, MTU and speed from sysfs),
+// Collects this node's inventory: hostname, interfaces (getifaddrs, MTU and speed from sysfs,
+// the switch port at the other end from lldpd where it runs),
 // RDMA devices (libibverbs) or the reason there are none, the GPUs of options.gpus, and the
 // memlock limit.
 v1::NodeInventory CollectInventory(const InventoryOptions& options,

@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
                  "HOST:PORT the controller dials (default: the listen address)");
   app.add_option("--node-name", options.node_name, "name to register under (default: hostname)");
   app.add_option("--label", labels, "KEY=VALUE node label (rack, leaf, ...); repeatable");
+  app.add_option("--lldp-socket", options.lldp_socket,
+                 "lldpd's control socket, for each interface's LLDP neighbour (default: lldpd's own)");
   options.controller_identity.clear();  // default from the configuration's tls section
   app.add_option("--controller-identity", options.controller_identity,
                  "certificate name of the only caller allowed to run probes "

@@ -345,6 +345,7 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
 }
 
 void ApplyDefaults(v1::Config* c) {
+  if (c->topology().lldp() && c->topology().levels().empty()) c->mutable_topology()->add_levels("leaf");
   auto* t = c->mutable_thresholds();
   if (!t->has_min_bw_efficiency()) t->set_min_bw_efficiency(0.90);
   if (!t->has_relative_bw()) t->set_relative_bw(0.6);

@@ -5,7 +5,7 @@
 #   scripts/lab.sh up N [--rate R|none] [--throttle HOST=RATE]... [--slow-egress HOST=RATE]...
 #                       [--slow-link A-B=RATE]... [--drop-link A-B]... [--mtu HOST=MTU]...
 #                       [--lossy HOST=PCT|all=PCT]...
-#                       [--leaves K [--slow-uplink LEAF=RATE]... [--topology labels|none]]
+#                       [--leaves K [--slow-uplink LEAF=RATE]... [--topology labels|lldp|none]]
 #                       [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
 #   scripts/lab.sh nodes|map|history [flags]        other fabricctl commands against the lab
@@ -28,7 +28,9 @@
 # over two leaf bridges in turn by blocks (node-1..3 on leaf-1, node-4..6 on leaf-2 for six),
 # each joined to a spine bridge by an uplink (a veth pair), the controller on the spine; every
 # agent carries --label leaf=leaf-K, and the lab's configuration names the level
-# (topology: {levels: [leaf]}) unless --topology none. --slow-uplink leaf-1=200mbit shapes
+# (topology: {levels: [leaf]}) unless --topology none; --topology lldp labels nobody: an lldpd
+# per leaf announces the leaf's name on its ports, an lldpd per host listens, and the agents
+# learn their leaf from it (topology: {lldp: true}). --slow-uplink leaf-1=200mbit shapes
 # that leaf's uplink both ways (the path between the leaves, or from that leaf to all others).
 # Without root (or with --loopback) the
 # agents share loopback, unshaped. --gpus node-1=2 gives a host two stand-in GPUs: the CUDA
@@ -170,13 +172,17 @@ up() {
         [[ ${2:-} =~ ^leaf-([0-9]+)=(.+)$ ]] || die "--slow-uplink: expected leaf-K=RATE, got '${2:-}'"
         uplink[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}; shift 2 ;;
       --topology)
-        [[ ${2:-} == labels || ${2:-} == none ]] || die "--topology: expected labels or none, got '${2:-}'"
+        [[ ${2:-} =~ ^(labels|lldp|none)$ ]] || die "--topology: expected labels, lldp or none, got '${2:-}'"
         topology=$2; shift 2 ;;
       --loopback) loopback=1; shift ;;
       *) die "up: unknown option $1" ;;
     esac
   done
   for k in "${!uplink[@]}"; do ((k >= 1 && k <= leaves)) || die "--slow-uplink: no leaf-$k (--leaves $leaves)"; done
+  if [[ $topology == lldp ]]; then
+    ((leaves > 1)) || die "--topology lldp: give --leaves"
+    command -v lldpd >/dev/null || die "--topology lldp: lldpd is not installed (apt-get install lldpd)"
+  fi
   for b in "$CONTROLLER_BIN" "$AGENT_BIN" "$CLI_BIN"; do
     [[ -x $b ]] || die "missing $b: build first (bazel build //...)"
   done
@@ -253,6 +259,7 @@ up() {
         "${loss[node-$i]:-${loss[all]:-}}" "${egress[node-$i]:-$host_rate}" "${dests[@]}"
     done
     listen_host=$CONTROLLER_IP
+    if [[ $topology == lldp ]]; then start_lldpd "$n" "$leaves"; fi
   fi
   # Thresholds for a lab: the product's defaults for bandwidth (judged against the fabric's
   # typical figure and spread), but every host shares this machine's CPUs, so microsecond
@@ -271,6 +278,7 @@ sweep:
   pair_timeout: 20s
   probes: [tcp_bw, tcp_lat]
 $( ((leaves > 1)) && [[ $topology == labels ]] && printf 'topology:\n  levels: [leaf]\n')
+$( ((leaves > 1)) && [[ $topology == lldp ]] && printf 'topology:\n  lldp: true\n')
 tls:
   cert: $certs_abs/fabricctl.pem
   key: $certs_abs/fabricctl.key
@@ -297,7 +305,8 @@ YAML
     # shellcheck disable=SC2046
     start "node-$i" "$ns" env "${env[@]}" "$AGENT_BIN" --controller "$controller" \
       --listen "$host:0" --node-name "node-$i" --label "rack=r$(( (i - 1) / 4 + 1 ))" \
-      $( ((leaves > 1)) && echo --label "leaf=leaf-$(leaf_of "$i" "$n" "$leaves")") \
+      $( ((leaves > 1)) && [[ $topology != lldp ]] && echo --label "leaf=leaf-$(leaf_of "$i" "$n" "$leaves")") \
+      $( [[ $topology == lldp ]] && echo --lldp-socket "$LAB/lldpd-node-$i.sock") \
       --nccl-log-dir "$LAB/nccl-node-$i" $(tls_flags "node-$i")
   done
   for i in $(seq 1 "$n"); do
@@ -309,6 +318,41 @@ YAML
   else
     echo "lab: controller on $controller and $n agents on loopback, mutual TLS"
   fi
+}
+
+# LLDP as switches speak it: one lldpd per leaf on that leaf's host ports, announcing the
+# leaf's name, and one per host, listening on its eth0 (its own control socket, which the
+# agent reads). Each waits until the hosts have heard their leaf.
+start_lldpd() {  # N LEAVES
+  local n=$1 leaves=$2 k i
+  for k in $(seq 1 "$leaves"); do
+    local ports=()
+    for i in $(seq 1 "$n"); do [[ $(leaf_of "$i" "$n" "$leaves") == "$k" ]] && ports+=("p$i"); done
+    local IFS=,
+    ip netns exec "$PREFIX-sw" lldpd -u "$LAB/lldpd-leaf-$k.sock" -p "$LAB/lldpd-leaf-$k.pid" \
+      -I "${ports[*]}" -M 4 -S "" 2>> "$LAB/lldpd.log"
+    unset IFS
+  done
+  for i in $(seq 1 "$n"); do
+    ip netns exec "$PREFIX-node-$i" lldpd -r -u "$LAB/lldpd-node-$i.sock" -p "$LAB/lldpd-node-$i.pid" \
+      -I eth0 2>> "$LAB/lldpd.log"
+  done
+  for k in $(seq 1 "$leaves"); do
+    local tries=0
+    until ip netns exec "$PREFIX-sw" lldpcli -u "$LAB/lldpd-leaf-$k.sock" configure system hostname "leaf-$k" >/dev/null 2>&1; do
+      ((++tries < 50)) || die "lldpd of leaf-$k did not start; see $LAB/lldpd.log"
+      sleep 0.1
+    done
+    ip netns exec "$PREFIX-sw" lldpcli -u "$LAB/lldpd-leaf-$k.sock" configure lldp tx-interval 1 >/dev/null
+  done
+  for i in $(seq 1 "$n"); do
+    local want=leaf-$(leaf_of "$i" "$n" "$leaves") tries=0
+    until ip netns exec "$PREFIX-node-$i" lldpcli -u "$LAB/lldpd-node-$i.sock" -f keyvalue show neighbors 2>/dev/null |
+        grep -q "chassis.name=$want\$"; do
+      ((++tries < 100)) || die "node-$i did not hear $want over LLDP; see $LAB/lldpd.log"
+      sleep 0.1
+    done
+  done
 }
 
 leaf_of() {  # HOST N LEAVES: the leaf of host HOST (1-based) of N spread by blocks over LEAVES
@@ -385,5 +429,5 @@ case ${1:-} in
       'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
       "$(cat "$LAB/metrics.url")" ;;
   down) down ;;
-  *) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 3 ;;
+  *) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 3 ;;
 esac

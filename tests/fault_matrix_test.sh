@@ -78,6 +78,8 @@ scenario slow-path-two-leaves 2 "slow_path leaf-1 <-> leaf-2" 6 --leaves 2 --slo
 scenario slow-path-no-topology 2 "slow_path node-1,node-2,node-3 <-> node-4,node-5,node-6" \
   6 --leaves 2 --slow-uplink leaf-2=200mbit --topology none
 scenario slow-uplink-of-three 2 "slow_uplink leaf-3" 9 --leaves 3 --slow-uplink leaf-3=200mbit
+# The leaves learned over LLDP: an lldpd per lab switch announces its name, the agents read it.
+scenario slow-path-lldp 2 "slow_path leaf-1 <-> leaf-2" 6 --leaves 2 --topology lldp --slow-uplink leaf-1=200mbit
 
 # A lossy fabric: every host loses 1 % of what it sends, so every pair is slow and noisy alike
 # (pairs from a tenth to the full typical figure). Nobody may be blamed: no node named, nothing

@@ -36,7 +36,7 @@ NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Confi
   n.unreachable_reason = node.reason;
   n.netdev_mtu = AgentInterfaceMtu(node.inventory, &n.netdev);
   // Its place in the topology: its label at each level (the agent's, else the configuration's).
-  const std::map<std::string, std::string> all = NodeLabelsFor(config, node.name, labels);
+  const std::map<std::string, std::string> all = PlacementLabels(config, node);
   for (const std::string& level : config.topology().levels()) {
     auto it = all.find(level);
     n.place.push_back(it == all.end() ? "" : it->second);

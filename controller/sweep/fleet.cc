@@ -1,5 +1,7 @@
 #include "controller/sweep/fleet.h"
 
+#include "base/profiles.h"
+
 #include <algorithm>
 #include <mutex>
 #include <set>
@@ -138,6 +140,21 @@ void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
     });
   }
   for (auto& t : threads) t.join();
+}
+
+std::map<std::string, std::string> PlacementLabels(const v1::Config& config, const Node& node) {
+  const auto& own = node.inventory.labels();
+  std::map<std::string, std::string> labels = NodeLabelsFor(config, node.name, {own.begin(), own.end()});
+  const auto& topology = config.topology();
+  if (!topology.lldp() || topology.levels().empty()) return labels;
+  std::string netdev;
+  AgentInterfaceMtu(node.inventory, &netdev);
+  for (const auto& itf : node.inventory.interfaces()) {
+    if (itf.name() == netdev && !itf.lldp().system_name().empty()) {
+      labels.insert({topology.levels(0), itf.lldp().system_name()});
+    }
+  }
+  return labels;
 }
 
 uint32_t AgentInterfaceMtu(const v1::NodeInventory& inventory, std::string* interface_name) {

@@ -64,6 +64,11 @@ void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline);
 void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
                   absl::Duration deadline);
 
+// A node's labels as the topology sees them: its own, the configuration's (nodes:, topology
+// files), and with topology.lldp, its leaf from LLDP where it has none (the system name of the
+// switch the agent's interface is cabled to).
+std::map<std::string, std::string> PlacementLabels(const v1::Config& config, const Node& node);
+
 // The MTU of the interface that holds the address the node's agent registered with, and that
 // interface's name; 0 when not found. What the sweep's MTU check compares.
 uint32_t AgentInterfaceMtu(const v1::NodeInventory& inventory, std::string* interface_name);

@@ -16,8 +16,7 @@ std::vector<std::vector<int32_t>> GroupsOf(const v1::Config& config, const Fleet
     std::map<std::string, int32_t> ids;
     std::vector<int32_t>& of = groups.emplace_back();
     for (uint32_t i : live) {
-      const auto& own = fleet.nodes[i]->inventory.labels();
-      const auto labels = NodeLabelsFor(config, fleet.Name(i), {own.begin(), own.end()});
+      const auto labels = PlacementLabels(config, *fleet.nodes[i]);
       auto it = labels.find(level);
       of.push_back(it == labels.end() || it->second.empty()
                        ? -1
