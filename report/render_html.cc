@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "report/render.h"
+#include "report/group_matrix.h"
 #include "report/render_util.h"
 
 namespace fabricctl::report {
@@ -72,7 +73,7 @@ std::string Findings(const v1::Report& report) {
     absl::StrAppendFormat(&html,
                           "<tr><td class=\"%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
                           SeverityLabel(f.severity()), SeverityName(f.severity()), XmlEscape(f.kind()),
-                          XmlEscape(f.node()), XmlEscape(f.peer()), XmlEscape(f.detail()),
+                          XmlEscape(f.node().empty() ? f.device() : f.node()), XmlEscape(f.peer()), XmlEscape(f.detail()),
                           internal::ActionName(f.action()));
   }
   return html + "</table>\n";
@@ -152,11 +153,33 @@ std::string FlaggedPairs(const v1::Report& report) {
          rows + "</table>\n";
 }
 
+// The group x group (leaf x leaf) table where the sweep had a topology.
+std::string GroupMap(const v1::Report& report) {
+  const auto m = internal::GroupMatrixOf(report);
+  if (!m) return "";
+  std::string html = absl::StrCat("<h2>", XmlEscape(m->level), " map (median Gb/s from the row's ",
+                                  XmlEscape(m->level), " to the column's; bad pairs)</h2>\n<table id=\"groups\"><tr><th></th>");
+  for (const auto& g : m->groups) absl::StrAppend(&html, "<th>", XmlEscape(g), "</th>");
+  html += "</tr>\n";
+  for (size_t x = 0; x < m->groups.size(); ++x) {
+    absl::StrAppend(&html, "<tr><th>", XmlEscape(m->groups[x]), "</th>");
+    for (size_t y = 0; y < m->groups.size(); ++y) {
+      const double bw = m->median_gbps[x][y];
+      absl::StrAppendFormat(&html, "<td class=\"%s\">%s%s</td>", m->bad[x][y] > 0 ? "critical" : "ok",
+                            std::isnan(bw) ? "-" : absl::StrFormat("%.2f", bw),
+                            m->bad[x][y] > 0 ? absl::StrCat(" (", m->bad[x][y], " bad)") : "");
+    }
+    html += "</tr>\n";
+  }
+  return html + "</table>\n";
+}
+
 }  // namespace
 
 std::string RenderHtml(const v1::Report& report) {
   std::string html = Header(report);
   const std::string probe = XmlEscape(internal::HeadlineProbe(report));
+  html += GroupMap(report);
   absl::StrAppend(&html, "<h2>Health map: pair status</h2>\n", internal::StatusMapHtml(report));
   absl::StrAppend(&html, "<h2>Bandwidth map (", probe, ", Gb/s, row node to column node)</h2>\n",
                   internal::BandwidthMapHtml(report));

@@ -9,6 +9,7 @@
 #include "report/builder.h"
 #include "report/findings.h"
 #include "report/render.h"
+#include "report/group_matrix.h"
 #include "report/render_util.h"
 
 namespace fabricctl::report {
@@ -106,6 +107,26 @@ std::string RenderProm(const v1::Report& report, bool per_node) {
         if (x.latency != latency) continue;
         absl::StrAppendFormat(&out, "%s{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n", name,
                               PromEscape(x.node), PromEscape(x.peer), PromEscape(x.probe), x.value);
+      }
+    }
+  }
+  if (const auto m = internal::GroupMatrixOf(report); m && !check) {
+    metric("fabricctl_group_pair_bandwidth_bytes_per_second",
+           "Median bandwidth of the pairs from one topology group (a leaf) to another.");
+    for (size_t x = 0; x < m->groups.size(); ++x) {
+      for (size_t y = 0; y < m->groups.size(); ++y) {
+        if (std::isnan(m->median_gbps[x][y])) continue;
+        absl::StrAppendFormat(&out, "fabricctl_group_pair_bandwidth_bytes_per_second{level=\"%s\",group=\"%s\",peer_group=\"%s\"} %.6g\n",
+                              PromEscape(m->level), PromEscape(m->groups[x]), PromEscape(m->groups[y]),
+                              m->median_gbps[x][y] * 1e9 / 8);
+      }
+    }
+    metric("fabricctl_group_pair_bad_pairs", "Pairs between two topology groups judged warning or critical.");
+    for (size_t x = 0; x < m->groups.size(); ++x) {
+      for (size_t y = 0; y < m->groups.size(); ++y) {
+        if (m->pairs[x][y] == 0) continue;
+        absl::StrAppendFormat(&out, "fabricctl_group_pair_bad_pairs{level=\"%s\",group=\"%s\",peer_group=\"%s\"} %d\n",
+                              PromEscape(m->level), PromEscape(m->groups[x]), PromEscape(m->groups[y]), m->bad[x][y]);
       }
     }
   }

@@ -326,3 +326,32 @@ TEST_CASE("drain lists only plain host names") {
 
 }  // namespace
 }  // namespace fabricctl::report
+
+namespace fabricctl::report {
+
+TEST_CASE("With a topology, every format maps the sweep leaf by leaf") {
+  v1::Report r = ThreeNodes();
+  r.mutable_health()->add_levels("leaf");
+  // a and b on leaf-1, c on leaf-2: the pairs to c cross the leaves.
+  for (auto& n : *r.mutable_health()->mutable_nodes()) {
+    (*n.mutable_labels())["leaf"] = n.node() == "c" ? "leaf-2" : "leaf-1";
+  }
+  const std::string text = RenderText(r, false);
+  CHECK(text.find("LEAF MAP (tcp_bw Gb/s") != std::string::npos);
+  CHECK(text.find("1.45 [2]") != std::string::npos);  // a->c 1.5 and b->c 1.4: median, 2 bad
+  CHECK(text.find("9.50") != std::string::npos);
+  const std::string prom = RenderProm(r, /*per_node=*/false);
+  CHECK(prom.find("fabricctl_group_pair_bandwidth_bytes_per_second{level=\"leaf\",group=\"leaf-1\",peer_group=\"leaf-2\"} 1.8125e+08") !=
+        std::string::npos);
+  CHECK(prom.find("fabricctl_group_pair_bad_pairs{level=\"leaf\",group=\"leaf-1\",peer_group=\"leaf-2\"} 2") !=
+        std::string::npos);
+  CHECK(prom.find("fabricctl_group_pair_bad_pairs{level=\"leaf\",group=\"leaf-1\",peer_group=\"leaf-1\"} 0") !=
+        std::string::npos);
+  const std::string html = RenderHtml(r);
+  CHECK(html.find("<table id=\"groups\">") != std::string::npos);
+  CHECK(html.find("1.45 (2 bad)") != std::string::npos);
+  // Without levels, none of it.
+  CHECK(RenderText(ThreeNodes(), false).find("LEAF MAP") == std::string::npos);
+}
+
+}  // namespace fabricctl::report

@@ -3,10 +3,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/render.h"
+#include "report/group_matrix.h"
 #include "report/render_util.h"
 
 namespace fabricctl::report {
@@ -150,6 +152,32 @@ void AppendHeatMap(const v1::Report& report, const std::string& probe, const Pai
   }
 }
 
+// The group x group map (leaf x leaf) where the sweep had a topology: each cell the median
+// bandwidth from the row's group to the column's, and how many of those pairs are bad.
+void AppendGroupMap(const v1::Report& report, const std::string& probe, const Paint& paint,
+                    std::string& out) {
+  const auto m = internal::GroupMatrixOf(report);
+  if (!m) return;
+  size_t width = 8;
+  for (const auto& g : m->groups) width = std::max(width, g.size() + 1);
+  const int w = static_cast<int>(std::max<size_t>(width, 14));
+  absl::StrAppendFormat(&out, "\n%s MAP (%s Gb/s, median of the pairs from the row's %s to the column's; [bad pairs])\n",
+                        absl::AsciiStrToUpper(m->level), probe.empty() ? "bandwidth" : probe, m->level);
+  out += std::string(width, ' ');
+  for (const auto& g : m->groups) absl::StrAppendFormat(&out, " %*s", w, g);
+  out += "\n";
+  for (size_t x = 0; x < m->groups.size(); ++x) {
+    absl::StrAppendFormat(&out, "%-*s", static_cast<int>(width), m->groups[x]);
+    for (size_t y = 0; y < m->groups.size(); ++y) {
+      std::string cell = std::isnan(m->median_gbps[x][y]) ? "-" : absl::StrFormat("%.2f", m->median_gbps[x][y]);
+      if (m->bad[x][y] > 0) absl::StrAppend(&cell, " [", m->bad[x][y], "]");
+      const v1::Severity severity = m->bad[x][y] > 0 ? v1::SEVERITY_CRITICAL : v1::SEVERITY_OK;
+      absl::StrAppendFormat(&out, " %s%*s%s", paint(severity), w, cell, paint.reset());
+    }
+    out += "\n";
+  }
+}
+
 }  // namespace
 
 std::string RenderText(const v1::Report& report, bool color) {
@@ -172,6 +200,7 @@ std::string RenderText(const v1::Report& report, bool color) {
   if (drain.size() > 0) absl::StrAppend(&out, "\nDRAIN: ", absl::StrJoin(drain, " "), "\n");
   AppendAudits(report, out);
   AppendCollectives(report, out);
+  AppendGroupMap(report, probe, paint, out);
   AppendHeatMap(report, probe, paint, out);
   return out;
 }
