@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 #include <lldpctl.h>
 
-#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -94,7 +93,7 @@ void ForEach(const Lldpctl& lib, lldpctl_atom_t* list, Visit visit) {
   }
 }
 
-absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> Read(const std::string& socket) {
+absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadNeighbors(const std::string& socket) {
   const Lldpctl& lib = Library();
   if (!lib.error.empty()) return absl::FailedPreconditionError(lib.error);
   const std::string path = socket.empty() ? lib.default_transport() : socket;
@@ -126,33 +125,39 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> Read(const std::string& 
 
 absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadLldpNeighbors(const std::string& socket,
                                                                          absl::Duration timeout) {
-  // The read's result, shared with its thread, which may outlive this call.
-  struct Shared {
-    std::mutex mu;
-    std::condition_variable done_cv;
+  // A read's result, shared with its thread, which may outlive the calls that wait for it.
+  struct Read {
+    std::string socket;
     bool done = false;
     absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> result = absl::UnknownError("");
   };
-  // One read at a time: a read that never returned holds its thread, not another one.
-  static std::atomic<bool> reading{false};
-  if (reading.exchange(true)) {
-    return absl::DeadlineExceededError("an earlier read of lldpd has not returned");
+  // One read at a time: a call while one is running waits for that one (of the same socket);
+  // a read that never returns holds its one thread, and later calls say so at once.
+  // (Never destroyed: a detached read may still finish while the process exits.)
+  static auto* const mu = new std::mutex;
+  static auto* const done_cv = new std::condition_variable;
+  static auto* const running = new std::shared_ptr<Read>;
+  std::unique_lock<std::mutex> lock(*mu);
+  std::shared_ptr<Read> read = *running;
+  if (read == nullptr || read->done) {
+    read = *running = std::make_shared<Read>();
+    read->socket = socket;
+    std::thread([read] {
+      auto result = ReadNeighbors(read->socket);
+      std::lock_guard<std::mutex> guard(*mu);
+      read->result = std::move(result);
+      read->done = true;
+      done_cv->notify_all();
+    }).detach();
+  } else if (read->socket != socket) {
+    return absl::UnavailableError("a read of another lldpd socket is running");
   }
-  auto shared = std::make_shared<Shared>();
-  std::thread([shared, socket] {
-    auto result = Read(socket);
-    reading = false;
-    std::lock_guard<std::mutex> lock(shared->mu);
-    shared->result = std::move(result);
-    shared->done = true;
-    shared->done_cv.notify_all();
-  }).detach();
-  std::unique_lock<std::mutex> lock(shared->mu);
-  if (!shared->done_cv.wait_for(lock, absl::ToChronoMilliseconds(timeout), [&] { return shared->done; })) {
+  if (!done_cv->wait_for(lock, absl::ToChronoMilliseconds(timeout), [&] { return read->done; })) {
     return absl::DeadlineExceededError(
-        absl::StrCat("lldpd did not answer within ", absl::FormatDuration(timeout)));
+        absl::StrCat("lldpd at ", socket.empty() ? "its default socket" : socket, " did not answer within ",
+                     absl::FormatDuration(timeout)));
   }
-  return shared->result;
+  return read->result;
 }
 
 }  // namespace fabricctl::agent

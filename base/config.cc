@@ -345,7 +345,12 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
 }
 
 void ApplyDefaults(v1::Config* c) {
-  if (c->topology().lldp() && c->topology().levels().empty()) c->mutable_topology()->add_levels("leaf");
+  // LLDP alone names the leaf; with a topology file the file's levels apply (LoadTopologyFiles).
+  const v1::Topology& topology = c->topology();
+  if (topology.lldp() && topology.levels().empty() && topology.slurm().empty() &&
+      topology.ibnetdiscover().empty()) {
+    c->mutable_topology()->add_levels("leaf");
+  }
   auto* t = c->mutable_thresholds();
   if (!t->has_min_bw_efficiency()) t->set_min_bw_efficiency(0.90);
   if (!t->has_relative_bw()) t->set_relative_bw(0.6);
@@ -398,6 +403,8 @@ absl::StatusOr<v1::Config> ParseConfig(const std::string& yaml, const std::strin
   return config;
 }
 
+namespace {
+
 // A file the configuration names, relative to the configuration's directory.
 std::string NextTo(const std::string& config_path, const std::string& path) {
   const size_t slash = config_path.rfind('/');
@@ -407,7 +414,7 @@ std::string NextTo(const std::string& config_path, const std::string& path) {
 // Each node's switches, lowest first, from topology.slurm or topology.ibnetdiscover (both:
 // Slurm's where it names the node).
 absl::StatusOr<std::map<std::string, std::vector<std::string>>> TopologyFiles(
-    const v1::Topology& topology, const std::string& config_path) {
+    const v1::Topology& topology, const std::string& rdma_device, const std::string& config_path) {
   std::map<std::string, std::vector<std::string>> tree;
   if (!topology.slurm().empty()) {
     const std::string path = NextTo(config_path, topology.slurm());
@@ -418,19 +425,27 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> TopologyFiles(
     const std::string path = NextTo(config_path, topology.ibnetdiscover());
     ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path, "topology.ibnetdiscover"));
     ASSIGN_OR_RETURN(const auto ports, ParseIbnetdiscover(text, path));
-    for (const IbHostPort& port : ports) {
-      if (!port.host.empty()) tree.try_emplace(port.host, std::vector<std::string>{port.switch_name});
+    // A host with several HCAs (one per rail) is placed by the one the probes use
+    // (probes.rdma_device, the NodeDescription's second word), else by its first.
+    for (const bool preferred : {true, false}) {
+      for (const IbHostPort& port : ports) {
+        const std::string device = port.description.substr(port.description.find(' ') + 1);
+        if (port.host.empty() || (preferred && (rdma_device.empty() || device != rdma_device))) continue;
+        tree.try_emplace(port.host, std::vector<std::string>{port.switch_name});
+      }
     }
   }
   return tree;
 }
 
-// The topology files' trees as the nodes' labels at topology.levels (leaf, and spine for a
-// Slurm tree, when none are named), beside what nodes: entries give them (those win).
-absl::Status ApplyTopologyFiles(v1::Config* config, const std::string& config_path) {
+}  // namespace
+
+// The topology files' trees as the nodes' labels; see config.h.
+absl::Status LoadTopologyFiles(v1::Config* config, const std::string& config_path) {
   v1::Topology* topology = config->mutable_topology();
   if (topology->slurm().empty() && topology->ibnetdiscover().empty()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(const auto tree, TopologyFiles(*topology, config_path));
+  ASSIGN_OR_RETURN(const auto tree, TopologyFiles(*topology, config->probes().rdma_device(), config_path));
+  // The levels a file implies where none are named.
   if (topology->levels().empty()) {
     topology->add_levels("leaf");
     if (!topology->slurm().empty()) topology->add_levels("spine");
@@ -453,9 +468,7 @@ absl::Status ApplyTopologyFiles(v1::Config* config, const std::string& config_pa
 absl::StatusOr<v1::Config> LoadConfig(const std::string& path) {
   auto text = ReadFileToString(path, "--config");
   if (!text.ok()) return text.status();
-  ASSIGN_OR_RETURN(v1::Config config, ParseConfig(*text, path));
-  RETURN_IF_ERROR(ApplyTopologyFiles(&config, path));
-  return config;
+  return ParseConfig(*text, path);
 }
 
 }  // namespace fabricctl

@@ -14,6 +14,12 @@ namespace fabricctl {
 // Errors name the file, the line and the key: "cluster.yaml:7: thresholds.relative_bw: ...".
 absl::StatusOr<v1::Config> LoadConfig(const std::string& path);
 
+// Reads the topology files the configuration names (topology.slurm, topology.ibnetdiscover;
+// relative to `config_path`'s directory) into its nodes: labels at topology.levels (leaf, and
+// spine for a Slurm tree, where none are named); nodes: entries win over them. Only the
+// controller places nodes, so only it reads them (an agent's node need not have the files).
+absl::Status LoadTopologyFiles(v1::Config* config, const std::string& config_path);
+
 // As LoadConfig, from text; `source` names it in errors.
 absl::StatusOr<v1::Config> ParseConfig(const std::string& yaml, const std::string& source);
 

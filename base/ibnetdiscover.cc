@@ -27,6 +27,8 @@ const std::regex& CaLinkLine() {
   return re;
 }
 
+constexpr size_t kMaxLine = 4096;
+
 std::string Guid(const std::string& hex) {
   return hex.rfind("0x", 0) == 0 ? hex : absl::StrCat("0x", hex);
 }
@@ -46,6 +48,8 @@ absl::StatusOr<std::vector<IbHostPort>> ParseIbnetdiscover(const std::string& te
     auto fail = [&](const std::string& what) {
       return absl::InvalidArgumentError(absl::StrCat(source, ":", number, ": ", what));
     };
+    // No line of the format comes near this; a longer one is not read (nor matched).
+    if (line.size() > kMaxLine) return fail(absl::StrCat("a line longer than ", kMaxLine, " bytes"));
     std::smatch m;
     if (line.empty() || line[0] == '#') continue;
     if (line.rfind("vendid=", 0) == 0) {

@@ -24,8 +24,9 @@ struct IbHostPort {
 // cabled to a switch, with the switch's GUID, name and port. Blocks start with vendid= ...,
 // a "Ca N "H-guid" # "description"" line, then one "[port](portguid) "S-guid"[port] # ..."
 // line per cabled port; switch blocks give each switch's NodeDescription. Lines it does not
-// know are skipped; a CA or link line that does not parse is an error naming `source` and the
-// line; more than `max_ports` host ports is an error.
+// know are skipped; a CA or link line that does not parse, or any line over 4 KiB, is an error
+// naming `source` and the line; more than `max_ports` host ports is an error. A host with
+// several cabled ports (one per rail) is listed once per port, in the file's order.
 absl::StatusOr<std::vector<IbHostPort>> ParseIbnetdiscover(const std::string& text,
                                                            const std::string& source,
                                                            size_t max_ports = 1000000);

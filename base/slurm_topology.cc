@@ -45,7 +45,8 @@ std::vector<Line> LogicalLines(const std::string& text) {
 absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSlurmTopology(
     const std::string& text, const std::string& source, size_t max_nodes) {
   std::map<std::string, std::string> parent_of_switch, switch_of_node;
-  std::set<std::string> switches;
+  std::map<std::string, int> switches;  // name -> its line
+  size_t names = 0;                     // every name the lists expand to, nodes and switches
   for (const Line& line : LogicalLines(text)) {
     auto fail = [&](const std::string& what) {
       return absl::InvalidArgumentError(absl::StrCat(source, ":", line.number, ": ", what));
@@ -61,19 +62,20 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSlurmTopolo
       else if (key == "switches") children = value;
     }
     if (name.empty()) return fail("a line without SwitchName=");
-    if (!switches.insert(name).second) return fail(absl::StrCat("switch '", name, "' is named twice"));
+    if (!switches.emplace(name, line.number).second) return fail(absl::StrCat("switch '", name, "' is named twice"));
     for (const auto& [list, under, what] : {std::tuple{nodes, &switch_of_node, "node"},
                                             std::tuple{children, &parent_of_switch, "switch"}}) {
       if (list.empty()) continue;
-      auto names = ExpandHostlist(list, absl::StrCat(what, "s of ", name), max_nodes);
-      if (!names.ok()) return fail(std::string(names.status().message()));
-      for (const std::string& member : *names) {
+      auto members = ExpandHostlist(list, absl::StrCat(what, "s of ", name), max_nodes - names);
+      if (!members.ok()) return fail(std::string(members.status().message()));
+      names += members->size();
+      for (const std::string& member : *members) {
         auto [it, fresh] = under->emplace(member, name);
         if (!fresh) {
           return fail(absl::StrCat(what, " '", member, "' is under both ", it->second, " and ", name));
         }
       }
-      if (switch_of_node.size() > max_nodes) return fail(absl::StrCat("more than ", max_nodes, " nodes"));
+      if (names >= max_nodes) return fail(absl::StrCat("more than ", max_nodes, " names in all"));
     }
   }
   std::map<std::string, std::vector<std::string>> out;
@@ -84,8 +86,8 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSlurmTopolo
       auto up = parent_of_switch.find(at);
       if (up == parent_of_switch.end()) break;
       if (chain.size() > kMaxDepth) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(source, ": switch '", at, "' is in a cycle or a tree deeper than ", kMaxDepth));
+        return absl::InvalidArgumentError(absl::StrCat(source, ":", switches[at], ": switch '", at,
+                                                       "' is in a cycle or a tree deeper than ", kMaxDepth));
       }
       at = up->second;
     }

@@ -18,7 +18,8 @@ namespace fabricctl {
 // (gpu001 -> leaf1, spine1). Keys are matched without regard to case as Slurm does; other
 // keys (LinkSpeed) are ignored; '#' starts a comment; a line ending in '\' continues. A node
 // or switch listed under two switches, a switch in a cycle, a bad hostlist, a line without
-// SwitchName, or more than `max_nodes` nodes is an error naming `source` and the line.
+// SwitchName, or lists expanding to more than `max_nodes` names in all (nodes and switches)
+// is an error naming `source` and the line.
 absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSlurmTopology(
     const std::string& text, const std::string& source, size_t max_nodes = 100000);
 

@@ -105,14 +105,17 @@ struct PairResult {
 };
 
 // A fault of what groups of nodes share rather than of a node: the path between two groups
-// (two leaves), one group's uplink (a leaf to the rest of the fabric), or a group's switch
-// itself (its members slow even to each other).
+// (two leaves), one group's uplink (a leaf to the rest of the fabric), a group's switch itself
+// (its members slow even to each other), or the switches above a set of groups (every two
+// leaves of a spine slow to each other, each fine within: the spine).
 struct PathFault {
-  enum class Kind : uint8_t { kPath, kUplink, kSwitch };
+  enum class Kind : uint8_t { kPath, kUplink, kSwitch, kAbove };
   Kind kind = Kind::kPath;
   // The topology level's label key ("leaf"), or "" for groups found from the figures alone.
   std::string level;
-  std::string a, b;  // group names; b only for a path
+  // Group names: a and b for a path; a for an uplink or a switch; for the switches above, a is
+  // their parent group's name ("" at the top level) and b lists the groups below them.
+  std::string a, b;
   std::vector<uint32_t> members_a, members_b;  // node indices
   // The slow pairs it explains (indices into AnalysisInput::pairs), and how many of its pairs
   // were measured at all (the slow ones included).

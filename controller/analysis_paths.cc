@@ -54,12 +54,17 @@ std::string What(const PathFault& f, const std::string& a, const std::string& b)
                           ") is at fault, not the hosts");
     case PathFault::Kind::kUplink:
       return absl::StrCat(f.pairs.size(), " of ", f.measured, " measured pairs from ", a,
-                          " to the rest of the fabric are slow while the pairs within it, and among "
-                          "the others, are fine: its uplink is at fault, not its hosts");
+                          " to other ", f.level, "s are slow, most of them to each of the others, "
+                          "while the pairs within it are fine: its uplink is at fault, not its hosts");
     case PathFault::Kind::kSwitch:
       return absl::StrCat(f.pairs.size(), " of ", f.measured, " measured pairs of ", a,
-                          "'s nodes are slow, to each other as well as to the rest of the fabric, "
-                          "while other groups are fine within: the switch they share is at fault");
+                          "'s nodes are slow, each node's mostly, to each other as well as to "
+                          "other groups: the switch they share is at fault");
+    case PathFault::Kind::kAbove:
+      return absl::StrCat(f.pairs.size(), " of ", f.measured, " measured pairs between the ", f.level,
+                          "s ", f.b, f.a.empty() ? "" : absl::StrCat(" (under ", f.a, ")"),
+                          " are slow, every two of them mostly, while the pairs within each are "
+                          "fine: the switches above them (the spine) are at fault, not the hosts");
   }
   return "";
 }
@@ -67,7 +72,7 @@ std::string What(const PathFault& f, const std::string& a, const std::string& b)
 v1::Finding PathFinding(const AnalysisInput& in, const PathFault& f) {
   const char* kind = f.kind == PathFault::Kind::kPath     ? report::kind::kSlowPath
                      : f.kind == PathFault::Kind::kUplink ? report::kind::kSlowUplink
-                                                          : report::kind::kSlowSwitch;
+                                                          : report::kind::kSlowSwitch;  // a switch or the ones above
   const std::string a = GroupName(f, f.a), b = GroupName(f, f.b);
   std::string detail = absl::StrFormat(
       "%s: %s (%s median %s Gb/s against %s Gb/s typical within %s; slow is %.0f %% below that "
@@ -79,7 +84,9 @@ v1::Finding PathFinding(const AnalysisInput& in, const PathFault& f) {
       ListedPairs(in, f));
   if (f.level.empty()) absl::StrAppend(&detail, "; groups found from the figures: set topology.levels to name the switches");
   v1::Finding finding = report::Make(kind, "", std::move(detail));
-  finding.set_device(f.kind == PathFault::Kind::kPath ? absl::StrCat(f.a, " <-> ", f.b) : f.a);
+  finding.set_device(f.kind == PathFault::Kind::kPath    ? absl::StrCat(f.a, " <-> ", f.b)
+                     : f.kind == PathFault::Kind::kAbove ? (f.a.empty() ? absl::StrCat("above ", f.b) : f.a)
+                                                         : f.a);
   auto& e = *finding.mutable_evidence();
   e["level"] = f.level.empty() ? "inferred" : f.level;
   e["group"] = f.a;

@@ -148,3 +148,50 @@ TEST_CASE("A path whose re-tests recovered is not named") {
 }
 
 }  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("Two slow hosts on one leaf are stragglers, not a path or a switch") {
+  // node-0 and node-1 of leaf-1 {0,1,2} slow to everyone, each other included.
+  auto bw = [](uint32_t a, uint32_t b) { return a <= 1 || b <= 1 ? 25.0f : 100.0f; };
+  const AnalysisResult r = Analyze(Leaves(9, 3, bw));
+  CHECK(Kinds(r) == std::vector<std::string>{"straggler_node:node-0:", "straggler_node:node-1:"});
+}
+
+TEST_CASE("Every pair between leaves slow, each leaf fine within: the switches above them") {
+  auto bw = [](uint32_t a, uint32_t b) { return LeafOf(a, 3) != LeafOf(b, 3) ? 30.0f : 100.0f; };
+  const AnalysisResult r = Analyze(Leaves(9, 3, bw));
+  REQUIRE(Kinds(r) == std::vector<std::string>{"slow_switch::"});
+  CHECK(r.findings[0].device() == "above leaf-1,leaf-2,leaf-3");
+  CHECK(r.findings[0].evidence().at("slow_pairs") == "27");
+  CHECK(r.findings[0].detail().find("the switches above them") != std::string::npos);
+}
+
+TEST_CASE("Two slow uplinks of four leaves are two slow_uplink findings") {
+  auto bw = [](uint32_t a, uint32_t b) {
+    const uint32_t la = LeafOf(a, 3), lb = LeafOf(b, 3);
+    return la != lb && (la <= 1 || lb <= 1) ? 30.0f : 100.0f;
+  };
+  const AnalysisResult r = Analyze(Leaves(12, 3, bw));
+  REQUIRE(Kinds(r) == std::vector<std::string>{"slow_uplink::", "slow_uplink::"});
+  CHECK(r.findings[0].device() != r.findings[1].device());
+}
+
+TEST_CASE("With a spine level, a spine slow between its own leaves is that spine") {
+  // Four leaves of three; leaves 1-2 under spine-1, leaves 3-4 under spine-2. Pairs between
+  // leaf-1 and leaf-2 (through spine-1) slow; everything else fine.
+  auto bw = [](uint32_t a, uint32_t b) {
+    const uint32_t la = LeafOf(a, 3), lb = LeafOf(b, 3);
+    return la != lb && la <= 1 && lb <= 1 ? 30.0f : 100.0f;
+  };
+  AnalysisInput in = Leaves(12, 3, bw);
+  in.levels = {"leaf", "spine"};
+  for (uint32_t i = 0; i < 12; ++i) in.nodes[i].place.push_back(LeafOf(i, 3) <= 1 ? "spine-1" : "spine-2");
+  const AnalysisResult r = Analyze(in);
+  REQUIRE(Kinds(r).size() == 1);
+  // Between two leaves of one spine: the path between them, or the switches above them (the
+  // spine), explain the same pairs; the path is the smaller element.
+  CHECK(r.findings[0].device() == "leaf-1 <-> leaf-2");
+}
+
+}  // namespace fabricctl::controller

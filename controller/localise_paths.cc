@@ -40,9 +40,21 @@ struct Level {
   std::vector<int32_t> group;
   std::vector<std::string> names, parents;
   std::vector<std::vector<uint32_t>> members;
+  // The distinct parents, and each group's parent's index among them.
+  std::vector<std::string> parent_names;
+  std::vector<int32_t> parent_index;
+  void IndexParents() {
+    std::map<std::string, int32_t> ids;
+    parent_index.clear();
+    for (const std::string& parent : parents) {
+      auto [it, fresh] = ids.try_emplace(parent, static_cast<int32_t>(parent_names.size()));
+      if (fresh) parent_names.push_back(parent);
+      parent_index.push_back(it->second);
+    }
+  }
 };
 
-// The typical figure (log) of the pairs within groups, and its spread.
+// The typical figure (log) of a level's reference pairs, and its spread.
 struct Reference {
   bool valid = false;
   double typical = 0, spread = 0;
@@ -51,72 +63,156 @@ struct Reference {
   }
 };
 
-Reference WithinGroups(const Level& level, const AnalysisInput& in, const std::vector<float>& logs) {
+struct Counts {
+  uint32_t measured = 0, slow = 0;
+  void Add(bool is_slow) { ++measured, slow += is_slow; }
+  bool MostlySlow() const { return 2 * slow > measured; }
+};
+
+// What one level's pairs say: which pairs reach the level (for a level above the lowest, those
+// between different groups of the level below: pairs within a leaf never reach the spine),
+// the reference (the pairs within a group of the level, which cross none of its uplinks),
+// each pair's verdict against it, the counts between every two groups (within a group: g, g),
+// and the nodes that are slow with their own group-mates (a host's fault, not a switch's).
+struct LevelView {
+  Reference ref;
+  std::vector<char> reaches, slow;  // per pair
+  std::map<std::pair<int32_t, int32_t>, Counts> between;
+  std::vector<char> suspect;        // per node
+};
+
+LevelView ViewOf(const std::vector<Level>& levels, size_t l, const AnalysisInput& in,
+                 const std::vector<float>& logs) {
+  const Level& level = levels[l];
+  LevelView v;
+  v.reaches.assign(in.pairs.size(), 0);
+  v.slow.assign(in.pairs.size(), 0);
   std::vector<double> within;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
-    const int32_t g = level.group[in.pairs[p].client];
-    if (!std::isnan(logs[p]) && g >= 0 && g == level.group[in.pairs[p].server]) within.push_back(logs[p]);
+    const uint32_t a = in.pairs[p].client, b = in.pairs[p].server;
+    if (std::isnan(logs[p]) || level.group[a] < 0 || level.group[b] < 0) continue;
+    if (l > 0 && (levels[l - 1].group[a] < 0 || levels[l - 1].group[a] == levels[l - 1].group[b])) continue;
+    v.reaches[p] = 1;
+    if (level.group[a] == level.group[b]) within.push_back(logs[p]);
   }
-  Reference ref;
-  if (within.size() < 2) return ref;
-  ref.valid = true;
-  ref.typical = Median(within);
+  if (within.size() < 2) return v;
+  v.ref.valid = true;
+  v.ref.typical = Median(within);
   std::vector<double> fast;
   for (double x : within) {
-    if (x >= ref.typical) fast.push_back(x);
+    if (x >= v.ref.typical) fast.push_back(x);
   }
-  ref.spread = std::max({ScaledMad(within, ref.typical), ScaledMad(fast, ref.typical), kMinSpread});
-  return ref;
+  v.ref.spread = std::max({ScaledMad(within, v.ref.typical), ScaledMad(fast, v.ref.typical), kMinSpread});
+  std::vector<Counts> own(in.nodes.size());
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    if (!v.reaches[p]) continue;
+    v.slow[p] = v.ref.Slow(logs[p], in.thresholds);
+    const uint32_t a = in.pairs[p].client, b = in.pairs[p].server;
+    const int32_t ga = level.group[a], gb = level.group[b];
+    v.between[std::minmax(ga, gb)].Add(v.slow[p]);
+    if (ga == gb) own[a].Add(v.slow[p]), own[b].Add(v.slow[p]);
+  }
+  v.suspect.assign(in.nodes.size(), 0);
+  for (size_t i = 0; i < in.nodes.size(); ++i) v.suspect[i] = own[i].measured > 0 && own[i].MostlySlow();
+  return v;
 }
 
 struct Element {
   PathFault::Kind kind = PathFault::Kind::kPath;
   size_t level = 0;
-  int32_t a = -1, b = -1;
+  int32_t a = -1, b = -1;  // groups; for kAbove, a is the parent's index in Level::parent_names
   uint32_t measured = 0, within = 0, within_slow = 0, stayed = 0, recovered = 0;
   std::vector<uint32_t> slow;
+  std::map<uint32_t, Counts> members;  // kSwitch: each member's pairs
   double reference = 0;
 };
 
-// Every element the measured pairs cross, with its counts.
+// Whether the element's other evidence agrees with what it would be: a switch's every member
+// mostly slow; a path's two groups fine within; an uplink's group fine within and mostly slow
+// to every other group it was measured with; the switches above a set of groups: each group
+// fine within and every two of them mostly slow to each other.
+bool Shaped(const Element& e, const Level& level, const LevelView& v) {
+  auto within_fine = [&](int32_t g) {
+    auto it = v.between.find({g, g});
+    return it == v.between.end() || !it->second.MostlySlow();
+  };
+  switch (e.kind) {
+    case PathFault::Kind::kSwitch:
+      if (2 * e.within_slow <= e.within) return false;
+      return std::all_of(e.members.begin(), e.members.end(),
+                         [](const auto& m) { return m.second.MostlySlow(); });
+    case PathFault::Kind::kPath:
+      return within_fine(e.a) && within_fine(e.b);
+    case PathFault::Kind::kUplink:
+      for (const auto& [key, counts] : v.between) {
+        const bool own = key.first == e.a && key.second == e.a;
+        const bool mine = (key.first == e.a) != (key.second == e.a);
+        if ((own && counts.MostlySlow()) || (mine && !counts.MostlySlow())) return false;
+      }
+      return true;
+    case PathFault::Kind::kAbove:
+      for (const auto& [key, counts] : v.between) {
+        const bool under = level.parent_index[key.first] == e.a && level.parent_index[key.second] == e.a;
+        if (!under) continue;
+        if (key.first == key.second ? counts.MostlySlow() : !counts.MostlySlow()) return false;
+      }
+      return true;
+  }
+  return false;
+}
+
+// Every element the measured pairs cross, with its counts; those whose shape does not fit
+// are dropped. A pair with an end that is slow with its own group-mates is no evidence about
+// a path, an uplink or the switches above (it is the host's), only about its own switch.
 std::vector<Element> Elements(const AnalysisInput& in, const std::vector<Level>& levels,
                               const std::vector<float>& logs, bool paths_only) {
   std::vector<Element> out;
-  std::map<std::tuple<int, size_t, int32_t, int32_t>, size_t> index;
   for (size_t l = 0; l < levels.size(); ++l) {
     const Level& level = levels[l];
-    const Reference ref = WithinGroups(level, in, logs);
-    if (!ref.valid || level.names.size() < 2) continue;
-    auto add = [&](PathFault::Kind kind, int32_t a, int32_t b, uint32_t p, bool slow, bool within) {
-      auto [it, fresh] = index.try_emplace({static_cast<int>(kind), l, a, b}, out.size());
+    const LevelView v = ViewOf(levels, l, in, logs);
+    if (!v.ref.valid || level.names.size() < 2) continue;
+    std::map<std::tuple<int, int32_t, int32_t>, size_t> index;
+    const size_t first = out.size();
+    auto add = [&](PathFault::Kind kind, int32_t a, int32_t b, uint32_t p, bool within) {
+      auto [it, fresh] = index.try_emplace({static_cast<int>(kind), a, b}, out.size());
       if (fresh) {
         Element e;
-        e.kind = kind, e.level = l, e.a = a, e.b = b;
+        e.kind = kind, e.level = l, e.a = a, e.b = b, e.reference = std::exp(v.ref.typical);
         out.push_back(std::move(e));
       }
       Element& e = out[it->second];
-      e.reference = std::exp(ref.typical);
+      const bool slow = v.slow[p];
       ++e.measured;
       if (slow) e.slow.push_back(p);
       if (within) ++e.within, e.within_slow += slow;
       if (in.pairs[p].attempts >= 2) ++(slow ? e.stayed : e.recovered);
+      if (kind == PathFault::Kind::kSwitch) {
+        for (uint32_t end : {in.pairs[p].client, in.pairs[p].server}) {
+          if (level.group[end] == a) e.members[end].Add(slow);
+        }
+      }
     };
     for (uint32_t p = 0; p < in.pairs.size(); ++p) {
+      if (!v.reaches[p]) continue;
       int32_t ga = level.group[in.pairs[p].client], gb = level.group[in.pairs[p].server];
-      if (std::isnan(logs[p]) || ga < 0 || gb < 0) continue;
-      const bool slow = ref.Slow(logs[p], in.thresholds);
       if (ga == gb) {
-        if (!paths_only) add(PathFault::Kind::kSwitch, ga, -1, p, slow, true);
+        if (!paths_only) add(PathFault::Kind::kSwitch, ga, -1, p, true);
         continue;
       }
       if (ga > gb) std::swap(ga, gb);
-      if (level.parents[ga] == level.parents[gb]) add(PathFault::Kind::kPath, ga, gb, p, slow, false);
-      if (paths_only) continue;
-      for (int32_t g : {ga, gb}) {
-        add(PathFault::Kind::kUplink, g, -1, p, slow, false);
-        add(PathFault::Kind::kSwitch, g, -1, p, slow, false);
+      if (!paths_only) {
+        for (int32_t g : {ga, gb}) add(PathFault::Kind::kSwitch, g, -1, p, false);
       }
+      if (v.suspect[in.pairs[p].client] || v.suspect[in.pairs[p].server]) continue;
+      const bool siblings = level.parents[ga] == level.parents[gb];
+      if (siblings) add(PathFault::Kind::kPath, ga, gb, p, false);
+      if (paths_only) continue;
+      for (int32_t g : {ga, gb}) add(PathFault::Kind::kUplink, g, -1, p, false);
+      if (siblings) add(PathFault::Kind::kAbove, level.parent_index[ga], -1, p, false);
     }
+    out.erase(std::remove_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                             [&](const Element& e) { return !Shaped(e, level, v); }),
+              out.end());
   }
   return out;
 }
@@ -136,7 +232,6 @@ bool OneEnd(const AnalysisInput& in, const std::vector<uint32_t>& pairs) {
 
 bool Consistent(const Element& e, bool require_retest) {
   if (e.slow.size() < kElementShare * e.measured) return false;
-  if (e.kind == PathFault::Kind::kSwitch && 2 * e.within_slow <= e.within) return false;
   return !require_retest || RetestsAgree(e.stayed, e.recovered);
 }
 
@@ -146,9 +241,21 @@ PathFault FaultOf(const Element& e, const std::vector<Level>& levels, std::vecto
   PathFault f;
   f.kind = e.kind;
   f.level = level.name;
-  f.a = level.names[e.a];
-  f.members_a = level.members[e.a];
-  if (e.b >= 0) f.b = level.names[e.b], f.members_b = level.members[e.b];
+  if (e.kind == PathFault::Kind::kAbove) {
+    // The switches above the groups of one parent: named by the parent where the topology
+    // has one, its members every node of those groups.
+    f.a = level.parent_names[e.a];
+    for (size_t g = 0; g < level.names.size(); ++g) {
+      if (level.parent_index[g] != e.a) continue;
+      f.members_a.insert(f.members_a.end(), level.members[g].begin(), level.members[g].end());
+      f.b += (f.b.empty() ? "" : ",") + level.names[g];
+    }
+    std::sort(f.members_a.begin(), f.members_a.end());
+  } else {
+    f.a = level.names[e.a];
+    f.members_a = level.members[e.a];
+    if (e.b >= 0) f.b = level.names[e.b], f.members_b = level.members[e.b];
+  }
   f.measured = e.measured;
   f.reference_gbps = e.reference;
   std::vector<double> slow;
@@ -178,7 +285,8 @@ PathLocalisation Cover(const AnalysisInput& in, const std::vector<Level>& levels
       for (uint32_t p : e.slow) {
         if (out.pair_fault[p] < 0) fresh.push_back(p);
       }
-      if (fresh.size() < 2 || OneEnd(in, fresh)) continue;
+      // Groups found from the figures rest on the figures alone: one more pair than a topology's.
+      if (fresh.size() < (paths_only ? 3u : 2u) || OneEnd(in, fresh)) continue;
       if (best >= 0) {
         const Element& b = elements[best];
         if (std::make_tuple(-static_cast<int64_t>(fresh.size()), e.measured, e.level, static_cast<int>(e.kind)) >=
@@ -217,6 +325,7 @@ std::vector<Level> TopologyLevels(const AnalysisInput& in) {
       level.group[i] = it->second;
       level.members[it->second].push_back(i);
     }
+    level.IndexParents();
   }
   return levels;
 }
@@ -301,6 +410,7 @@ Level GroupsAbove(const AnalysisInput& in, const std::vector<float>& logs, doubl
     level.parents.emplace_back();
     level.members.push_back(members);
   }
+  level.IndexParents();
   return level;
 }
 

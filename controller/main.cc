@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   };
   auto config = ApplyCommonFlags(&common);
   if (!config.ok()) return fail(config.status());
+  if (auto s = LoadTopologyFiles(&*config, common.config_path); !s.ok()) return fail(s);
   options.config = *std::move(config);
   options.tls = common.tls;
   auto hb = ParsePositiveDuration(heartbeat, "--heartbeat-interval");
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
     auto config = config_path.empty() ? absl::StatusOr<v1::Config>(DefaultConfig())
                                        : LoadConfig(config_path);
     if (!config.ok()) return config.status();
+    RETURN_IF_ERROR(LoadTopologyFiles(&*config, config_path));
     running->Reload(*std::move(config));
     return absl::OkStatus();
   };

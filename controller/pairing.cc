@@ -136,7 +136,8 @@ std::vector<Round> TopologyRounds(uint32_t n, const std::vector<std::vector<int3
   std::vector<Round> rounds;
   for (const auto& members : MembersOf(leaf)) {
     std::vector<Round> own = FullRounds(static_cast<uint32_t>(members.size()));
-    if (own.size() > leaf_peers) own.resize(leaf_peers);
+    // A small leaf (an odd one has a round more, with a bye) keeps every pair.
+    if (members.size() > leaf_peers + 1 && own.size() > leaf_peers) own.resize(leaf_peers);
     for (size_t r = 0; r < own.size(); ++r) {
       if (rounds.size() <= r) rounds.emplace_back();
       for (const Pair& p : own[r]) rounds[r].push_back({members[p.first], members[p.second]});

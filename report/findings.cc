@@ -81,9 +81,9 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kSlowPath, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,
      "every pair between two groups of nodes (two leaves) slow, the pairs within each fine: what joins them, not the hosts"},
     {kind::kSlowUplink, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,
-     "every pair from one group (a leaf) to the rest of the fabric slow, within it and among the others fine: its uplink"},
+     "every pair from one group (a leaf) to other groups slow, mostly to each of them, while within it is fine: its uplink; drains nobody"},
     {kind::kSlowSwitch, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,
-     "every pair of a group's nodes (a leaf's) slow, to each other as well: the switch they share"},
+     "every pair of a group's nodes slow, to each other as well as to the rest: the switch they share; or every two groups under one parent slow to each other while each is fine within: the switches above them (the spine); drains nobody"},
 };
 
 v1::Finding MakeAt(const std::string& name, Level level) {

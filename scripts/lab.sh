@@ -197,6 +197,9 @@ up() {
     echo "lab: not root or no iproute2: agents share loopback, unshaped" >&2
     loopback=1
   fi
+  if [[ $loopback == 1 ]] && ((leaves > 1)); then
+    die "--leaves needs root and iproute2: leaves are bridges in network namespaces"
+  fi
   down quiet
   # A new lab is a new cluster: its registry and history start empty (restart-controller keeps them).
   rm -f "$LAB/fabric.db" "$LAB/fabric.db-wal" "$LAB/fabric.db-shm"

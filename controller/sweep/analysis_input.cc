@@ -23,7 +23,8 @@ bool GpuMemoryOn(const SweepSpecs& specs, v1::ProbeKind kind, v1::ProbeSide side
   return false;
 }
 
-NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Config& config) {
+NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Config& config,
+                      const Placement& placement) {
   NodeInput n;
   n.name = node.name;
   // Without a profile, asking for an RDMA probe is the expectation; a profile that sets no
@@ -36,7 +37,7 @@ NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Confi
   n.unreachable_reason = node.reason;
   n.netdev_mtu = AgentInterfaceMtu(node.inventory, &n.netdev);
   // Its place in the topology: its label at each level (the agent's, else the configuration's).
-  const std::map<std::string, std::string> all = PlacementLabels(config, node);
+  const std::map<std::string, std::string> all = placement.LabelsOf(node);
   for (const std::string& level : config.topology().levels()) {
     auto it = all.find(level);
     n.place.push_back(it == all.end() ? "" : it->second);
@@ -135,7 +136,8 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
   if (specs.lat_index >= 0) {
     in.latency_probe = std::string(probes::FindProbeInfo(specs.kinds[specs.lat_index])->name);
   }
-  for (const auto& node : fleet.nodes) in.nodes.push_back(NodeInputOf(*node, specs, config));
+  const Placement placement(config);
+  for (const auto& node : fleet.nodes) in.nodes.push_back(NodeInputOf(*node, specs, config, placement));
   if (ordered) ordered->clear();
   for (const auto& [key, run] : pairs) {
     if (ordered) ordered->push_back(&run);

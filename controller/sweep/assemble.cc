@@ -36,10 +36,11 @@ v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
   for (const RingRun& rr : *outcome.rings) *health->add_collectives() = rr.outcome.collective;
   if (!std::isnan(analysis.median_bw_gbps)) health->set_median_bw_gbps(analysis.median_bw_gbps);
   *health->mutable_levels() = config.topology().levels();
+  const Placement placement(config);
   for (uint32_t i = 0; i < fleet.nodes.size(); ++i) {
     const NodeResult& result = analysis.nodes[i];
     v1::NodeHealth* nh = builder.AddNode(fleet.Name(i), ToHealth(result.verdict));
-    for (const auto& [k, v] : PlacementLabels(config, *fleet.nodes[i])) (*nh->mutable_labels())[k] = v;
+    for (const auto& [k, v] : placement.LabelsOf(*fleet.nodes[i])) (*nh->mutable_labels())[k] = v;
     if (!std::isnan(result.median_bw_gbps)) nh->set_median_bw_gbps(result.median_bw_gbps);
     if (!std::isnan(result.robust_z)) nh->set_robust_z(result.robust_z);
     auto audits = fleet.audits.find(i);

@@ -1,7 +1,5 @@
 #include "controller/sweep/fleet.h"
 
-#include "base/profiles.h"
-
 #include <algorithm>
 #include <mutex>
 #include <set>
@@ -142,10 +140,18 @@ void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
   for (auto& t : threads) t.join();
 }
 
-std::map<std::string, std::string> PlacementLabels(const v1::Config& config, const Node& node) {
+Placement::Placement(const v1::Config& config) : config_(config) {
+  for (const auto& entry : config.nodes()) entries_.emplace(entry.node(), &entry);
+}
+
+std::map<std::string, std::string> Placement::LabelsOf(const Node& node) const {
   const auto& own = node.inventory.labels();
-  std::map<std::string, std::string> labels = NodeLabelsFor(config, node.name, {own.begin(), own.end()});
-  const auto& topology = config.topology();
+  std::map<std::string, std::string> labels(own.begin(), own.end());
+  // The node's own labels win over its nodes: entry (as NodeLabelsFor has it).
+  if (auto it = entries_.find(node.name); it != entries_.end()) {
+    labels.insert(it->second->labels().begin(), it->second->labels().end());
+  }
+  const auto& topology = config_.topology();
   if (!topology.lldp() || topology.levels().empty()) return labels;
   std::string netdev;
   AgentInterfaceMtu(node.inventory, &netdev);

@@ -67,7 +67,16 @@ void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
 // A node's labels as the topology sees them: its own, the configuration's (nodes:, topology
 // files), and with topology.lldp, its leaf from LLDP where it has none (the system name of the
 // switch the agent's interface is cabled to).
-std::map<std::string, std::string> PlacementLabels(const v1::Config& config, const Node& node);
+// Built once per use over a fleet: the configuration's nodes: entries indexed by name.
+class Placement {
+ public:
+  explicit Placement(const v1::Config& config);
+  std::map<std::string, std::string> LabelsOf(const Node& node) const;
+
+ private:
+  const v1::Config& config_;
+  std::map<std::string, const v1::NodeLabels*> entries_;
+};
 
 // The MTU of the interface that holds the address the node's agent registered with, and that
 // interface's name; 0 when not found. What the sweep's MTU check compares.

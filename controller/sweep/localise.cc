@@ -54,6 +54,31 @@ namespace fabricctl::controller::sweep {
 // Pairs of a switch-level suspect re-tested per pass.
 constexpr size_t kPathRetests = 2;
 
+namespace {
+
+// A switch-level suspect's re-tests this pass: two of its pairs with different ends, the
+// least measured first, until its re-tests agree (its other pairs follow its verdict).
+std::vector<uint32_t> PathRetests(const AnalysisInput& in, const PathFault& f) {
+  std::vector<uint32_t> picked;
+  if (RetestsAgree(f.stayed, f.recovered)) return picked;
+  std::vector<uint32_t> order = f.pairs;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+    return in.pairs[x].attempts < in.pairs[y].attempts;
+  });
+  for (uint32_t p : order) {
+    if (picked.size() == kPathRetests) break;
+    const PairInput& pair = in.pairs[p];
+    const bool shares = std::any_of(picked.begin(), picked.end(), [&](uint32_t q) {
+      return in.pairs[q].client == pair.client || in.pairs[q].client == pair.server ||
+             in.pairs[q].server == pair.client || in.pairs[q].server == pair.server;
+    });
+    if (!shares) picked.push_back(p);
+  }
+  return picked;
+}
+
+}  // namespace
+
 std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
                               const std::vector<const PairRun*>& ordered, bool* bandwidth_only) {
   AnalysisInput eager = in;
@@ -68,7 +93,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
     if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
-    if (pair.status == PairStatus::kNotMeasured || pair.attempts < 2) continue;
+    if (pair.status == PairStatus::kNotMeasured || pair.attempts < 2 || a.pairs[p].path >= 0) continue;
     for (uint32_t end : {pair.client, pair.server}) ++(bad(p) ? stayed : recovered)[end];
   }
   // A suspect whose re-tests so far recovered more often than they stayed bad is cleared (it
@@ -120,25 +145,8 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     });
     want(*fewest);
   }
-  // A switch-level suspect: two of its pairs with different ends, the least measured first,
-  // until its re-tests agree (its other pairs follow its verdict).
   for (const PathFault& f : a.paths) {
-    if (RetestsAgree(f.stayed, f.recovered)) continue;
-    std::vector<uint32_t> order = f.pairs;
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
-      return in.pairs[x].attempts < in.pairs[y].attempts;
-    });
-    std::vector<uint32_t> picked;
-    for (uint32_t p : order) {
-      if (picked.size() == kPathRetests) break;
-      const PairInput& pair = in.pairs[p];
-      const bool shares = std::any_of(picked.begin(), picked.end(), [&](uint32_t q) {
-        return in.pairs[q].client == pair.client || in.pairs[q].client == pair.server ||
-               in.pairs[q].server == pair.client || in.pairs[q].server == pair.server;
-      });
-      if (!shares) picked.push_back(p);
-    }
-    for (uint32_t p : picked) want(p);
+    for (uint32_t p : PathRetests(in, f)) want(p);
   }
   if (bandwidth_only) *bandwidth_only = only_bw;
   std::sort(wanted.begin(), wanted.end());

@@ -3,7 +3,6 @@
 #include <map>
 #include <string>
 
-#include "base/profiles.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
@@ -11,16 +10,17 @@ namespace {
 // Each live node's group at each topology level (by its labels), -1 where it has none.
 std::vector<std::vector<int32_t>> GroupsOf(const v1::Config& config, const Fleet& fleet,
                                            const std::vector<uint32_t>& live) {
-  std::vector<std::vector<int32_t>> groups;
-  for (const std::string& level : config.topology().levels()) {
-    std::map<std::string, int32_t> ids;
-    std::vector<int32_t>& of = groups.emplace_back();
-    for (uint32_t i : live) {
-      const auto labels = PlacementLabels(config, *fleet.nodes[i]);
-      auto it = labels.find(level);
-      of.push_back(it == labels.end() || it->second.empty()
-                       ? -1
-                       : ids.emplace(it->second, static_cast<int32_t>(ids.size())).first->second);
+  const auto& levels = config.topology().levels();
+  std::vector<std::vector<int32_t>> groups(levels.size());
+  std::vector<std::map<std::string, int32_t>> ids(levels.size());
+  const Placement placement(config);
+  for (uint32_t i : live) {
+    const auto labels = placement.LabelsOf(*fleet.nodes[i]);
+    for (int l = 0; l < levels.size(); ++l) {
+      auto it = labels.find(levels[l]);
+      groups[l].push_back(it == labels.end() || it->second.empty()
+                              ? -1
+                              : ids[l].emplace(it->second, static_cast<int32_t>(ids[l].size())).first->second);
     }
   }
   return groups;
