@@ -54,6 +54,8 @@ fi
 LAB=${FABRIC_LAB_DIR:-.lab}
 PREFIX=${FABRIC_LAB_PREFIX:-fablab}
 CERTS=$LAB/certs
+# lldpd's control sockets: a short path (a unix socket's is at most 107 bytes; $LAB may be deep).
+LLDP_DIR=/tmp/$PREFIX-lldpd
 SUBNET=198.18.0
 CONTROLLER_IP=$SUBNET.254
 
@@ -309,7 +311,7 @@ YAML
     start "node-$i" "$ns" env "${env[@]}" "$AGENT_BIN" --controller "$controller" \
       --listen "$host:0" --node-name "node-$i" --label "rack=r$(( (i - 1) / 4 + 1 ))" \
       $( ((leaves > 1)) && [[ $topology != lldp ]] && echo --label "leaf=leaf-$(leaf_of "$i" "$n" "$leaves")") \
-      $( [[ $topology == lldp ]] && echo --lldp-socket "$LAB/lldpd-node-$i.sock") \
+      $( [[ $topology == lldp ]] && echo --lldp-socket "$LLDP_DIR/node-$i.sock") \
       --nccl-log-dir "$LAB/nccl-node-$i" $(tls_flags "node-$i")
   done
   for i in $(seq 1 "$n"); do
@@ -328,29 +330,31 @@ YAML
 # agent reads). Each waits until the hosts have heard their leaf.
 start_lldpd() {  # N LEAVES
   local n=$1 leaves=$2 k i
+  rm -rf "$LLDP_DIR"
+  mkdir -p "$LLDP_DIR"
   for k in $(seq 1 "$leaves"); do
     local ports=()
     for i in $(seq 1 "$n"); do [[ $(leaf_of "$i" "$n" "$leaves") == "$k" ]] && ports+=("p$i"); done
     local IFS=,
-    ip netns exec "$PREFIX-sw" lldpd -u "$LAB/lldpd-leaf-$k.sock" -p "$LAB/lldpd-leaf-$k.pid" \
+    ip netns exec "$PREFIX-sw" lldpd -u "$LLDP_DIR/leaf-$k.sock" -p "$LLDP_DIR/leaf-$k.pid" \
       -I "${ports[*]}" -M 4 -S "" 2>> "$LAB/lldpd.log"
     unset IFS
   done
   for i in $(seq 1 "$n"); do
-    ip netns exec "$PREFIX-node-$i" lldpd -r -u "$LAB/lldpd-node-$i.sock" -p "$LAB/lldpd-node-$i.pid" \
+    ip netns exec "$PREFIX-node-$i" lldpd -r -u "$LLDP_DIR/node-$i.sock" -p "$LLDP_DIR/node-$i.pid" \
       -I eth0 2>> "$LAB/lldpd.log"
   done
   for k in $(seq 1 "$leaves"); do
     local tries=0
-    until ip netns exec "$PREFIX-sw" lldpcli -u "$LAB/lldpd-leaf-$k.sock" configure system hostname "leaf-$k" >/dev/null 2>&1; do
+    until ip netns exec "$PREFIX-sw" lldpcli -u "$LLDP_DIR/leaf-$k.sock" configure system hostname "leaf-$k" >/dev/null 2>&1; do
       ((++tries < 50)) || die "lldpd of leaf-$k did not start; see $LAB/lldpd.log"
       sleep 0.1
     done
-    ip netns exec "$PREFIX-sw" lldpcli -u "$LAB/lldpd-leaf-$k.sock" configure lldp tx-interval 1 >/dev/null
+    ip netns exec "$PREFIX-sw" lldpcli -u "$LLDP_DIR/leaf-$k.sock" configure lldp tx-interval 1 >/dev/null
   done
   for i in $(seq 1 "$n"); do
     local want=leaf-$(leaf_of "$i" "$n" "$leaves") tries=0
-    until ip netns exec "$PREFIX-node-$i" lldpcli -u "$LAB/lldpd-node-$i.sock" -f keyvalue show neighbors 2>/dev/null |
+    until ip netns exec "$PREFIX-node-$i" lldpcli -u "$LLDP_DIR/node-$i.sock" -f keyvalue show neighbors 2>/dev/null |
         grep -q "chassis.name=$want\$"; do
       ((++tries < 100)) || die "node-$i did not hear $want over LLDP; see $LAB/lldpd.log"
       sleep 0.1
@@ -418,6 +422,7 @@ down() {
       ip netns del "$ns" 2>/dev/null || true
     done
   fi
+  rm -rf "$LLDP_DIR"
   [[ ${1:-} == quiet ]] || echo "lab: stopped $stopped processes"
 }
 
