@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     auto config = config_path.empty() ? absl::StatusOr<v1::Config>(DefaultConfig())
                                        : LoadConfig(config_path);
     if (!config.ok()) return config.status();
-    RETURN_IF_ERROR(LoadTopologyFiles(&*config, config_path));
+    if (auto s = LoadTopologyFiles(&*config, config_path); !s.ok()) return s;
     running->Reload(*std::move(config));
     return absl::OkStatus();
   };
