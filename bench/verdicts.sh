@@ -7,12 +7,18 @@
 # finding), and the wall time of a sweep with one host 50x slower than its peers against a
 # healthy sweep of the same size.
 #
-#   bench/verdicts.sh [REPEATS [HEALTHY_SWEEPS]]     (defaults 3 and 20; needs root)
+#   bench/verdicts.sh [REPEATS [HEALTHY_SWEEPS [SET]]]   (defaults 3, 20, all; needs root)
 #
-# Writes bench/results/verdicts.txt.
+# SET: hosts (faults of hosts and links, and the wall-time comparison), switches (faults of
+# what hosts share: hosts over leaf bridges joined by a spine bridge, an uplink shaped; the
+# leaves given as labels, learned over LLDP, or not given at all), or all. Writes
+# bench/results/verdicts.txt (all) or verdicts-SET.txt.
 source "$(dirname "$0")/lib.sh"
 REPEATS=${1:-3}
 HEALTHY=${2:-20}
+SET=${3:-all}
+[[ $SET =~ ^(all|hosts|switches)$ ]] || { echo "bench: SET is hosts, switches or all, not '$SET'" >&2; exit 3; }
+want_set() { [[ $SET == all || $SET == "$1" ]]; }
 [[ $(id -u) -eq 0 ]] || { echo "bench: needs root (network namespaces)" >&2; exit 3; }
 (cd "$ROOT" && bazel build //cli:fabricctl //agent:fabric-agent //controller:fabric-controller >/dev/null 2>&1) ||
   { echo "bench: cannot build" >&2; exit 3; }
@@ -21,6 +27,7 @@ LAB="bash $ROOT/scripts/lab.sh"
 WORK=$(mktemp -d)
 trap '$LAB down >/dev/null 2>&1; rm -rf "$WORK"' EXIT
 OUT=$RESULTS/verdicts.txt
+[[ $SET == all ]] || OUT=$RESULTS/verdicts-$SET.txt
 
 # What a JSON report names: "kind subject", one per line (a pair's two ends in name order).
 named() {
@@ -31,7 +38,7 @@ for f in r.get("findings", []):
     if f.get("severity") not in ("SEVERITY_WARNING", "SEVERITY_CRITICAL"):
         continue
     ends = sorted(x for x in (f.get("node", ""), f.get("peer", "")) if x)
-    print(f["kind"], "~".join(ends))
+    print(f["kind"], "~".join(ends) or f.get("device", ""))
 PY
 }
 
@@ -81,6 +88,7 @@ scenario() {
     "$( ((tp + fp)) && ratio "$tp" "$((tp + fp))" || echo "n/a")" "$(ratio "$tp" "$((tp + fn))")" >> "$OUT.tmp"
 }
 
+if want_set hosts; then
 scenario slow-host "straggler_node node-3" 6 --throttle node-3=200mbit
 scenario slow-host-unshaped "straggler_node node-5" 6 --rate none --throttle node-5=300mbit
 scenario two-slow-of-eight "straggler_node node-2; straggler_node node-6" 8 --throttle node-2=250mbit --throttle node-6=100mbit
@@ -91,6 +99,16 @@ scenario transmit-only "straggler_node node-2" 6 --slow-egress node-2=100mbit
 scenario dropped-link "link_unreachable node-2~node-5" 6 --drop-link node-2-node-5
 scenario mtu "mtu_mismatch node-4" 5 --mtu node-4=1400
 scenario lossy-host "straggler_node node-4" 7 --lossy node-4=2
+fi
+if want_set switches; then
+scenario slow-path-two-leaves "slow_path leaf-1 <-> leaf-2" 6 --leaves 2 --slow-uplink leaf-1=200mbit
+scenario half-rate-path "slow_path leaf-1 <-> leaf-2" 8 --leaves 2 --slow-uplink leaf-2=500mbit
+scenario slow-uplink-of-three "slow_uplink leaf-2" 9 --leaves 3 --slow-uplink leaf-2=300mbit
+scenario slow-path-lldp "slow_path leaf-1 <-> leaf-2" 6 --leaves 2 --topology lldp --slow-uplink leaf-2=200mbit
+scenario split-no-topology "slow_path node-1,node-2,node-3,node-4 <-> node-5,node-6,node-7,node-8" \
+  8 --leaves 2 --topology none --slow-uplink leaf-1=200mbit
+scenario slow-host-under-leaves "straggler_node node-5" 9 --leaves 3 --throttle node-5=200mbit
+fi
 
 {
   echo
@@ -114,11 +132,19 @@ healthy() {  # NAME LAB_UP_ARGS...
   summary=$(sed '/^$/d' <<<"$raised" | sort | uniq -c | awk '{c=$1; $1=""; printf "%s%s x%d", (NR>1?"; ":""), substr($0,2), c}')
   printf '| %s | %d | %d | %s |\n' "$name" "$HEALTHY" "$alarms" "${summary:-none}" >> "$OUT.tmp"
 }
+if want_set hosts; then
 healthy "6 hosts, shaped 1gbit" 6
 healthy "6 hosts, unshaped" 6 --rate none
 healthy "6 hosts, every host losing 1 % of what it sends" 6 --lossy all=1
+fi
+if want_set switches; then
+healthy "8 hosts on 2 leaves" 8 --leaves 2
+healthy "9 hosts on 3 leaves, unshaped" 9 --leaves 3 --rate none
+healthy "8 hosts on 2 leaves, no topology given" 8 --leaves 2 --topology none
+fi
 
 # Wall time: 8 hosts healthy, then one host at 20 Mbit/s (50x slower than 1 Gbit/s).
+if ! want_set hosts; then mv "$OUT.tmp" "$OUT"; cat "$OUT"; exit 0; fi
 healthy_t=() slow_t=()
 for r in $(seq 1 "$REPEATS"); do
   $LAB up 8 >/dev/null 2>&1 || exit 3
