@@ -35,6 +35,30 @@ using google::protobuf::util::TimeUtil;
 
 bool IsTerminal(int fd) { return ::isatty(fd) == 1; }
 
+// --pairing into the request: full, quick, topology, sample (with --sample-rounds) or
+// file:PATH (its rounds read here, at most 1 MiB).
+absl::Status SetPairing(const SweepCommandOptions& o, v1::SweepRequest& request) {
+  if (o.pairing.empty()) return absl::OkStatus();
+  if (o.pairing == "full") {
+    request.set_pairing(v1::PAIRING_FULL);
+  } else if (o.pairing == "quick") {
+    request.set_pairing(v1::PAIRING_QUICK);
+  } else if (o.pairing == "topology") {
+    request.set_pairing(v1::PAIRING_TOPOLOGY);
+  } else if (o.pairing == "sample") {
+    request.set_pairing(v1::PAIRING_SAMPLE);
+    request.set_sample_rounds(o.sample_rounds);
+  } else if (o.pairing.rfind("file:", 0) == 0) {
+    ASSIGN_OR_RETURN(std::string text, ReadBoundedFile(o.pairing.substr(5), "--pairing", 1 << 20));
+    request.set_pairing(v1::PAIRING_FILE);
+    request.set_pairing_file(std::move(text));
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pairing: '", o.pairing, "' is not full, quick, sample, topology or file:PATH"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
   v1::SweepRequest request;
   if (o.nodes.has_value()) {
@@ -42,28 +66,7 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
     if (!names.ok()) return names.status();
     for (auto& name : *names) request.add_nodes(std::move(name));
   }
-  if (!o.pairing.empty()) {
-    if (o.pairing == "full") {
-      request.set_pairing(v1::PAIRING_FULL);
-    } else if (o.pairing == "quick") {
-      request.set_pairing(v1::PAIRING_QUICK);
-    } else if (o.pairing == "topology") {
-      request.set_pairing(v1::PAIRING_TOPOLOGY);
-    } else if (o.pairing == "sample") {
-      request.set_pairing(v1::PAIRING_SAMPLE);
-      request.set_sample_rounds(o.sample_rounds);
-    } else if (o.pairing.rfind("file:", 0) == 0) {
-      const std::string path = o.pairing.substr(5);
-      // The controller takes at most 1 MiB of rounds.
-      auto text = ReadBoundedFile(path, "--pairing", 1 << 20);
-      if (!text.ok()) return text.status();
-      request.set_pairing(v1::PAIRING_FILE);
-      request.set_pairing_file(*std::move(text));
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--pairing: '", o.pairing, "' is not full, quick, sample, topology or file:PATH"));
-    }
-  }
+  RETURN_IF_ERROR(SetPairing(o, request));
   for (absl::string_view name : absl::StrSplit(o.probes, ',', absl::SkipWhitespace())) {
     if (name == "allreduce" || name == "gpu_copy") {
       request.add_probes(name == "allreduce" ? v1::ALLREDUCE : v1::GPU_COPY);

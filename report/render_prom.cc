@@ -57,6 +57,31 @@ std::vector<PromPairSample> PromPairSamples(const v1::Report& report) {
   return out;
 }
 
+// With a topology, the median bandwidth and the bad pairs between every two groups (leaves).
+template <typename Metric>
+void AppendGroupSeries(const v1::Report& report, const Metric& metric, std::string& out) {
+  const auto m = internal::GroupMatrixOf(report);
+  if (!m) return;
+  metric("fabricctl_group_pair_bandwidth_bytes_per_second",
+         "Median bandwidth of the pairs from one topology group (a leaf) to another.");
+  for (size_t x = 0; x < m->groups.size(); ++x) {
+    for (size_t y = 0; y < m->groups.size(); ++y) {
+      if (std::isnan(m->median_gbps[x][y])) continue;
+      absl::StrAppendFormat(&out, "fabricctl_group_pair_bandwidth_bytes_per_second{level=\"%s\",group=\"%s\",peer_group=\"%s\"} %.6g\n",
+                            PromEscape(m->level), PromEscape(m->groups[x]), PromEscape(m->groups[y]),
+                            m->median_gbps[x][y] * 1e9 / 8);
+    }
+  }
+  metric("fabricctl_group_pair_bad_pairs", "Pairs between two topology groups judged warning or critical.");
+  for (size_t x = 0; x < m->groups.size(); ++x) {
+    for (size_t y = 0; y < m->groups.size(); ++y) {
+      if (m->pairs[x][y] == 0) continue;
+      absl::StrAppendFormat(&out, "fabricctl_group_pair_bad_pairs{level=\"%s\",group=\"%s\",peer_group=\"%s\"} %d\n",
+                            PromEscape(m->level), PromEscape(m->groups[x]), PromEscape(m->groups[y]), m->bad[x][y]);
+    }
+  }
+}
+
 std::string RenderProm(const v1::Report& report, bool per_node) {
   std::string out;
   auto metric = [&](const std::string& name, const std::string& help) {
@@ -110,26 +135,7 @@ std::string RenderProm(const v1::Report& report, bool per_node) {
       }
     }
   }
-  if (const auto m = internal::GroupMatrixOf(report); m && !check) {
-    metric("fabricctl_group_pair_bandwidth_bytes_per_second",
-           "Median bandwidth of the pairs from one topology group (a leaf) to another.");
-    for (size_t x = 0; x < m->groups.size(); ++x) {
-      for (size_t y = 0; y < m->groups.size(); ++y) {
-        if (std::isnan(m->median_gbps[x][y])) continue;
-        absl::StrAppendFormat(&out, "fabricctl_group_pair_bandwidth_bytes_per_second{level=\"%s\",group=\"%s\",peer_group=\"%s\"} %.6g\n",
-                              PromEscape(m->level), PromEscape(m->groups[x]), PromEscape(m->groups[y]),
-                              m->median_gbps[x][y] * 1e9 / 8);
-      }
-    }
-    metric("fabricctl_group_pair_bad_pairs", "Pairs between two topology groups judged warning or critical.");
-    for (size_t x = 0; x < m->groups.size(); ++x) {
-      for (size_t y = 0; y < m->groups.size(); ++y) {
-        if (m->pairs[x][y] == 0) continue;
-        absl::StrAppendFormat(&out, "fabricctl_group_pair_bad_pairs{level=\"%s\",group=\"%s\",peer_group=\"%s\"} %d\n",
-                              PromEscape(m->level), PromEscape(m->groups[x]), PromEscape(m->groups[y]), m->bad[x][y]);
-      }
-    }
-  }
+  if (!check) AppendGroupSeries(report, metric, out);
   // Every kind at each of its levels, 0 when absent: a series that was 1 returns to 0 instead
   // of vanishing, so alerts resolve and graphs show the fix.
   const std::string findings = check ? "fabricctl_check_findings" : "fabricctl_findings";
