@@ -128,11 +128,12 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadLldpNeighbors(const 
   // A read's result, shared with its thread, which may outlive the calls that wait for it.
   struct Read {
     std::string socket;
+    absl::Time started;
     bool done = false;
     absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> result = absl::UnknownError("");
   };
   // One read at a time: a call while one is running waits for that one (of the same socket);
-  // a read that never returns holds its one thread, and later calls say so at once.
+  // a read that never returns holds its one thread, and calls after its timeout say so at once.
   // (Never destroyed: a detached read may still finish while the process exits.)
   static auto* const mu = new std::mutex;
   static auto* const done_cv = new std::condition_variable;
@@ -140,8 +141,9 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadLldpNeighbors(const 
   std::unique_lock<std::mutex> lock(*mu);
   std::shared_ptr<Read> read = *running;
   if (read == nullptr || read->done) {
-    read = *running = std::make_shared<Read>();
+    read = std::make_shared<Read>();
     read->socket = socket;
+    read->started = absl::Now();
     std::thread([read] {
       auto result = ReadNeighbors(read->socket);
       std::lock_guard<std::mutex> guard(*mu);
@@ -149,8 +151,12 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadLldpNeighbors(const 
       read->done = true;
       done_cv->notify_all();
     }).detach();
+    *running = read;  // once its thread runs
   } else if (read->socket != socket) {
     return absl::UnavailableError("a read of another lldpd socket is running");
+  } else if (absl::Now() - read->started > timeout) {
+    return absl::DeadlineExceededError(absl::StrCat("lldpd has not answered a read for ",
+                                                    absl::FormatDuration(absl::Now() - read->started)));
   }
   if (!done_cv->wait_for(lock, absl::ToChronoMilliseconds(timeout), [&] { return read->done; })) {
     return absl::DeadlineExceededError(

@@ -75,7 +75,7 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSlurmTopolo
           return fail(absl::StrCat(what, " '", member, "' is under both ", it->second, " and ", name));
         }
       }
-      if (names >= max_nodes) return fail(absl::StrCat("more than ", max_nodes, " names in all"));
+      if (names > max_nodes) return fail(absl::StrCat("more than ", max_nodes, " names in all"));
     }
   }
   std::map<std::string, std::vector<std::string>> out;

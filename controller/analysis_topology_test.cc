@@ -195,3 +195,35 @@ TEST_CASE("With a spine level, a spine slow between its own leaves is that spine
 }
 
 }  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("A slow path beside a bad host: the path, and the host as its straggler") {
+  auto bw = [](uint32_t a, uint32_t b) {
+    if (a == 0 || b == 0) return 20.0f;
+    return LeafOf(a, 3) != LeafOf(b, 3) ? 30.0f : 100.0f;
+  };
+  const AnalysisResult r = Analyze(Leaves(6, 3, bw));
+  CHECK(Kinds(r) == std::vector<std::string>{"slow_path::", "straggler_node:node-0:"});
+}
+
+TEST_CASE("Two pairs per two leaves, one lifted by noise: still the uplink") {
+  // Ten nodes on five leaves of two; between two leaves only the two pairs with four different
+  // ends, as --pairing topology measures them; leaf-2's uplink slow, but one of its pairs to
+  // leaf-4 read fine.
+  auto bw = [](uint32_t a, uint32_t b) {
+    if ((a == 2 && b == 6) || (a == 6 && b == 2)) return 95.0f;
+    return (LeafOf(a, 2) == 1) != (LeafOf(b, 2) == 1) ? 30.0f : 100.0f;
+  };
+  AnalysisInput in = Leaves(10, 2, bw);
+  std::vector<PairInput> kept;
+  for (const PairInput& p : in.pairs) {
+    if (LeafOf(p.client, 2) == LeafOf(p.server, 2) || p.client % 2 == p.server % 2) kept.push_back(p);
+  }
+  in.pairs = kept;
+  const AnalysisResult r = Analyze(in);
+  REQUIRE(Kinds(r) == std::vector<std::string>{"slow_uplink::"});
+  CHECK(r.findings[0].device() == "leaf-2");
+}
+
+}  // namespace fabricctl::controller

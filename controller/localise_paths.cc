@@ -67,18 +67,21 @@ struct Counts {
   uint32_t measured = 0, slow = 0;
   void Add(bool is_slow) { ++measured, slow += is_slow; }
   bool MostlySlow() const { return 2 * slow > measured; }
+  bool MostlyFine() const { return 2 * slow < measured; }
 };
 
 // What one level's pairs say: which pairs reach the level (for a level above the lowest, those
 // between different groups of the level below: pairs within a leaf never reach the spine),
 // the reference (the pairs within a group of the level, which cross none of its uplinks),
-// each pair's verdict against it, the counts between every two groups (within a group: g, g),
-// and the nodes that are slow with their own group-mates (a host's fault, not a switch's).
+// each pair's verdict against it, the nodes that are slow with their own group-mates (a
+// host's fault, not a switch's), each node's counts within its group and to other groups, and
+// per group its counts to each group (itself: within) over the pairs with no such node.
 struct LevelView {
   Reference ref;
   std::vector<char> reaches, slow;  // per pair
-  std::map<std::pair<int32_t, int32_t>, Counts> between;
   std::vector<char> suspect;        // per node
+  std::vector<Counts> own_within, own_cross;  // per node
+  std::vector<std::map<int32_t, Counts>> rows;  // per group
 };
 
 LevelView ViewOf(const std::vector<Level>& levels, size_t l, const AnalysisInput& in,
@@ -91,7 +94,10 @@ LevelView ViewOf(const std::vector<Level>& levels, size_t l, const AnalysisInput
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const uint32_t a = in.pairs[p].client, b = in.pairs[p].server;
     if (std::isnan(logs[p]) || level.group[a] < 0 || level.group[b] < 0) continue;
-    if (l > 0 && (levels[l - 1].group[a] < 0 || levels[l - 1].group[a] == levels[l - 1].group[b])) continue;
+    if (l > 0 && (levels[l - 1].group[a] < 0 || levels[l - 1].group[b] < 0 ||
+                  levels[l - 1].group[a] == levels[l - 1].group[b])) {
+      continue;
+    }
     v.reaches[p] = 1;
     if (level.group[a] == level.group[b]) within.push_back(logs[p]);
   }
@@ -103,17 +109,26 @@ LevelView ViewOf(const std::vector<Level>& levels, size_t l, const AnalysisInput
     if (x >= v.ref.typical) fast.push_back(x);
   }
   v.ref.spread = std::max({ScaledMad(within, v.ref.typical), ScaledMad(fast, v.ref.typical), kMinSpread});
-  std::vector<Counts> own(in.nodes.size());
+  v.own_within.assign(in.nodes.size(), Counts());
+  v.own_cross.assign(in.nodes.size(), Counts());
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     if (!v.reaches[p]) continue;
     v.slow[p] = v.ref.Slow(logs[p], in.thresholds);
     const uint32_t a = in.pairs[p].client, b = in.pairs[p].server;
-    const int32_t ga = level.group[a], gb = level.group[b];
-    v.between[std::minmax(ga, gb)].Add(v.slow[p]);
-    if (ga == gb) own[a].Add(v.slow[p]), own[b].Add(v.slow[p]);
+    auto& own = level.group[a] == level.group[b] ? v.own_within : v.own_cross;
+    own[a].Add(v.slow[p]);
+    own[b].Add(v.slow[p]);
   }
   v.suspect.assign(in.nodes.size(), 0);
-  for (size_t i = 0; i < in.nodes.size(); ++i) v.suspect[i] = own[i].measured > 0 && own[i].MostlySlow();
+  for (size_t i = 0; i < in.nodes.size(); ++i) v.suspect[i] = v.own_within[i].measured > 0 && v.own_within[i].MostlySlow();
+  v.rows.assign(level.names.size(), {});
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    const uint32_t a = in.pairs[p].client, b = in.pairs[p].server;
+    if (!v.reaches[p] || v.suspect[a] || v.suspect[b]) continue;
+    const int32_t ga = level.group[a], gb = level.group[b];
+    v.rows[ga][gb].Add(v.slow[p]);
+    if (ga != gb) v.rows[gb][ga].Add(v.slow[p]);
+  }
   return v;
 }
 
@@ -123,38 +138,42 @@ struct Element {
   int32_t a = -1, b = -1;  // groups; for kAbove, a is the parent's index in Level::parent_names
   uint32_t measured = 0, within = 0, within_slow = 0, stayed = 0, recovered = 0;
   std::vector<uint32_t> slow;
-  std::map<uint32_t, Counts> members;  // kSwitch: each member's pairs
   double reference = 0;
 };
 
-// Whether the element's other evidence agrees with what it would be: a switch's every member
-// mostly slow; a path's two groups fine within; an uplink's group fine within and mostly slow
-// to every other group it was measured with; the switches above a set of groups: each group
-// fine within and every two of them mostly slow to each other.
+// Whether the element's other evidence agrees with what it would be (over the pairs with no
+// end slow with its own group-mates): a switch's every member slow with its group-mates and
+// not mostly fine with other groups; a path's two groups fine within; an uplink's group fine
+// within and not mostly fine with any other group; the switches above a set of groups: each
+// fine within, no two of them mostly fine with each other. ("Not mostly fine" leaves room for
+// a pair that noise lifted, where two pairs are all a plan measures between two groups.)
 bool Shaped(const Element& e, const Level& level, const LevelView& v) {
   auto within_fine = [&](int32_t g) {
-    auto it = v.between.find({g, g});
-    return it == v.between.end() || !it->second.MostlySlow();
+    auto it = v.rows[g].find(g);
+    return it == v.rows[g].end() || !it->second.MostlySlow();
+  };
+  auto slow_to_others = [&](int32_t g, int32_t parent) {
+    for (const auto& [other, counts] : v.rows[g]) {
+      if (other == g || (parent >= 0 && level.parent_index[other] != parent)) continue;
+      if (counts.MostlyFine()) return false;
+    }
+    return true;
   };
   switch (e.kind) {
     case PathFault::Kind::kSwitch:
       if (2 * e.within_slow <= e.within) return false;
-      return std::all_of(e.members.begin(), e.members.end(),
-                         [](const auto& m) { return m.second.MostlySlow(); });
+      return std::all_of(level.members[e.a].begin(), level.members[e.a].end(), [&](uint32_t m) {
+        return (v.own_within[m].measured == 0 || v.suspect[m]) && !v.own_cross[m].MostlyFine();
+      });
     case PathFault::Kind::kPath:
       return within_fine(e.a) && within_fine(e.b);
     case PathFault::Kind::kUplink:
-      for (const auto& [key, counts] : v.between) {
-        const bool own = key.first == e.a && key.second == e.a;
-        const bool mine = (key.first == e.a) != (key.second == e.a);
-        if ((own && counts.MostlySlow()) || (mine && !counts.MostlySlow())) return false;
-      }
-      return true;
+      return within_fine(e.a) && slow_to_others(e.a, -1);
     case PathFault::Kind::kAbove:
-      for (const auto& [key, counts] : v.between) {
-        const bool under = level.parent_index[key.first] == e.a && level.parent_index[key.second] == e.a;
-        if (!under) continue;
-        if (key.first == key.second ? counts.MostlySlow() : !counts.MostlySlow()) return false;
+      for (size_t g = 0; g < level.names.size(); ++g) {
+        if (level.parent_index[g] != e.a) continue;
+        const auto group = static_cast<int32_t>(g);
+        if (!within_fine(group) || !slow_to_others(group, e.a)) return false;
       }
       return true;
   }
@@ -186,11 +205,6 @@ std::vector<Element> Elements(const AnalysisInput& in, const std::vector<Level>&
       if (slow) e.slow.push_back(p);
       if (within) ++e.within, e.within_slow += slow;
       if (in.pairs[p].attempts >= 2) ++(slow ? e.stayed : e.recovered);
-      if (kind == PathFault::Kind::kSwitch) {
-        for (uint32_t end : {in.pairs[p].client, in.pairs[p].server}) {
-          if (level.group[end] == a) e.members[end].Add(slow);
-        }
-      }
     };
     for (uint32_t p = 0; p < in.pairs.size(); ++p) {
       if (!v.reaches[p]) continue;

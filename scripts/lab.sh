@@ -330,8 +330,9 @@ YAML
 # agent reads). Each waits until the hosts have heard their leaf.
 start_lldpd() {  # N LEAVES
   local n=$1 leaves=$2 k i
-  rm -rf "$LLDP_DIR"
-  mkdir -p "$LLDP_DIR"
+  rm -rf "$LLDP_DIR" 2>/dev/null || true
+  # Made afresh, ours alone: a directory someone else made there in between is refused.
+  mkdir -m 700 "$LLDP_DIR" || die "cannot make $LLDP_DIR"
   for k in $(seq 1 "$leaves"); do
     local ports=()
     for i in $(seq 1 "$n"); do [[ $(leaf_of "$i" "$n" "$leaves") == "$k" ]] && ports+=("p$i"); done
@@ -422,7 +423,7 @@ down() {
       ip netns del "$ns" 2>/dev/null || true
     done
   fi
-  rm -rf "$LLDP_DIR"
+  rm -rf "$LLDP_DIR" 2>/dev/null || true
   [[ ${1:-} == quiet ]] || echo "lab: stopped $stopped processes"
 }
 
