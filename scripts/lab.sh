@@ -331,8 +331,9 @@ YAML
 start_lldpd() {  # N LEAVES
   local n=$1 leaves=$2 k i
   rm -rf "$LLDP_DIR" 2>/dev/null || true
-  # Made afresh, ours alone: a directory someone else made there in between is refused.
-  mkdir -m 700 "$LLDP_DIR" || die "cannot make $LLDP_DIR"
+  # Made afresh (a directory someone else made there in between is refused), and searchable:
+  # lldpcli drops to lldpd's user before it connects.
+  mkdir -m 755 "$LLDP_DIR" || die "cannot make $LLDP_DIR"
   for k in $(seq 1 "$leaves"); do
     local ports=()
     for i in $(seq 1 "$n"); do [[ $(leaf_of "$i" "$n" "$leaves") == "$k" ]] && ports+=("p$i"); done
