@@ -414,7 +414,8 @@ std::string NextTo(const std::string& config_path, const std::string& path) {
 // Each node's switches, lowest first, from topology.slurm or topology.ibnetdiscover (both:
 // Slurm's where it names the node).
 absl::StatusOr<std::map<std::string, std::vector<std::string>>> TopologyFiles(
-    const v1::Topology& topology, const std::string& rdma_device, const std::string& config_path) {
+    const v1::Topology& topology, const std::string& rdma_device, const std::string& config_path,
+    std::map<std::string, std::string>* switch_ports) {
   std::map<std::string, std::vector<std::string>> tree;
   if (!topology.slurm().empty()) {
     const std::string path = NextTo(config_path, topology.slurm());
@@ -431,7 +432,9 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> TopologyFiles(
       for (const IbHostPort& port : ports) {
         const std::string device = port.description.substr(port.description.find(' ') + 1);
         if (port.host.empty() || (preferred && (rdma_device.empty() || device != rdma_device))) continue;
-        tree.try_emplace(port.host, std::vector<std::string>{port.switch_name});
+        if (tree.try_emplace(port.host, std::vector<std::string>{port.switch_name}).second) {
+          (*switch_ports)[port.host] = absl::StrCat(port.switch_port);
+        }
       }
     }
   }
@@ -444,7 +447,9 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> TopologyFiles(
 absl::Status LoadTopologyFiles(v1::Config* config, const std::string& config_path) {
   v1::Topology* topology = config->mutable_topology();
   if (topology->slurm().empty() && topology->ibnetdiscover().empty()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(const auto tree, TopologyFiles(*topology, config->probes().rdma_device(), config_path));
+  std::map<std::string, std::string> switch_ports;  // host -> its leaf switch's port (InfiniBand)
+  ASSIGN_OR_RETURN(const auto tree,
+                   TopologyFiles(*topology, config->probes().rdma_device(), config_path, &switch_ports));
   // The levels a file implies where none are named.
   if (topology->levels().empty()) {
     topology->add_levels("leaf");
@@ -461,6 +466,9 @@ absl::Status LoadTopologyFiles(v1::Config* config, const std::string& config_pat
     for (int l = 0; l < topology->levels_size() && l < static_cast<int>(switches.size()); ++l) {
       entry->mutable_labels()->insert({topology->levels(l), switches[l]});
     }
+    // The port of its leaf switch, as "<leaf level>_port" (what a switch finding lists).
+    auto port = switch_ports.find(node);
+    if (port != switch_ports.end()) entry->mutable_labels()->insert({topology->levels(0) + "_port", port->second});
   }
   return absl::OkStatus();
 }

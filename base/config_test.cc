@@ -241,6 +241,7 @@ TEST_CASE("Topology: an ibnetdiscover file places each host under its switch") {
   REQUIRE(LoadTopologyFiles(&*config, dir + "/ib.yaml").ok());
   CHECK(config->topology().levels_size() == 1);
   CHECK(NodeLabelsFor(*config, "gpu001", {}).at("leaf") == "leaf-a");
+  CHECK(NodeLabelsFor(*config, "gpu001", {}).at("leaf_port") == "7");
 }
 
 }  // namespace fabricctl

@@ -28,8 +28,10 @@ struct NodeInput {
   std::string profile;
   // Set when a probe asked for GPU memory and this node's could not be registered for RDMA.
   std::string gpudirect_unavailable_reason;
-  // Where the node sits: its group at each of AnalysisInput::levels ("" where unknown).
+  // Where the node sits: its group at each of AnalysisInput::levels ("" where unknown), and
+  // the port of its leaf switch it is cabled to, where LLDP or ibnetdiscover said.
   std::vector<std::string> place;
+  std::string switch_port;
 };
 
 // How a pair's measurement ended.

@@ -13,6 +13,8 @@ namespace {
 
 // At most this many pairs are listed in a finding's text (all are counted).
 constexpr size_t kListedPairs = 6;
+// At most this many members' switch ports are listed in a finding's evidence.
+constexpr size_t kListedPorts = 64;
 
 std::string Num(double v) { return absl::StrFormat("%.2f", v); }
 
@@ -95,6 +97,16 @@ v1::Finding PathFinding(const AnalysisInput& in, const PathFault& f) {
     e["peer_group"] = f.b;
     e["peer_members"] = Members(in, f.members_b);
   }
+  // Where the members are cabled, for the person at the switch: "node-1 swp1, node-2 swp2".
+  std::vector<std::string> ports;
+  for (const auto* members : {&f.members_a, &f.members_b}) {
+    for (uint32_t i : *members) {
+      if (!in.nodes[i].switch_port.empty() && ports.size() < kListedPorts) {
+        ports.push_back(absl::StrCat(in.nodes[i].name, " ", in.nodes[i].switch_port));
+      }
+    }
+  }
+  if (!ports.empty()) e["switch_ports"] = absl::StrJoin(ports, ", ");
   e["slow_pairs"] = absl::StrCat(f.pairs.size());
   e["measured_pairs"] = absl::StrCat(f.measured);
   e["slow_median_gbps"] = Num(f.slow_median_gbps);

@@ -47,6 +47,7 @@ TEST_CASE("A slow path between two leaves is one slow_path naming both, and no h
   CHECK(f.evidence().at("peer_members") == "node-3,node-4,node-5");
   CHECK(f.evidence().at("slow_pairs") == "9");
   CHECK(f.detail().find("9 of 9 measured pairs between leaf leaf-1 and leaf leaf-2") != std::string::npos);
+  CHECK(f.evidence().count("switch_ports") == 0);  // none known here
   CHECK(Drained(r).empty());
   CHECK(r.median_bw_gbps == Approx(100.0));
   for (const auto& node : r.nodes) CHECK(node.verdict == Verdict::kOk);
@@ -224,6 +225,20 @@ TEST_CASE("Two pairs per two leaves, one lifted by noise: still the uplink") {
   const AnalysisResult r = Analyze(in);
   REQUIRE(Kinds(r) == std::vector<std::string>{"slow_uplink::"});
   CHECK(r.findings[0].device() == "leaf-2");
+}
+
+}  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("A switch finding lists where its members are cabled, where that is known") {
+  auto bw = [](uint32_t a, uint32_t b) { return LeafOf(a, 3) != LeafOf(b, 3) ? 20.0f : 100.0f; };
+  AnalysisInput in = Leaves(6, 3, bw);
+  in.nodes[0].switch_port = "swp1";
+  in.nodes[4].switch_port = "swp5";
+  const AnalysisResult r = Analyze(in);
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].evidence().at("switch_ports") == "node-0 swp1, node-4 swp5");
 }
 
 }  // namespace fabricctl::controller

@@ -23,6 +23,24 @@ bool GpuMemoryOn(const SweepSpecs& specs, v1::ProbeKind kind, v1::ProbeSide side
   return false;
 }
 
+// The leaf switch port a node is cabled to: its agent interface's LLDP neighbour port (its id,
+// or its description where the id is a MAC address), else the `<leaf level>_port` label an
+// ibnetdiscover file gave it; "" when unknown.
+std::string SwitchPort(const v1::Config& config, const Node& node,
+                       const std::map<std::string, std::string>& labels) {
+  std::string netdev;
+  AgentInterfaceMtu(node.inventory, &netdev);
+  for (const auto& itf : node.inventory.interfaces()) {
+    if (itf.name() != netdev || itf.lldp().system_name().empty()) continue;
+    const auto& lldp = itf.lldp();
+    const bool mac = lldp.port_id().size() == 17 && std::count(lldp.port_id().begin(), lldp.port_id().end(), ':') == 5;
+    return mac && !lldp.port_description().empty() ? lldp.port_description() : lldp.port_id();
+  }
+  if (config.topology().levels().empty()) return "";
+  auto it = labels.find(config.topology().levels(0) + "_port");
+  return it == labels.end() ? "" : it->second;
+}
+
 NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Config& config,
                       const Placement& placement) {
   NodeInput n;
@@ -42,6 +60,7 @@ NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Confi
     auto it = all.find(level);
     n.place.push_back(it == all.end() ? "" : it->second);
   }
+  n.switch_port = SwitchPort(config, node, all);
   if (specs.rdma_asked && node.reachable && node.inventory.rdma_devices_size() == 0) {
     n.rdma_unavailable_reason = node.inventory.rdma_unavailable_reason().empty()
                                     ? "no RDMA device"
