@@ -345,9 +345,8 @@ std::vector<Level> TopologyLevels(const AnalysisInput& in) {
 }
 
 // Lines (log figures) between fast and slow pairs, coarsest first: Otsu's two-class split of
-// the figures, kept only when the classes stand apart (their medians at least min_effect and
-// max_robust_z of the classes' spreads apart: a fabric's noise split in two is not), then the
-// upper class split again the same way.
+// the figures, kept only when the classes stand apart (a fabric's noise split in two does
+// not), then the upper class split again the same way.
 // The median of sorted values [begin, end), and 1.4826 x their MAD (through `scratch`).
 // (The upper middle deviation: at these sizes the two middles are the same figure.)
 std::pair<double, double> SortedMedianMad(std::vector<float>::const_iterator begin,
@@ -378,10 +377,16 @@ std::vector<double> SplitLines(std::vector<float> values, const v1::Thresholds& 
       const double between = static_cast<double>(k) * (n - k) * (a - b) * (a - b);
       if (between > best) best = between, cut = k;
     }
-    const auto [ms, slow_spread] = SortedMedianMad(values.begin() + lo, values.begin() + lo + cut, scratch);
+    const double ms = SortedMedianMad(values.begin() + lo, values.begin() + lo + cut, scratch).first;
     const auto [mf, fast_spread] = SortedMedianMad(values.begin() + lo + cut, values.end(), scratch);
-    const double spread = std::max({slow_spread, fast_spread, kMinSpread});
-    if (mf - ms < -std::log(1 - t.min_effect()) || mf - ms < t.max_robust_z() * spread) break;
+    // Apart: the medians by min_effect, and the slow class's best figure beyond max_robust_z
+    // of the fast class's spread (the healthy figures' noise; how widely the slow figures
+    // vary among themselves, as pairs share a slow uplink unevenly, does not matter).
+    const double slow_best = values[lo + cut - 1];
+    if (mf - ms < -std::log(1 - t.min_effect()) ||
+        mf - slow_best < t.max_robust_z() * std::max(fast_spread, kMinSpread)) {
+      break;
+    }
     lines.push_back(values[lo + cut]);
     lo += cut;
   }
