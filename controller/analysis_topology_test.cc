@@ -120,7 +120,7 @@ TEST_CASE("Noise is not a path: healthy fabrics with and without a topology name
   for (double noise : {0.02, 0.1, 0.3}) {
     for (uint32_t n : {6u, 9u, 16u, 32u}) {
       for (bool placed : {true, false}) {
-        for (int trial = 0; trial < 20; ++trial) {
+        for (int trial = 0; trial < 5; ++trial) {
           INFO("noise " << noise << ", n " << n << ", placed " << placed << ", trial " << trial);
           std::lognormal_distribution<float> figure(std::log(100.0), noise);
           std::map<std::pair<uint32_t, uint32_t>, float> drawn;

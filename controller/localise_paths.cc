@@ -379,12 +379,14 @@ std::vector<double> SplitLines(std::vector<float> values, const v1::Thresholds& 
     }
     const double ms = SortedMedianMad(values.begin() + lo, values.begin() + lo + cut, scratch).first;
     const auto [mf, fast_spread] = SortedMedianMad(values.begin() + lo + cut, values.end(), scratch);
-    // Apart: the medians by min_effect, and the slow class's best figure beyond max_robust_z
-    // of the fast class's spread (the healthy figures' noise; how widely the slow figures
-    // vary among themselves, as pairs share a slow uplink unevenly, does not matter).
-    const double slow_best = values[lo + cut - 1];
-    if (mf - ms < -std::log(1 - t.min_effect()) ||
-        mf - slow_best < t.max_robust_z() * std::max(fast_spread, kMinSpread)) {
+    // Apart: the medians by min_effect, and the gap between the slow class's best figure and
+    // the fast class's median both min_effect and twice max_robust_z of the fast class's
+    // spread (the slow class's best an outlier even below the fast class's worst; how widely
+    // the slow figures vary among themselves, as pairs share a slow uplink unevenly, does not
+    // matter).
+    const double gap = mf - values[lo + cut - 1];
+    const double effect = -std::log(1 - t.min_effect());
+    if (mf - ms < effect || gap < effect || gap < 2 * t.max_robust_z() * std::max(fast_spread, kMinSpread)) {
       break;
     }
     lines.push_back(values[lo + cut]);
