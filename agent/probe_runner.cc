@@ -24,6 +24,8 @@
 #include "probes/gpu/cuda.h"
 #include "probes/table.h"
 #include "base/status_macros.h"
+#include "agent/rail.h"
+#include "probes/sysfs/sysfs_root.h"
 
 namespace fabricctl::agent {
 namespace {
@@ -93,10 +95,10 @@ ProbeRunner::~ProbeRunner() {
   }
 }
 
-absl::Status ProbeRunner::Acquire(const std::string& holder) {
+absl::Status ProbeRunner::Acquire(const std::string& slot, const std::string& holder) {
   std::lock_guard<std::mutex> lock(mu_);
   // A collective whose RunLocal never came (its controller gave up) gives the slot back.
-  // (Only a waiting collective can hold the slot while it sits in these maps.)
+  // (Only a waiting collective can hold the node's slot while it sits in these maps.)
   const absl::Time now = absl::Now();
   bool reclaimed = false;
   for (auto it = rings_.begin(); it != rings_.end();) {
@@ -107,21 +109,25 @@ absl::Status ProbeRunner::Acquire(const std::string& holder) {
     reclaimed |= it->second.expires < now;
     it = it->second.expires < now ? nccl_runs_.erase(it) : std::next(it);
   }
-  if (reclaimed) {
-    Logger("agent")->warn("{}: its all-reduce never ran; the slot is free again", holder_);
-    holder_.clear();
+  if (reclaimed && holders_.count("") > 0) {
+    Logger("agent")->warn("{}: its all-reduce never ran; the slot is free again", holders_[""]);
+    holders_.erase("");
   }
-  if (!holder_.empty()) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("a probe is already running on this node (", holder_, ")"));
+  // The node's slot ("") excludes every probe; a rail's excludes the node's and the rail's.
+  auto busy = holders_.find("");
+  if (busy == holders_.end()) busy = slot.empty() ? holders_.begin() : holders_.find(slot);
+  if (busy != holders_.end()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "a probe is already running on this node", busy->first.empty() ? "" : " on ",
+        busy->first, " (", busy->second, ")"));
   }
-  holder_ = holder;
+  holders_[slot] = holder;
   return absl::OkStatus();
 }
 
-void ProbeRunner::Release() {
+void ProbeRunner::Release(const std::string& slot) {
   std::lock_guard<std::mutex> lock(mu_);
-  holder_.clear();
+  holders_.erase(slot);
 }
 
 absl::StatusOr<probes::ProbeParams> ProbeRunner::Validate(const v1::ProbeSpec& spec) const {
@@ -131,6 +137,7 @@ absl::StatusOr<probes::ProbeParams> ProbeRunner::Validate(const v1::ProbeSpec& s
   }
   probes::ProbeParams params = probes::FromSpec(spec);
   RETURN_IF_ERROR(probes::ValidateParams(params, context_.limits));
+  RETURN_IF_ERROR(ResolveRail(probes::SysfsRoot(), &params));
   // GPU memory is allowed: the half that uses it runs in a child process (RunGpuClient,
   // StartGpuServer), so the CUDA driver never loads into the agent.
   return params;
@@ -146,12 +153,14 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
   }
   auto params = Validate(spec);
   if (!params.ok()) return params.status();
-  RETURN_IF_ERROR(Acquire(absl::StrCat("server of run ", run_id)));
+  // A pair probe holds its rail's slot (rails share no link); a collective the node's.
+  const std::string slot = spec.kind() != v1::ALLREDUCE ? params->netdev : "";
+  RETURN_IF_ERROR(Acquire(slot, absl::StrCat("server of run ", run_id)));
   absl::StatusOr<v1::Endpoint> endpoint =
       spec.kind() != v1::ALLREDUCE          ? StartPairServer(spec, *params, run_id)
       : params->allreduce_backend == "nccl" ? StartNcclRank(run_id, rank)
                                             : StartRingRank(*params, run_id);
-  if (!endpoint.ok()) Release();  // nothing holds the slot
+  if (!endpoint.ok()) Release(slot);  // nothing holds the slot
   return endpoint;
 }
 
@@ -202,10 +211,14 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartPairServer(const v1::ProbeSpec& s
   ASSIGN_OR_RETURN(run_context.token, probes::NewSecret());
   run_context.expected_spec = spec;
   if (params.rdma.server_gpu_memory) return StartGpuServer(params, run_id, run_context);
+  // On a rail, the half listens on (and its peer dials) the rail interface's address.
+  const bool on_rail = !params.source_host.empty();
   ASSIGN_OR_RETURN(std::unique_ptr<probes::ProbeServer> server,
-                   probes::ProbeServer::Listen(listen_host_, 0, run_context));
+                   probes::ProbeServer::Listen(on_rail ? params.source_host : listen_host_, 0,
+                                               run_context));
   v1::Endpoint endpoint;
-  endpoint.set_address(HostPort{advertise_host_, server->port()}.ToString());
+  endpoint.set_address(
+      HostPort{on_rail ? params.source_host : advertise_host_, server->port()}.ToString());
   endpoint.set_token(run_context.token);
   const absl::Time deadline =
       absl::Now() + (params.timeout > absl::ZeroDuration() ? params.timeout : kDefaultServerLifetime);
@@ -214,14 +227,15 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartPairServer(const v1::ProbeSpec& s
   run.server = std::move(server);
   run.failure = std::make_shared<v1::FailureCause>(v1::FAILURE_CAUSE_UNSPECIFIED);
   probes::ProbeServer* raw = run.server.get();
-  run.thread = std::thread([this, raw, deadline, run_id, failure = run.failure] {
+  run.thread = std::thread([this, raw, deadline, run_id, failure = run.failure,
+                            slot = params.netdev] {
     absl::Status served = raw->Serve(/*one_off=*/true, deadline);
     if (!served.ok()) {
       Logger("agent")->warn("probe server of run {}: {}", run_id, std::string(served.message()));
       // What the half itself typed (its GPU memory); read after the join, in StopServer.
       *failure = probes::AttachedCause(served);
     }
-    Release();  // the slot frees when the session ends, whether or not Stop is called
+    Release(slot);  // the slot frees when the session ends, whether or not Stop is called
   });
   return endpoint;
 }
@@ -232,12 +246,12 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::StopServer(const std::string& run_i
     std::lock_guard<std::mutex> lock(mu_);
     if (auto ring = rings_.find(run_id); ring != rings_.end()) {
       rings_.erase(ring);  // RunLocal never came: free the listener and the slot
-      holder_.clear();
+      holders_.erase("");
       return v1::ProbeResult();
     }
     if (auto nccl = nccl_runs_.find(run_id); nccl != nccl_runs_.end()) {
       nccl_runs_.erase(nccl);  // likewise: the rendezvous ends with it
-      holder_.clear();
+      holders_.erase("");
       return v1::ProbeResult();
     }
     auto it = servers_.find(run_id);
@@ -270,15 +284,15 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunClient(const v1::ProbeSpec& spec
   params->token = server.token();
   auto address = ParseHostPort(server.address(), "server.address");
   if (!address.ok()) return address.status();
-  RETURN_IF_ERROR(Acquire(absl::StrCat("client to ", server.address())));
+  RETURN_IF_ERROR(Acquire(params->netdev, absl::StrCat("client to ", server.address())));
   if (params->rdma.gpu_memory) {
     auto result = RunGpuClient(*params, {address->host, address->port}, cancel);
-    Release();
+    Release(params->netdev);
     return result;
   }
   probes::ProbeRun run = probes::RunProbeClient(*params, {address->host, address->port},
                                                 context_.limits, /*end_session=*/true);
-  Release();
+  Release(params->netdev);
   return probes::ToResult(run, *params);
 }
 
@@ -333,7 +347,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
   gpu_context.local_rdma.gpu = params.rdma.gpu;
   const absl::Duration lifetime =
       params.timeout > absl::ZeroDuration() ? params.timeout : kDefaultServerLifetime;
-  const std::string host = listen_host_;
+  const std::string host = params.source_host.empty() ? listen_host_ : params.source_host;
   auto child = probes::HeldChild::Start(
       [gpu_context, host, lifetime]() -> absl::StatusOr<std::string> {
         auto server = probes::ProbeServer::Listen(host, 0, gpu_context);
@@ -355,7 +369,8 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
     return absl::InternalError("the GPU-memory server half's process answered no port");
   }
   v1::Endpoint endpoint;
-  endpoint.set_address(HostPort{advertise_host_, static_cast<uint16_t>(port)}.ToString());
+  endpoint.set_address(HostPort{params.source_host.empty() ? advertise_host_ : params.source_host,
+                                static_cast<uint16_t>(port)}.ToString());
   endpoint.set_token(context.token);
   auto stop = std::make_shared<std::atomic<bool>>(false);
   auto held = std::make_shared<probes::HeldChild>(*std::move(child));
@@ -364,7 +379,8 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
   Running& run = servers_[run_id];
   run.stop = stop;
   run.failure = std::make_shared<v1::FailureCause>(v1::FAILURE_CAUSE_UNSPECIFIED);
-  run.thread = std::thread([this, held, stop, deadline, failure = run.failure] {
+  run.thread = std::thread([this, held, stop, deadline, failure = run.failure,
+                            slot = params.netdev] {
     bool exited = false;
     while (!*stop && !(exited = held->Exited()) && absl::Now() < deadline) {
       absl::SleepFor(absl::Milliseconds(50));
@@ -379,7 +395,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
       *failure = static_cast<v1::FailureCause>(code - kGpuServerFailedBase);
     }
     *held = probes::HeldChild();  // kills and reaps a child still serving
-    Release();
+    Release(slot);
   });
   return endpoint;
 }
@@ -388,11 +404,11 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunGpuCopy(const v1::ProbeSpec& spe
                                                         probes::Cancellation* cancel) {
   probes::ProbeParams params = probes::FromSpec(spec);
   RETURN_IF_ERROR(probes::ValidateParams(params, context_.limits));
-  RETURN_IF_ERROR(Acquire("gpu_copy"));
+  RETURN_IF_ERROR(Acquire("", "gpu_copy"));
   // The CUDA work runs in a child (probes::RunGpuCopy), killed at the deadline or on cancel.
   const absl::Duration timeout = ChildTimeout(params, context_.limits);
   probes::ProbeRun run = probes::RunGpuCopy(params, timeout, cancel);
-  Release();
+  Release("");
   return probes::ToResult(run, params);
 }
 
@@ -428,7 +444,7 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeReq
       rendezvous->reset();
       ring->rdma.reset();
       ring->listener = net::Listener();
-      runner->Release();
+      runner->Release("");
     }
   } release{this, &ring, &rendezvous};
   if (spec.kind() != v1::ALLREDUCE) {

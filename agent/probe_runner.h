@@ -23,9 +23,9 @@
 
 namespace fabricctl::agent {
 
-// Runs this node's halves of pair probes for the controller, one heavy probe at a time: while
-// a server half is up or a client half runs, another request gets ResourceExhausted, so two
-// measurements never share the node. Every request is validated against the node's own caps.
+// Runs this node's halves of pair probes for the controller, one heavy probe at a time on each
+// rail: while a server half is up or a client half runs, another request for the same rail (or,
+// without rails, the node) gets ResourceExhausted, so two measurements never share a NIC. Every request is validated against the node's own caps.
 //
 // Thread-safe.
 class ProbeRunner {
@@ -65,9 +65,10 @@ class ProbeRunner {
   void SetNcclExpectation(probes::NcclExpectation expect) { nccl_expect_ = std::move(expect); }
 
  private:
-  // Takes the node's probe slot, or says who holds it.
-  absl::Status Acquire(const std::string& holder);
-  void Release();
+  // Takes a probe slot, or says who holds it: a rail's (`slot` its interface), which excludes
+  // another probe on that rail, or the node's (""), which excludes every other probe.
+  absl::Status Acquire(const std::string& slot, const std::string& holder);
+  void Release(const std::string& slot);
   absl::StatusOr<probes::ProbeParams> Validate(const v1::ProbeSpec& spec) const;
   // StartServer's three kinds of run, with the slot taken (the caller frees it on an error):
   // an NCCL rank (rank 0 holds the rendezvous), a host-ring rank (its listener and, over
@@ -96,7 +97,7 @@ class ProbeRunner {
   const probes::ServeContext context_;
 
   std::mutex mu_;
-  std::string holder_;  // guarded by mu_; empty when the slot is free
+  std::map<std::string, std::string> holders_;  // slot -> holder; guarded by mu_
   struct Running {
     std::unique_ptr<probes::ProbeServer> server;  // a host-memory server half, in this process
     std::shared_ptr<std::atomic<bool>> stop;      // a GPU-memory one's, in a child: stop it

@@ -275,6 +275,40 @@ absl::Status ValidateTopology(const v1::Topology& topology, const Fail& fail) {
   return absl::OkStatus();
 }
 
+// The most rails a configuration may name (a node has at most this many compute NICs).
+constexpr int kMaxRails = 64;
+
+bool PlainName(const std::string& name, size_t max_size) {
+  return !name.empty() && name.size() <= max_size &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.';
+         });
+}
+
+template <typename Fail>
+absl::Status ValidateRails(const v1::Config& config, const Fail& fail) {
+  if (config.rails_size() > kMaxRails) return fail("rails", absl::StrCat("at most ", kMaxRails, " rails"));
+  std::set<std::string> names, netdevs;
+  for (const v1::Rail& rail : config.rails()) {
+    if (!PlainName(rail.name(), 64)) {
+      return fail("rails", absl::StrCat("name '", rail.name(), "' is not a rail name ([A-Za-z0-9._-], 1-64)"));
+    }
+    if (!names.insert(rail.name()).second) return fail("rails", absl::StrCat("rail '", rail.name(), "' is named twice"));
+    if (!PlainName(rail.netdev(), 15)) {
+      return fail("rails", absl::StrCat("rail '", rail.name(), "': netdev '", rail.netdev(),
+                                        "' is not an interface name ([A-Za-z0-9._-], 1-15)"));
+    }
+    if (!netdevs.insert(rail.netdev()).second) {
+      return fail("rails", absl::StrCat("rail '", rail.name(), "': netdev ", rail.netdev(), " is another rail's"));
+    }
+    if (!rail.rdma_device().empty() && !PlainName(rail.rdma_device(), 64)) {
+      return fail("rails", absl::StrCat("rail '", rail.name(), "': rdma_device '", rail.rdma_device(),
+                                        "' is not a device name"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Validate(const v1::Config& config, const YAML::Node& root,
                       const std::string& source) {
   auto fail = [&](const std::string& key, const std::string& what) {
@@ -335,6 +369,7 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
     }
   }
   RETURN_IF_ERROR(ValidateTopology(config.topology(), fail));
+  RETURN_IF_ERROR(ValidateRails(config, fail));
   if (auto s = ValidateProfiles(config); !s.ok()) {
     YAML::Node node = FindNode(root, {"profiles"});
     return absl::InvalidArgumentError(absl::StrCat(

@@ -204,6 +204,22 @@ TEST_CASE("Topology: levels are label keys, each once") {
         "cluster.yaml:2: topology.levels: 'a b' is not a label key ([A-Za-z0-9._-], 1-64)");
 }
 
+TEST_CASE("Rails: each named once, on its own interface") {
+  auto config = ParseConfig("rails:\n  - {name: rail0, netdev: eth0, rdma_device: mlx5_0}\n"
+                            "  - {name: rail1, netdev: eth1}\n", "cluster.yaml");
+  REQUIRE(config.ok());
+  REQUIRE(config->rails_size() == 2);
+  CHECK(config->rails(1).netdev() == "eth1");
+  CHECK(config->rails(1).rdma_device().empty());
+  CHECK(ErrorOf("rails:\n  - {name: r, netdev: eth0}\n  - {name: r, netdev: eth1}\n") ==
+        "cluster.yaml:2: rails: rail 'r' is named twice");
+  CHECK(ErrorOf("rails:\n  - {name: a, netdev: eth0}\n  - {name: b, netdev: eth0}\n") ==
+        "cluster.yaml:2: rails: rail 'b': netdev eth0 is another rail's");
+  CHECK(ErrorOf("rails:\n  - {name: a}\n") ==
+        "cluster.yaml:2: rails: rail 'a': netdev '' is not an interface name ([A-Za-z0-9._-], 1-15)");
+  CHECK(ErrorOf("rails:\n  - {name: a, netdev: ../x}\n").find("not an interface name") != std::string::npos);
+}
+
 TEST_CASE("Topology: Slurm's topology.conf becomes the nodes' labels; nodes: entries win") {
   const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
   std::ofstream(dir + "/topology.conf") << "SwitchName=leaf1 Nodes=gpu[1-2]\nSwitchName=leaf2 Nodes=gpu3\n"

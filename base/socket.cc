@@ -124,8 +124,38 @@ bool Readable(int fd) {
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
 }
 
+namespace {
+
+// Binds `fd` (of `family`) to the literal address `source`, port 0, before it connects.
+absl::Status BindSource(int fd, int family, const std::string& source) {
+  sockaddr_storage local{};
+  socklen_t len = 0;
+  if (family == AF_INET) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&local);
+    in->sin_family = AF_INET;
+    if (::inet_pton(AF_INET, source.c_str(), &in->sin_addr) != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("source address '", source, "' is not IPv4"));
+    }
+    len = sizeof(sockaddr_in);
+  } else {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&local);
+    in6->sin6_family = AF_INET6;
+    if (::inet_pton(AF_INET6, source.c_str(), &in6->sin6_addr) != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("source address '", source, "' is not IPv6"));
+    }
+    len = sizeof(sockaddr_in6);
+  }
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&local), len) != 0) {
+    return Errno(absl::StrCat("bind to ", source), errno);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
-                                    absl::Duration timeout, const std::atomic<bool>* stop) {
+                                    absl::Duration timeout, const std::atomic<bool>* stop,
+                                    const std::string& source) {
   const absl::Time deadline = absl::Now() + timeout;
   const std::string where = Endpoint(host, port);
   addrinfo hints{};
@@ -146,6 +176,12 @@ absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
     if (!fd.valid()) {
       last = Errno("socket", errno);
       continue;
+    }
+    if (!source.empty()) {
+      if (absl::Status bound = BindSource(fd.get(), ai->ai_family, source); !bound.ok()) {
+        last = bound;
+        continue;
+      }
     }
     if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
       last = Errno(absl::StrCat("connect ", where), errno);

@@ -58,10 +58,12 @@ absl::StatusOr<UniqueFd> AcceptTcp(const Listener& listener, absl::Duration time
 bool Readable(int fd);
 
 // Connects to host:port (name or literal), giving up after `timeout`, or with CANCELLED within
-// 100 ms of `*stop` turning true. Errors name the address.
+// 100 ms of `*stop` turning true. Errors name the address. A `source` (a literal address)
+// is bound first, so that the connection leaves through that address's interface (a rail).
 absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
                                     absl::Duration timeout,
-                                    const std::atomic<bool>* stop = nullptr);
+                                    const std::atomic<bool>* stop = nullptr,
+                                    const std::string& source = "");
 
 // Writes or reads exactly `n` bytes before `deadline`. A peer that closes first is
 // Unavailable ("connection closed by peer"); the deadline passing is DeadlineExceeded.

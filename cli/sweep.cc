@@ -120,6 +120,10 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
   request.set_audits(o.audits);
   request.set_allreduce_group_by(o.allreduce_group_by);
   request.set_allreduce_backend(o.allreduce_backend);
+  for (absl::string_view rail : absl::StrSplit(o.rails, ',', absl::SkipEmpty())) {
+    if (request.rails_size() >= 64) return absl::InvalidArgumentError("--rails: at most 64 rails");
+    request.add_rails(std::string(rail));
+  }
   return request;
 }
 
@@ -299,6 +303,9 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlag
       "$SLURM_NODELIST, else every registered node)");
   cmd->add_option("--pairing", options->pairing, "full, quick, sample, topology or file:PATH");
   cmd->add_option("--sample-rounds", options->sample_rounds, "rounds of --pairing sample");
+  cmd->add_option("--rails", options->rails,
+                  "comma-separated rails to measure, by the configuration's names (rail0,rail3; "
+                  "default: every rail of rails:)");
   cmd->add_option("--probes", options->probes,
                   "comma-separated probes (default tcp_bw,tcp_lat); allreduce runs a ring over "
                   "every node; gpu_copy measures every node's GPUs' host-device copies");

@@ -27,6 +27,7 @@ struct SweepCommandOptions {
   int64_t baseline = 0;
   bool audits = false;  // run the node audits too
   std::string allreduce_group_by;  // node label: one all-reduce ring per value
+  std::string rails;               // comma-separated rail names; empty: every configured rail
   std::string allreduce_backend = "auto";  // auto, nccl, rdma or tcp
   std::string format = "text";
   std::string output;

@@ -14,11 +14,13 @@ namespace fabricctl::controller {
 struct PairFigure {
   std::string node, peer;
   double bw_gbps = 0;
+  std::string rail;  // the rail it was measured on; "" without rails
 };
 
 // regression (warning) for every direction of a pair below `relative_bw` of the same direction
 // in the baseline sweep's health map (a baseline that measured one direction only is compared
-// with that one; pairs the baseline lacks are skipped). `now` holds each direction measured.
+// with that one; pairs the baseline lacks are skipped). Each rail is compared with the same
+// rail of the baseline; a finding names its rail. `now` holds each direction measured.
 std::vector<v1::Finding> Regressions(const v1::Report& baseline, int64_t baseline_sweep_id,
                                      const std::vector<PairFigure>& now, double relative_bw,
                                      const std::string& probe);

@@ -185,6 +185,9 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "allreduce_backend: '" + b.substr(0, 64) + "' is none of auto, nccl, rdma, tcp");
   }
+  if (request->rails_size() > 64) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "rails: at most 64 names");
+  }
   if (request->allreduce_group_by().size() > 253) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "allreduce_group_by is longer than 253");
   }

@@ -10,6 +10,7 @@
 #include "base/logging.h"
 #include "base/status_macros.h"
 #include "controller/analysis.h"
+#include "controller/rail_verdicts.h"
 #include "controller/regression.h"
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/allreduce.h"
@@ -17,6 +18,7 @@
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/localise.h"
 #include "controller/sweep/plan.h"
+#include "controller/sweep/rails.h"
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/trust.h"
 #include "controller/sweep/specs.h"
@@ -49,13 +51,19 @@ v1::SweepInfo StartedInfo(int64_t id, absl::Time started, const sweep::Plan& pla
   return info;
 }
 
-// The headline bandwidth of every measured pair, for the comparison with a baseline.
-std::vector<PairFigure> PairFigures(const sweep::Fleet& fleet, const AnalysisInput& in) {
+// The headline bandwidth of every measured pair of every rail, for the comparison with a
+// baseline.
+std::vector<PairFigure> PairFigures(const sweep::Fleet& fleet,
+                                    const std::vector<sweep::RailOutcome>& rails) {
   std::vector<PairFigure> out;
-  for (const PairInput& p : in.pairs) {
-    if (!std::isnan(p.bw_gbps)) out.push_back({fleet.Name(p.client), fleet.Name(p.server), p.bw_gbps});
-    if (!std::isnan(p.bw_reverse_gbps)) {
-      out.push_back({fleet.Name(p.server), fleet.Name(p.client), p.bw_reverse_gbps});
+  for (const sweep::RailOutcome& rail : rails) {
+    for (const PairInput& p : rail.input.pairs) {
+      if (!std::isnan(p.bw_gbps)) {
+        out.push_back({fleet.Name(p.client), fleet.Name(p.server), p.bw_gbps, rail.rail});
+      }
+      if (!std::isnan(p.bw_reverse_gbps)) {
+        out.push_back({fleet.Name(p.server), fleet.Name(p.client), p.bw_reverse_gbps, rail.rail});
+      }
     }
   }
   return out;
@@ -63,24 +71,34 @@ std::vector<PairFigure> PairFigures(const sweep::Fleet& fleet, const AnalysisInp
 
 }  // namespace
 
-// Re-tests what the figures so far flag (sweep::RetestPairs), up to `retests` passes, asking
-// the nodes whose RPCs failed in transport whether they are still there before each pass.
-void SweepRunner::Retest(sweep::RoundRunner& runner, sweep::Fleet& fleet,
-                         const sweep::SweepSpecs& specs, const v1::Config& config) {
+// Re-tests what the figures so far flag (sweep::RetestPairs, each rail's on its own, all rails
+// at once), up to `retests` passes, asking the nodes whose RPCs failed in transport whether
+// they are still there before each pass.
+void SweepRunner::Retest(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
+                         sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
+                         const v1::Config& config) {
   const uint32_t retests = config.sweep().retests();
   sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
   for (uint32_t attempt = 2; attempt <= 1 + retests && !stopping_; ++attempt) {
-    std::vector<const sweep::PairRun*> ordered;
-    const AnalysisInput in =
-        sweep::BuildAnalysisInput(fleet, specs, config, runner.pairs(), &ordered);
-    bool bandwidth_only = false;
-    const std::vector<Pair> pairs = sweep::RetestPairs(fleet, in, ordered, &bandwidth_only);
-    if (pairs.empty()) break;
+    std::vector<std::vector<Round>> by_rail(runners.size());
+    bool any = false, bandwidth_only = true;
+    for (size_t r = 0; r < runners.size(); ++r) {
+      std::vector<const sweep::PairRun*> ordered;
+      const AnalysisInput in =
+          sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r), &ordered);
+      bool rail_bandwidth_only = false;
+      const std::vector<Pair> pairs = sweep::RetestPairs(fleet, in, ordered, &rail_bandwidth_only);
+      if (pairs.empty()) continue;
+      any = true;
+      bandwidth_only = bandwidth_only && rail_bandwidth_only;
+      by_rail[r] = PackRounds(pairs);
+    }
+    if (!any) break;
     std::vector<bool> only(specs.kinds.size(), true);
     if (bandwidth_only) {
       for (size_t k = 0; k < specs.kinds.size(); ++k) only[k] = static_cast<int>(k) == specs.bw_index;
     }
-    runner.Run(PackRounds(pairs), attempt, "retest", &only);
+    runners.Run(by_rail, attempt, "retest", &only);
     sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
   }
 }
@@ -246,48 +264,68 @@ void SweepRunner::CheckNodes(const v1::SweepRequest& request, const sweep::Sweep
 
 absl::Status SweepRunner::Measure(const v1::SweepRequest& request, const v1::Config& config,
                                   const sweep::SweepSpecs& specs, const sweep::Plan& plan,
-                                  sweep::Fleet& fleet, sweep::RoundRunner& runner,
-                                  std::vector<sweep::RingRun>& rings, const sweep::ProgressFn& progress) {
-  runner.Run(plan.rounds, 1, "measure");
-  Retest(runner, fleet, specs, config);
+                                  sweep::Fleet& fleet, const std::vector<sweep::RailPlan>& rails,
+                                  sweep::RailRunners& runners, std::vector<sweep::RingRun>& rings,
+                                  const sweep::ProgressFn& progress) {
+  runners.RunAll(plan.rounds, 1, "measure");
+  Retest(runners, rails, fleet, specs, config);
   if (stopping_) return absl::CancelledError("cancelled");
+  // The collectives run over the first rail's runner (their results are the node's, not a rail's).
   if (specs.allreduce) rings = sweep::PlanRings(request, fleet);
   for (size_t g = 0; g < rings.size() && !stopping_; ++g) {
     auto spec = sweep::AllreduceSpec(request, config, specs.pair_timeout, rings[g].nccl, rings[g].rdma);
     if (!spec.ok()) return spec.status();
-    sweep::RunRing(*agents_, fleet, runner, *spec, g, rings.size(), progress, rings[g]);
+    sweep::RunRing(*agents_, fleet, runners.rail(0), *spec, g, rings.size(), progress, rings[g]);
   }
   if (!rings.empty()) sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, true);
-  // Localise what the analysis so far cannot place.
-  AnalysisInput in = sweep::BuildAnalysisInput(fleet, specs, config, runner.pairs());
-  runner.Run(PackRounds(sweep::LocalisationPairs(fleet, in, Analyze(in), runner)), 1, "localise");
+  // Localise what the analysis so far cannot place, on each rail.
+  std::vector<std::vector<Round>> by_rail(runners.size());
+  for (size_t r = 0; r < runners.size(); ++r) {
+    AnalysisInput in = sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r));
+    by_rail[r] = PackRounds(sweep::LocalisationPairs(fleet, in, Analyze(in), runners.rail(r)));
+  }
+  runners.Run(by_rail, 1, "localise");
   if (stopping_) return absl::CancelledError("cancelled");
   return absl::OkStatus();
 }
 
 v1::Report SweepRunner::Judge(const v1::SweepRequest& request, const v1::Config& config,
                               const sweep::SweepSpecs& specs, const sweep::Fleet& fleet,
-                              const sweep::RoundRunner& runner, std::vector<sweep::RingRun>& rings,
+                              const std::vector<sweep::RailPlan>& rails,
+                              const sweep::RailRunners& runners, std::vector<sweep::RingRun>& rings,
                               const v1::Report& baseline, const v1::SweepInfo& info,
                               absl::Time started) {
-  std::vector<const sweep::PairRun*> ordered;
-  const AnalysisInput in = sweep::BuildAnalysisInput(fleet, specs, config, runner.pairs(), &ordered);
-  const AnalysisResult analysis = Analyze(in);
-  sweep::SweepOutcome outcome{&fleet, &in, &analysis, &ordered, &rings, {}};
+  // Each rail judged on its own, then the rails' verdicts combined (CombineRails).
+  std::vector<sweep::RailOutcome> outcomes(rails.size());
+  std::vector<RailVerdict> verdicts;
+  for (size_t r = 0; r < rails.size(); ++r) {
+    sweep::RailOutcome& o = outcomes[r];
+    o.rail = rails[r].name;
+    o.absent = rails[r].absent;
+    o.input = sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r), &o.pairs);
+    o.analysis = Analyze(o.input);
+    RailVerdict v{rails[r].name, rails[r].netdev, o.analysis.findings, {}};
+    for (size_t i = 0; i < rails[r].absent.size(); ++i) {
+      if (rails[r].absent[i]) v.absent[fleet.Name(static_cast<uint32_t>(i))] = rails[r].absent_reason[i];
+    }
+    verdicts.push_back(std::move(v));
+  }
+  sweep::SweepOutcome outcome{&fleet, &outcomes, &rings, CombineRails(verdicts)};
+  const AnalysisInput& first = outcomes[0].input;
   for (sweep::RingRun& rr : rings) {
-    for (const PairInput& pair : in.pairs) {
+    for (const PairInput& pair : first.pairs) {
       const auto& ring = rr.ring;
       if (!std::isnan(pair.bw_gbps) && std::count(ring.begin(), ring.end(), pair.client) &&
           std::count(ring.begin(), ring.end(), pair.server)) {
         rr.outcome.pairwise_gbps.push_back(pair.bw_gbps);
       }
     }
-    for (auto& f : JudgeAllreduce(rr.outcome, config.thresholds())) outcome.more_findings.push_back(f);
+    for (auto& f : JudgeAllreduce(rr.outcome, config.thresholds())) outcome.findings.push_back(f);
   }
   if (request.baseline_sweep_id() != 0) {
-    for (auto& f : Regressions(baseline, request.baseline_sweep_id(), PairFigures(fleet, in),
-                               config.thresholds().relative_bw(), in.bandwidth_probe)) {
-      outcome.more_findings.push_back(f);
+    for (auto& f : Regressions(baseline, request.baseline_sweep_id(), PairFigures(fleet, outcomes),
+                               config.thresholds().relative_bw(), first.bandwidth_probe)) {
+      outcome.findings.push_back(f);
     }
   }
   return sweep::AssembleReport(outcome, config, info, started, options_.now());
@@ -310,6 +348,7 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   CheckNodes(request, specs, fleet);
   ASSIGN_OR_RETURN(sweep::Plan plan, sweep::PlanRounds(request, config, fleet, started));
   if (specs.kinds.empty() || fleet.nodes.size() == 1) plan.rounds.clear();  // no pairs to measure
+  ASSIGN_OR_RETURN(const std::vector<sweep::RailPlan> rails, sweep::PlanRails(request, config, specs, fleet));
 
   ASSIGN_OR_RETURN(const int64_t sweep_id, store_->CreateSweep(request, started));
   const v1::SweepInfo info = StartedInfo(sweep_id, started, plan, specs, fleet, request);
@@ -321,13 +360,14 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   Logger("sweep")->info("sweep {}: {} nodes ({} reachable), {} rounds, probes {}", sweep_id,
                         fleet.nodes.size(), fleet.Live().size(), plan.rounds.size(),
                         specs.specs.size());
-  sweep::RoundRunner runner(*agents_, *store_, sweep_id, fleet, specs.specs,
-                            specs.ReverseFlags(config.sweep().both_directions()),
-                            options_.max_parallel_pairs, progress, &stopping_,
-                            options_.inventory_timeout);
+  sweep::RailRunners runners(*agents_, *store_, sweep_id, fleet, rails,
+                             specs.ReverseFlags(config.sweep().both_directions()),
+                             options_.max_parallel_pairs, progress, &stopping_,
+                             options_.inventory_timeout);
   std::vector<sweep::RingRun> rings;
-  RETURN_IF_ERROR(Measure(request, config, specs, plan, fleet, runner, rings, progress));
-  v1::Report report = Judge(request, config, specs, fleet, runner, rings, baseline, info, started);
+  RETURN_IF_ERROR(Measure(request, config, specs, plan, fleet, rails, runners, rings, progress));
+  v1::Report report =
+      Judge(request, config, specs, fleet, rails, runners, rings, baseline, info, started);
   // A full disk (or any store failure) now loses the history's copy, not the verdict: the
   // report still goes to the client, and the sweep stays as far as it was written (the next
   // start marks it interrupted).

@@ -20,8 +20,9 @@ namespace fabricctl::controller {
 
 namespace sweep {
 class AgentClient;
-class RoundRunner;
+class RailRunners;
 struct Fleet;
+struct RailPlan;
 struct Plan;
 struct RingRun;
 struct SweepSpecs;
@@ -81,19 +82,20 @@ class SweepRunner {
   absl::StatusOr<v1::Report> RunStages(const v1::SweepRequest& request,
                                        const std::vector<StoredNode>& nodes,
                                        const std::function<void(const v1::SweepEvent&)>& progress);
-  void Retest(sweep::RoundRunner& runner, sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
-              const v1::Config& config);
+  void Retest(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
+              sweep::Fleet& fleet, const sweep::SweepSpecs& specs, const v1::Config& config);
   // RunStages' steps: who answers and what they are (audits, gpu_copy); the rounds, re-tests,
   // all-reduce groups and localisation; the verdict and the report.
   void CheckNodes(const v1::SweepRequest& request, const sweep::SweepSpecs& specs,
                   sweep::Fleet& fleet);
   absl::Status Measure(const v1::SweepRequest& request, const v1::Config& config,
                        const sweep::SweepSpecs& specs, const sweep::Plan& plan, sweep::Fleet& fleet,
-                       sweep::RoundRunner& runner, std::vector<sweep::RingRun>& rings,
-                       const sweep::ProgressFn& progress);
+                       const std::vector<sweep::RailPlan>& rails, sweep::RailRunners& runners,
+                       std::vector<sweep::RingRun>& rings, const sweep::ProgressFn& progress);
   v1::Report Judge(const v1::SweepRequest& request, const v1::Config& config,
                    const sweep::SweepSpecs& specs, const sweep::Fleet& fleet,
-                   const sweep::RoundRunner& runner, std::vector<sweep::RingRun>& rings,
+                   const std::vector<sweep::RailPlan>& rails, const sweep::RailRunners& runners,
+                   std::vector<sweep::RingRun>& rings,
                    const v1::Report& baseline, const v1::SweepInfo& info, absl::Time started);
 
   Store* store_;

@@ -84,6 +84,10 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "every pair from one group (a leaf) to other groups slow, mostly to each of them, while within it is fine: its uplink; drains nobody"},
     {kind::kSlowSwitch, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,
      "every pair of a group's nodes slow, to each other as well as to the rest: the switch they share; or every two groups under one parent slow to each other while each is fine within: the switches above them (the spine); drains nobody"},
+    {kind::kSlowNic, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kDevice,
+     "a node slow on some of its rails and fine on the others: that rail's NIC (the finding names the node and the rail); drained, since a job spanning nodes runs every rail at the slowest NIC's pace"},
+    {kind::kRailMissing, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kDevice,
+     "a node lacks a configured rail (no such interface up with an IPv4 address, or no such RDMA device): measured on its other rails only; drained, as a job would lose that rail's GPU"},
 };
 
 v1::Finding MakeAt(const std::string& name, Level level) {

@@ -48,6 +48,8 @@ inline constexpr char kFabricDegraded[] = "fabric_degraded";
 inline constexpr char kSlowPath[] = "slow_path";
 inline constexpr char kSlowUplink[] = "slow_uplink";
 inline constexpr char kSlowSwitch[] = "slow_switch";
+inline constexpr char kSlowNic[] = "slow_nic";
+inline constexpr char kRailMissing[] = "rail_missing";
 }  // namespace kind
 
 // What a finding is about.

@@ -6,6 +6,7 @@
 #                       [--slow-link A-B=RATE]... [--drop-link A-B]... [--mtu HOST=MTU]...
 #                       [--lossy HOST=PCT|all=PCT]...
 #                       [--leaves K [--slow-uplink LEAF=RATE]... [--topology labels|lldp|none]]
+#                       [--rails N [--slow-nic HOST:RAIL=RATE]...]
 #                       [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
 #   scripts/lab.sh nodes|map|history [flags]        other fabricctl commands against the lab
@@ -32,6 +33,11 @@
 # per leaf announces the leaf's name on its ports, an lldpd per host listens, and the agents
 # learn their leaf from it (topology: {lldp: true}). --slow-uplink leaf-1=200mbit shapes
 # that leaf's uplink both ways (the path between the leaves, or from that leaf to all others).
+# --rails 2 gives every host a second NIC: rail r (from 0) is interface eth<r> on its own
+# bridge (rail 0 is eth0, on the leaves when there are leaves; rail r > 0 a bridge rail<r>,
+# addresses 198.18.<r>.0/24), shaped to --rate, and the configuration names the rails
+# (rails: [{name: rail0, netdev: eth0}, ...]); --slow-nic node-3:1=200mbit shapes node-3's
+# rail-1 NIC both ways (a NIC trained at a lower rate).
 # Without root (or with --loopback) the
 # agents share loopback, unshaped. --gpus node-1=2 gives a host two stand-in GPUs: the CUDA
 # and NCCL test stand-ins ($BIN/tests/fake_gpu, built by bazel build //tests/fake_gpu:all;
@@ -145,8 +151,8 @@ shape_egress() {  # NS RATE LOSS_PCT [DEST_IP=RATE|drop]...
 up() {
   local n=${1:-}; shift || true
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '${n}'"
-  local rate=1gbit loopback=0 leaves=1 topology=labels
-  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=()
+  local rate=1gbit loopback=0 leaves=1 topology=labels rails=1
+  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=()
   while (($#)); do
     case $1 in
       --gpus) gpus[${2%%=*}]=${2#*=}; shift 2 ;;
@@ -176,11 +182,22 @@ up() {
       --topology)
         [[ ${2:-} =~ ^(labels|lldp|none)$ ]] || die "--topology: expected labels, lldp or none, got '${2:-}'"
         topology=$2; shift 2 ;;
+      --rails)
+        [[ ${2:-} =~ ^[1-8]$ ]] || die "--rails: expected 1-8, got '${2:-}'"
+        rails=$2; shift 2 ;;
+      --slow-nic)
+        [[ ${2:-} =~ ^(node-[0-9]+):([0-9]+)=(.+)$ ]] || die "--slow-nic: expected node-N:RAIL=RATE, got '${2:-}'"
+        slow_nic[${BASH_REMATCH[1]}:${BASH_REMATCH[2]}]=${BASH_REMATCH[3]}; shift 2 ;;
       --loopback) loopback=1; shift ;;
       *) die "up: unknown option $1" ;;
     esac
   done
   for k in "${!uplink[@]}"; do ((k >= 1 && k <= leaves)) || die "--slow-uplink: no leaf-$k (--leaves $leaves)"; done
+  for k in "${!slow_nic[@]}"; do
+    local h=${k%%:*} r=${k#*:}
+    ((${h#node-} >= 1 && ${h#node-} <= n)) || die "--slow-nic: no $h (up $n)"
+    ((r < rails)) || die "--slow-nic: no rail $r (--rails $rails counts from 0)"
+  done
   if [[ $topology == lldp ]]; then
     ((leaves > 1)) || die "--topology lldp: give --leaves"
     command -v lldpd >/dev/null || die "--topology lldp: lldpd is not installed (apt-get install lldpd)"
@@ -199,8 +216,8 @@ up() {
     echo "lab: not root or no iproute2: agents share loopback, unshaped" >&2
     loopback=1
   fi
-  if [[ $loopback == 1 ]] && ((leaves > 1)); then
-    die "--leaves needs root and iproute2: leaves are bridges in network namespaces"
+  if [[ $loopback == 1 ]] && ((leaves > 1 || rails > 1)); then
+    die "--leaves and --rails need root and iproute2: leaves and rails are bridges in network namespaces"
   fi
   down quiet
   # A new lab is a new cluster: its registry and history start empty (restart-controller keeps them).
@@ -258,13 +275,14 @@ up() {
     fi
     attach "$ctl_ns" "$CONTROLLER_IP" 0 "" "" "" ""
     for i in $(seq 1 "$n"); do
-      local host_rate=${throttle[node-$i]:-$rate} dests=()
+      local host_rate=${slow_nic[node-$i:0]:-${throttle[node-$i]:-$rate}} dests=()
       for spec in ${per_dest[node-$i]:-}; do dests+=("$SUBNET.${spec%%=*}=${spec#*=}"); done
       attach "$PREFIX-node-$i" "$SUBNET.$i" "$i" "${mtu[node-$i]:-}" "$host_rate" \
         "${loss[node-$i]:-${loss[all]:-}}" "${egress[node-$i]:-$host_rate}" "${dests[@]}"
     done
     listen_host=$CONTROLLER_IP
     if [[ $topology == lldp ]]; then start_lldpd "$n" "$leaves"; fi
+    for r in $(seq 1 $((rails - 1))); do add_rail "$r" "$n" "$rate"; done
   fi
   # Thresholds for a lab: the product's defaults for bandwidth (judged against the fabric's
   # typical figure and spread), but every host shares this machine's CPUs, so microsecond
@@ -284,6 +302,7 @@ sweep:
   probes: [tcp_bw, tcp_lat]
 $( ((leaves > 1)) && [[ $topology == labels ]] && printf 'topology:\n  levels: [leaf]\n')
 $( ((leaves > 1)) && [[ $topology == lldp ]] && printf 'topology:\n  lldp: true\n')
+$( ((rails > 1)) && { echo 'rails:'; for r in $(seq 0 $((rails - 1))); do echo "  - {name: rail$r, netdev: eth$r}"; done; })
 tls:
   cert: $certs_abs/fabricctl.pem
   key: $certs_abs/fabricctl.key
@@ -323,6 +342,25 @@ YAML
   else
     echo "lab: controller on $controller and $n agents on loopback, mutual TLS"
   fi
+}
+
+# Rail R (R >= 1): a bridge rail<R> in the switch namespace and, on every host, eth<R> on it
+# (198.18.R.i/24), shaped to RATE both ways, or to the host's --slow-nic rate for this rail.
+add_rail() {  # R N RATE
+  local r=$1 n=$2 rate=$3 i
+  ip -n "$PREFIX-sw" link add "rail$r" type bridge
+  ip -n "$PREFIX-sw" link set "rail$r" up
+  for i in $(seq 1 "$n"); do
+    local ns=$PREFIX-node-$i nic_rate=${slow_nic[node-$i:$r]:-$rate}
+    ip link add "$PREFIX-r$r-h$i" netns "$ns" type veth peer name "r${r}p$i" netns "$PREFIX-sw"
+    ip -n "$ns" link set "$PREFIX-r$r-h$i" name "eth$r"
+    ip -n "$ns" addr add "198.18.$r.$i/24" dev "eth$r"
+    ip -n "$PREFIX-sw" link set "r${r}p$i" master "rail$r"
+    shape "$PREFIX-sw" "r${r}p$i" "$nic_rate"
+    shape "$ns" "eth$r" "$nic_rate"
+    ip -n "$ns" link set "eth$r" up
+    ip -n "$PREFIX-sw" link set "r${r}p$i" up
+  done
 }
 
 # LLDP as switches speak it: one lldpd per leaf on that leaf's host ports, announcing the

@@ -22,7 +22,8 @@ trap 'lab down >/dev/null 2>&1' EXIT
 
 # The findings of a JSON report, one per line: "kind subject [direction]", where the subject is
 # the node, the two ends of a pair in name order ("node-1~node-4"), or for a switch-level
-# finding its device ("leaf-1 <-> leaf-2") and, for groups found from the figures, the members.
+# finding its device ("leaf-1 <-> leaf-2") and, for groups found from the figures, the members;
+# then "@RAIL" for a finding of one rail.
 findings_of() {
   python3 - "$1" <<'PY'
 import json, sys
@@ -36,6 +37,8 @@ for f in r.get("findings", []):
     direction = f.get("evidence", {}).get("direction")
     if f["kind"] == "straggler_node" and direction:
         line += " " + direction
+    if f.get("rail"):
+        line += " @" + f["rail"]
     out.append(line)
 print("\n".join(sorted(out)))
 PY
@@ -80,6 +83,9 @@ scenario slow-path-no-topology 2 "slow_path node-1,node-2,node-3 <-> node-4,node
 scenario slow-uplink-of-three 2 "slow_uplink leaf-3" 9 --leaves 3 --slow-uplink leaf-3=200mbit
 # The leaves learned over LLDP: an lldpd per lab switch announces its name, the agents read it.
 scenario slow-path-lldp 2 "slow_path leaf-1 <-> leaf-2" 6 --leaves 2 --topology lldp --slow-uplink leaf-1=200mbit
+# Rails: every host with two NICs, each rail its own bridge, both rails measured at once.
+scenario healthy-two-rails 0 "" 5 --rails 2
+scenario slow-nic-on-rail-1 2 "slow_nic node-3 @rail1" 5 --rails 2 --slow-nic node-3:1=200mbit
 
 # A lossy fabric: every host loses 1 % of what it sends, so every pair is slow and noisy alike
 # (pairs from a tenth to the full typical figure). Nobody may be blamed: no node named, nothing

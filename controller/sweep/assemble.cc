@@ -22,47 +22,81 @@ v1::HealthStatus ToHealth(Verdict v) {
 
 }  // namespace
 
-v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
-                          const v1::SweepInfo& info, absl::Time started, absl::Time finished) {
+namespace {
+
+// A node's status over its rails: the worst of the rails it is on; its median the slowest's.
+void AddNodes(const SweepOutcome& outcome, const Placement& placement, report::ReportBuilder& builder) {
   const Fleet& fleet = *outcome.fleet;
-  const AnalysisResult& analysis = *outcome.analysis;
-  const AnalysisInput& in = *outcome.input;
-  report::ReportBuilder builder("sweep", absl::StrCat("fabric-controller ", kVersion));
-  builder.SetConfig(config);
-  builder.AddFindings(analysis.findings);
-  builder.AddFindings(outcome.more_findings);
-  v1::HealthMap* health = builder.mutable_health();
-  if (!std::isnan(analysis.best_bw_gbps)) health->set_best_bw_gbps(analysis.best_bw_gbps);
-  for (const RingRun& rr : *outcome.rings) *health->add_collectives() = rr.outcome.collective;
-  if (!std::isnan(analysis.median_bw_gbps)) health->set_median_bw_gbps(analysis.median_bw_gbps);
-  *health->mutable_levels() = config.topology().levels();
-  const Placement placement(config);
   for (uint32_t i = 0; i < fleet.nodes.size(); ++i) {
-    const NodeResult& result = analysis.nodes[i];
-    v1::NodeHealth* nh = builder.AddNode(fleet.Name(i), ToHealth(result.verdict));
+    Verdict verdict = Verdict::kOk;
+    bool judged = false;
+    const NodeResult* slowest = nullptr;
+    for (const RailOutcome& rail : *outcome.rails) {
+      if (i < rail.absent.size() && rail.absent[i]) continue;
+      const NodeResult& result = rail.analysis.nodes[i];
+      // kUnknown (not measured) ranks below a verdict, above OK.
+      auto rank = [](Verdict v) { return v == Verdict::kUnknown ? 1 : v == Verdict::kOk ? 0 : int(v) + 1; };
+      if (!judged || rank(result.verdict) > rank(verdict)) verdict = result.verdict;
+      judged = true;
+      if (!std::isnan(result.median_bw_gbps) &&
+          (slowest == nullptr || result.median_bw_gbps < slowest->median_bw_gbps)) {
+        slowest = &result;
+      }
+    }
+    v1::NodeHealth* nh = builder.AddNode(fleet.Name(i), ToHealth(judged ? verdict : Verdict::kUnknown));
     for (const auto& [k, v] : placement.LabelsOf(*fleet.nodes[i])) (*nh->mutable_labels())[k] = v;
-    if (!std::isnan(result.median_bw_gbps)) nh->set_median_bw_gbps(result.median_bw_gbps);
-    if (!std::isnan(result.robust_z)) nh->set_robust_z(result.robust_z);
+    if (slowest != nullptr) nh->set_median_bw_gbps(slowest->median_bw_gbps);
+    if (slowest != nullptr && !std::isnan(slowest->robust_z)) nh->set_robust_z(slowest->robust_z);
     auto audits = fleet.audits.find(i);
     if (audits != fleet.audits.end()) builder.AddAudits(nh, audits->second);
   }
-  const std::vector<const PairRun*>& pairs = *outcome.pairs;
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    const PairRun& run = *pairs[i];
+}
+
+void AddPairs(const Fleet& fleet, const RailOutcome& rail, report::ReportBuilder& builder) {
+  const AnalysisInput& in = rail.input;
+  for (size_t i = 0; i < rail.pairs.size(); ++i) {
+    const PairRun& run = *rail.pairs[i];
     v1::PairHealth* ph = builder.AddPair();
     ph->set_node(fleet.Name(run.client));
     ph->set_peer(fleet.Name(run.server));
-    ph->set_status(ToHealth(analysis.pairs[i].verdict));
+    ph->set_rail(rail.rail);
+    ph->set_status(ToHealth(rail.analysis.pairs[i].verdict));
     if (!std::isnan(in.pairs[i].bw_gbps)) ph->set_bw_gbps(in.pairs[i].bw_gbps);
     if (!std::isnan(in.pairs[i].bw_reverse_gbps)) ph->set_bw_reverse_gbps(in.pairs[i].bw_reverse_gbps);
     if (!std::isnan(in.pairs[i].lat_us)) ph->set_lat_us(in.pairs[i].lat_us);
-    if (!std::isnan(analysis.pairs[i].relative_bw)) ph->set_relative_bw(analysis.pairs[i].relative_bw);
+    const float relative = rail.analysis.pairs[i].relative_bw;
+    if (!std::isnan(relative)) ph->set_relative_bw(relative);
     ph->set_attempts(run.attempts);
     for (const auto& r : run.results) *ph->add_results() = r;
     for (const auto& r : run.reverse) {
       if (r.kind() != v1::PROBE_KIND_UNSPECIFIED) *ph->add_results() = r;
     }
   }
+}
+
+}  // namespace
+
+v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
+                          const v1::SweepInfo& info, absl::Time started, absl::Time finished) {
+  report::ReportBuilder builder("sweep", absl::StrCat("fabric-controller ", kVersion));
+  builder.SetConfig(config);
+  builder.AddFindings(outcome.findings);
+  v1::HealthMap* health = builder.mutable_health();
+  std::vector<double> typical;
+  double best = std::nan("");
+  for (const RailOutcome& rail : *outcome.rails) {
+    if (!rail.rail.empty()) health->add_rails(rail.rail);
+    if (!std::isnan(rail.analysis.median_bw_gbps)) typical.push_back(rail.analysis.median_bw_gbps);
+    if (!std::isnan(rail.analysis.best_bw_gbps) && !(rail.analysis.best_bw_gbps <= best)) {
+      best = rail.analysis.best_bw_gbps;
+    }
+  }
+  if (!std::isnan(best)) health->set_best_bw_gbps(best);
+  if (!typical.empty()) health->set_median_bw_gbps(Median(typical));
+  for (const RingRun& rr : *outcome.rings) *health->add_collectives() = rr.outcome.collective;
+  *health->mutable_levels() = config.topology().levels();
+  AddNodes(outcome, Placement(config), builder);
+  for (const RailOutcome& rail : *outcome.rails) AddPairs(*outcome.fleet, rail, builder);
   v1::SweepInfo done = info;
   done.set_state(v1::SWEEP_COMPLETED);
   *done.mutable_finished() = google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(

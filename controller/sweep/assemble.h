@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_CONTROLLER_SWEEP_ASSEMBLE_H_
 #define FABRICCTL_CONTROLLER_SWEEP_ASSEMBLE_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -13,19 +14,28 @@
 
 namespace fabricctl::controller::sweep {
 
+// One rail's measurements and their analysis (without rails: the sweep's one rail, no name).
+struct RailOutcome {
+  std::string rail;
+  std::vector<bool> absent;  // nodes that lack the rail, by fleet index
+  AnalysisInput input;
+  AnalysisResult analysis;
+  std::vector<const PairRun*> pairs;  // in the analysis input's pair order
+};
+
 // Everything a sweep's report is made of.
 struct SweepOutcome {
   const Fleet* fleet = nullptr;
-  const AnalysisInput* input = nullptr;
-  const AnalysisResult* analysis = nullptr;     // its findings come first
-  const std::vector<const PairRun*>* pairs = nullptr;  // in the analysis input's pair order
+  const std::vector<RailOutcome>* rails = nullptr;
   const std::vector<RingRun>* rings = nullptr;
-  std::vector<v1::Finding> more_findings;       // the all-reduce's and the regressions
+  std::vector<v1::Finding> findings;  // the rails' combined, the all-reduce's, the regressions
 };
 
 // The report of a sweep: the health map (nodes with their status, raised by their audits'
-// findings; pairs with their figures and every result), the findings, and the summary that
-// report::ReportBuilder derives from them.
+// findings, the worst over their rails; pairs with their rail, figures and every result), the
+// findings, and the summary that report::ReportBuilder derives from them. A node's median is
+// its slowest rail's; the fabric's best and typical figures the fastest rail's best and the
+// median of the rails' typical figures.
 v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
                           const v1::SweepInfo& info, absl::Time started, absl::Time finished);
 

@@ -203,6 +203,7 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
     const size_t end = std::min(round.size(), begin + max_parallel_pairs_);
     std::vector<std::thread> threads;
     for (size_t i = begin; i < end; ++i) {
+      if (Absent(round[i].first) || Absent(round[i].second)) continue;  // not on this rail
       threads.emplace_back([&, pair = round[i]] {
         Node& client = *fleet_.nodes[pair.first];
         Node& server = *fleet_.nodes[pair.second];
@@ -218,7 +219,8 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
         auto measure = [&](Node& from, Node& to, const v1::ProbeSpec& spec) {
           const std::string run_id =
               absl::StrCat("s", sweep_id_, "-r", round_index, "-a", attempt, "-", from.name, "-",
-                           to.name, "-", probes::FindProbeInfo(spec.kind())->name);
+                           to.name, "-", probes::FindProbeInfo(spec.kind())->name,
+                           rail_.empty() ? "" : "-", rail_);
           v1::ProbeResult result;
           if (path_failed.empty()) {
             result = MeasurePair(agents_, from, to, spec, run_id, fleet_.max_gbps);
@@ -232,6 +234,7 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
           }
           result.set_round(round_index);
           result.set_attempt(attempt);
+          result.set_rail(rail_);
           Save(round_index, attempt, result);
           if (Failed(result)) pair_failed = true;
           return result;

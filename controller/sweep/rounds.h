@@ -80,6 +80,18 @@ class RoundRunner {
   void Run(const std::vector<Round>& rounds, uint32_t attempt, const char* phase,
            const std::vector<bool>* only = nullptr);
 
+  // One round: every pair at once (at most max_parallel_pairs threads); returns how many
+  // pairs failed. Run's step, public for RailRunners.
+  uint32_t MeasureRound(const Round& round, uint32_t attempt, const std::vector<bool>* only);
+
+  // Measures on rail `name` (every result says so, and the run ids too); pairs with a node
+  // that lacks the rail (`absent`, by fleet index) are not measured.
+  void PlaceOnRail(std::string name, std::vector<bool> absent) {
+    rail_ = std::move(name);
+    absent_ = std::move(absent);
+  }
+  const std::string& rail_name() const { return rail_; }
+
   // Stores a result measured outside the rounds (a collective) under the next round number.
   void StoreExtra(const v1::ProbeResult& result);
 
@@ -88,7 +100,7 @@ class RoundRunner {
   int64_t sweep_id() const { return sweep_id_; }
 
  private:
-  uint32_t MeasureRound(const Round& round, uint32_t attempt, const std::vector<bool>* only);
+  bool Absent(uint32_t node) const { return node < absent_.size() && absent_[node]; }
   void Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
             std::vector<v1::ProbeResult> reverse);
   void Save(uint32_t round, uint32_t attempt, const v1::ProbeResult& result);
@@ -104,6 +116,8 @@ class RoundRunner {
   const std::atomic<bool>* stop_;
   const absl::Duration inventory_timeout_;
   uint32_t next_round_ = 0;
+  std::string rail_;
+  std::vector<bool> absent_;
   std::mutex mu_;  // guards pairs_ while a round runs
   std::map<PairKey, PairRun> pairs_;
 };

@@ -53,6 +53,10 @@ absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
     return invalid("--warmup: ", p.warmup_iterations, " is above the cap of ",
                    limits.max_iterations);
   }
+  if (p.netdev.size() > 15 || p.netdev.find_first_of("/ \t\n") != std::string::npos ||
+      p.netdev == "." || p.netdev == "..") {
+    return invalid("netdev: '", p.netdev.substr(0, 32), "' is not an interface name");
+  }
   if (p.tcp_streams == 0 || p.tcp_streams > limits.max_streams) {
     return invalid("--streams: must be 1 to ", limits.max_streams);
   }
@@ -116,6 +120,7 @@ v1::ProbeSpec ToSpec(const ProbeParams& p) {
   }
   if (p.kind == v1::TCP_BW || p.kind == v1::TCP_LAT) {
     spec.mutable_tcp()->set_streams(p.tcp_streams);
+    spec.mutable_tcp()->set_netdev(p.netdev);
   } else if (p.kind == v1::ALLREDUCE) {
     spec.mutable_allreduce()->set_backend(p.allreduce_backend);
     spec.mutable_allreduce()->set_ring_transport(p.ring_transport);
@@ -137,6 +142,7 @@ v1::ProbeSpec ToSpec(const ProbeParams& p) {
     r->set_memory(p.rdma.gpu_memory ? v1::MEMORY_GPU : v1::MEMORY_HOST);
     r->set_server_memory(p.rdma.server_gpu_memory ? v1::MEMORY_GPU : v1::MEMORY_HOST);
     r->set_gpu_index(p.rdma.gpu);
+    r->set_netdev(p.netdev);
   }
   return spec;
 }
@@ -162,7 +168,10 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec) {
     p.rdma.port = a.rdma().port();
     p.rdma.gid_index = a.rdma().has_gid_index() ? a.rdma().gid_index() : -1;
   }
-  if (spec.has_tcp()) p.tcp_streams = std::max<uint32_t>(1, spec.tcp().streams());
+  if (spec.has_tcp()) {
+    p.tcp_streams = std::max<uint32_t>(1, spec.tcp().streams());
+    p.netdev = spec.tcp().netdev();
+  }
   if (spec.has_rdma()) {
     const auto& r = spec.rdma();
     p.rdma.device = r.device();
@@ -178,6 +187,7 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec) {
                                    ? p.rdma.gpu_memory
                                    : r.server_memory() == v1::MEMORY_GPU;
     p.rdma.gpu = r.gpu_index();
+    p.netdev = r.netdev();
   }
   return p;
 }

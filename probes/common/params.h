@@ -56,6 +56,11 @@ struct ProbeParams {
   // The secret of the server half's run (Endpoint.token), sent in every hello; empty for a
   // server that asks for none (`fabricctl probe --server`).
   std::string token;
+  // A rail's interface (TcpOptions.netdev / RdmaOptions.netdev): the agent resolves it to its
+  // IPv4 address, `source_host`, on which a server half listens and from which a client half
+  // connects (not part of the wire form). Empty: the agent's address and the routing table.
+  std::string netdev;
+  std::string source_host;
 };
 
 // Hard caps every node enforces on every request, whoever sent it.

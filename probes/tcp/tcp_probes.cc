@@ -92,7 +92,8 @@ absl::Duration PhaseBudget(const ProbeParams& p) {
 absl::StatusOr<net::UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size, uint32_t stream,
                                    const ServerAddress& server) {
   auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(10),
-                            params.cancel ? &params.cancel->flag() : nullptr);
+                            params.cancel ? &params.cancel->flag() : nullptr,
+                            params.source_host);
   if (!fd.ok()) return fd.status();
   const WatchedFd watched(params.cancel, fd->get());
   v1::ProbeHello hello;

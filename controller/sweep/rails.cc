@@ -1,0 +1,167 @@
+#include "controller/sweep/rails.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "controller/sweep/analysis_input.h"
+#include "probes/catalogue.h"
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+// The specs placed on `rail`: TCP probes on its netdev's address, RDMA probes on its device
+// (or the device on its netdev).
+std::vector<v1::ProbeSpec> PlaceSpecs(const std::vector<v1::ProbeSpec>& specs, const v1::Rail& rail) {
+  std::vector<v1::ProbeSpec> out = specs;
+  for (v1::ProbeSpec& spec : out) {
+    if (spec.has_tcp()) spec.mutable_tcp()->set_netdev(rail.netdev());
+    if (spec.has_rdma()) {
+      spec.mutable_rdma()->set_netdev(rail.netdev());
+      spec.mutable_rdma()->set_device(rail.rdma_device());
+      if (rail.rdma_device().empty()) spec.mutable_rdma()->set_port(0);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string MissingRail(const v1::NodeInventory& inventory, const v1::Rail& rail, bool rdma) {
+  auto itf = std::find_if(inventory.interfaces().begin(), inventory.interfaces().end(),
+                          [&](const v1::NetInterface& i) { return i.name() == rail.netdev(); });
+  if (itf == inventory.interfaces().end()) return absl::StrCat("no interface ", rail.netdev());
+  if (!itf->up()) return absl::StrCat(rail.netdev(), " is down");
+  if (std::none_of(itf->addresses().begin(), itf->addresses().end(),
+                   [](const std::string& a) { return a.find('.') != std::string::npos; })) {
+    return absl::StrCat(rail.netdev(), " has no IPv4 address");
+  }
+  if (!rdma) return "";
+  for (const v1::RdmaDevice& device : inventory.rdma_devices()) {
+    if (!rail.rdma_device().empty() && device.name() == rail.rdma_device()) return "";
+    if (rail.rdma_device().empty() &&
+        std::any_of(device.ports().begin(), device.ports().end(),
+                    [&](const v1::RdmaPort& p) { return p.netdev() == rail.netdev(); })) {
+      return "";
+    }
+  }
+  return rail.rdma_device().empty() ? absl::StrCat("no RDMA device on ", rail.netdev())
+                                    : absl::StrCat("no RDMA device ", rail.rdma_device());
+}
+
+absl::StatusOr<std::vector<RailPlan>> PlanRails(const v1::SweepRequest& request,
+                                                const v1::Config& config, const SweepSpecs& specs,
+                                                const Fleet& fleet) {
+  const size_t n = fleet.nodes.size();
+  if (config.rails().empty()) {
+    if (!request.rails().empty()) {
+      return absl::InvalidArgumentError("--rails: the configuration names no rails (rails:)");
+    }
+    return std::vector<RailPlan>{{"", "", specs.specs, std::vector<bool>(n), std::vector<std::string>(n)}};
+  }
+  for (const std::string& name : request.rails()) {
+    if (std::none_of(config.rails().begin(), config.rails().end(),
+                     [&](const v1::Rail& r) { return r.name() == name; })) {
+      std::vector<std::string> known;
+      for (const v1::Rail& r : config.rails()) known.push_back(r.name());
+      return absl::InvalidArgumentError(absl::StrCat("--rails: no rail '", name.substr(0, 64),
+                                                     "' (rails: ", absl::StrJoin(known, ", "), ")"));
+    }
+  }
+  std::vector<RailPlan> out;
+  for (const v1::Rail& rail : config.rails()) {
+    if (!request.rails().empty() &&
+        std::find(request.rails().begin(), request.rails().end(), rail.name()) == request.rails().end()) {
+      continue;
+    }
+    RailPlan plan{rail.name(), rail.netdev(), PlaceSpecs(specs.specs, rail), std::vector<bool>(n),
+                  std::vector<std::string>(n)};
+    for (size_t i = 0; i < n; ++i) {
+      const Node& node = *fleet.nodes[i];
+      if (!node.reachable) continue;  // unreachable, not lacking the rail
+      plan.absent_reason[i] = MissingRail(node.inventory, rail, specs.rdma_asked);
+      plan.absent[i] = !plan.absent_reason[i].empty();
+    }
+    out.push_back(std::move(plan));
+  }
+  return out;
+}
+
+AnalysisInput BuildRailInput(const Fleet& fleet, const SweepSpecs& specs, const v1::Config& config,
+                             const RailPlan& rail, const RoundRunner& runner,
+                             std::vector<const PairRun*>* ordered) {
+  AnalysisInput in = BuildAnalysisInput(fleet, specs, config, runner.pairs(), ordered);
+  if (rail.netdev.empty()) return in;
+  for (size_t i = 0; i < in.nodes.size(); ++i) {
+    NodeInput& node = in.nodes[i];
+    if (i < rail.absent.size() && rail.absent[i]) {
+      node.reachable = false;
+      node.unreachable_reason = absl::StrCat("lacks rail ", rail.name, ": ", rail.absent_reason[i]);
+      continue;
+    }
+    for (const v1::NetInterface& itf : fleet.nodes[i]->inventory.interfaces()) {
+      if (itf.name() != rail.netdev) continue;
+      node.netdev = itf.name();
+      node.netdev_mtu = itf.mtu();
+    }
+  }
+  return in;
+}
+
+RailRunners::RailRunners(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
+                         const std::vector<RailPlan>& rails, std::vector<bool> reverse,
+                         uint32_t max_parallel_pairs, ProgressFn progress,
+                         const std::atomic<bool>* stop, absl::Duration inventory_timeout)
+    : agents_(agents), fleet_(fleet), progress_(std::move(progress)), stop_(stop),
+      inventory_timeout_(inventory_timeout) {
+  const uint32_t share =
+      std::max<uint32_t>(1, max_parallel_pairs / std::max<size_t>(1, rails.size()));
+  for (const RailPlan& rail : rails) {
+    runners_.push_back(std::make_unique<RoundRunner>(agents, store, sweep_id, fleet, rail.specs,
+                                                     reverse, share, nullptr, stop,
+                                                     inventory_timeout));
+    runners_.back()->PlaceOnRail(rail.name, rail.absent);
+  }
+}
+
+void RailRunners::Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt,
+                      const char* phase, const std::vector<bool>* only) {
+  size_t rounds = 0;
+  for (const auto& r : by_rail) rounds = std::max(rounds, r.size());
+  for (size_t r = 0; r < rounds; ++r) {
+    if (stop_ != nullptr && stop_->load()) return;
+    std::vector<uint32_t> failed(runners_.size(), 0);
+    uint32_t pairs = 0;
+    std::vector<std::thread> threads;
+    for (size_t rail = 0; rail < runners_.size() && rail < by_rail.size(); ++rail) {
+      if (r >= by_rail[rail].size()) continue;
+      pairs += static_cast<uint32_t>(by_rail[rail][r].size());
+      threads.emplace_back([&, rail] {
+        failed[rail] = runners_[rail]->MeasureRound(by_rail[rail][r], attempt, only);
+      });
+    }
+    for (auto& t : threads) t.join();
+    if (std::any_of(fleet_.nodes.begin(), fleet_.nodes.end(),
+                    [](const auto& n) { return n->reachable && n->transport_failures; })) {
+      CheckReachable(agents_, fleet_, inventory_timeout_, /*only_suspect=*/true);
+    }
+    if (!progress_) continue;
+    v1::SweepEvent event;
+    auto* e = event.mutable_round();
+    e->set_round(static_cast<uint32_t>(r + 1));
+    e->set_rounds(static_cast<uint32_t>(rounds));
+    e->set_pairs(pairs);
+    uint32_t failures = 0;
+    for (uint32_t f : failed) failures += f;
+    e->set_pairs_failed(failures);
+    e->set_phase(phase);
+    progress_(event);
+  }
+}
+
+void RailRunners::RunAll(const std::vector<Round>& rounds, uint32_t attempt, const char* phase) {
+  Run(std::vector<std::vector<Round>>(runners_.size(), rounds), attempt, phase);
+}
+
+}  // namespace fabricctl::controller::sweep

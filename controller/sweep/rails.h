@@ -1,0 +1,84 @@
+#ifndef FABRICCTL_CONTROLLER_SWEEP_RAILS_H_
+#define FABRICCTL_CONTROLLER_SWEEP_RAILS_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "controller/analysis.h"
+#include "controller/pairing.h"
+#include "controller/store.h"
+#include "controller/sweep/agent_client.h"
+#include "controller/sweep/fleet.h"
+#include "controller/sweep/rounds.h"
+#include "controller/sweep/specs.h"
+#include "proto/config.pb.h"
+#include "proto/controller.pb.h"
+
+namespace fabricctl::controller::sweep {
+
+// One rail of a sweep: its name and interface, the pair probes' specs placed on it (TCP and
+// RDMA options name the netdev, RDMA the device), and the nodes that lack it (by fleet index,
+// with the reason): they are measured on the other rails only.
+// Without rails: one rail with no name whose specs are the sweep's.
+struct RailPlan {
+  std::string name;
+  std::string netdev;
+  std::vector<v1::ProbeSpec> specs;
+  std::vector<bool> absent;
+  std::vector<std::string> absent_reason;
+};
+
+// The rails a sweep measures: the request's (--rails, by name) or every configured rail, in
+// the configuration's order. A name the configuration lacks, or --rails without rails:, is
+// INVALID_ARGUMENT. A node lacks a rail when its inventory has no such interface up with an
+// IPv4 address or, when an RDMA probe is asked, no such RDMA device (or none on the netdev).
+absl::StatusOr<std::vector<RailPlan>> PlanRails(const v1::SweepRequest& request,
+                                                const v1::Config& config, const SweepSpecs& specs,
+                                                const Fleet& fleet);
+
+// Why `node` lacks `rail` ("" when it has it), from its inventory.
+std::string MissingRail(const v1::NodeInventory& inventory, const v1::Rail& rail, bool rdma);
+
+// The analysis's input for one rail: BuildAnalysisInput over the rail's pairs, with each
+// node's MTU that of the rail's interface, and the nodes that lack the rail left out (not
+// reachable on it, with the reason).
+AnalysisInput BuildRailInput(const Fleet& fleet, const SweepSpecs& specs, const v1::Config& config,
+                             const RailPlan& rail, const RoundRunner& runner,
+                             std::vector<const PairRun*>* ordered = nullptr);
+
+// One RoundRunner per rail. Rails share no link, so round r of every rail runs at once (the
+// sweep's max_parallel_pairs shared between them); after each round, nodes whose RPCs failed
+// in transport are asked whether they are there, and one progress event counts every rail's
+// pairs.
+class RailRunners {
+ public:
+  RailRunners(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
+              const std::vector<RailPlan>& rails, std::vector<bool> reverse,
+              uint32_t max_parallel_pairs, ProgressFn progress, const std::atomic<bool>* stop,
+              absl::Duration inventory_timeout);
+
+  // `by_rail[i]`: rail i's rounds (a rail with fewer rounds sits out the later ones).
+  void Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt, const char* phase,
+           const std::vector<bool>* only = nullptr);
+  // The same rounds on every rail.
+  void RunAll(const std::vector<Round>& rounds, uint32_t attempt, const char* phase);
+
+  size_t size() const { return runners_.size(); }
+  RoundRunner& rail(size_t i) { return *runners_[i]; }
+  const RoundRunner& rail(size_t i) const { return *runners_[i]; }
+
+ private:
+  AgentClient& agents_;
+  Fleet& fleet_;
+  ProgressFn progress_;
+  const std::atomic<bool>* stop_;
+  const absl::Duration inventory_timeout_;
+  std::vector<std::unique_ptr<RoundRunner>> runners_;
+};
+
+}  // namespace fabricctl::controller::sweep
+
+#endif  // FABRICCTL_CONTROLLER_SWEEP_RAILS_H_
