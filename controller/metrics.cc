@@ -53,7 +53,7 @@ void ControllerMetrics::Absorb(const v1::Report& report, bool count) {
     nodes_[n.node()] = {static_cast<double>(report::PromStatusValue(n.status())), when};
   }
   for (const auto& x : report::PromPairSamples(report)) {
-    (x.latency ? latency_ : bandwidth_)[PairKey{x.node, x.peer, x.probe}] = {x.value, when};
+    (x.latency ? latency_ : bandwidth_)[PairKey{x.node, x.peer, x.probe, x.rail}] = {x.value, when};
   }
   if (!count) return;
   ++sweeps_total_[kResults[static_cast<int>(report::ExitCodeFor(report)) % 3]];
@@ -84,7 +84,7 @@ void ControllerMetrics::Forget(const std::set<std::string>& keep) {
   }
   for (auto* pairs : {&bandwidth_, &latency_}) {
     for (auto it = pairs->begin(); it != pairs->end();) {
-      const auto& [node, peer, probe] = it->first;
+      const auto& [node, peer, probe, rail] = it->first;
       it = keep.count(node) && keep.count(peer) ? std::next(it) : pairs->erase(it);
     }
   }
@@ -137,10 +137,9 @@ std::string ControllerMetrics::Render() {
   auto pairs = [&](const std::map<PairKey, Value>& values, const std::string& name,
                    bool timestamps) {
     for (const auto& [key, v] : values) {
-      const auto& [node, peer, probe] = key;
+      const auto& [node, peer, probe, rail] = key;
       if (timestamps && v.when <= 0) continue;
-      absl::StrAppendFormat(&out, "%s{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n", name,
-                            report::PromEscape(node), report::PromEscape(peer), probe,
+      absl::StrAppendFormat(&out, "%s{%s} %.6g\n", name, report::PromPairLabels(node, peer, probe, rail),
                             timestamps ? static_cast<double>(v.when) : v.value);
     }
   };

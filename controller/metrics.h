@@ -37,7 +37,7 @@ class ControllerMetrics {
     double value = 0;
     int64_t when = 0;  // Unix seconds: the end of the sweep that measured it
   };
-  using PairKey = std::tuple<std::string, std::string, std::string>;  // node, peer, probe
+  using PairKey = std::tuple<std::string, std::string, std::string, std::string>;  // node, peer, probe, rail
 
   // Takes in one finished sweep's report; `count` adds it to the counters.
   void Absorb(const v1::Report& report, bool count);

@@ -17,7 +17,7 @@ double MedianOf(std::vector<double> values) {
 
 }  // namespace
 
-std::optional<GroupMatrix> GroupMatrixOf(const v1::Report& report) {
+std::optional<GroupMatrix> GroupMatrixOf(const v1::Report& report, const std::string& rail) {
   const auto& health = report.health();
   if (health.levels().empty()) return std::nullopt;
   GroupMatrix m;
@@ -40,6 +40,7 @@ std::optional<GroupMatrix> GroupMatrixOf(const v1::Report& report) {
   m.pairs.assign(g, std::vector<int>(g, 0));
   m.bad.assign(g, std::vector<int>(g, 0));
   for (const auto& p : health.pairs()) {
+    if (p.rail() != rail) continue;
     auto a = group_of.find(p.node()), b = group_of.find(p.peer());
     if (a == group_of.end() || b == group_of.end()) continue;
     const size_t ga = index[a->second], gb = index[b->second];

@@ -22,8 +22,9 @@ struct GroupMatrix {
   std::vector<std::vector<int>> pairs, bad;
 };
 
-// nullopt when the report names no level or its nodes fall in fewer than two groups.
-std::optional<GroupMatrix> GroupMatrixOf(const v1::Report& report);
+// nullopt when the report names no level or its nodes fall in fewer than two groups. With
+// rails, the pairs of `rail` only.
+std::optional<GroupMatrix> GroupMatrixOf(const v1::Report& report, const std::string& rail = "");
 
 }  // namespace fabricctl::report::internal
 

@@ -35,7 +35,11 @@ struct PromPairSample {
   std::string node, peer, probe;
   bool latency = false;
   double value = 0;
+  std::string rail;  // "" without rails: then the series has no rail label
 };
+// The labels of a pair series: node, peer, probe and, on a rail, rail.
+std::string PromPairLabels(const std::string& node, const std::string& peer,
+                           const std::string& probe, const std::string& rail);
 std::vector<PromPairSample> PromPairSamples(const v1::Report& report);
 // A node's verdict as a number: 0 ok, 1 warning, 2 critical, 3 unknown.
 int PromStatusValue(v1::HealthStatus status);

@@ -138,27 +138,32 @@ std::string Allreduce(const v1::Report& report) {
 }
 
 std::string FlaggedPairs(const v1::Report& report) {
+  const bool rails = !report.health().rails().empty();
   std::string rows;
   for (const auto& p : report.health().pairs()) {
     if (p.status() == v1::HEALTH_OK) continue;
     auto figure = [](bool has, double v, const char* f) { return has ? absl::StrFormat(f, v) : std::string(); };
-    absl::StrAppendFormat(&rows, "<tr><td>%s</td><td>%s</td><td class=\"%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n",
-                          XmlEscape(p.node()), XmlEscape(p.peer()), StatusName(p.status()),
+    absl::StrAppendFormat(&rows, "<tr><td>%s</td><td>%s</td>%s<td class=\"%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n",
+                          XmlEscape(p.node()), XmlEscape(p.peer()),
+                          rails ? absl::StrCat("<td>", XmlEscape(p.rail()), "</td>") : "", StatusName(p.status()),
                           StatusName(p.status()), figure(p.has_bw_gbps(), p.bw_gbps(), "%.2f"),
                           figure(p.has_bw_reverse_gbps(), p.bw_reverse_gbps(), "%.2f"),
                           figure(p.has_lat_us(), p.lat_us(), "%.1f"), p.attempts());
   }
   if (rows.empty()) return "<h2>Flagged pairs</h2>\n<p id=\"pairs\">None: every measured pair is ok.</p>\n";
-  return "<h2>Flagged pairs</h2>\n<table id=\"pairs\"><tr><th>node</th><th>peer</th><th>status</th><th>Gb/s node&#8594;peer</th><th>Gb/s peer&#8594;node</th><th>latency us</th><th>attempts</th></tr>\n" +
+  return std::string("<h2>Flagged pairs</h2>\n<table id=\"pairs\"><tr><th>node</th><th>peer</th>") +
+         (rails ? "<th>rail</th>" : "") + "<th>status</th><th>Gb/s node&#8594;peer</th><th>Gb/s peer&#8594;node</th><th>latency us</th><th>attempts</th></tr>\n" +
          rows + "</table>\n";
 }
 
 // The group x group (leaf x leaf) table where the sweep had a topology.
-std::string GroupMap(const v1::Report& report) {
-  const auto m = internal::GroupMatrixOf(report);
+std::string GroupMap(const v1::Report& report, const std::string& rail) {
+  const auto m = internal::GroupMatrixOf(report, rail);
   if (!m) return "";
-  std::string html = absl::StrCat("<h2>", XmlEscape(m->level), " map (median Gb/s from the row's ",
-                                  XmlEscape(m->level), " to the column's; bad pairs)</h2>\n<table id=\"groups\"><tr><th></th>");
+  std::string html = absl::StrCat("<h2>", XmlEscape(m->level), " map", rail.empty() ? "" : " " + XmlEscape(rail),
+                                  " (median Gb/s from the row's ", XmlEscape(m->level),
+                                  " to the column's; bad pairs)</h2>\n<table id=\"groups",
+                                  rail.empty() ? "" : "-" + XmlEscape(rail), "\"><tr><th></th>");
   for (const auto& g : m->groups) absl::StrAppend(&html, "<th>", XmlEscape(g), "</th>");
   html += "</tr>\n";
   for (size_t x = 0; x < m->groups.size(); ++x) {
@@ -179,7 +184,7 @@ std::string GroupMap(const v1::Report& report) {
 std::string RenderHtml(const v1::Report& report) {
   std::string html = Header(report);
   const std::string probe = XmlEscape(internal::HeadlineProbe(report));
-  html += GroupMap(report);
+  for (const std::string& rail : internal::RailsOf(report)) html += GroupMap(report, rail);
   absl::StrAppend(&html, "<h2>Health map: pair status</h2>\n", internal::StatusMapHtml(report));
   absl::StrAppend(&html, "<h2>Bandwidth map (", probe, ", Gb/s, row node to column node)</h2>\n",
                   internal::BandwidthMapHtml(report));

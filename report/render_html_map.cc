@@ -47,9 +47,10 @@ std::map<std::string, std::string> Unreachable(const v1::Report& report) {
   return out;
 }
 
-std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& id) {
+std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& id,
+                const std::string& rail) {
   const auto& nodes = report.health().nodes();
-  const PairIndex index = IndexPairs(report);
+  const PairIndex index = IndexPairs(report, rail);
   const std::map<std::string, std::string> unreachable = Unreachable(report);
   const double median = report.health().has_median_bw_gbps() ? report.health().median_bw_gbps() : 0;
   const int n = nodes.size();
@@ -128,6 +129,16 @@ std::string Swatch(const char* fill, const std::string& text) {
       fill, text);
 }
 
+// One map per rail (its id suffixed with the rail), or the one map without rails.
+std::string Maps(const v1::Report& report, bool by_bandwidth, const std::string& id) {
+  std::string out;
+  for (const std::string& rail : RailsOf(report)) {
+    if (!rail.empty()) absl::StrAppend(&out, "<h3>", XmlEscape(rail), "</h3>\n");
+    out += Map(report, by_bandwidth, rail.empty() ? id : absl::StrCat(id, "-", rail), rail);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string StatusMapHtml(const v1::Report& report) {
@@ -138,7 +149,7 @@ std::string StatusMapHtml(const v1::Report& report) {
   out += Swatch(StatusFill(v1::HEALTH_UNKNOWN), "unknown (not measured, failed)");
   out += Swatch(kUnreachableFill, "node unreachable (&#x2715;)");
   out += "</div>\n";
-  return out + Map(report, false, "heatmap");
+  return out + Maps(report, false, "heatmap");
 }
 
 std::string BandwidthMapHtml(const v1::Report& report) {
@@ -159,7 +170,7 @@ std::string BandwidthMapHtml(const v1::Report& report) {
   out += Swatch(kUnmeasuredFill, "no figure");
   out += Swatch(kUnreachableFill, "node unreachable (&#x2715;)");
   out += "</div>\n";
-  return out + Map(report, true, "bwmap");
+  return out + Maps(report, true, "bwmap");
 }
 
 }  // namespace fabricctl::report::internal

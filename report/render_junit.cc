@@ -63,7 +63,8 @@ void AddPairCases(const v1::Report& report, const PairFindings& pair_findings, S
       Case c;
       std::string family = internal::ProbeName(result.kind());
       c.classname = absl::StrCat("fabricctl.", family);
-      c.name = absl::StrCat(pair.node(), " -> ", pair.peer());
+      c.name = absl::StrCat(pair.node(), " -> ", pair.peer(), pair.rail().empty() ? "" : " on ",
+                            pair.rail());
       c.time = internal::Seconds(result.elapsed());
       if (result.outcome() == v1::PROBE_SKIPPED) {
         c.skipped = true;

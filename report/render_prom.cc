@@ -44,40 +44,60 @@ std::string LatencyProbe(const v1::Report& report, const v1::PairHealth& pair) {
 
 }  // namespace
 
+std::string PromPairLabels(const std::string& node, const std::string& peer,
+                           const std::string& probe, const std::string& rail) {
+  return absl::StrFormat("node=\"%s\",peer=\"%s\",probe=\"%s\"%s", PromEscape(node), PromEscape(peer),
+                         PromEscape(probe), rail.empty() ? "" : ",rail=\"" + PromEscape(rail) + "\"");
+}
+
 std::vector<PromPairSample> PromPairSamples(const v1::Report& report) {
   std::vector<PromPairSample> out;
   const std::string probe = internal::HeadlineProbe(report);
   for (const auto& p : report.health().pairs()) {
-    if (p.has_bw_gbps()) out.push_back({p.node(), p.peer(), probe, false, p.bw_gbps() * 1e9 / 8});
+    if (p.has_bw_gbps()) out.push_back({p.node(), p.peer(), probe, false, p.bw_gbps() * 1e9 / 8, p.rail()});
     if (p.has_bw_gbps() && p.has_bw_reverse_gbps()) {
-      out.push_back({p.peer(), p.node(), probe, false, p.bw_reverse_gbps() * 1e9 / 8});
+      out.push_back({p.peer(), p.node(), probe, false, p.bw_reverse_gbps() * 1e9 / 8, p.rail()});
     }
-    if (p.has_lat_us()) out.push_back({p.node(), p.peer(), LatencyProbe(report, p), true, p.lat_us() * 1e-6});
+    if (p.has_lat_us()) {
+      out.push_back({p.node(), p.peer(), LatencyProbe(report, p), true, p.lat_us() * 1e-6, p.rail()});
+    }
   }
   return out;
 }
 
-// With a topology, the median bandwidth and the bad pairs between every two groups (leaves).
+// With a topology, the median bandwidth and the bad pairs between every two groups (leaves),
+// per rail with rails (a rail label then).
 template <typename Metric>
 void AppendGroupSeries(const v1::Report& report, const Metric& metric, std::string& out) {
-  const auto m = internal::GroupMatrixOf(report);
-  if (!m) return;
+  std::vector<std::pair<std::string, internal::GroupMatrix>> matrices;
+  for (const std::string& rail : internal::RailsOf(report)) {
+    if (auto m = internal::GroupMatrixOf(report, rail)) matrices.emplace_back(rail, *std::move(m));
+  }
+  if (matrices.empty()) return;
+  auto labels = [](const internal::GroupMatrix& m, const std::string& rail, size_t x, size_t y) {
+    return absl::StrFormat("level=\"%s\",group=\"%s\",peer_group=\"%s\"%s", PromEscape(m.level),
+                           PromEscape(m.groups[x]), PromEscape(m.groups[y]),
+                           rail.empty() ? "" : ",rail=\"" + PromEscape(rail) + "\"");
+  };
   metric("fabricctl_group_pair_bandwidth_bytes_per_second",
          "Median bandwidth of the pairs from one topology group (a leaf) to another.");
-  for (size_t x = 0; x < m->groups.size(); ++x) {
-    for (size_t y = 0; y < m->groups.size(); ++y) {
-      if (std::isnan(m->median_gbps[x][y])) continue;
-      absl::StrAppendFormat(&out, "fabricctl_group_pair_bandwidth_bytes_per_second{level=\"%s\",group=\"%s\",peer_group=\"%s\"} %.6g\n",
-                            PromEscape(m->level), PromEscape(m->groups[x]), PromEscape(m->groups[y]),
-                            m->median_gbps[x][y] * 1e9 / 8);
+  for (const auto& [rail, m] : matrices) {
+    for (size_t x = 0; x < m.groups.size(); ++x) {
+      for (size_t y = 0; y < m.groups.size(); ++y) {
+        if (std::isnan(m.median_gbps[x][y])) continue;
+        absl::StrAppendFormat(&out, "fabricctl_group_pair_bandwidth_bytes_per_second{%s} %.6g\n",
+                              labels(m, rail, x, y), m.median_gbps[x][y] * 1e9 / 8);
+      }
     }
   }
   metric("fabricctl_group_pair_bad_pairs", "Pairs between two topology groups judged warning or critical.");
-  for (size_t x = 0; x < m->groups.size(); ++x) {
-    for (size_t y = 0; y < m->groups.size(); ++y) {
-      if (m->pairs[x][y] == 0) continue;
-      absl::StrAppendFormat(&out, "fabricctl_group_pair_bad_pairs{level=\"%s\",group=\"%s\",peer_group=\"%s\"} %d\n",
-                            PromEscape(m->level), PromEscape(m->groups[x]), PromEscape(m->groups[y]), m->bad[x][y]);
+  for (const auto& [rail, m] : matrices) {
+    for (size_t x = 0; x < m.groups.size(); ++x) {
+      for (size_t y = 0; y < m.groups.size(); ++y) {
+        if (m.pairs[x][y] == 0) continue;
+        absl::StrAppendFormat(&out, "fabricctl_group_pair_bad_pairs{%s} %d\n", labels(m, rail, x, y),
+                              m.bad[x][y]);
+      }
     }
   }
 }
@@ -130,8 +150,8 @@ std::string RenderProm(const v1::Report& report, bool per_node) {
                            : "Average bandwidth of a pair at the largest message size.");
       for (const auto& x : samples) {
         if (x.latency != latency) continue;
-        absl::StrAppendFormat(&out, "%s{node=\"%s\",peer=\"%s\",probe=\"%s\"} %.6g\n", name,
-                              PromEscape(x.node), PromEscape(x.peer), PromEscape(x.probe), x.value);
+        absl::StrAppendFormat(&out, "%s{%s} %.6g\n", name,
+                              PromPairLabels(x.node, x.peer, x.probe, x.rail), x.value);
       }
     }
   }

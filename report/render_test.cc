@@ -355,3 +355,46 @@ TEST_CASE("With a topology, every format maps the sweep leaf by leaf") {
 }
 
 }  // namespace fabricctl::report
+
+namespace fabricctl::report {
+
+// ThreeNodes' pairs on rail0, and a copy of them on rail1 at a tenth of the figures.
+v1::Report TwoRails() {
+  v1::Report r = ThreeNodes();
+  r.mutable_health()->add_rails("rail0");
+  r.mutable_health()->add_rails("rail1");
+  const int n = r.health().pairs_size();
+  for (int i = 0; i < n; ++i) {
+    r.mutable_health()->mutable_pairs(i)->set_rail("rail0");
+    v1::PairHealth copy = r.health().pairs(i);
+    copy.set_rail("rail1");
+    if (copy.has_bw_gbps()) copy.set_bw_gbps(copy.bw_gbps() / 10);
+    *r.mutable_health()->add_pairs() = copy;
+  }
+  return r;
+}
+
+TEST_CASE("With rails, every format maps each rail on its own and labels its series") {
+  const v1::Report r = TwoRails();
+  const std::string text = RenderText(r, false);
+  const size_t rail0 = text.find("HEAT MAP rail0"), rail1 = text.find("HEAT MAP rail1");
+  REQUIRE(rail0 != std::string::npos);
+  REQUIRE(rail1 != std::string::npos);
+  CHECK(rail0 < rail1);
+  // a -> b: 9.5 on rail0, 0.95 on rail1; each map shows its own rail's figure.
+  CHECK(text.substr(rail0, rail1 - rail0).find("9.50") != std::string::npos);
+  CHECK(text.substr(rail1).find("0.95") != std::string::npos);
+  CHECK(text.substr(rail1).find("9.50") == std::string::npos);
+  const std::string prom = RenderProm(r);
+  CHECK(prom.find("fabricctl_pair_bandwidth_bytes_per_second{node=\"a\",peer=\"b\",probe=\"tcp_bw\",rail=\"rail1\"}") !=
+        std::string::npos);
+  const std::string html = RenderHtml(r);
+  CHECK(html.find("id=\"heatmap-rail1\"") != std::string::npos);
+  CHECK(html.find("<th>rail</th>") != std::string::npos);
+  CHECK(RenderJunit(r).find("a -&gt; b on rail1") != std::string::npos);
+  // Without rails: no rail label, no rail column.
+  CHECK(RenderProm(ThreeNodes()).find("rail=") == std::string::npos);
+  CHECK(RenderHtml(ThreeNodes()).find("<th>rail</th>") == std::string::npos);
+}
+
+}  // namespace fabricctl::report

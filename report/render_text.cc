@@ -116,7 +116,7 @@ void AppendCollectives(const v1::Report& report, std::string& out) {
 
 // The node x node heat map of the headline bandwidth (up to 40 nodes; HTML draws larger ones).
 void AppendHeatMap(const v1::Report& report, const std::string& probe, const Paint& paint,
-                   std::string& out) {
+                   const std::string& rail, std::string& out) {
   const auto& nodes = report.health().nodes();
   if (nodes.empty() || report.health().pairs().empty()) return;
   constexpr int kMaxMapNodes = 40;
@@ -125,11 +125,11 @@ void AppendHeatMap(const v1::Report& report, const std::string& probe, const Pai
                           nodes.size());
     return;
   }
-  const internal::PairIndex index = internal::IndexPairs(report);
+  const internal::PairIndex index = internal::IndexPairs(report, rail);
   size_t width = 6;
   for (const auto& n : nodes) width = std::max(width, n.node().size());
-  absl::StrAppendFormat(&out, "\nHEAT MAP (%s Gb/s, row sends to column; * critical, ! warning, ? not measured)\n",
-                        probe.empty() ? "bandwidth" : probe);
+  absl::StrAppendFormat(&out, "\nHEAT MAP%s (%s Gb/s, row sends to column; * critical, ! warning, ? not measured)\n",
+                        rail.empty() ? "" : " " + rail, probe.empty() ? "bandwidth" : probe);
   out += std::string(width + 1, ' ');
   for (const auto& n : nodes) absl::StrAppendFormat(&out, " %*s", static_cast<int>(std::max<size_t>(8, n.node().size())), n.node());
   out += "\n";
@@ -155,14 +155,15 @@ void AppendHeatMap(const v1::Report& report, const std::string& probe, const Pai
 // The group x group map (leaf x leaf) where the sweep had a topology: each cell the median
 // bandwidth from the row's group to the column's, and how many of those pairs are bad.
 void AppendGroupMap(const v1::Report& report, const std::string& probe, const Paint& paint,
-                    std::string& out) {
-  const auto m = internal::GroupMatrixOf(report);
+                    const std::string& rail, std::string& out) {
+  const auto m = internal::GroupMatrixOf(report, rail);
   if (!m) return;
   size_t width = 8;
   for (const auto& g : m->groups) width = std::max(width, g.size() + 1);
   const int w = static_cast<int>(std::max<size_t>(width, 14));
-  absl::StrAppendFormat(&out, "\n%s MAP (%s Gb/s, median of the pairs from the row's %s to the column's; [bad pairs])\n",
-                        absl::AsciiStrToUpper(m->level), probe.empty() ? "bandwidth" : probe, m->level);
+  absl::StrAppendFormat(&out, "\n%s MAP%s (%s Gb/s, median of the pairs from the row's %s to the column's; [bad pairs])\n",
+                        absl::AsciiStrToUpper(m->level), rail.empty() ? "" : " " + rail,
+                        probe.empty() ? "bandwidth" : probe, m->level);
   out += std::string(width, ' ');
   for (const auto& g : m->groups) absl::StrAppendFormat(&out, " %*s", w, g);
   out += "\n";
@@ -200,8 +201,11 @@ std::string RenderText(const v1::Report& report, bool color) {
   if (drain.size() > 0) absl::StrAppend(&out, "\nDRAIN: ", absl::StrJoin(drain, " "), "\n");
   AppendAudits(report, out);
   AppendCollectives(report, out);
-  AppendGroupMap(report, probe, paint, out);
-  AppendHeatMap(report, probe, paint, out);
+  // With rails, a map per rail: NIC i of each node against NIC i of the others.
+  for (const std::string& rail : internal::RailsOf(report)) {
+    AppendGroupMap(report, probe, paint, rail, out);
+    AppendHeatMap(report, probe, paint, rail, out);
+  }
   return out;
 }
 

@@ -71,9 +71,15 @@ std::string HeadlineProbe(const v1::Report& report) {
   return "";
 }
 
-PairIndex IndexPairs(const v1::Report& report) {
+std::vector<std::string> RailsOf(const v1::Report& report) {
+  if (report.health().rails().empty()) return {""};
+  return {report.health().rails().begin(), report.health().rails().end()};
+}
+
+PairIndex IndexPairs(const v1::Report& report, const std::string& rail) {
   PairIndex index;
   for (const auto& p : report.health().pairs()) {
+    if (p.rail() != rail) continue;
     index[{p.node(), p.peer()}] = &p;
     index[{p.peer(), p.node()}] = &p;
   }

@@ -32,7 +32,10 @@ std::string HeadlineProbe(const v1::Report& report);
 
 // Pair lookup by node names, in either order.
 using PairIndex = std::map<std::pair<std::string, std::string>, const v1::PairHealth*>;
-PairIndex IndexPairs(const v1::Report& report);
+// The pairs of one rail ("" without rails), both ways round.
+PairIndex IndexPairs(const v1::Report& report, const std::string& rail = "");
+// The rails of a report's health map, or one unnamed rail without rails.
+std::vector<std::string> RailsOf(const v1::Report& report);
 // The pair of `node` and `peer` in either order; nullptr when it was not measured.
 // The pair's bandwidth from `from` to the other end: bw_gbps from its node, bw_reverse_gbps
 // from its peer (the forward figure where the reverse was not measured); NaN when none.

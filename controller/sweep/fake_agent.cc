@@ -16,6 +16,16 @@ std::string NameOf(const std::string& address) { return address.substr(0, addres
 
 }  // namespace
 
+void FakeAgents::AddNic(const std::string& name, const std::string& netdev, double gbps) {
+  std::lock_guard<std::mutex> lock(mu_);
+  agents_[name].nics[netdev] = gbps;
+}
+
+int FakeAgents::PeakRunning() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return peak_running_;
+}
+
 void FakeAgents::Add(const std::string& name, double speed_gbps) {
   std::lock_guard<std::mutex> lock(mu_);
   agents_[name].speed_gbps = speed_gbps;
@@ -120,6 +130,14 @@ absl::StatusOr<v1::NodeInventory> FakeAgents::GetInventory(const std::string& ad
   inventory.set_node_name(*name);
   inventory.set_agent_address(address);
   if (!agents_[*name].no_rdma) inventory.add_rdma_devices()->set_name("mlx5_0");
+  int i = 0;
+  for (const auto& [netdev, gbps] : agents_[*name].nics) {
+    v1::NetInterface* itf = inventory.add_interfaces();
+    itf->set_name(netdev);
+    itf->set_up(true);
+    itf->add_addresses(absl::StrCat("10.0.", i++, ".1"));
+    itf->set_mtu(1500);
+  }
   return inventory;
 }
 
@@ -171,7 +189,7 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
   auto name = Alive(address);
   if (!name.ok()) return name.status();
   if (agents_[*name].delay > absl::ZeroDuration()) {
-    ++running_;
+    peak_running_ = std::max(peak_running_, ++running_);
     wake_.wait_for(lock, absl::ToChronoMicroseconds(agents_[*name].delay), [this] { return cancelled_; });
     --running_;
     if (cancelled_) return absl::CancelledError("the sweep was cancelled");
@@ -225,9 +243,19 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
     r->set_failed_side(v1::SIDE_CLIENT);
     return response;
   }
+  const std::string& netdev = request.spec().has_tcp() ? request.spec().tcp().netdev()
+                                                       : request.spec().rdma().netdev();
+  for (const std::string* end : {&*name, &server->second}) {
+    if (!netdev.empty() && agents_[*end].nics.count(netdev) == 0) {
+      return absl::FailedPreconditionError(absl::StrCat("rail interface ", netdev, ": no such interface on this node"));
+    }
+  }
+  auto speed = [&](const std::string& end) {
+    return netdev.empty() ? agents_[end].speed_gbps : agents_[end].nics[netdev];
+  };
   auto link = links_.find(Sorted(*name, server->second));
   const double factor = link == links_.end() ? 1.0 : link->second;
-  double gbps = std::min(agents_[*name].speed_gbps, agents_[server->second].speed_gbps) * factor;
+  double gbps = std::min(speed(*name), speed(server->second)) * factor;
   if (agents_[*name].egress_gbps > 0) gbps = std::min(gbps, agents_[*name].egress_gbps);
   for (const std::string* end : {&*name, &server->second}) {
     Agent& agent = agents_[*end];

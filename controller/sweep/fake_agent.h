@@ -49,8 +49,13 @@ class FakeAgents : public AgentClient {
   void Busy(const std::string& name, int times);
   // Client halves run by `name` take this long (unless cancelled).
   void SetDelay(const std::string& name, absl::Duration delay);
-  // Client halves in progress now.
+  // `name` has interface `netdev` (up, with an IPv4 address) offering `gbps`: probes placed on
+  // that netdev (a rail's) run at the slower end's figure for it; a probe on a netdev an end
+  // lacks fails at the agent, as the real one does.
+  void AddNic(const std::string& name, const std::string& netdev, double gbps);
+  // Client halves in progress now, and the most at once so far (those with a delay).
   int Running() const;
+  int PeakRunning() const;
   // Calls made to agents after they died.
   int CallsToDead() const;
 
@@ -90,6 +95,7 @@ class FakeAgents : public AgentClient {
     bool dead = false;
     int busy = 0;
     absl::Duration delay;
+    std::map<std::string, double> nics;  // netdev -> Gb/s
   };
   // The agent at `address`, or UNAVAILABLE.
   absl::StatusOr<std::string> Alive(const std::string& address) const;
@@ -105,6 +111,7 @@ class FakeAgents : public AgentClient {
   std::map<std::string, int> kill_after_;
   int client_calls_ = 0;
   int running_ = 0;
+  int peak_running_ = 0;
   mutable int calls_to_dead_ = 0;
   bool cancelled_ = false;
   std::condition_variable wake_;

@@ -1,0 +1,138 @@
+// Sweeps over rails against fake agents (fake_agent.h): each node's NICs as its inventory
+// lists them, each probe placed on its rail's netdev; a real SQLite store.
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/config.h"
+#include "catch2/catch.hpp"
+#include "controller/store.h"
+#include "controller/sweep.h"
+#include "controller/sweep/fake_agent.h"
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+struct RailHarness {
+  RailHarness(const std::string& test, int nodes, const std::vector<std::string>& netdevs) {
+    const char* dir = std::getenv("TEST_TMPDIR");
+    const std::string path = std::string(dir ? dir : "/tmp") + "/" + test + ".db";
+    std::remove(path.c_str());
+    auto opened = Store::Open(path);
+    REQUIRE(opened.ok());
+    store = *std::move(opened);
+    auto agents = std::make_unique<FakeAgents>();
+    for (int i = 1; i <= nodes; ++i) {
+      names.push_back("node-" + std::to_string(i));
+      agents->Add(names.back());
+      for (const auto& netdev : netdevs) agents->AddNic(names.back(), netdev, 10);
+    }
+    fake = agents.get();
+    SweepOptions options;
+    options.config = DefaultConfig();
+    options.config.mutable_sweep()->set_retests(2);
+    for (size_t r = 0; r < netdevs.size(); ++r) {
+      v1::Rail* rail = options.config.add_rails();
+      rail->set_name("rail" + std::to_string(r));
+      rail->set_netdev(netdevs[r]);
+    }
+    runner = std::make_unique<SweepRunner>(store.get(), std::move(agents), options);
+  }
+  absl::StatusOr<v1::Report> Sweep(const std::vector<std::string>& rails = {}) {
+    v1::SweepRequest request;
+    request.set_pairing(v1::PAIRING_FULL);
+    request.add_probes(v1::TCP_BW);
+    for (const auto& r : rails) request.add_rails(r);
+    std::vector<StoredNode> registry;
+    for (const auto& name : names) {
+      StoredNode node;
+      node.inventory.set_node_name(name);
+      node.inventory.set_agent_address(FakeAgents::AddressOf(name));
+      registry.push_back(node);
+    }
+    return runner->Run(request, registry, nullptr);
+  }
+  std::vector<std::string> names;
+  std::unique_ptr<Store> store;
+  FakeAgents* fake = nullptr;
+  std::unique_ptr<SweepRunner> runner;
+};
+
+// "kind node rail" per finding.
+std::set<std::string> Findings(const v1::Report& report) {
+  std::set<std::string> out;
+  for (const auto& f : report.findings()) out.insert(f.kind() + " " + f.node() + " " + f.rail());
+  return out;
+}
+
+TEST_CASE("rails: every pair measured on every rail; a NIC slow on rail1 is slow_nic there only") {
+  RailHarness h("rails_slow_nic", 5, {"eth0", "eth1"});
+  h.fake->AddNic("node-3", "eth1", 2);
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(Findings(*report) == std::set<std::string>{"slow_nic node-3 rail1"});
+  REQUIRE(report->findings_size() == 1);
+  CHECK(report->findings(0).device() == "eth1");
+  CHECK(report->summary().drain_size() == 1);
+  CHECK(report->health().rails_size() == 2);
+  int rail0 = 0, rail1 = 0;
+  for (const auto& p : report->health().pairs()) {
+    (p.rail() == "rail0" ? rail0 : rail1)++;
+    for (const auto& r : p.results()) CHECK(r.rail() == p.rail());
+    if (p.rail() == "rail0") CHECK(p.bw_gbps() == Approx(10));
+  }
+  CHECK(rail0 == 10);
+  CHECK(rail1 == 10);
+}
+
+TEST_CASE("rails: a node slow on every rail is a straggler_node, no rail") {
+  RailHarness h("rails_slow_node", 5, {"eth0", "eth1"});
+  h.fake->AddNic("node-2", "eth0", 2);
+  h.fake->AddNic("node-2", "eth1", 2);
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(Findings(*report) == std::set<std::string>{"straggler_node node-2 "});
+}
+
+TEST_CASE("rails: a node without a rail is rail_missing there, judged on its other rail") {
+  RailHarness h("rails_missing", 5, {"eth0"});
+  for (int i = 1; i <= 5; ++i) {
+    if (i != 4) h.fake->AddNic("node-" + std::to_string(i), "eth1", 10);
+  }
+  v1::Config config = DefaultConfig();
+  config.mutable_sweep()->set_retests(2);
+  for (const char* netdev : {"eth0", "eth1"}) {
+    v1::Rail* rail = config.add_rails();
+    rail->set_name(std::string("rail") + (netdev[3] == '0' ? "0" : "1"));
+    rail->set_netdev(netdev);
+  }
+  h.runner->SetConfig(config);
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(Findings(*report) == std::set<std::string>{"rail_missing node-4 rail1"});
+  for (const auto& p : report->health().pairs()) {
+    if (p.rail() == "rail1") CHECK((p.node() != "node-4" && p.peer() != "node-4"));
+  }
+}
+
+TEST_CASE("rails: the rounds of every rail run at once; --rails picks rails by name") {
+  RailHarness h("rails_concurrent", 4, {"eth0", "eth1"});
+  for (const auto& n : h.names) h.fake->SetDelay(n, absl::Milliseconds(30));
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(h.fake->PeakRunning() == 4);  // 2 pairs a round on each of 2 rails
+  auto one = h.Sweep({"rail1"});
+  REQUIRE(one.ok());
+  CHECK(one->health().rails_size() == 1);
+  for (const auto& p : one->health().pairs()) CHECK(p.rail() == "rail1");
+  auto unknown = h.Sweep({"rail9"});
+  CHECK(absl::IsInvalidArgument(unknown.status()));
+  CHECK(unknown.status().message() == "--rails: no rail 'rail9' (rails: rail0, rail1)");
+}
+
+}  // namespace
+}  // namespace fabricctl::controller::sweep
