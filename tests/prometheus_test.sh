@@ -36,22 +36,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
-lab up 3 --throttle node-3=200mbit > "$DIR/lab.up" 2>&1 || { cat "$DIR/lab.up"; echo "FAIL: lab up"; exit 1; }
+lab up 4 --leaves 2 --rails 2 --throttle node-3=200mbit > "$DIR/lab.up" 2>&1 || { cat "$DIR/lab.up"; echo "FAIL: lab up"; exit 1; }
 CTL_NS=$(cat "$FABRIC_LAB_DIR/controller.ns")
 METRICS=$(sed -E 's|^http://([^/]+)/metrics$|\1|' "$FABRIC_LAB_DIR/metrics.url")
 in_ctl() { nsenter --net="/run/netns/$CTL_NS" "$@"; }
 in_ctl ip link set lo up
 
-# A sweep with node-3 throttled: node-3 critical. Then the README's textfile recipe: a node's
+# Four hosts on two leaves (node-1,2 and node-3,4), each with two NICs (rail0 and rail1); node-3's
+# rail-0 NIC throttled. A sweep: node-3 critical (slow_nic on rail0). Then the README's textfile recipe: a node's
 # check and the latest sweep's map, side by side in node_exporter's directory.
 lab sweep --duration 500ms --format json --output "$DIR/sweep1.json" 2> "$DIR/sweep1.err"
-check "the first sweep exits 2 (node-3 a straggler)" test $? -eq 2
+check "the first sweep exits 2 (node-3's rail-0 NIC slow)" test $? -eq 2
 cli/fabricctl check --format prom --output /var/lib/prometheus/node-exporter/fabric_check.prom
 check "check exits 1 here (no RDMA: a warning)" test $? -eq 1
 lab map --format prom --output /var/lib/prometheus/node-exporter/fabric_map.prom
 # A second sweep that leaves node-3 out: its verdict must stay in the controller's series.
-lab sweep --nodes node-1,node-2 --duration 500ms --format json --output "$DIR/sweep2.json" 2> "$DIR/sweep2.err"
-check "the second sweep, node-[1-2] only, exits 0" test $? -eq 0
+lab sweep --nodes node-1,node-2,node-4 --duration 500ms --format json --output "$DIR/sweep2.json" 2> "$DIR/sweep2.err"
+check "the second sweep, without node-3, exits 0" test $? -eq 0
 
 # node_exporter (textfile collector only, its directory Debian's default) and Prometheus, in the
 # controller's namespace.
@@ -106,21 +107,25 @@ check "the check's verdict from the textfile: warning" \
 check "the controller's latest sweep is the second; the map's file shows the first" \
   wait_query 'fabricctl_sweep_id' "=1 =2" 5
 check "the controller: node-3 critical, kept though the latest sweep left it out" \
-  wait_query 'fabricctl_node_status{job="fabric-controller"}' "node=node-1=0 node=node-2=0 node=node-3=2" 20
+  wait_query 'fabricctl_node_status{job="fabric-controller"}' "node=node-1=0 node=node-2=0 node=node-3=2 node=node-4=0" 20
 check "the map's textfile: the sweep it rendered (node-3 critical)" \
-  wait_query 'fabricctl_node_status{job="node"}' "node=node-1=0 node=node-2=0 node=node-3=2" 5
+  wait_query 'fabricctl_node_status{job="node"}' "node=node-1=0 node=node-2=0 node=node-3=2 node=node-4=0" 5
 check "node-3's last sweep is older than node-1's" \
   wait_query 'fabricctl_node_last_sweep_timestamp_seconds{node="node-3"} < bool ignoring(node) fabricctl_node_last_sweep_timestamp_seconds{node="node-1"}' "=1" 5
 pairs=$(query 'count(fabricctl_pair_bandwidth_bytes_per_second{job="fabric-controller",probe="tcp_bw"})')
-check "every ordered pair's bandwidth, node-3's included ($pairs)" test "$pairs" = "=6"
+check "every ordered pair's bandwidth on both rails, node-3's included ($pairs)" test "$pairs" = "=24"
+check "pair series carry their rail" \
+  wait_query 'count by (rail) (fabricctl_pair_bandwidth_bytes_per_second{job="fabric-controller"})' "rail=rail0=12 rail=rail1=12" 5
+check "leaf-pair series of the latest sweep, per rail" \
+  wait_query 'count by (rail) (fabricctl_group_pair_bandwidth_bytes_per_second{job="fabric-controller",level="leaf"})' "rail=rail0=3 rail=rail1=3" 5
 check "latency series carry their probe" \
-  wait_query 'count(fabricctl_pair_latency_seconds{job="fabric-controller",probe="tcp_lat"})' "=3" 5
+  wait_query 'count(fabricctl_pair_latency_seconds{job="fabric-controller",probe="tcp_lat"}) >= bool 12' "=1" 5
 check "the latest sweep's verdict: ok" \
   wait_query 'fabricctl_sweep_worst_severity{job="fabric-controller"}' "=0" 5
 check "sweeps_total counts both sweeps by verdict" \
   wait_query 'fabricctl_sweeps_total' "result=critical=1 result=ok=1 result=warning=0" 5
-check "findings_total counted node-3's straggler" \
-  wait_query 'fabricctl_findings_total{kind="straggler_node",severity="critical"}' "kind=straggler_node,severity=critical=1" 5
+check "findings_total counted node-3's slow NIC" \
+  wait_query 'fabricctl_findings_total{kind="slow_nic",severity="critical"}' "kind=slow_nic,severity=critical=1" 5
 check "the controller's process metrics" \
   wait_query 'process_resident_memory_bytes{job="fabric-controller"} > bool 0' "=1" 5
 check "fabricctl_build_info from all three sources" \
