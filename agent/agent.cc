@@ -97,6 +97,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
       ExpectationsFor(options.config, agent->node_name_, options.labels, &profile);
   if (!profile.empty()) log->info("node {} is held to profile {}", agent->node_name_, profile);
   agent->probes_->SetNcclExpectation({probes::RdmaExpectedBecause(*agent->sysfs_, expect)});
+  agent->probes_->SetGpus(agent->gpus_.gpus);
   // The inventory callback reads address_ after the server has bound it.
   Agent* self = agent.get();
   agent->service_ = std::make_unique<AgentService>(

@@ -13,6 +13,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/pci_topology.h"
 #include "base/version.h"
 #include "probes/gpu/cuda.h"
 #include "probes/gpu/nccl.h"
@@ -47,6 +48,13 @@ void AddInterfaces(const probes::SysfsRoot& sysfs, v1::NodeInventory* inventory)
     uint32_t value = 0;
     if (auto mtu = sysfs.ReadTrimmed(dir + "/mtu"); mtu.ok() && absl::SimpleAtoi(*mtu, &value)) {
       itf.set_mtu(value);
+    }
+    // Where its PCI device sits (virtual interfaces have none), for the GPU nearest it.
+    itf.set_numa_node(-1);
+    if (auto link = sysfs.ReadLink(dir); link.ok()) itf.set_pci_path(PciPathOf(*link));
+    int numa = -1;
+    if (auto n = sysfs.ReadTrimmed(dir + "/device/numa_node"); n.ok() && absl::SimpleAtoi(*n, &numa)) {
+      itf.set_numa_node(numa);
     }
     // speed reads -1 or fails (EINVAL) for virtual or down links: then unknown (0).
     int speed = 0;
@@ -120,6 +128,9 @@ GpuInventory CollectGpus(const probes::SysfsRoot& sysfs) {
     auto numa = sysfs.ReadTrimmed("/sys/bus/pci/devices/" + gpu.pci_bus_id() + "/numa_node");
     int node = -1;
     if (numa.ok() && absl::SimpleAtoi(*numa, &node)) gpu.set_numa_node(node);
+    if (auto link = sysfs.ReadLink("/sys/bus/pci/devices/" + gpu.pci_bus_id()); link.ok()) {
+      gpu.set_pci_path(PciPathOf(*link));
+    }
     out.gpus.push_back(std::move(gpu));
   }
   return out;

@@ -137,7 +137,7 @@ absl::StatusOr<probes::ProbeParams> ProbeRunner::Validate(const v1::ProbeSpec& s
   }
   probes::ProbeParams params = probes::FromSpec(spec);
   RETURN_IF_ERROR(probes::ValidateParams(params, context_.limits));
-  RETURN_IF_ERROR(ResolveRail(probes::SysfsRoot(), &params));
+  RETURN_IF_ERROR(ResolveRail(probes::SysfsRoot(), gpus_, &params));
   // GPU memory is allowed: the half that uses it runs in a child process (RunGpuClient,
   // StartGpuServer), so the CUDA driver never loads into the agent.
   return params;
@@ -210,6 +210,10 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartPairServer(const v1::ProbeSpec& s
   probes::ServeContext run_context = context_;
   ASSIGN_OR_RETURN(run_context.token, probes::NewSecret());
   run_context.expected_spec = spec;
+  if (!params.netdev.empty()) {  // on a rail: the rail's device, as this node resolved it
+    run_context.local_rdma.device = params.rdma.device;
+    run_context.local_rdma.port = params.rdma.port;
+  }
   if (params.rdma.server_gpu_memory) return StartGpuServer(params, run_id, run_context);
   // On a rail, the half listens on (and its peer dials) the rail interface's address.
   const bool on_rail = !params.source_host.empty();

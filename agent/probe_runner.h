@@ -63,6 +63,8 @@ class ProbeRunner {
                                            probes::Cancellation* cancel = nullptr);
   // What a single node's NCCL choice of sockets is weighed against (set once, at start).
   void SetNcclExpectation(probes::NcclExpectation expect) { nccl_expect_ = std::move(expect); }
+  // This node's GPUs (set once, at start): on a rail, the GPU nearest the rail's NIC.
+  void SetGpus(std::vector<v1::Gpu> gpus) { gpus_ = std::move(gpus); }
 
  private:
   // Takes a probe slot, or says who holds it: a rail's (`slot` its interface), which excludes
@@ -92,6 +94,7 @@ class ProbeRunner {
                                           const probes::ProbeParams& params);
 
   probes::NcclExpectation nccl_expect_;
+  std::vector<v1::Gpu> gpus_;
   const std::string listen_host_;
   const std::string advertise_host_;
   const probes::ServeContext context_;

@@ -129,6 +129,32 @@ TEST_CASE("One heavy probe at a time per node") {
   CHECK(runner.StartServer(TcpLat(), "run-3").ok());
 }
 
+TEST_CASE("On a rail: the halves use the rail interface's address, one probe per rail at a time") {
+  // Loopback stands in for a rail's interface: the one interface every test machine has.
+  v1::ProbeSpec on_lo = TcpLat();
+  on_lo.mutable_tcp()->set_netdev("lo");
+  ProbeRunner runner("0.0.0.0", "node.example", {});
+  auto endpoint = runner.StartServer(on_lo, "rail-1");
+  REQUIRE(endpoint.ok());
+  CHECK(endpoint->address().rfind("127.0.0.1:", 0) == 0);  // not the agent's own address
+  // The same rail is busy, and so is the node for a probe without a rail.
+  auto same = runner.StartServer(on_lo, "rail-2");
+  REQUIRE(absl::IsResourceExhausted(same.status()));
+  CHECK(std::string(same.status().message()).find("on lo") != std::string::npos);
+  CHECK(absl::IsResourceExhausted(runner.StartServer(TcpLat(), "node-1").status()));
+  ProbeRunner client("127.0.0.1", "127.0.0.1", {});
+  auto result = client.RunClient(on_lo, *endpoint);
+  REQUIRE(result.ok());
+  CHECK(result->outcome() == v1::PROBE_OK);
+  REQUIRE(runner.StopServer("rail-1").ok());
+  // A rail this node lacks is refused, naming it.
+  v1::ProbeSpec missing = TcpLat();
+  missing.mutable_tcp()->set_netdev("nonexist9");
+  auto refused = runner.StartServer(missing, "rail-3");
+  REQUIRE(absl::IsFailedPrecondition(refused.status()));
+  CHECK(refused.status().message() == "rail interface nonexist9: no such interface on this node");
+}
+
 TEST_CASE("Requests beyond the node's caps change nothing") {
   probes::ServeContext context;
   context.limits.max_message_bytes = 1024;

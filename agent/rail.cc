@@ -7,7 +7,10 @@
 
 #include <memory>
 
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
+#include "base/pci_topology.h"
 #include "probes/catalogue.h"
 #include "probes/rdma/device.h"
 
@@ -33,11 +36,20 @@ absl::StatusOr<std::string> InterfaceIpv4(const std::string& netdev) {
   return absl::FailedPreconditionError(absl::StrCat("rail interface ", netdev, ": no IPv4 address"));
 }
 
-absl::Status ResolveRail(const probes::SysfsRoot& sysfs, probes::ProbeParams* params) {
+absl::Status ResolveRail(const probes::SysfsRoot& sysfs, const std::vector<v1::Gpu>& gpus,
+                         probes::ProbeParams* params) {
   if (params->netdev.empty()) return absl::OkStatus();
   auto address = InterfaceIpv4(params->netdev);
   if (!address.ok()) return address.status();
   params->source_host = *address;
+  if (params->nearest_gpu && (params->rdma.gpu_memory || params->rdma.server_gpu_memory)) {
+    const std::string dir = "/sys/class/net/" + params->netdev;
+    auto link = sysfs.ReadLink(dir);
+    int numa = -1;
+    if (auto n = sysfs.ReadTrimmed(dir + "/device/numa_node"); n.ok()) numa = std::atoi(n->c_str());
+    const std::vector<uint32_t> near = NearestGpus(gpus, link.ok() ? PciPathOf(*link) : "", numa);
+    if (!near.empty()) params->rdma.gpu = near.front();
+  }
   const probes::ProbeInfo* probe = probes::FindProbeInfo(params->kind);
   if (probe == nullptr || !probe->rdma || !params->rdma.device.empty()) return absl::OkStatus();
   auto devices = probes::ListRdmaDevices(sysfs);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/version.h"
 #include "google/protobuf/util/time_util.h"
+#include "controller/sweep/rails.h"
 #include "report/builder.h"
 
 namespace fabricctl::controller::sweep {
@@ -25,7 +26,8 @@ v1::HealthStatus ToHealth(Verdict v) {
 namespace {
 
 // A node's status over its rails: the worst of the rails it is on; its median the slowest's.
-void AddNodes(const SweepOutcome& outcome, const Placement& placement, report::ReportBuilder& builder) {
+void AddNodes(const SweepOutcome& outcome, const v1::Config& config, report::ReportBuilder& builder) {
+  const Placement placement(config);
   const Fleet& fleet = *outcome.fleet;
   for (uint32_t i = 0; i < fleet.nodes.size(); ++i) {
     Verdict verdict = Verdict::kOk;
@@ -47,6 +49,12 @@ void AddNodes(const SweepOutcome& outcome, const Placement& placement, report::R
     for (const auto& [k, v] : placement.LabelsOf(*fleet.nodes[i])) (*nh->mutable_labels())[k] = v;
     if (slowest != nullptr) nh->set_median_bw_gbps(slowest->median_bw_gbps);
     if (slowest != nullptr && !std::isnan(slowest->robust_z)) nh->set_robust_z(slowest->robust_z);
+    for (const RailOutcome& rail : *outcome.rails) {
+      for (const v1::Rail& configured : config.rails()) {
+        if (configured.name() != rail.rail || !fleet.nodes[i]->reachable) continue;
+        *nh->add_rails() = RailStateOf(fleet.nodes[i]->inventory, configured, rail.input.bandwidth_is_rdma);
+      }
+    }
     auto audits = fleet.audits.find(i);
     if (audits != fleet.audits.end()) builder.AddAudits(nh, audits->second);
   }
@@ -95,7 +103,7 @@ v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
   if (!typical.empty()) health->set_median_bw_gbps(Median(typical));
   for (const RingRun& rr : *outcome.rings) *health->add_collectives() = rr.outcome.collective;
   *health->mutable_levels() = config.topology().levels();
-  AddNodes(outcome, Placement(config), builder);
+  AddNodes(outcome, config, builder);
   for (const RailOutcome& rail : *outcome.rails) AddPairs(*outcome.fleet, rail, builder);
   v1::SweepInfo done = info;
   done.set_state(v1::SWEEP_COMPLETED);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/pci_topology.h"
 #include "controller/sweep/analysis_input.h"
 #include "probes/catalogue.h"
 
@@ -20,6 +21,9 @@ std::vector<v1::ProbeSpec> PlaceSpecs(const std::vector<v1::ProbeSpec>& specs, c
     if (spec.has_rdma()) {
       spec.mutable_rdma()->set_netdev(rail.netdev());
       spec.mutable_rdma()->set_device(rail.rdma_device());
+      // GPUDirect RDMA on a rail: each node's GPU nearest the rail's NIC.
+      spec.mutable_rdma()->set_nearest_gpu(spec.rdma().memory() == v1::MEMORY_GPU ||
+                                           spec.rdma().server_memory() == v1::MEMORY_GPU);
       if (rail.rdma_device().empty()) spec.mutable_rdma()->set_port(0);
     }
   }
@@ -48,6 +52,40 @@ std::string MissingRail(const v1::NodeInventory& inventory, const v1::Rail& rail
   }
   return rail.rdma_device().empty() ? absl::StrCat("no RDMA device on ", rail.netdev())
                                     : absl::StrCat("no RDMA device ", rail.rdma_device());
+}
+
+v1::RailState RailStateOf(const v1::NodeInventory& inventory, const v1::Rail& rail, bool rdma) {
+  v1::RailState out;
+  out.set_rail(rail.name());
+  out.set_netdev(rail.netdev());
+  out.set_numa_node(-1);
+  out.set_missing(MissingRail(inventory, rail, rdma));
+  std::string pci_path;
+  for (const v1::NetInterface& itf : inventory.interfaces()) {
+    if (itf.name() != rail.netdev()) continue;
+    for (const std::string& a : itf.addresses()) {
+      if (a.find('.') != std::string::npos && out.address().empty()) out.set_address(a);
+    }
+    out.set_up(itf.up());
+    out.set_speed_mbps(itf.speed_mbps());
+    out.set_mtu(itf.mtu());
+    out.set_numa_node(itf.numa_node());
+    pci_path = itf.pci_path();
+  }
+  for (const v1::RdmaDevice& device : inventory.rdma_devices()) {
+    for (const v1::RdmaPort& port : device.ports()) {
+      const bool ours = rail.rdma_device().empty() ? port.netdev() == rail.netdev()
+                                                   : device.name() == rail.rdma_device();
+      if (!ours || !out.rdma_device().empty()) continue;
+      out.set_rdma_device(absl::StrCat(device.name(), ":", port.port()));
+      out.set_rdma_state(port.state());
+      out.set_rate_gbps(port.rate_gbps());
+      if (out.numa_node() < 0) out.set_numa_node(device.numa_node());
+    }
+  }
+  const std::vector<v1::Gpu> gpus(inventory.gpus().begin(), inventory.gpus().end());
+  for (uint32_t gpu : NearestGpus(gpus, pci_path, out.numa_node())) out.add_nearest_gpus(gpu);
+  return out;
 }
 
 absl::StatusOr<std::vector<RailPlan>> PlanRails(const v1::SweepRequest& request,

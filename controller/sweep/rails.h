@@ -16,6 +16,7 @@
 #include "controller/sweep/specs.h"
 #include "proto/config.pb.h"
 #include "proto/controller.pb.h"
+#include "proto/report.pb.h"
 
 namespace fabricctl::controller::sweep {
 
@@ -48,6 +49,9 @@ std::string MissingRail(const v1::NodeInventory& inventory, const v1::Rail& rail
 AnalysisInput BuildRailInput(const Fleet& fleet, const SweepSpecs& specs, const v1::Config& config,
                              const RailPlan& rail, const RoundRunner& runner,
                              std::vector<const PairRun*>* ordered = nullptr);
+
+// What a node's inventory says of its NIC on `rail` (RailState), `missing` as MissingRail.
+v1::RailState RailStateOf(const v1::NodeInventory& inventory, const v1::Rail& rail, bool rdma);
 
 // One RoundRunner per rail. Rails share no link, so round r of every rail runs at once (the
 // sweep's max_parallel_pairs shared between them); after each round, nodes whose RPCs failed

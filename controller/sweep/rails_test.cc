@@ -87,6 +87,15 @@ TEST_CASE("rails: every pair measured on every rail; a NIC slow on rail1 is slow
   }
   CHECK(rail0 == 10);
   CHECK(rail1 == 10);
+  // Each node's NIC per rail, from its inventory.
+  const v1::NodeHealth& node = report->health().nodes(0);
+  REQUIRE(node.rails_size() == 2);
+  CHECK(node.rails(1).rail() == "rail1");
+  CHECK(node.rails(1).netdev() == "eth1");
+  CHECK(node.rails(1).address() == "10.0.1.1");
+  CHECK(node.rails(1).up());
+  CHECK(node.rails(1).mtu() == 1500);
+  CHECK(node.rails(1).missing().empty());
 }
 
 TEST_CASE("rails: a node slow on every rail is a straggler_node, no rail") {

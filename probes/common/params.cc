@@ -143,6 +143,7 @@ v1::ProbeSpec ToSpec(const ProbeParams& p) {
     r->set_server_memory(p.rdma.server_gpu_memory ? v1::MEMORY_GPU : v1::MEMORY_HOST);
     r->set_gpu_index(p.rdma.gpu);
     r->set_netdev(p.netdev);
+    r->set_nearest_gpu(p.nearest_gpu);
   }
   return spec;
 }
@@ -188,6 +189,7 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec) {
                                    : r.server_memory() == v1::MEMORY_GPU;
     p.rdma.gpu = r.gpu_index();
     p.netdev = r.netdev();
+    p.nearest_gpu = r.nearest_gpu();
   }
   return p;
 }
@@ -275,8 +277,19 @@ bool SameMeasurement(const v1::ProbeSpec& a, const v1::ProbeSpec& b) {
     google::protobuf::io::CodedOutputStream xc(&xs), yc(&ys);
     xc.SetSerializationDeterministic(true);
     yc.SetSerializationDeterministic(true);
-    ToSpec(FromSpec(a)).SerializeToCodedStream(&xc);
-    ToSpec(FromSpec(b)).SerializeToCodedStream(&yc);
+    // Which device, port and GPU a half uses is that half's own (on a rail, each node resolves
+    // its rail's device and nearest GPU): not part of what is measured.
+    auto normal = [](const v1::ProbeSpec& spec) {
+      v1::ProbeSpec out = ToSpec(FromSpec(spec));
+      if (out.has_rdma()) {
+        out.mutable_rdma()->clear_device();
+        out.mutable_rdma()->clear_port();
+        out.mutable_rdma()->clear_gpu_index();
+      }
+      return out;
+    };
+    normal(a).SerializeToCodedStream(&xc);
+    normal(b).SerializeToCodedStream(&yc);
   }
   return x == y;
 }

@@ -61,6 +61,9 @@ struct ProbeParams {
   // connects (not part of the wire form). Empty: the agent's address and the routing table.
   std::string netdev;
   std::string source_host;
+  // With GPU memory and a netdev: each half uses the GPU nearest the netdev's NIC (the agent
+  // resolves it into rdma.gpu).
+  bool nearest_gpu = false;
 };
 
 // Hard caps every node enforces on every request, whoever sent it.
