@@ -25,7 +25,9 @@ std::optional<GroupMatrix> GroupMatrixOf(const v1::Report& report, const std::st
   std::map<std::string, std::string> group_of;  // node -> group
   std::map<std::string, size_t> index;
   for (const auto& n : health.nodes()) {
-    auto it = n.labels().find(m.level);
+    // On a rail, the rail's own leaf (label `<level>@<rail>`) where the node has one.
+    auto it = rail.empty() ? n.labels().end() : n.labels().find(m.level + "@" + rail);
+    if (it == n.labels().end()) it = n.labels().find(m.level);
     if (it == n.labels().end() || it->second.empty()) continue;
     group_of[n.node()] = it->second;
     index.emplace(it->second, 0);

@@ -23,7 +23,8 @@ struct GroupMatrix {
 };
 
 // nullopt when the report names no level or its nodes fall in fewer than two groups. With
-// rails, the pairs of `rail` only.
+// rails, the pairs of `rail` only, each node in its rail's own group (`<level>@<rail>`) where
+// it has one.
 std::optional<GroupMatrix> GroupMatrixOf(const v1::Report& report, const std::string& rail = "");
 
 }  // namespace fabricctl::report::internal

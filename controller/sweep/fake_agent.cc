@@ -31,9 +31,14 @@ void FakeAgents::Add(const std::string& name, double speed_gbps) {
   agents_[name].speed_gbps = speed_gbps;
 }
 
-void FakeAgents::SetLink(const std::string& a, const std::string& b, double factor) {
+void FakeAgents::SetLink(const std::string& a, const std::string& b, double factor,
+                         const std::string& netdev) {
   std::lock_guard<std::mutex> lock(mu_);
-  links_[Sorted(a, b)] = factor;
+  if (netdev.empty()) {
+    links_[Sorted(a, b)] = factor;
+  } else {
+    rail_links_[{netdev, Sorted(a, b)}] = factor;
+  }
 }
 
 void FakeAgents::Kill(const std::string& name) {
@@ -254,7 +259,10 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
     return netdev.empty() ? agents_[end].speed_gbps : agents_[end].nics[netdev];
   };
   auto link = links_.find(Sorted(*name, server->second));
-  const double factor = link == links_.end() ? 1.0 : link->second;
+  double factor = link == links_.end() ? 1.0 : link->second;
+  if (auto on_rail = rail_links_.find({netdev, Sorted(*name, server->second)}); on_rail != rail_links_.end()) {
+    factor *= on_rail->second;
+  }
   double gbps = std::min(speed(*name), speed(server->second)) * factor;
   if (agents_[*name].egress_gbps > 0) gbps = std::min(gbps, agents_[*name].egress_gbps);
   for (const std::string* end : {&*name, &server->second}) {

@@ -21,8 +21,10 @@ class FakeAgents : public AgentClient {
 
   // A node that answers, with `speed_gbps` of bandwidth to offer.
   void Add(const std::string& name, double speed_gbps = 10);
-  // The link a-b (either direction) carries `factor` of what its ends offer.
-  void SetLink(const std::string& a, const std::string& b, double factor);
+  // The link a-b (either direction) carries `factor` of what its ends offer; with `netdev`,
+  // only on that rail's interface.
+  void SetLink(const std::string& a, const std::string& b, double factor,
+               const std::string& netdev = "");
   // From now on the node answers nothing (every call UNAVAILABLE).
   void Kill(const std::string& name);
   // The next `times` client halves run by `client` against `server` fail with `status`.
@@ -103,6 +105,7 @@ class FakeAgents : public AgentClient {
   mutable std::mutex mu_;
   std::map<std::string, Agent> agents_;  // by name
   std::map<std::pair<std::string, std::string>, double> links_;  // by sorted names
+  std::map<std::pair<std::string, std::pair<std::string, std::string>>, double> rail_links_;
   std::map<std::pair<std::string, std::string>, bool> dropped_;  // by sorted names
   std::map<std::pair<std::string, std::string>, std::vector<absl::Status>> failures_;
   std::map<std::pair<std::string, std::string>, int> measured_;  // by sorted names

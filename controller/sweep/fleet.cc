@@ -156,11 +156,25 @@ std::map<std::string, std::string> Placement::LabelsOf(const Node& node) const {
   std::string netdev;
   AgentInterfaceMtu(node.inventory, &netdev);
   for (const auto& itf : node.inventory.interfaces()) {
-    if (itf.name() == netdev && !itf.lldp().system_name().empty()) {
-      labels.insert({topology.levels(0), itf.lldp().system_name()});
+    if (itf.lldp().system_name().empty()) continue;
+    if (itf.name() == netdev) labels.insert({topology.levels(0), itf.lldp().system_name()});
+    // Each rail's leaf: the switch its interface is cabled to.
+    for (const auto& rail : config_.rails()) {
+      if (itf.name() == rail.netdev()) {
+        labels.insert({absl::StrCat(topology.levels(0), "@", rail.name()), itf.lldp().system_name()});
+      }
     }
   }
   return labels;
+}
+
+std::string GroupAt(const std::map<std::string, std::string>& labels, const std::string& level,
+                    const std::string& rail) {
+  if (!rail.empty()) {
+    if (auto it = labels.find(absl::StrCat(level, "@", rail)); it != labels.end()) return it->second;
+  }
+  auto it = labels.find(level);
+  return it == labels.end() ? "" : it->second;
 }
 
 uint32_t AgentInterfaceMtu(const v1::NodeInventory& inventory, std::string* interface_name) {

@@ -66,7 +66,8 @@ void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
 
 // A node's labels as the topology sees them: its own, the configuration's (nodes:, topology
 // files), and with topology.lldp, its leaf from LLDP where it has none (the system name of the
-// switch the agent's interface is cabled to).
+// switch the agent's interface is cabled to) and each rail's leaf (`<leaf>@<rail>`: the switch
+// the rail's interface is cabled to).
 // Built once per use over a fleet: the configuration's nodes: entries indexed by name.
 class Placement {
  public:
@@ -77,6 +78,12 @@ class Placement {
   const v1::Config& config_;
   std::map<std::string, const v1::NodeLabels*> entries_;
 };
+
+// A node's group at `level` on `rail` (labels as Placement gives them): its label
+// `<level>@<rail>` (a rail's own leaf: from the configuration, or LLDP on the rail's interface),
+// else its label `<level>`; "" when it has neither.
+std::string GroupAt(const std::map<std::string, std::string>& labels, const std::string& level,
+                    const std::string& rail);
 
 // The MTU of the interface that holds the address the node's agent registered with, and that
 // interface's name; 0 when not found. What the sweep's MTU check compares.

@@ -131,8 +131,14 @@ AnalysisInput BuildRailInput(const Fleet& fleet, const SweepSpecs& specs, const 
                              std::vector<const PairRun*>* ordered) {
   AnalysisInput in = BuildAnalysisInput(fleet, specs, config, runner.pairs(), ordered);
   if (rail.netdev.empty()) return in;
+  const Placement placement(config);
   for (size_t i = 0; i < in.nodes.size(); ++i) {
     NodeInput& node = in.nodes[i];
+    // Where the NIC sits: the rail's own leaf where one is known, else the node's.
+    const std::map<std::string, std::string> labels = placement.LabelsOf(*fleet.nodes[i]);
+    for (int k = 0; k < config.topology().levels_size(); ++k) {
+      node.place[k] = GroupAt(labels, config.topology().levels(k), rail.name);
+    }
     if (i < rail.absent.size() && rail.absent[i]) {
       node.reachable = false;
       node.unreachable_reason = absl::StrCat("lacks rail ", rail.name, ": ", rail.absent_reason[i]);
@@ -142,6 +148,7 @@ AnalysisInput BuildRailInput(const Fleet& fleet, const SweepSpecs& specs, const 
       if (itf.name() != rail.netdev) continue;
       node.netdev = itf.name();
       node.netdev_mtu = itf.mtu();
+      if (!itf.lldp().port_id().empty()) node.switch_port = itf.lldp().port_id();
     }
   }
   return in;

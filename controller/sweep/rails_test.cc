@@ -13,6 +13,7 @@
 #include "controller/store.h"
 #include "controller/sweep.h"
 #include "controller/sweep/fake_agent.h"
+#include "controller/sweep/fleet.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
@@ -126,6 +127,64 @@ TEST_CASE("rails: a node without a rail is rail_missing there, judged on its oth
   for (const auto& p : report->health().pairs()) {
     if (p.rail() == "rail1") CHECK((p.node() != "node-4" && p.peer() != "node-4"));
   }
+}
+
+TEST_CASE("rails: each rail's own leaves; a slow path between two leaves of rail1 is named there") {
+  RailHarness h("rails_leaves", 6, {"eth0", "eth1"});
+  // Rail 0 is one leaf; rail 1 has two (node-1..3 and node-4..6), given as `leaf@rail1`.
+  v1::Config config = DefaultConfig();
+  config.mutable_sweep()->set_retests(2);
+  config.mutable_topology()->add_levels("leaf");
+  for (int r = 0; r < 2; ++r) {
+    v1::Rail* rail = config.add_rails();
+    rail->set_name("rail" + std::to_string(r));
+    rail->set_netdev("eth" + std::to_string(r));
+  }
+  for (int i = 1; i <= 6; ++i) {
+    v1::NodeLabels* entry = config.add_nodes();
+    entry->set_node("node-" + std::to_string(i));
+    (*entry->mutable_labels())["leaf"] = "r0-leaf";
+    (*entry->mutable_labels())["leaf@rail1"] = i <= 3 ? "r1-a" : "r1-b";
+  }
+  h.runner->SetConfig(config);
+  for (int a = 1; a <= 3; ++a) {
+    for (int b = 4; b <= 6; ++b) {
+      h.fake->SetLink("node-" + std::to_string(a), "node-" + std::to_string(b), 0.2, "eth1");
+    }
+  }
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  REQUIRE(report->findings_size() == 1);
+  CHECK(report->findings(0).kind() == "slow_path");
+  CHECK(report->findings(0).rail() == "rail1");
+  CHECK(report->findings(0).device() == "r1-a <-> r1-b");
+  CHECK(report->summary().drain_size() == 0);
+}
+
+TEST_CASE("rails: with LLDP, each rail's leaf is the switch its interface is cabled to") {
+  v1::Config config = DefaultConfig();
+  config.mutable_topology()->set_lldp(true);
+  config.mutable_topology()->add_levels("leaf");
+  for (int r = 0; r < 2; ++r) {
+    v1::Rail* rail = config.add_rails();
+    rail->set_name("rail" + std::to_string(r));
+    rail->set_netdev("eth" + std::to_string(r));
+  }
+  Node node;
+  node.name = "gpu1";
+  node.inventory.set_agent_address("10.0.0.1:7401");
+  for (int r = 0; r < 2; ++r) {
+    v1::NetInterface* itf = node.inventory.add_interfaces();
+    itf->set_name("eth" + std::to_string(r));
+    itf->add_addresses("10.0." + std::to_string(r) + ".1");
+    itf->mutable_lldp()->set_system_name("su1-rail" + std::to_string(r) + "-leaf");
+  }
+  const auto labels = Placement(config).LabelsOf(node);
+  CHECK(labels.at("leaf") == "su1-rail0-leaf");  // the agent's interface
+  CHECK(GroupAt(labels, "leaf", "rail1") == "su1-rail1-leaf");
+  CHECK(GroupAt(labels, "leaf", "rail0") == "su1-rail0-leaf");
+  CHECK(GroupAt(labels, "leaf", "") == "su1-rail0-leaf");
+  CHECK(GroupAt(labels, "spine", "rail1").empty());
 }
 
 TEST_CASE("rails: the rounds of every rail run at once; --rails picks rails by name") {
