@@ -11,13 +11,14 @@
 #
 # SET: hosts (faults of hosts and links, and the wall-time comparison), switches (faults of
 # what hosts share: hosts over leaf bridges joined by a spine bridge, an uplink shaped; the
-# leaves given as labels, learned over LLDP, or not given at all), or all. Writes
+# leaves given as labels, learned over LLDP, or not given at all), rails (hosts with two or
+# three NICs, each rail its own bridge, one NIC shaped), or all. Writes
 # bench/results/verdicts.txt (all) or verdicts-SET.txt.
 source "$(dirname "$0")/lib.sh"
 REPEATS=${1:-3}
 HEALTHY=${2:-20}
 SET=${3:-all}
-[[ $SET =~ ^(all|hosts|switches)$ ]] || { echo "bench: SET is hosts, switches or all, not '$SET'" >&2; exit 3; }
+[[ $SET =~ ^(all|hosts|switches|rails)$ ]] || { echo "bench: SET is hosts, switches, rails or all, not '$SET'" >&2; exit 3; }
 want_set() { [[ $SET == all || $SET == "$1" ]]; }
 [[ $(id -u) -eq 0 ]] || { echo "bench: needs root (network namespaces)" >&2; exit 3; }
 (cd "$ROOT" && bazel build //cli:fabricctl //agent:fabric-agent //controller:fabric-controller >/dev/null 2>&1) ||
@@ -109,6 +110,13 @@ scenario split-no-topology "slow_path node-1,node-2,node-3,node-4 <-> node-5,nod
   8 --leaves 2 --topology none --slow-uplink leaf-1=200mbit
 scenario slow-host-under-leaves "straggler_node node-5" 9 --leaves 3 --throttle node-5=200mbit
 fi
+if want_set rails; then
+scenario slow-nic-rail1 "slow_nic node-3" 5 --rails 2 --slow-nic node-3:1=200mbit
+scenario half-rate-nic-rail0 "slow_nic node-2" 6 --rails 2 --slow-nic node-2:0=500mbit
+scenario slow-nic-of-three-rails "slow_nic node-4" 6 --rails 3 --slow-nic node-4:2=300mbit
+scenario slow-host-every-rail "straggler_node node-1" 5 --rails 2 --slow-nic node-1:0=200mbit --slow-nic node-1:1=200mbit
+scenario slow-path-rail0 "slow_path leaf-1 <-> leaf-2" 6 --rails 2 --leaves 2 --slow-uplink leaf-1=200mbit
+fi
 
 {
   echo
@@ -141,6 +149,10 @@ if want_set switches; then
 healthy "8 hosts on 2 leaves" 8 --leaves 2
 healthy "9 hosts on 3 leaves, unshaped" 9 --leaves 3 --rate none
 healthy "8 hosts on 2 leaves, no topology given" 8 --leaves 2 --topology none
+fi
+if want_set rails; then
+healthy "5 hosts, two rails" 5 --rails 2
+healthy "6 hosts on 2 leaves, three rails" 6 --leaves 2 --rails 3
 fi
 
 # Wall time: 8 hosts healthy, then one host at 20 Mbit/s (50x slower than 1 Gbit/s).
