@@ -150,8 +150,8 @@ absl::Status Agent::Serve(const AgentOptions& options, const HostPort& listen,
 }
 
 bool Agent::WaitFor(absl::Duration d) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return !cv_.wait_for(lock, absl::ToChronoMicroseconds(d), [this] { return stopping_; });
+  absl::MutexLock lock(&mu_);
+  return !mu_.AwaitWithTimeout(absl::Condition(&stopping_), d);
 }
 
 absl::StatusOr<absl::Duration> Agent::Register() {
@@ -244,11 +244,10 @@ void Agent::RegistrationLoop() {
 
 void Agent::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) return;
     stopping_ = true;
   }
-  cv_.notify_all();
   if (service_) service_->Shutdown();
   if (registration_.joinable()) registration_.join();
   if (server_) server_->Shutdown(Deadline(absl::Seconds(2)));

@@ -1,14 +1,14 @@
 #ifndef FABRICCTL_AGENT_AGENT_H_
 #define FABRICCTL_AGENT_AGENT_H_
 
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/agent_service.h"
@@ -90,9 +90,8 @@ class Agent {
   std::string address_;
   std::string node_name_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread registration_;
 };
 

@@ -1,10 +1,10 @@
 #include "agent/agent_service.h"
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "base/grpc_status.h"
 #include "base/utf8.h"
 #include "base/tls.h"
@@ -19,28 +19,26 @@ class CancelWithRpc {
   CancelWithRpc(grpc::ServerContext* context, probes::Cancellation* cancel,
                 const std::atomic<bool>* stopping)
       : thread_([this, context, cancel, stopping] {
-          std::unique_lock<std::mutex> lock(mu_);
+          absl::MutexLock lock(&mu_);
           while (!done_) {
             if (context->IsCancelled() || *stopping) {
               cancel->Cancel();
               return;
             }
-            wake_.wait_for(lock, std::chrono::milliseconds(50));
+            mu_.AwaitWithTimeout(absl::Condition(&done_), absl::Milliseconds(50));
           }
         }) {}
   ~CancelWithRpc() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       done_ = true;
     }
-    wake_.notify_all();
     thread_.join();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool done_ = false;  // guarded by mu_
+  absl::Mutex mu_;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

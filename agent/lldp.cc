@@ -3,11 +3,10 @@
 #include <dlfcn.h>
 #include <lldpctl.h>
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
 
 namespace fabricctl::agent {
@@ -135,10 +134,9 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadLldpNeighbors(const 
   // One read at a time: a call while one is running waits for that one (of the same socket);
   // a read that never returns holds its one thread, and calls after its timeout say so at once.
   // (Never destroyed: a detached read may still finish while the process exits.)
-  static auto* const mu = new std::mutex;
-  static auto* const done_cv = new std::condition_variable;
+  static auto* const mu = new absl::Mutex;
   static auto* const running = new std::shared_ptr<Read>;
-  std::unique_lock<std::mutex> lock(*mu);
+  absl::MutexLock lock(mu);
   std::shared_ptr<Read> read = *running;
   if (read == nullptr || read->done) {
     read = std::make_shared<Read>();
@@ -146,10 +144,9 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadLldpNeighbors(const 
     read->started = absl::Now();
     std::thread([read] {
       auto result = ReadNeighbors(read->socket);
-      std::lock_guard<std::mutex> guard(*mu);
+      absl::MutexLock guard(mu);
       read->result = std::move(result);
       read->done = true;
-      done_cv->notify_all();
     }).detach();
     *running = read;  // once its thread runs
   } else if (read->socket != socket) {
@@ -158,7 +155,7 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadLldpNeighbors(const 
     return absl::DeadlineExceededError(absl::StrCat("lldpd has not answered a read for ",
                                                     absl::FormatDuration(absl::Now() - read->started)));
   }
-  if (!done_cv->wait_for(lock, absl::ToChronoMilliseconds(timeout), [&] { return read->done; })) {
+  if (!mu->AwaitWithTimeout(absl::Condition(+[](Read* r) { return r->done; }, read.get()), timeout)) {
     return absl::DeadlineExceededError(
         absl::StrCat("lldpd at ", socket.empty() ? "its default socket" : socket, " did not answer within ",
                      absl::FormatDuration(timeout)));

@@ -5,12 +5,13 @@
 #include <map>
 #include <optional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "probes/collective/rdma_ring.h"
 #include "probes/common/params.h"
 #include "probes/gpu/nccl.h"
@@ -99,8 +100,8 @@ class ProbeRunner {
   const std::string advertise_host_;
   const probes::ServeContext context_;
 
-  std::mutex mu_;
-  std::map<std::string, std::string> holders_;  // slot -> holder; guarded by mu_
+  absl::Mutex mu_;
+  std::map<std::string, std::string> holders_ ABSL_GUARDED_BY(mu_);  // slot -> holder
   struct Running {
     std::unique_ptr<probes::ProbeServer> server;  // a host-memory server half, in this process
     std::shared_ptr<std::atomic<bool>> stop;      // a GPU-memory one's, in a child: stop it
@@ -108,7 +109,7 @@ class ProbeRunner {
     std::shared_ptr<v1::FailureCause> failure;
     std::thread thread;
   };
-  std::map<std::string, Running> servers_;  // guarded by mu_
+  std::map<std::string, Running> servers_ ABSL_GUARDED_BY(mu_);
   // A host-ring rank between StartServer and RunLocal: its TCP listener (the control channel,
   // and the data path over TCP) and, over RDMA, its queue pairs.
   // Both expire (a later Acquire reclaims the slot) when RunLocal has not come by `expires`.
@@ -118,13 +119,13 @@ class ProbeRunner {
     absl::Time expires;
     std::string token;  // what the left neighbour must say to join
   };
-  std::map<std::string, RingRank> rings_;  // by run, guarded by mu_
-  // NCCL runs holding the slot, with the rendezvous on rank 0's node; guarded by mu_.
+  std::map<std::string, RingRank> rings_ ABSL_GUARDED_BY(mu_);  // by run
+  // NCCL runs holding the slot, with the rendezvous on rank 0's node.
   struct NcclRun {
     std::optional<probes::NcclRendezvous> rendezvous;
     absl::Time expires;
   };
-  std::map<std::string, NcclRun> nccl_runs_;
+  std::map<std::string, NcclRun> nccl_runs_ ABSL_GUARDED_BY(mu_);
   const std::string node_name_;
   const std::string nccl_log_dir_;
 };

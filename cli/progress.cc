@@ -26,16 +26,15 @@ SweepProgress::SweepProgress(std::ostream& err, bool terminal, std::function<abs
 
 SweepProgress::~SweepProgress() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stop_ = true;
     if (drawn_) err_ << "\r\033[K" << std::flush;  // the report follows on a clean line
   }
-  wake_.notify_all();
   if (ticker_.joinable()) ticker_.join();
 }
 
 void SweepProgress::Started(const v1::SweepInfo& info) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   sweep_id_ = info.sweep_id();
   rounds_ = info.rounds();
   started_ = phase_started_ = last_event_ = now_();
@@ -51,16 +50,16 @@ void SweepProgress::Started(const v1::SweepInfo& info) {
   }
   Draw();
   ticker_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     while (!stop_) {
-      wake_.wait_for(lock, std::chrono::seconds(1));
+      mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(1));
       if (!stop_) Draw();
     }
   });
 }
 
 void SweepProgress::Round(const v1::RoundProgress& round) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const absl::Time now = now_();
   if (round.phase() != phase_ || round.round() <= done_ || round.rounds() != rounds_) {
     // A new phase (re-tests, localisation), or a new pass of the same one (a second re-test
@@ -84,6 +83,11 @@ void SweepProgress::Round(const v1::RoundProgress& round) {
 }
 
 std::string SweepProgress::Line(absl::Time now) const {
+  absl::MutexLock lock(&mu_);
+  return LineLocked(now);
+}
+
+std::string SweepProgress::LineLocked(absl::Time now) const {
   constexpr int kWidth = 24;
   const double fraction = rounds_ > 0 ? std::min(1.0, static_cast<double>(done_) / rounds_) : 0.0;
   const int filled = static_cast<int>(std::floor(fraction * kWidth));
@@ -105,7 +109,7 @@ std::string SweepProgress::Line(absl::Time now) const {
 
 void SweepProgress::Draw() {
   // One line, never wrapped: a wrapped line would not be redrawn in place.
-  std::string line = Line(now_());
+  std::string line = LineLocked(now_());
   if (line.size() >= width_) line.resize(width_ > 1 ? width_ - 1 : 0);
   err_ << "\r\033[K" << line << std::flush;
   drawn_ = true;

@@ -1,13 +1,13 @@
 #ifndef FABRICCTL_CLI_PROGRESS_H_
 #define FABRICCTL_CLI_PROGRESS_H_
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <ostream>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "proto/controller.pb.h"
@@ -33,22 +33,23 @@ class SweepProgress {
   std::string Line(absl::Time now) const;
 
  private:
-  void Draw();  // with mu_ held
+  void Draw() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string LineLocked(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::ostream& err_;
   const bool terminal_;
   const std::function<absl::Time()> now_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  bool drawn_ = false;
-  size_t width_ = 80;  // the terminal's columns (stderr's), else 80
-  int64_t sweep_id_ = 0;
-  absl::Time started_;
-  std::string phase_ = "measure";
-  absl::Time phase_started_;
-  absl::Time last_event_;
-  uint32_t done_ = 0, rounds_ = 0, pairs_ = 0, failed_ = 0;
+  mutable absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool drawn_ ABSL_GUARDED_BY(mu_) = false;
+  size_t width_ ABSL_GUARDED_BY(mu_) = 80;  // the terminal's columns (stderr's), else 80
+  int64_t sweep_id_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time started_ ABSL_GUARDED_BY(mu_);
+  std::string phase_ ABSL_GUARDED_BY(mu_) = "measure";
+  absl::Time phase_started_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_event_ ABSL_GUARDED_BY(mu_);
+  uint32_t done_ ABSL_GUARDED_BY(mu_) = 0, rounds_ ABSL_GUARDED_BY(mu_) = 0,
+           pairs_ ABSL_GUARDED_BY(mu_) = 0, failed_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread ticker_;
 };
 

@@ -4,11 +4,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <tuple>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "controller/store.h"
 #include "proto/report.pb.h"
@@ -40,23 +41,23 @@ class ControllerMetrics {
   using PairKey = std::tuple<std::string, std::string, std::string, std::string>;  // node, peer, probe, rail
 
   // Takes in one finished sweep's report; `count` adds it to the counters.
-  void Absorb(const v1::Report& report, bool count);
-  void CatchUp();
+  void Absorb(const v1::Report& report, bool count) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CatchUp() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the last values of nodes (and pairs with an end) not in `keep`.
-  void Forget(const std::set<std::string>& keep);
+  void Forget(const std::set<std::string>& keep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Store* const store_;
   const absl::Duration stale_after_;
   const std::function<absl::Time()> now_;
-  std::mutex mu_;
-  int64_t last_read_ = 0;
-  bool seeded_ = false;
-  std::string latest_;                    // the latest sweep's own series (RenderProm)
-  std::set<std::string> latest_nodes_;    // and its nodes
-  std::map<std::string, Value> nodes_;
-  std::map<PairKey, Value> bandwidth_, latency_;
-  std::map<std::string, uint64_t> sweeps_total_;
-  std::map<std::pair<std::string, std::string>, uint64_t> findings_total_;
+  absl::Mutex mu_;
+  int64_t last_read_ ABSL_GUARDED_BY(mu_) = 0;
+  bool seeded_ ABSL_GUARDED_BY(mu_) = false;
+  std::string latest_ ABSL_GUARDED_BY(mu_);                  // the latest sweep's own series (RenderProm)
+  std::set<std::string> latest_nodes_ ABSL_GUARDED_BY(mu_);  // and its nodes
+  std::map<std::string, Value> nodes_ ABSL_GUARDED_BY(mu_);
+  std::map<PairKey, Value> bandwidth_ ABSL_GUARDED_BY(mu_), latency_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, uint64_t> sweeps_total_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, uint64_t> findings_total_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace fabricctl::controller

@@ -2,10 +2,11 @@
 #define FABRICCTL_CONTROLLER_STORE_H_
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "proto/controller.pb.h"
@@ -79,8 +80,8 @@ class Store {
   explicit Store(sqlite3* db) : db_(db) {}
   absl::Status Exec(const char* sql);
 
-  mutable std::mutex mu_;
-  sqlite3* db_;  // owned
+  mutable absl::Mutex mu_;
+  sqlite3* const db_ ABSL_PT_GUARDED_BY(mu_);  // owned; used under mu_
 };
 
 }  // namespace fabricctl::controller

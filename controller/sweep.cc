@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -109,18 +108,21 @@ SweepRunner::SweepRunner(Store* store, std::shared_ptr<grpc::ChannelCredentials>
 
 SweepRunner::SweepRunner(Store* store, std::unique_ptr<sweep::AgentClient> agents,
                          SweepOptions options)
-    : store_(store), agents_(std::move(agents)), options_(std::move(options)) {}
+    : store_(store), agents_(std::move(agents)), options_(std::move(options)) {
+  absl::MutexLock lock(&config_mu_);
+  config_ = options_.config;
+}
 
 SweepRunner::~SweepRunner() = default;
 
 void SweepRunner::SetConfig(v1::Config config) {
-  std::lock_guard<std::mutex> lock(config_mu_);
-  options_.config = std::move(config);
+  absl::MutexLock lock(&config_mu_);
+  config_ = std::move(config);
 }
 
 v1::Config SweepRunner::Config() const {
-  std::lock_guard<std::mutex> lock(config_mu_);
-  return options_.config;
+  absl::MutexLock lock(&config_mu_);
+  return config_;
 }
 
 void SweepRunner::Shutdown() { shutdown_ = true; }
@@ -134,14 +136,15 @@ absl::Status SweepRunner::TakeTurn(const v1::SweepRequest& request,
   const absl::Duration wait = std::min(
       absl::Microseconds(TimeUtil::DurationToMicroseconds(request.wait())), absl::Hours(1));
   const absl::Time give_up = absl::Now() + wait;
-  std::unique_lock<std::mutex> lock(turn_mu_);
+  absl::MutexLock lock(&turn_mu_);
   if (running_ && queued_ >= options_.max_queued_sweeps) {
     return absl::ResourceExhaustedError(absl::StrCat(
         options_.max_queued_sweeps, " sweeps are already waiting on this controller; try later"));
   }
   ++queued_;
   while (running_) {
-    turn_cv_.wait_for(lock, std::chrono::milliseconds(100));
+    turn_mu_.AwaitWithTimeout(absl::Condition(+[](bool* running) { return !*running; }, &running_),
+                              absl::Milliseconds(100));
     if (!running_) break;
     absl::Status leave;
     if (shutdown_) {
@@ -167,10 +170,9 @@ absl::Status SweepRunner::TakeTurn(const v1::SweepRequest& request,
 
 void SweepRunner::GiveBackTurn() {
   {
-    std::lock_guard<std::mutex> lock(turn_mu_);
+    absl::MutexLock lock(&turn_mu_);
     running_ = false;
   }
-  turn_cv_.notify_all();
 }
 
 absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
@@ -186,28 +188,26 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
   agents_->Resume();
   // Watches for the client going away and for the controller shutting down; every call to an
   // agent in flight is then cancelled.
-  std::mutex mu;
-  std::condition_variable wake;
-  bool done = false;
-  bool by_shutdown = false;
+  absl::Mutex mu;
+  bool done = false;  // guarded by mu
+  std::atomic<bool> by_shutdown{false};
   std::thread watch([&] {
-    std::unique_lock<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     while (!done) {
       if (shutdown_ || (cancelled && cancelled())) {
-        by_shutdown = shutdown_;
+        by_shutdown = shutdown_.load();
         stopping_ = true;
         agents_->CancelAll();
         return;
       }
-      wake.wait_for(lock, std::chrono::milliseconds(50));
+      mu.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(50));
     }
   });
   absl::StatusOr<v1::Report> report = RunStages(request, registry, progress);
   {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     done = true;
   }
-  wake.notify_all();
   watch.join();
   if (stopping_) {
     (void)store_->MarkRunningInterrupted(options_.now());

@@ -2,13 +2,13 @@
 #define FABRICCTL_CONTROLLER_SWEEP_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "controller/store.h"
 #include "grpcpp/security/credentials.h"
@@ -100,16 +100,16 @@ class SweepRunner {
 
   Store* store_;
   std::unique_ptr<sweep::AgentClient> agents_;
-  SweepOptions options_;  // options_.config under config_mu_
-  mutable std::mutex config_mu_;
+  SweepOptions options_;  // its config is the first; config_ the current one
+  mutable absl::Mutex config_mu_;
+  v1::Config config_ ABSL_GUARDED_BY(config_mu_);
   std::atomic<bool> shutdown_{false};
   // One sweep at a time: the turn, and the sweeps waiting for it (at most max_queued_sweeps).
   absl::Status TakeTurn(const v1::SweepRequest& request, const std::function<bool()>& cancelled);
   void GiveBackTurn();
-  std::mutex turn_mu_;
-  std::condition_variable turn_cv_;
-  bool running_ = false;     // guarded by turn_mu_
-  uint32_t queued_ = 0;      // guarded by turn_mu_
+  absl::Mutex turn_mu_;
+  bool running_ ABSL_GUARDED_BY(turn_mu_) = false;
+  uint32_t queued_ ABSL_GUARDED_BY(turn_mu_) = 0;
   std::atomic<bool> stopping_{false};  // the running sweep was cancelled
 };
 

@@ -4,12 +4,13 @@
 #include <atomic>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/status/statusor.h"
 #include "probes/common/params.h"
 #include "base/socket.h"
@@ -71,11 +72,11 @@ class ProbeServer {
   // Shuts down the sessions' connections when the server stops (by Stop or its deadline), so
   // that no session outlives the server.
   Cancellation sessions_;
-  std::mutex mu_;
-  absl::Status first_error_;  // guarded by mu_
+  absl::Mutex mu_;
+  absl::Status first_error_ ABSL_GUARDED_BY(mu_);
   // Connections that have not yet said a hello with the run's secret, oldest first: (id, a
-  // descriptor of theirs to shut down when a newcomer needs the room). Guarded by mu_.
-  std::deque<std::pair<uint64_t, int>> pending_;
+  // descriptor of theirs to shut down when a newcomer needs the room).
+  std::deque<std::pair<uint64_t, int>> pending_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ = 0;  // the accept loop's only
 };
 

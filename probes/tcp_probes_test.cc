@@ -164,12 +164,13 @@ void ServeLies(net::Listener& listener, uint64_t bytes, uint64_t window_ns, int 
 }  // namespace
 
 TEST_CASE("a server's count is checked: more than was sent, or no window, is no figure") {
-  for (const auto& [bytes, window_ns] : std::vector<std::pair<uint64_t, uint64_t>>{
+  for (const auto& [lie_bytes, lie_window_ns] : std::vector<std::pair<uint64_t, uint64_t>>{
            {1ull << 50, 200'000'000},  // a petabyte in 0.2 s
            {65536, 0},                  // no measuring window: an infinite rate
        }) {
     auto listener = net::ListenTcp("127.0.0.1", 0);
     REQUIRE(listener.ok());
+    const uint64_t bytes = lie_bytes, window_ns = lie_window_ns;  // a lambda captures variables
     std::thread liar([&] { ServeLies(*listener, bytes, window_ns, 1); });
     ProbeParams params = Params(v1::TCP_BW, {65536}, 0);
     params.iterations = 0;

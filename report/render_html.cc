@@ -142,13 +142,15 @@ std::string FlaggedPairs(const v1::Report& report) {
   std::string rows;
   for (const auto& p : report.health().pairs()) {
     if (p.status() == v1::HEALTH_OK) continue;
-    auto figure = [](bool has, double v, const char* f) { return has ? absl::StrFormat(f, v) : std::string(); };
+    auto figure = [](bool has, double v, int decimals) {
+      return has ? absl::StrFormat("%.*f", decimals, v) : std::string();
+    };
     absl::StrAppendFormat(&rows, "<tr><td>%s</td><td>%s</td>%s<td class=\"%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n",
                           XmlEscape(p.node()), XmlEscape(p.peer()),
                           rails ? absl::StrCat("<td>", XmlEscape(p.rail()), "</td>") : "", StatusName(p.status()),
-                          StatusName(p.status()), figure(p.has_bw_gbps(), p.bw_gbps(), "%.2f"),
-                          figure(p.has_bw_reverse_gbps(), p.bw_reverse_gbps(), "%.2f"),
-                          figure(p.has_lat_us(), p.lat_us(), "%.1f"), p.attempts());
+                          StatusName(p.status()), figure(p.has_bw_gbps(), p.bw_gbps(), 2),
+                          figure(p.has_bw_reverse_gbps(), p.bw_reverse_gbps(), 2),
+                          figure(p.has_lat_us(), p.lat_us(), 1), p.attempts());
   }
   if (rows.empty()) return "<h2>Flagged pairs</h2>\n<p id=\"pairs\">None: every measured pair is ok.</p>\n";
   return std::string("<h2>Flagged pairs</h2>\n<table id=\"pairs\"><tr><th>node</th><th>peer</th>") +

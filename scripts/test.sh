@@ -94,6 +94,17 @@ if [[ ${FABRIC_SANITIZERS:-1} != 0 ]]; then
   done < <(bash scripts/sanitizers.sh 2>&1)
 fi
 
+# Clang's thread-safety analysis of the project's sources (scripts/thread_safety.sh): one case.
+ts_log=$(mktemp)
+if bash scripts/thread_safety.sh >"$ts_log" 2>&1; then
+  passed=$((passed + 1))
+  tail -1 "$ts_log"
+else
+  failed=$((failed + 1)) rc=1
+  tail -40 "$ts_log"
+fi
+rm -f "$ts_log"
+
 if ((${#skip_list[@]})); then
   echo "skipped:"
   printf '  %s\n' "${skip_list[@]}"

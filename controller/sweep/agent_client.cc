@@ -2,9 +2,10 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <set>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "proto/agent.grpc.pb.h"
@@ -55,13 +56,13 @@ class GrpcAgentClient : public AgentClient {
   }
 
   void CancelAll() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     cancelled_ = true;
     for (grpc::ClientContext* context : in_flight_) context->TryCancel();
   }
 
   void Resume() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     cancelled_ = false;
   }
 
@@ -77,7 +78,7 @@ class GrpcAgentClient : public AgentClient {
                          absl::ToChronoMicroseconds(deadline));
     v1::AgentService::Stub* stub;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (cancelled_ && !even_cancelled) return absl::CancelledError("the sweep was cancelled");
       if (!even_cancelled) in_flight_.insert(&context);
       stub = StubLocked(address);
@@ -85,24 +86,24 @@ class GrpcAgentClient : public AgentClient {
     Response response;
     grpc::Status s = (stub->*method)(&context, request, &response);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       in_flight_.erase(&context);
     }
     if (!s.ok()) return FromGrpc(s);
     return response;
   }
 
-  v1::AgentService::Stub* StubLocked(const std::string& address) {
+  v1::AgentService::Stub* StubLocked(const std::string& address) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto& stub = stubs_[address];
     if (!stub) stub = v1::AgentService::NewStub(grpc::CreateChannel(address, credentials_));
     return stub.get();
   }
 
   std::shared_ptr<grpc::ChannelCredentials> credentials_;
-  std::mutex mu_;
-  std::map<std::string, std::unique_ptr<v1::AgentService::Stub>> stubs_;  // by address, mu_
-  std::set<grpc::ClientContext*> in_flight_;                               // guarded by mu_
-  bool cancelled_ = false;                                                 // guarded by mu_
+  absl::Mutex mu_;
+  std::map<std::string, std::unique_ptr<v1::AgentService::Stub>> stubs_ ABSL_GUARDED_BY(mu_);  // by address
+  std::set<grpc::ClientContext*> in_flight_ ABSL_GUARDED_BY(mu_);
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace

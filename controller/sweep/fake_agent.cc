@@ -17,23 +17,23 @@ std::string NameOf(const std::string& address) { return address.substr(0, addres
 }  // namespace
 
 void FakeAgents::AddNic(const std::string& name, const std::string& netdev, double gbps) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   agents_[name].nics[netdev] = gbps;
 }
 
 int FakeAgents::PeakRunning() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return peak_running_;
 }
 
 void FakeAgents::Add(const std::string& name, double speed_gbps) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   agents_[name].speed_gbps = speed_gbps;
 }
 
 void FakeAgents::SetLink(const std::string& a, const std::string& b, double factor,
                          const std::string& netdev) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (netdev.empty()) {
     links_[Sorted(a, b)] = factor;
   } else {
@@ -42,76 +42,75 @@ void FakeAgents::SetLink(const std::string& a, const std::string& b, double fact
 }
 
 void FakeAgents::Kill(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   agents_[name].dead = true;
 }
 
 void FakeAgents::FailNext(const std::string& client, const std::string& server,
                           absl::Status status, int times) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (int i = 0; i < times; ++i) failures_[{client, server}].push_back(status);
 }
 
 void FakeAgents::KillAfter(const std::string& name, int client_calls) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   kill_after_[name] = client_calls;
 }
 
 void FakeAgents::SetEgress(const std::string& name, double gbps) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   agents_[name].egress_gbps = gbps;
 }
 
 void FakeAgents::SlowFirst(const std::string& name, double gbps, int calls) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   agents_[name].slow_gbps = gbps;
   agents_[name].slow_calls = calls;
 }
 
 void FakeAgents::DropLink(const std::string& a, const std::string& b) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   dropped_[Sorted(a, b)] = true;
 }
 
 void FakeAgents::Busy(const std::string& name, int times) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   agents_[name].busy = times;
 }
 
 void FakeAgents::SetDelay(const std::string& name, absl::Duration delay) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   agents_[name].delay = delay;
 }
 
 int FakeAgents::CallsToDead() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return calls_to_dead_;
 }
 
 int FakeAgents::Running() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return running_;
 }
 
 void FakeAgents::CancelAll() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   cancelled_ = true;
-  wake_.notify_all();
 }
 
 void FakeAgents::Resume() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   cancelled_ = false;
 }
 
 int FakeAgents::Measurements(const std::string& a, const std::string& b) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = measured_.find(Sorted(a, b));
   return it == measured_.end() ? 0 : it->second;
 }
 
 int FakeAgents::OpenServers() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return static_cast<int>(servers_.size());
 }
 
@@ -128,7 +127,7 @@ absl::StatusOr<std::string> FakeAgents::Alive(const std::string& address) const 
 
 absl::StatusOr<v1::NodeInventory> FakeAgents::GetInventory(const std::string& address,
                                                            absl::Duration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
   v1::NodeInventory inventory;
@@ -148,7 +147,7 @@ absl::StatusOr<v1::NodeInventory> FakeAgents::GetInventory(const std::string& ad
 
 absl::StatusOr<v1::RunAuditsResponse> FakeAgents::RunAudits(const std::string& address,
                                                            absl::Duration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
   v1::RunAuditsResponse response;
@@ -160,7 +159,7 @@ absl::StatusOr<v1::RunAuditsResponse> FakeAgents::RunAudits(const std::string& a
 
 absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
     const std::string& address, const v1::StartProbeServerRequest& request, absl::Duration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
   if (agents_[*name].busy > 0) {
@@ -174,28 +173,28 @@ absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
 }
 
 void FakeAgents::SetGpus(const std::string& name, int count) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   agents_[name].gpus = count;
 }
 
 void FakeAgents::RemoveRdma(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   agents_[name].no_rdma = true;
 }
 
 void FakeAgents::BreakGpudirect(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   agents_[name].gpudirect_broken = true;
 }
 
 absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
     const std::string& address, const v1::RunProbeClientRequest& request, absl::Duration) {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
   if (agents_[*name].delay > absl::ZeroDuration()) {
     peak_running_ = std::max(peak_running_, ++running_);
-    wake_.wait_for(lock, absl::ToChronoMicroseconds(agents_[*name].delay), [this] { return cancelled_; });
+    mu_.AwaitWithTimeout(absl::Condition(&cancelled_), agents_[*name].delay);
     --running_;
     if (cancelled_) return absl::CancelledError("the sweep was cancelled");
   }
@@ -255,7 +254,7 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
       return absl::FailedPreconditionError(absl::StrCat("rail interface ", netdev, ": no such interface on this node"));
     }
   }
-  auto speed = [&](const std::string& end) {
+  auto speed = [&](const std::string& end) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return netdev.empty() ? agents_[end].speed_gbps : agents_[end].nics[netdev];
   };
   auto link = links_.find(Sorted(*name, server->second));
@@ -290,7 +289,7 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
 
 absl::StatusOr<v1::StopProbeServerResponse> FakeAgents::StopProbeServer(
     const std::string& address, const v1::StopProbeServerRequest& request, absl::Duration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const bool cancelled = cancelled_;
   cancelled_ = false;  // stops go through a cancelled sweep, as the real client's do
   auto name = Alive(address);
@@ -309,7 +308,7 @@ absl::StatusOr<v1::StopProbeServerResponse> FakeAgents::StopProbeServer(
 
 absl::StatusOr<v1::RunLocalProbeResponse> FakeAgents::RunLocalProbe(
     const std::string& address, const v1::RunLocalProbeRequest& request, absl::Duration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
   if (request.spec().kind() == v1::GPU_COPY) {

@@ -1,13 +1,13 @@
 #ifndef FABRICCTL_CONTROLLER_SWEEP_FAKE_AGENT_H_
 #define FABRICCTL_CONTROLLER_SWEEP_FAKE_AGENT_H_
 
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "controller/sweep/agent_client.h"
 
 namespace fabricctl::controller::sweep {
@@ -100,24 +100,24 @@ class FakeAgents : public AgentClient {
     std::map<std::string, double> nics;  // netdev -> Gb/s
   };
   // The agent at `address`, or UNAVAILABLE.
-  absl::StatusOr<std::string> Alive(const std::string& address) const;
+  absl::StatusOr<std::string> Alive(const std::string& address) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::string, Agent> agents_;  // by name
-  std::map<std::pair<std::string, std::string>, double> links_;  // by sorted names
-  std::map<std::pair<std::string, std::pair<std::string, std::string>>, double> rail_links_;
-  std::map<std::pair<std::string, std::string>, bool> dropped_;  // by sorted names
-  std::map<std::pair<std::string, std::string>, std::vector<absl::Status>> failures_;
-  std::map<std::pair<std::string, std::string>, int> measured_;  // by sorted names
-  std::map<std::string, std::string> servers_;  // run id -> server node
-  std::map<std::string, v1::FailureCause> server_failures_;  // run id -> its server half's failure
-  std::map<std::string, int> kill_after_;
-  int client_calls_ = 0;
-  int running_ = 0;
-  int peak_running_ = 0;
-  mutable int calls_to_dead_ = 0;
-  bool cancelled_ = false;
-  std::condition_variable wake_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Agent> agents_ ABSL_GUARDED_BY(mu_);  // by name
+  std::map<std::pair<std::string, std::string>, double> links_ ABSL_GUARDED_BY(mu_);  // by sorted names
+  std::map<std::pair<std::string, std::pair<std::string, std::string>>, double> rail_links_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, bool> dropped_ ABSL_GUARDED_BY(mu_);  // by sorted names
+  std::map<std::pair<std::string, std::string>, std::vector<absl::Status>> failures_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, int> measured_ ABSL_GUARDED_BY(mu_);  // by sorted names
+  std::map<std::string, std::string> servers_ ABSL_GUARDED_BY(mu_);  // run id -> server node
+  // run id -> its server half's failure
+  std::map<std::string, v1::FailureCause> server_failures_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> kill_after_ ABSL_GUARDED_BY(mu_);
+  int client_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  int running_ ABSL_GUARDED_BY(mu_) = 0;
+  int peak_running_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable int calls_to_dead_ ABSL_GUARDED_BY(mu_) = 0;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace fabricctl::controller::sweep

@@ -5,11 +5,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "controller/pairing.h"
 #include "controller/store.h"
 #include "controller/sweep/agent_client.h"
@@ -95,8 +96,15 @@ class RoundRunner {
   // Stores a result measured outside the rounds (a collective) under the next round number.
   void StoreExtra(const v1::ProbeResult& result);
 
-  const std::map<PairKey, PairRun>& pairs() const { return pairs_; }
-  bool Measured(uint32_t a, uint32_t b) const { return pairs_.count(KeyOf(a, b)) > 0; }
+  // What is kept so far; read between rounds (a round writes it only while Run runs).
+  const std::map<PairKey, PairRun>& pairs() const {
+    absl::MutexLock lock(&mu_);
+    return pairs_;
+  }
+  bool Measured(uint32_t a, uint32_t b) const {
+    absl::MutexLock lock(&mu_);
+    return pairs_.count(KeyOf(a, b)) > 0;
+  }
   int64_t sweep_id() const { return sweep_id_; }
 
  private:
@@ -118,8 +126,8 @@ class RoundRunner {
   uint32_t next_round_ = 0;
   std::string rail_;
   std::vector<bool> absent_;
-  std::mutex mu_;  // guards pairs_ while a round runs
-  std::map<PairKey, PairRun> pairs_;
+  mutable absl::Mutex mu_;  // guards pairs_ while a round runs
+  std::map<PairKey, PairRun> pairs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace fabricctl::controller::sweep

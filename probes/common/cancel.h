@@ -2,8 +2,10 @@
 #define FABRICCTL_PROBES_COMMON_CANCEL_H_
 
 #include <atomic>
-#include <mutex>
 #include <set>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace fabricctl::probes {
 
@@ -30,8 +32,8 @@ class Cancellation {
 
  private:
   std::atomic<bool> cancelled_{false};
-  std::mutex mu_;
-  std::set<int> fds_;  // guarded by mu_
+  absl::Mutex mu_;
+  std::set<int> fds_ ABSL_GUARDED_BY(mu_);
 };
 
 // Registers a socket with a cancellation (nullptr: none) for its own lifetime. Declare it after
