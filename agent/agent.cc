@@ -150,8 +150,8 @@ absl::Status Agent::Serve(const AgentOptions& options, const HostPort& listen,
 }
 
 bool Agent::WaitFor(absl::Duration d) {
-  absl::MutexLock lock(&mu_);
-  return !mu_.AwaitWithTimeout(absl::Condition(&stopping_), d);
+  MutexLock lock(&mu_);
+  return !mu_.AwaitWithTimeout(&stopping_, d);
 }
 
 absl::StatusOr<absl::Duration> Agent::Register() {
@@ -244,7 +244,7 @@ void Agent::RegistrationLoop() {
 
 void Agent::Shutdown() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;
     stopping_ = true;
   }

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/agent_service.h"
@@ -90,7 +90,7 @@ class Agent {
   std::string address_;
   std::string node_name_;
 
-  absl::Mutex mu_;
+  Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread registration_;
 };

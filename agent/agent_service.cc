@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "base/grpc_status.h"
 #include "base/utf8.h"
 #include "base/tls.h"
@@ -19,25 +19,25 @@ class CancelWithRpc {
   CancelWithRpc(grpc::ServerContext* context, probes::Cancellation* cancel,
                 const std::atomic<bool>* stopping)
       : thread_([this, context, cancel, stopping] {
-          absl::MutexLock lock(&mu_);
+          MutexLock lock(&mu_);
           while (!done_) {
             if (context->IsCancelled() || *stopping) {
               cancel->Cancel();
               return;
             }
-            mu_.AwaitWithTimeout(absl::Condition(&done_), absl::Milliseconds(50));
+            mu_.AwaitWithTimeout(&done_, absl::Milliseconds(50));
           }
         }) {}
   ~CancelWithRpc() {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       done_ = true;
     }
     thread_.join();
   }
 
  private:
-  absl::Mutex mu_;
+  Mutex mu_;
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

@@ -6,7 +6,7 @@
 #include <memory>
 #include <thread>
 
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "absl/strings/str_cat.h"
 
 namespace fabricctl::agent {
@@ -134,9 +134,9 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadLldpNeighbors(const 
   // One read at a time: a call while one is running waits for that one (of the same socket);
   // a read that never returns holds its one thread, and calls after its timeout say so at once.
   // (Never destroyed: a detached read may still finish while the process exits.)
-  static auto* const mu = new absl::Mutex;
+  static auto* const mu = new Mutex;
   static auto* const running = new std::shared_ptr<Read>;
-  absl::MutexLock lock(mu);
+  MutexLock lock(mu);
   std::shared_ptr<Read> read = *running;
   if (read == nullptr || read->done) {
     read = std::make_shared<Read>();
@@ -144,7 +144,7 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadLldpNeighbors(const 
     read->started = absl::Now();
     std::thread([read] {
       auto result = ReadNeighbors(read->socket);
-      absl::MutexLock guard(mu);
+      MutexLock guard(mu);
       read->result = std::move(result);
       read->done = true;
     }).detach();
@@ -155,7 +155,7 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadLldpNeighbors(const 
     return absl::DeadlineExceededError(absl::StrCat("lldpd has not answered a read for ",
                                                     absl::FormatDuration(absl::Now() - read->started)));
   }
-  if (!mu->AwaitWithTimeout(absl::Condition(+[](Read* r) { return r->done; }, read.get()), timeout)) {
+  if (!mu->AwaitWithTimeout(+[](Read* r) { return r->done; }, read.get(), timeout)) {
     return absl::DeadlineExceededError(
         absl::StrCat("lldpd at ", socket.empty() ? "its default socket" : socket, " did not answer within ",
                      absl::FormatDuration(timeout)));

@@ -85,7 +85,7 @@ ProbeRunner::ProbeRunner(std::string listen_host, std::string advertise_host,
 ProbeRunner::~ProbeRunner() {
   std::map<std::string, Running> servers;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     servers.swap(servers_);
   }
   for (auto& [id, run] : servers) {
@@ -96,7 +96,7 @@ ProbeRunner::~ProbeRunner() {
 }
 
 absl::Status ProbeRunner::Acquire(const std::string& slot, const std::string& holder) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   // A collective whose RunLocal never came (its controller gave up) gives the slot back.
   // (Only a waiting collective can hold the node's slot while it sits in these maps.)
   const absl::Time now = absl::Now();
@@ -126,7 +126,7 @@ absl::Status ProbeRunner::Acquire(const std::string& slot, const std::string& ho
 }
 
 void ProbeRunner::Release(const std::string& slot) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   holders_.erase(slot);
 }
 
@@ -174,7 +174,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartNcclRank(const std::string& run_i
     endpoint.set_nccl_unique_id(made.unique_id());
     rendezvous = std::move(made);
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   nccl_runs_[run_id] = NcclRun{std::move(rendezvous), absl::Now() + kCollectiveStartWindow};
   return endpoint;
 }
@@ -197,7 +197,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartRingRank(const probes::ProbeParam
     rank_state.rdma->Describe(&endpoint);
   }
   rank_state.expires = absl::Now() + kCollectiveStartWindow;
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   rings_[run_id] = std::move(rank_state);
   return endpoint;
 }
@@ -226,7 +226,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartPairServer(const v1::ProbeSpec& s
   endpoint.set_token(run_context.token);
   const absl::Time deadline =
       absl::Now() + (params.timeout > absl::ZeroDuration() ? params.timeout : kDefaultServerLifetime);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Running& run = servers_[run_id];
   run.server = std::move(server);
   run.failure = std::make_shared<v1::FailureCause>(v1::FAILURE_CAUSE_UNSPECIFIED);
@@ -247,7 +247,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartPairServer(const v1::ProbeSpec& s
 absl::StatusOr<v1::ProbeResult> ProbeRunner::StopServer(const std::string& run_id) {
   Running run;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (auto ring = rings_.find(run_id); ring != rings_.end()) {
       rings_.erase(ring);  // RunLocal never came: free the listener and the slot
       holders_.erase("");
@@ -379,7 +379,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
   auto stop = std::make_shared<std::atomic<bool>>(false);
   auto held = std::make_shared<probes::HeldChild>(*std::move(child));
   const absl::Time deadline = absl::Now() + lifetime + absl::Seconds(5);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Running& run = servers_[run_id];
   run.stop = stop;
   run.failure = std::make_shared<v1::FailureCause>(v1::FAILURE_CAUSE_UNSPECIFIED);
@@ -427,7 +427,7 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeReq
   std::optional<probes::NcclRendezvous> rendezvous;
   bool nccl = false;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (auto it = rings_.find(run_id); it != rings_.end()) {
       ring = std::move(it->second);
       rings_.erase(it);

@@ -11,7 +11,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "probes/collective/rdma_ring.h"
 #include "probes/common/params.h"
 #include "probes/gpu/nccl.h"
@@ -100,7 +100,7 @@ class ProbeRunner {
   const std::string advertise_host_;
   const probes::ServeContext context_;
 
-  absl::Mutex mu_;
+  Mutex mu_;
   std::map<std::string, std::string> holders_ ABSL_GUARDED_BY(mu_);  // slot -> holder
   struct Running {
     std::unique_ptr<probes::ProbeServer> server;  // a host-memory server half, in this process

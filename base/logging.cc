@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "spdlog/pattern_formatter.h"
 #include "spdlog/sinks/stdout_sinks.h"
@@ -32,8 +32,8 @@ class JsonFormatter final : public spdlog::formatter {
                                                   spdlog::pattern_time_type::local, "");
 };
 
-absl::Mutex& SinkMutex() {
-  static absl::Mutex mu(absl::kConstInit);
+Mutex& SinkMutex() {
+  static Mutex mu;
   return mu;
 }
 
@@ -75,7 +75,7 @@ absl::Status SetupLogging(const LoggingOptions& options) {
         "--log-level: unknown level '", options.level,
         "' (expected trace, debug, info, warn, error, critical or off)"));
   }
-  absl::MutexLock lock(&SinkMutex());
+  MutexLock lock(&SinkMutex());
   auto& sink = SharedSink();
   if (options.format == "json") {
     sink->set_formatter(std::make_unique<JsonFormatter>());
@@ -93,7 +93,7 @@ absl::Status SetupLogging(const LoggingOptions& options) {
 }
 
 std::shared_ptr<spdlog::logger> Logger(const std::string& component) {
-  absl::MutexLock lock(&SinkMutex());
+  MutexLock lock(&SinkMutex());
   if (auto existing = spdlog::get(component)) return existing;
   auto logger = std::make_shared<spdlog::logger>(component, SharedSink());
   logger->set_level(spdlog::default_logger_raw()->level());

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 
 #include "absl/strings/str_cat.h"
 #include "base/hostlist.h"
@@ -19,17 +19,17 @@ constexpr size_t kMaxProfileNodes = 100000;
 // A profile's hostlist, expanded once per distinct expression (a sweep asks for every node, at
 // every analysis pass): a bounded cache, emptied when full. nullptr when it does not expand.
 std::shared_ptr<const std::set<std::string>> Expanded(const std::string& expression) {
-  static absl::Mutex mu(absl::kConstInit);
+  static Mutex mu;
   static auto* cache ABSL_GUARDED_BY(mu) =
       new std::map<std::string, std::shared_ptr<const std::set<std::string>>>();
   {
-    absl::MutexLock lock(&mu);
+    MutexLock lock(&mu);
     if (auto it = cache->find(expression); it != cache->end()) return it->second;
   }
   auto names = ExpandHostlist(expression, "nodes", kMaxProfileNodes);
   std::shared_ptr<const std::set<std::string>> set;
   if (names.ok()) set = std::make_shared<const std::set<std::string>>(names->begin(), names->end());
-  absl::MutexLock lock(&mu);
+  MutexLock lock(&mu);
   if (cache->size() >= 64) cache->clear();
   (*cache)[expression] = set;
   return set;

@@ -26,7 +26,7 @@ SweepProgress::SweepProgress(std::ostream& err, bool terminal, std::function<abs
 
 SweepProgress::~SweepProgress() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
     if (drawn_) err_ << "\r\033[K" << std::flush;  // the report follows on a clean line
   }
@@ -34,7 +34,7 @@ SweepProgress::~SweepProgress() {
 }
 
 void SweepProgress::Started(const v1::SweepInfo& info) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   sweep_id_ = info.sweep_id();
   rounds_ = info.rounds();
   started_ = phase_started_ = last_event_ = now_();
@@ -50,16 +50,16 @@ void SweepProgress::Started(const v1::SweepInfo& info) {
   }
   Draw();
   ticker_ = std::thread([this] {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     while (!stop_) {
-      mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(1));
+      mu_.AwaitWithTimeout(&stop_, absl::Seconds(1));
       if (!stop_) Draw();
     }
   });
 }
 
 void SweepProgress::Round(const v1::RoundProgress& round) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const absl::Time now = now_();
   if (round.phase() != phase_ || round.round() <= done_ || round.rounds() != rounds_) {
     // A new phase (re-tests, localisation), or a new pass of the same one (a second re-test
@@ -83,7 +83,7 @@ void SweepProgress::Round(const v1::RoundProgress& round) {
 }
 
 std::string SweepProgress::Line(absl::Time now) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return LineLocked(now);
 }
 

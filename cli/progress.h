@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "proto/controller.pb.h"
@@ -39,7 +39,7 @@ class SweepProgress {
   std::ostream& err_;
   const bool terminal_;
   const std::function<absl::Time()> now_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool drawn_ ABSL_GUARDED_BY(mu_) = false;
   size_t width_ ABSL_GUARDED_BY(mu_) = 80;  // the terminal's columns (stderr's), else 80

@@ -39,7 +39,7 @@ ControllerMetrics::ControllerMetrics(const Store* store, absl::Duration stale_af
     }
   }
   // The history so far gives the last values; only sweeps finishing from now on are counted.
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   CatchUp();
 }
 
@@ -105,7 +105,7 @@ std::string ControllerMetrics::Render() {
   Header(&out, "fabricctl_nodes", "gauge", "Registered nodes by state.");
   absl::StrAppend(&out, "fabricctl_nodes{state=\"online\"} ", online,
                   "\nfabricctl_nodes{state=\"stale\"} ", stale, "\n");
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   CatchUp();
   // Nodes gone from the registry (and from the latest sweep) leave the exposition and memory;
   // a registry that cannot be read removes nothing.

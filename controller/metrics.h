@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "absl/time/time.h"
 #include "controller/store.h"
 #include "proto/report.pb.h"
@@ -49,7 +49,7 @@ class ControllerMetrics {
   const Store* const store_;
   const absl::Duration stale_after_;
   const std::function<absl::Time()> now_;
-  absl::Mutex mu_;
+  Mutex mu_;
   int64_t last_read_ ABSL_GUARDED_BY(mu_) = 0;
   bool seeded_ ABSL_GUARDED_BY(mu_) = false;
   std::string latest_ ABSL_GUARDED_BY(mu_);                  // the latest sweep's own series (RenderProm)

@@ -41,7 +41,7 @@ ControllerServiceImpl::ControllerServiceImpl(Store* store, RegistryOptions optio
 
 void ControllerServiceImpl::SetAdmins(std::vector<std::string> admins) {
   if (admins.empty()) admins = {"fabricctl"};
-  absl::MutexLock lock(&admins_mu_);
+  MutexLock lock(&admins_mu_);
   admins_ = std::move(admins);
 }
 
@@ -103,7 +103,7 @@ grpc::Status ControllerServiceImpl::RemoveNodes(grpc::ServerContext* context,
   // itself, never remove others (a removed node is left out of default sweeps).
   std::vector<std::string> admins;
   {
-    absl::MutexLock lock(&admins_mu_);
+    MutexLock lock(&admins_mu_);
     admins = admins_;
   }
   grpc::Status allowed = grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "");

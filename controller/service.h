@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "controller/inventory_check.h"
@@ -65,7 +65,7 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
   Store* store_;  // not owned
   RegistryOptions options_;
   SweepRunner* sweeps_;  // not owned
-  mutable absl::Mutex admins_mu_;
+  mutable Mutex admins_mu_;
   std::vector<std::string> admins_ ABSL_GUARDED_BY(admins_mu_);
 
   // Removes the nodes silent for longer than options_.forget_after, when set.

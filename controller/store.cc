@@ -166,7 +166,7 @@ absl::Status Store::Exec(const char* sql) {
 }
 
 absl::Status Store::UpsertNode(const v1::NodeInventory& inventory, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement q(db_,
               "INSERT INTO nodes(name, inventory, first_seen, last_seen) VALUES(?1, ?2, ?3, ?3) "
               "ON CONFLICT(name) DO UPDATE SET inventory=excluded.inventory, "
@@ -180,7 +180,7 @@ absl::Status Store::UpsertNode(const v1::NodeInventory& inventory, absl::Time no
 }
 
 absl::StatusOr<bool> Store::TouchNode(const std::string& name, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement q(db_, "UPDATE nodes SET last_seen=?2 WHERE name=?1");
   RETURN_IF_ERROR(q.status("prepare heartbeat"));
   q.BindText(1, name);
@@ -190,7 +190,7 @@ absl::StatusOr<bool> Store::TouchNode(const std::string& name, absl::Time now) {
 }
 
 absl::StatusOr<std::vector<std::string>> Store::RemoveNodes(const std::vector<std::string>& names) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<std::string> removed;
   for (const std::string& name : names) {
     Statement q(db_, "DELETE FROM nodes WHERE name=?1");
@@ -203,7 +203,7 @@ absl::StatusOr<std::vector<std::string>> Store::RemoveNodes(const std::vector<st
 }
 
 absl::StatusOr<std::vector<std::string>> Store::ForgetNodesSeenBefore(absl::Time cutoff) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<std::string> names;
   {
     Statement q(db_, "SELECT name FROM nodes WHERE last_seen < ?1 ORDER BY name");
@@ -226,7 +226,7 @@ absl::StatusOr<std::vector<StoredNode>> Store::ListNodes(
   // A set, filled before the lock: the filter costs a lookup a node, and a node not asked for
   // is not parsed.
   const std::set<std::string> wanted(names.begin(), names.end());
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement q(db_, "SELECT name, inventory, first_seen, last_seen FROM nodes ORDER BY name");
   RETURN_IF_ERROR(q.status("prepare node list"));
   std::vector<StoredNode> out;
@@ -257,7 +257,7 @@ google::protobuf::Timestamp Timestamp(int64_t micros) {
 }  // namespace
 
 absl::StatusOr<int64_t> Store::CreateSweep(const v1::SweepRequest& request, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement q(db_, "INSERT INTO sweeps(state, started, request) VALUES(?1, ?2, ?3)");
   RETURN_IF_ERROR(q.status("prepare sweep insert"));
   q.BindInt64(1, v1::SWEEP_RUNNING);
@@ -269,7 +269,7 @@ absl::StatusOr<int64_t> Store::CreateSweep(const v1::SweepRequest& request, absl
 
 absl::Status Store::InsertResult(int64_t sweep_id, uint32_t round, uint32_t attempt,
                                  const v1::ProbeResult& result) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement q(db_,
               "INSERT INTO results(sweep_id, round, attempt, node, peer, kind, result) "
               "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -286,7 +286,7 @@ absl::Status Store::InsertResult(int64_t sweep_id, uint32_t round, uint32_t atte
 }
 
 absl::StatusOr<std::vector<v1::ProbeResult>> Store::ListResults(int64_t sweep_id) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement q(db_, "SELECT result FROM results WHERE sweep_id=?1 ORDER BY seq");
   RETURN_IF_ERROR(q.status("prepare result list"));
   q.BindInt64(1, sweep_id);
@@ -304,7 +304,7 @@ absl::StatusOr<std::vector<v1::ProbeResult>> Store::ListResults(int64_t sweep_id
 }
 
 absl::Status Store::FinishSweep(int64_t sweep_id, const v1::Report& report) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement q(db_, "UPDATE sweeps SET state=?2, finished=?3, report=?4 WHERE id=?1");
   RETURN_IF_ERROR(q.status("prepare sweep update"));
   q.BindInt64(1, sweep_id);
@@ -317,7 +317,7 @@ absl::Status Store::FinishSweep(int64_t sweep_id, const v1::Report& report) {
 }
 
 absl::StatusOr<v1::Report> Store::GetReport(int64_t sweep_id) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement q(db_, sweep_id == 0
                        ? "SELECT report FROM sweeps WHERE report IS NOT NULL ORDER BY id DESC LIMIT 1"
                        : "SELECT report FROM sweeps WHERE id=?1 AND report IS NOT NULL");
@@ -338,7 +338,7 @@ absl::StatusOr<v1::Report> Store::GetReport(int64_t sweep_id) const {
 
 absl::StatusOr<std::vector<v1::SweepInfo>> Store::ListSweeps(uint32_t limit,
                                                              int64_t before_id) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement q(db_, "SELECT id, state, started, finished, request, report FROM sweeps "
                    "WHERE ?2 = 0 OR id < ?2 ORDER BY id DESC LIMIT ?1");
   RETURN_IF_ERROR(q.status("prepare sweep list"));
@@ -369,7 +369,7 @@ absl::StatusOr<std::vector<v1::SweepInfo>> Store::ListSweeps(uint32_t limit,
 
 absl::StatusOr<std::vector<int64_t>> Store::FinishedSweepIdsAfter(int64_t after,
                                                                   uint32_t limit, Take take) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement q(db_, take == Take::kNewest
                        ? "SELECT id FROM sweeps WHERE id > ?1 AND report IS NOT NULL "
                          "ORDER BY id DESC LIMIT ?2"
@@ -387,7 +387,7 @@ absl::StatusOr<std::vector<int64_t>> Store::FinishedSweepIdsAfter(int64_t after,
 }
 
 absl::StatusOr<int> Store::MarkRunningInterrupted(absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement q(db_, "UPDATE sweeps SET state=?1, finished=?2 WHERE state=?3");
   RETURN_IF_ERROR(q.status("prepare interrupt"));
   q.BindInt64(1, v1::SWEEP_INTERRUPTED);

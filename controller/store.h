@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "proto/controller.pb.h"
@@ -80,7 +80,7 @@ class Store {
   explicit Store(sqlite3* db) : db_(db) {}
   absl::Status Exec(const char* sql);
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   sqlite3* const db_ ABSL_PT_GUARDED_BY(mu_);  // owned; used under mu_
 };
 

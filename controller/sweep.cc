@@ -109,19 +109,19 @@ SweepRunner::SweepRunner(Store* store, std::shared_ptr<grpc::ChannelCredentials>
 SweepRunner::SweepRunner(Store* store, std::unique_ptr<sweep::AgentClient> agents,
                          SweepOptions options)
     : store_(store), agents_(std::move(agents)), options_(std::move(options)) {
-  absl::MutexLock lock(&config_mu_);
+  MutexLock lock(&config_mu_);
   config_ = options_.config;
 }
 
 SweepRunner::~SweepRunner() = default;
 
 void SweepRunner::SetConfig(v1::Config config) {
-  absl::MutexLock lock(&config_mu_);
+  MutexLock lock(&config_mu_);
   config_ = std::move(config);
 }
 
 v1::Config SweepRunner::Config() const {
-  absl::MutexLock lock(&config_mu_);
+  MutexLock lock(&config_mu_);
   return config_;
 }
 
@@ -136,14 +136,14 @@ absl::Status SweepRunner::TakeTurn(const v1::SweepRequest& request,
   const absl::Duration wait = std::min(
       absl::Microseconds(TimeUtil::DurationToMicroseconds(request.wait())), absl::Hours(1));
   const absl::Time give_up = absl::Now() + wait;
-  absl::MutexLock lock(&turn_mu_);
+  MutexLock lock(&turn_mu_);
   if (running_ && queued_ >= options_.max_queued_sweeps) {
     return absl::ResourceExhaustedError(absl::StrCat(
         options_.max_queued_sweeps, " sweeps are already waiting on this controller; try later"));
   }
   ++queued_;
   while (running_) {
-    turn_mu_.AwaitWithTimeout(absl::Condition(+[](bool* running) { return !*running; }, &running_),
+    turn_mu_.AwaitWithTimeout(+[](bool* running) { return !*running; }, &running_,
                               absl::Milliseconds(100));
     if (!running_) break;
     absl::Status leave;
@@ -170,7 +170,7 @@ absl::Status SweepRunner::TakeTurn(const v1::SweepRequest& request,
 
 void SweepRunner::GiveBackTurn() {
   {
-    absl::MutexLock lock(&turn_mu_);
+    MutexLock lock(&turn_mu_);
     running_ = false;
   }
 }
@@ -188,11 +188,11 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
   agents_->Resume();
   // Watches for the client going away and for the controller shutting down; every call to an
   // agent in flight is then cancelled.
-  absl::Mutex mu;
+  Mutex mu;
   bool done = false;  // guarded by mu
   std::atomic<bool> by_shutdown{false};
   std::thread watch([&] {
-    absl::MutexLock lock(&mu);
+    MutexLock lock(&mu);
     while (!done) {
       if (shutdown_ || (cancelled && cancelled())) {
         by_shutdown = shutdown_.load();
@@ -200,12 +200,12 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
         agents_->CancelAll();
         return;
       }
-      mu.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(50));
+      mu.AwaitWithTimeout(&done, absl::Milliseconds(50));
     }
   });
   absl::StatusOr<v1::Report> report = RunStages(request, registry, progress);
   {
-    absl::MutexLock lock(&mu);
+    MutexLock lock(&mu);
     done = true;
   }
   watch.join();

@@ -8,7 +8,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "absl/time/time.h"
 #include "controller/store.h"
 #include "grpcpp/security/credentials.h"
@@ -101,13 +101,13 @@ class SweepRunner {
   Store* store_;
   std::unique_ptr<sweep::AgentClient> agents_;
   SweepOptions options_;  // its config is the first; config_ the current one
-  mutable absl::Mutex config_mu_;
+  mutable Mutex config_mu_;
   v1::Config config_ ABSL_GUARDED_BY(config_mu_);
   std::atomic<bool> shutdown_{false};
   // One sweep at a time: the turn, and the sweeps waiting for it (at most max_queued_sweeps).
   absl::Status TakeTurn(const v1::SweepRequest& request, const std::function<bool()>& cancelled);
   void GiveBackTurn();
-  absl::Mutex turn_mu_;
+  Mutex turn_mu_;
   bool running_ ABSL_GUARDED_BY(turn_mu_) = false;
   uint32_t queued_ ABSL_GUARDED_BY(turn_mu_) = 0;
   std::atomic<bool> stopping_{false};  // the running sweep was cancelled

@@ -42,7 +42,7 @@ void ProbeServer::Stop() {
 }
 
 void ProbeServer::Unlist(uint64_t id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {
     if (it->first == id) {
       pending_.erase(it);
@@ -99,7 +99,7 @@ bool ProbeServer::MakeRoom(size_t sessions) {
   // Full. A connection that has not yet proven itself (no hello with the run's secret) makes
   // room for the newcomer: strangers holding idle connections cannot lock the run's client
   // out. The displaced one ends at once; the threads stay below twice the cap.
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (context_.token.empty() || pending_.empty() || sessions >= 2 * kMaxSessions) return false;
   ::shutdown(pending_.front().second, SHUT_RDWR);
   pending_.pop_front();
@@ -119,7 +119,7 @@ std::thread ProbeServer::StartSession(net::UniqueFd connection, bool one_off,
     return std::thread();
   }
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     pending_.emplace_back(id, dup->get());
   }
   return std::thread([this, fd = std::make_shared<net::UniqueFd>(std::move(connection)), dup, id,
@@ -133,7 +133,7 @@ std::thread ProbeServer::StartSession(net::UniqueFd connection, bool one_off,
     }
     dup.reset();
     if (!status.ok() && !stranger) {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (first_error_.ok()) first_error_ = status;
     }
     if (bye && one_off) {
@@ -197,7 +197,7 @@ absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
   if (expired && !session_over) {
     return absl::DeadlineExceededError("probe server: the client did not finish in time");
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return one_off ? first_error_ : absl::OkStatus();
 }
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "absl/status/statusor.h"
 #include "probes/common/params.h"
 #include "base/socket.h"
@@ -72,7 +72,7 @@ class ProbeServer {
   // Shuts down the sessions' connections when the server stops (by Stop or its deadline), so
   // that no session outlives the server.
   Cancellation sessions_;
-  absl::Mutex mu_;
+  Mutex mu_;
   absl::Status first_error_ ABSL_GUARDED_BY(mu_);
   // Connections that have not yet said a hello with the run's secret, oldest first: (id, a
   // descriptor of theirs to shut down when a newcomer needs the room).

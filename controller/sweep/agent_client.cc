@@ -5,7 +5,7 @@
 #include <set>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "proto/agent.grpc.pb.h"
@@ -56,13 +56,13 @@ class GrpcAgentClient : public AgentClient {
   }
 
   void CancelAll() override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     cancelled_ = true;
     for (grpc::ClientContext* context : in_flight_) context->TryCancel();
   }
 
   void Resume() override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     cancelled_ = false;
   }
 
@@ -78,7 +78,7 @@ class GrpcAgentClient : public AgentClient {
                          absl::ToChronoMicroseconds(deadline));
     v1::AgentService::Stub* stub;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (cancelled_ && !even_cancelled) return absl::CancelledError("the sweep was cancelled");
       if (!even_cancelled) in_flight_.insert(&context);
       stub = StubLocked(address);
@@ -86,7 +86,7 @@ class GrpcAgentClient : public AgentClient {
     Response response;
     grpc::Status s = (stub->*method)(&context, request, &response);
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       in_flight_.erase(&context);
     }
     if (!s.ok()) return FromGrpc(s);
@@ -100,7 +100,7 @@ class GrpcAgentClient : public AgentClient {
   }
 
   std::shared_ptr<grpc::ChannelCredentials> credentials_;
-  absl::Mutex mu_;
+  Mutex mu_;
   std::map<std::string, std::unique_ptr<v1::AgentService::Stub>> stubs_ ABSL_GUARDED_BY(mu_);  // by address
   std::set<grpc::ClientContext*> in_flight_ ABSL_GUARDED_BY(mu_);
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;

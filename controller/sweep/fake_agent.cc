@@ -17,23 +17,23 @@ std::string NameOf(const std::string& address) { return address.substr(0, addres
 }  // namespace
 
 void FakeAgents::AddNic(const std::string& name, const std::string& netdev, double gbps) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   agents_[name].nics[netdev] = gbps;
 }
 
 int FakeAgents::PeakRunning() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return peak_running_;
 }
 
 void FakeAgents::Add(const std::string& name, double speed_gbps) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   agents_[name].speed_gbps = speed_gbps;
 }
 
 void FakeAgents::SetLink(const std::string& a, const std::string& b, double factor,
                          const std::string& netdev) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (netdev.empty()) {
     links_[Sorted(a, b)] = factor;
   } else {
@@ -42,75 +42,75 @@ void FakeAgents::SetLink(const std::string& a, const std::string& b, double fact
 }
 
 void FakeAgents::Kill(const std::string& name) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   agents_[name].dead = true;
 }
 
 void FakeAgents::FailNext(const std::string& client, const std::string& server,
                           absl::Status status, int times) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (int i = 0; i < times; ++i) failures_[{client, server}].push_back(status);
 }
 
 void FakeAgents::KillAfter(const std::string& name, int client_calls) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   kill_after_[name] = client_calls;
 }
 
 void FakeAgents::SetEgress(const std::string& name, double gbps) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   agents_[name].egress_gbps = gbps;
 }
 
 void FakeAgents::SlowFirst(const std::string& name, double gbps, int calls) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   agents_[name].slow_gbps = gbps;
   agents_[name].slow_calls = calls;
 }
 
 void FakeAgents::DropLink(const std::string& a, const std::string& b) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   dropped_[Sorted(a, b)] = true;
 }
 
 void FakeAgents::Busy(const std::string& name, int times) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   agents_[name].busy = times;
 }
 
 void FakeAgents::SetDelay(const std::string& name, absl::Duration delay) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   agents_[name].delay = delay;
 }
 
 int FakeAgents::CallsToDead() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return calls_to_dead_;
 }
 
 int FakeAgents::Running() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return running_;
 }
 
 void FakeAgents::CancelAll() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   cancelled_ = true;
 }
 
 void FakeAgents::Resume() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   cancelled_ = false;
 }
 
 int FakeAgents::Measurements(const std::string& a, const std::string& b) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = measured_.find(Sorted(a, b));
   return it == measured_.end() ? 0 : it->second;
 }
 
 int FakeAgents::OpenServers() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return static_cast<int>(servers_.size());
 }
 
@@ -127,7 +127,7 @@ absl::StatusOr<std::string> FakeAgents::Alive(const std::string& address) const 
 
 absl::StatusOr<v1::NodeInventory> FakeAgents::GetInventory(const std::string& address,
                                                            absl::Duration) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
   v1::NodeInventory inventory;
@@ -147,7 +147,7 @@ absl::StatusOr<v1::NodeInventory> FakeAgents::GetInventory(const std::string& ad
 
 absl::StatusOr<v1::RunAuditsResponse> FakeAgents::RunAudits(const std::string& address,
                                                            absl::Duration) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
   v1::RunAuditsResponse response;
@@ -159,7 +159,7 @@ absl::StatusOr<v1::RunAuditsResponse> FakeAgents::RunAudits(const std::string& a
 
 absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
     const std::string& address, const v1::StartProbeServerRequest& request, absl::Duration) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
   if (agents_[*name].busy > 0) {
@@ -173,28 +173,28 @@ absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
 }
 
 void FakeAgents::SetGpus(const std::string& name, int count) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   agents_[name].gpus = count;
 }
 
 void FakeAgents::RemoveRdma(const std::string& name) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   agents_[name].no_rdma = true;
 }
 
 void FakeAgents::BreakGpudirect(const std::string& name) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   agents_[name].gpudirect_broken = true;
 }
 
 absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
     const std::string& address, const v1::RunProbeClientRequest& request, absl::Duration) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
   if (agents_[*name].delay > absl::ZeroDuration()) {
     peak_running_ = std::max(peak_running_, ++running_);
-    mu_.AwaitWithTimeout(absl::Condition(&cancelled_), agents_[*name].delay);
+    mu_.AwaitWithTimeout(&cancelled_, agents_[*name].delay);
     --running_;
     if (cancelled_) return absl::CancelledError("the sweep was cancelled");
   }
@@ -289,7 +289,7 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
 
 absl::StatusOr<v1::StopProbeServerResponse> FakeAgents::StopProbeServer(
     const std::string& address, const v1::StopProbeServerRequest& request, absl::Duration) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const bool cancelled = cancelled_;
   cancelled_ = false;  // stops go through a cancelled sweep, as the real client's do
   auto name = Alive(address);
@@ -308,7 +308,7 @@ absl::StatusOr<v1::StopProbeServerResponse> FakeAgents::StopProbeServer(
 
 absl::StatusOr<v1::RunLocalProbeResponse> FakeAgents::RunLocalProbe(
     const std::string& address, const v1::RunLocalProbeRequest& request, absl::Duration) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
   if (request.spec().kind() == v1::GPU_COPY) {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "controller/sweep/agent_client.h"
 
 namespace fabricctl::controller::sweep {
@@ -102,7 +102,7 @@ class FakeAgents : public AgentClient {
   // The agent at `address`, or UNAVAILABLE.
   absl::StatusOr<std::string> Alive(const std::string& address) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::map<std::string, Agent> agents_ ABSL_GUARDED_BY(mu_);  // by name
   std::map<std::pair<std::string, std::string>, double> links_ ABSL_GUARDED_BY(mu_);  // by sorted names
   std::map<std::pair<std::string, std::pair<std::string, std::string>>, double> rail_links_ ABSL_GUARDED_BY(mu_);

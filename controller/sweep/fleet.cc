@@ -4,7 +4,7 @@
 #include <set>
 #include <thread>
 
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "base/net_address.h"
 #include "base/utf8.h"
@@ -87,7 +87,7 @@ void CheckReachable(AgentClient& agents, Fleet& fleet, absl::Duration deadline, 
 }
 
 void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline) {
-  absl::Mutex mu;
+  Mutex mu;
   std::vector<std::thread> threads;
   for (uint32_t i = 0; i < fleet.nodes.size(); ++i) {
     if (!fleet.nodes[i]->reachable) continue;
@@ -105,7 +105,7 @@ void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline) {
         failed.set_reason(PrintableText(std::string(response.status().message())));
         results = {failed};
       }
-      absl::MutexLock lock(&mu);
+      MutexLock lock(&mu);
       fleet.audits[i] = std::move(results);
     });
   }
@@ -114,7 +114,7 @@ void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline) {
 
 void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
                   absl::Duration deadline) {
-  absl::Mutex mu;
+  Mutex mu;
   std::vector<std::thread> threads;
   for (uint32_t i = 0; i < fleet.nodes.size(); ++i) {
     if (!fleet.nodes[i]->reachable) continue;
@@ -133,7 +133,7 @@ void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
         if (absl::IsUnavailable(response.status())) fleet.nodes[i]->transport_failures = true;
       }
       v1::AuditResult audit = probes::GpuCopyAudit(result);
-      absl::MutexLock lock(&mu);
+      MutexLock lock(&mu);
       fleet.audits[i].push_back(std::move(audit));
     });
   }

@@ -170,7 +170,7 @@ void RoundRunner::StoreExtra(const v1::ProbeResult& result) { Save(next_round_++
 
 void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
                        std::vector<v1::ProbeResult> reverse) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   PairRun& run = pairs_[KeyOf(pair.first, pair.second)];
   if (run.attempts == 0) {
     run.client = pair.first;

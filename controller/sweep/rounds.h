@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "controller/pairing.h"
 #include "controller/store.h"
 #include "controller/sweep/agent_client.h"
@@ -98,11 +98,11 @@ class RoundRunner {
 
   // What is kept so far; read between rounds (a round writes it only while Run runs).
   const std::map<PairKey, PairRun>& pairs() const {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return pairs_;
   }
   bool Measured(uint32_t a, uint32_t b) const {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return pairs_.count(KeyOf(a, b)) > 0;
   }
   int64_t sweep_id() const { return sweep_id_; }
@@ -126,7 +126,7 @@ class RoundRunner {
   uint32_t next_round_ = 0;
   std::string rail_;
   std::vector<bool> absent_;
-  mutable absl::Mutex mu_;  // guards pairs_ while a round runs
+  mutable Mutex mu_;  // guards pairs_ while a round runs
   std::map<PairKey, PairRun> pairs_ ABSL_GUARDED_BY(mu_);
 };
 

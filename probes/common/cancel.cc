@@ -5,19 +5,19 @@
 namespace fabricctl::probes {
 
 void Cancellation::Cancel() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   cancelled_ = true;
   for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
 }
 
 void Cancellation::Watch(int fd) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   fds_.insert(fd);
   if (cancelled_) ::shutdown(fd, SHUT_RDWR);
 }
 
 void Cancellation::Unwatch(int fd) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   fds_.erase(fd);
 }
 

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 
 namespace fabricctl::probes {
 
@@ -32,7 +32,7 @@ class Cancellation {
 
  private:
   std::atomic<bool> cancelled_{false};
-  absl::Mutex mu_;
+  Mutex mu_;
   std::set<int> fds_ ABSL_GUARDED_BY(mu_);
 };
 
