@@ -227,6 +227,8 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartPairServer(const v1::ProbeSpec& s
   const absl::Time deadline =
       absl::Now() + (params.timeout > absl::ZeroDuration() ? params.timeout : kDefaultServerLifetime);
   MutexLock lock(&mu_);
+  // One run per id, whichever rail: a second would replace a server still running.
+  if (servers_.count(run_id) > 0) return absl::AlreadyExistsError(absl::StrCat("run ", run_id, " is already started"));
   Running& run = servers_[run_id];
   run.server = std::move(server);
   run.failure = std::make_shared<v1::FailureCause>(v1::FAILURE_CAUSE_UNSPECIFIED);
@@ -380,6 +382,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
   auto held = std::make_shared<probes::HeldChild>(*std::move(child));
   const absl::Time deadline = absl::Now() + lifetime + absl::Seconds(5);
   MutexLock lock(&mu_);
+  if (servers_.count(run_id) > 0) return absl::AlreadyExistsError(absl::StrCat("run ", run_id, " is already started"));
   Running& run = servers_[run_id];
   run.stop = stop;
   run.failure = std::make_shared<v1::FailureCause>(v1::FAILURE_CAUSE_UNSPECIFIED);

@@ -147,6 +147,9 @@ TEST_CASE("On a rail: the halves use the rail interface's address, one probe per
   REQUIRE(result.ok());
   CHECK(result->outcome() == v1::PROBE_OK);
   REQUIRE(runner.StopServer("rail-1").ok());
+  // The rail's slot is free again, and a run id is taken once.
+  REQUIRE(runner.StartServer(on_lo, "rail-4").ok());
+  CHECK(runner.StopServer("rail-4").ok());
   // A rail this node lacks is refused, naming it.
   v1::ProbeSpec missing = TcpLat();
   missing.mutable_tcp()->set_netdev("nonexist9");

@@ -288,13 +288,13 @@ bool PlainName(const std::string& name, size_t max_size) {
 template <typename Fail>
 absl::Status ValidateRails(const v1::Config& config, const Fail& fail) {
   if (config.rails_size() > kMaxRails) return fail("rails", absl::StrCat("at most ", kMaxRails, " rails"));
-  std::set<std::string> names, netdevs;
+  std::set<std::string> names, netdevs, devices;
   for (const v1::Rail& rail : config.rails()) {
     if (!PlainName(rail.name(), 64)) {
       return fail("rails", absl::StrCat("name '", rail.name(), "' is not a rail name ([A-Za-z0-9._-], 1-64)"));
     }
     if (!names.insert(rail.name()).second) return fail("rails", absl::StrCat("rail '", rail.name(), "' is named twice"));
-    if (!PlainName(rail.netdev(), 15)) {
+    if (!PlainName(rail.netdev(), 15) || rail.netdev() == "." || rail.netdev() == "..") {
       return fail("rails", absl::StrCat("rail '", rail.name(), "': netdev '", rail.netdev(),
                                         "' is not an interface name ([A-Za-z0-9._-], 1-15)"));
     }
@@ -304,6 +304,10 @@ absl::Status ValidateRails(const v1::Config& config, const Fail& fail) {
     if (!rail.rdma_device().empty() && !PlainName(rail.rdma_device(), 64)) {
       return fail("rails", absl::StrCat("rail '", rail.name(), "': rdma_device '", rail.rdma_device(),
                                         "' is not a device name"));
+    }
+    if (!rail.rdma_device().empty() && !devices.insert(rail.rdma_device()).second) {
+      return fail("rails", absl::StrCat("rail '", rail.name(), "': rdma_device ", rail.rdma_device(),
+                                        " is another rail's"));
     }
   }
   return absl::OkStatus();

@@ -218,6 +218,10 @@ TEST_CASE("Rails: each named once, on its own interface") {
   CHECK(ErrorOf("rails:\n  - {name: a}\n") ==
         "cluster.yaml:2: rails: rail 'a': netdev '' is not an interface name ([A-Za-z0-9._-], 1-15)");
   CHECK(ErrorOf("rails:\n  - {name: a, netdev: ../x}\n").find("not an interface name") != std::string::npos);
+  CHECK(ErrorOf("rails:\n  - {name: a, netdev: ..}\n").find("not an interface name") != std::string::npos);
+  CHECK(ErrorOf("rails:\n  - {name: a, netdev: eth0, rdma_device: mlx5_0}\n"
+                "  - {name: b, netdev: eth1, rdma_device: mlx5_0}\n") ==
+        "cluster.yaml:2: rails: rail 'b': rdma_device mlx5_0 is another rail's");
 }
 
 TEST_CASE("Topology: Slurm's topology.conf becomes the nodes' labels; nodes: entries win") {

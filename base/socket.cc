@@ -155,7 +155,7 @@ absl::Status BindSource(int fd, int family, const std::string& source) {
 
 absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
                                     absl::Duration timeout, const std::atomic<bool>* stop,
-                                    const std::string& source) {
+                                    const std::string& source, const std::string& device) {
   const absl::Time deadline = absl::Now() + timeout;
   const std::string where = Endpoint(host, port);
   addrinfo hints{};
@@ -175,6 +175,14 @@ absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
                          ai->ai_protocol));
     if (!fd.valid()) {
       last = Errno("socket", errno);
+      continue;
+    }
+    // The interface itself, so that the traffic leaves through it whatever the routes say
+    // (unprivileged since Linux 5.7; on an older kernel without CAP_NET_RAW, the address alone).
+    if (!device.empty() && ::setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, device.c_str(),
+                                        static_cast<socklen_t>(device.size())) != 0 &&
+        errno != EPERM) {
+      last = Errno(absl::StrCat("bind to interface ", device), errno);
       continue;
     }
     if (!source.empty()) {

@@ -58,12 +58,14 @@ absl::StatusOr<UniqueFd> AcceptTcp(const Listener& listener, absl::Duration time
 bool Readable(int fd);
 
 // Connects to host:port (name or literal), giving up after `timeout`, or with CANCELLED within
-// 100 ms of `*stop` turning true. Errors name the address. A `source` (a literal address)
-// is bound first, so that the connection leaves through that address's interface (a rail).
+// 100 ms of `*stop` turning true. Errors name the address. On a rail, the socket is bound to
+// the interface `device` (SO_BINDTODEVICE, where the kernel allows it) and to the literal
+// address `source`, so that the connection leaves through that interface whatever the routes.
 absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
                                     absl::Duration timeout,
                                     const std::atomic<bool>* stop = nullptr,
-                                    const std::string& source = "");
+                                    const std::string& source = "",
+                                    const std::string& device = "");
 
 // Writes or reads exactly `n` bytes before `deadline`. A peer that closes first is
 // Unavailable ("connection closed by peer"); the deadline passing is DeadlineExceeded.

@@ -2,6 +2,7 @@
 #define FABRICCTL_CONTROLLER_RAIL_VERDICTS_H_
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ struct RailVerdict {
   std::string netdev;  // its interface
   std::vector<v1::Finding> findings;
   std::map<std::string, std::string> absent;  // node -> why it lacks the rail
+  std::set<std::string> unhealthy;            // nodes this rail did not judge OK
 };
 
 // The sweep's findings from its rails' verdicts. Each rail is judged on its own (NIC i against
@@ -22,7 +24,8 @@ struct RailVerdict {
 // - raised on every rail its subject has (two or more): one finding, no rail, evidence `rails`
 //   lists them: the node's, the link's or the fabric's, not a NIC's;
 // - raised on some of them: one finding per rail, naming it; a straggler_node there becomes
-//   slow_nic (the node and the rail; its other rails are its evidence that the node is fine);
+//   slow_nic (the node and the rail) where another rail judged the node OK and raised nothing
+//   about it (its evidence that the host itself is fine);
 // - a node that lacks a rail gets rail_missing on it (and no node_unreachable from that rail).
 // Without rails (one rail with no name), the findings are returned as they are.
 std::vector<v1::Finding> CombineRails(const std::vector<RailVerdict>& rails);

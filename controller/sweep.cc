@@ -302,11 +302,13 @@ v1::Report SweepRunner::Judge(const v1::SweepRequest& request, const v1::Config&
     sweep::RailOutcome& o = outcomes[r];
     o.rail = rails[r].name;
     o.absent = rails[r].absent;
+    o.absent_reason = rails[r].absent_reason;
     o.input = sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r), &o.pairs);
     o.analysis = Analyze(o.input);
-    RailVerdict v{rails[r].name, rails[r].netdev, o.analysis.findings, {}};
-    for (size_t i = 0; i < rails[r].absent.size(); ++i) {
-      if (rails[r].absent[i]) v.absent[fleet.Name(static_cast<uint32_t>(i))] = rails[r].absent_reason[i];
+    RailVerdict v{rails[r].name, rails[r].netdev, o.analysis.findings, {}, {}};
+    for (uint32_t i = 0; i < rails[r].absent.size(); ++i) {
+      if (rails[r].absent[i]) v.absent[fleet.Name(i)] = rails[r].absent_reason[i];
+      if (!rails[r].absent[i] && o.analysis.nodes[i].verdict != Verdict::kOk) v.unhealthy.insert(fleet.Name(i));
     }
     verdicts.push_back(std::move(v));
   }

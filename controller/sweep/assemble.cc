@@ -34,7 +34,11 @@ void AddNodes(const SweepOutcome& outcome, const v1::Config& config, report::Rep
     bool judged = false;
     const NodeResult* slowest = nullptr;
     for (const RailOutcome& rail : *outcome.rails) {
-      if (i < rail.absent.size() && rail.absent[i]) continue;
+      if (i < rail.absent.size() && rail.absent[i]) {  // rail_missing: critical
+        verdict = Verdict::kCritical;
+        judged = true;
+        continue;
+      }
       const NodeResult& result = rail.analysis.nodes[i];
       // kUnknown (not measured) ranks below a verdict, above OK.
       auto rank = [](Verdict v) { return v == Verdict::kUnknown ? 1 : v == Verdict::kOk ? 0 : int(v) + 1; };
@@ -52,7 +56,8 @@ void AddNodes(const SweepOutcome& outcome, const v1::Config& config, report::Rep
     for (const RailOutcome& rail : *outcome.rails) {
       for (const v1::Rail& configured : config.rails()) {
         if (configured.name() != rail.rail || !fleet.nodes[i]->reachable) continue;
-        *nh->add_rails() = RailStateOf(fleet.nodes[i]->inventory, configured, rail.input.bandwidth_is_rdma);
+        *nh->add_rails() = RailStateOf(fleet.nodes[i]->inventory, configured,
+                                       i < rail.absent_reason.size() ? rail.absent_reason[i] : "");
       }
     }
     auto audits = fleet.audits.find(i);

@@ -17,7 +17,8 @@ namespace fabricctl::controller::sweep {
 // One rail's measurements and their analysis (without rails: the sweep's one rail, no name).
 struct RailOutcome {
   std::string rail;
-  std::vector<bool> absent;  // nodes that lack the rail, by fleet index
+  std::vector<bool> absent;  // nodes that lack the rail, by fleet index, and why
+  std::vector<std::string> absent_reason;
   AnalysisInput input;
   AnalysisResult analysis;
   std::vector<const PairRun*> pairs;  // in the analysis input's pair order

@@ -32,7 +32,7 @@ std::vector<v1::ProbeSpec> PlaceSpecs(const std::vector<v1::ProbeSpec>& specs, c
 
 }  // namespace
 
-std::string MissingRail(const v1::NodeInventory& inventory, const v1::Rail& rail, bool rdma) {
+std::string MissingRail(const v1::NodeInventory& inventory, const v1::Rail& rail) {
   auto itf = std::find_if(inventory.interfaces().begin(), inventory.interfaces().end(),
                           [&](const v1::NetInterface& i) { return i.name() == rail.netdev(); });
   if (itf == inventory.interfaces().end()) return absl::StrCat("no interface ", rail.netdev());
@@ -41,25 +41,16 @@ std::string MissingRail(const v1::NodeInventory& inventory, const v1::Rail& rail
                    [](const std::string& a) { return a.find('.') != std::string::npos; })) {
     return absl::StrCat(rail.netdev(), " has no IPv4 address");
   }
-  if (!rdma) return "";
-  for (const v1::RdmaDevice& device : inventory.rdma_devices()) {
-    if (!rail.rdma_device().empty() && device.name() == rail.rdma_device()) return "";
-    if (rail.rdma_device().empty() &&
-        std::any_of(device.ports().begin(), device.ports().end(),
-                    [&](const v1::RdmaPort& p) { return p.netdev() == rail.netdev(); })) {
-      return "";
-    }
-  }
-  return rail.rdma_device().empty() ? absl::StrCat("no RDMA device on ", rail.netdev())
-                                    : absl::StrCat("no RDMA device ", rail.rdma_device());
+  return "";
 }
 
-v1::RailState RailStateOf(const v1::NodeInventory& inventory, const v1::Rail& rail, bool rdma) {
+v1::RailState RailStateOf(const v1::NodeInventory& inventory, const v1::Rail& rail,
+                          const std::string& missing) {
   v1::RailState out;
   out.set_rail(rail.name());
   out.set_netdev(rail.netdev());
   out.set_numa_node(-1);
-  out.set_missing(MissingRail(inventory, rail, rdma));
+  out.set_missing(missing);
   std::string pci_path;
   for (const v1::NetInterface& itf : inventory.interfaces()) {
     if (itf.name() != rail.netdev()) continue;
@@ -115,11 +106,21 @@ absl::StatusOr<std::vector<RailPlan>> PlanRails(const v1::SweepRequest& request,
     }
     RailPlan plan{rail.name(), rail.netdev(), PlaceSpecs(specs.specs, rail), std::vector<bool>(n),
                   std::vector<std::string>(n)};
+    size_t reachable = 0, lacking = 0;
+    std::string example;
     for (size_t i = 0; i < n; ++i) {
       const Node& node = *fleet.nodes[i];
       if (!node.reachable) continue;  // unreachable, not lacking the rail
-      plan.absent_reason[i] = MissingRail(node.inventory, rail, specs.rdma_asked);
+      ++reachable;
+      plan.absent_reason[i] = MissingRail(node.inventory, rail);
       plan.absent[i] = !plan.absent_reason[i].empty();
+      if (plan.absent[i] && lacking++ == 0) example = absl::StrCat(node.name, ": ", plan.absent_reason[i]);
+    }
+    // Most nodes without the rail: the configuration names it wrong, not the nodes.
+    if (reachable >= 2 && lacking * 2 > reachable) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "rails: rail ", rail.name(), " (", rail.netdev(), ") is missing on ", lacking, " of ",
+          reachable, " reachable nodes (", example, "): check the configuration's rails"));
     }
     out.push_back(std::move(plan));
   }

@@ -35,13 +35,14 @@ struct RailPlan {
 // The rails a sweep measures: the request's (--rails, by name) or every configured rail, in
 // the configuration's order. A name the configuration lacks, or --rails without rails:, is
 // INVALID_ARGUMENT. A node lacks a rail when its inventory has no such interface up with an
-// IPv4 address or, when an RDMA probe is asked, no such RDMA device (or none on the netdev).
+// IPv4 address (a missing RDMA device is judged as without rails: rdma_unavailable); a rail
+// that more than half the reachable nodes lack is FAILED_PRECONDITION (the configuration's).
 absl::StatusOr<std::vector<RailPlan>> PlanRails(const v1::SweepRequest& request,
                                                 const v1::Config& config, const SweepSpecs& specs,
                                                 const Fleet& fleet);
 
 // Why `node` lacks `rail` ("" when it has it), from its inventory.
-std::string MissingRail(const v1::NodeInventory& inventory, const v1::Rail& rail, bool rdma);
+std::string MissingRail(const v1::NodeInventory& inventory, const v1::Rail& rail);
 
 // The analysis's input for one rail: BuildAnalysisInput over the rail's pairs, with each
 // node's MTU that of the rail's interface, and the nodes that lack the rail left out (not
@@ -50,8 +51,9 @@ AnalysisInput BuildRailInput(const Fleet& fleet, const SweepSpecs& specs, const 
                              const RailPlan& rail, const RoundRunner& runner,
                              std::vector<const PairRun*>* ordered = nullptr);
 
-// What a node's inventory says of its NIC on `rail` (RailState), `missing` as MissingRail.
-v1::RailState RailStateOf(const v1::NodeInventory& inventory, const v1::Rail& rail, bool rdma);
+// What a node's inventory says of its NIC on `rail` (RailState), and why it lacks it (`missing`).
+v1::RailState RailStateOf(const v1::NodeInventory& inventory, const v1::Rail& rail,
+                          const std::string& missing);
 
 // One RoundRunner per rail. Rails share no link, so round r of every rail runs at once (the
 // sweep's max_parallel_pairs shared between them); after each round, nodes whose RPCs failed

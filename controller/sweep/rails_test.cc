@@ -124,9 +124,33 @@ TEST_CASE("rails: a node without a rail is rail_missing there, judged on its oth
   auto report = h.Sweep();
   REQUIRE(report.ok());
   CHECK(Findings(*report) == std::set<std::string>{"rail_missing node-4 rail1"});
+  int node4_rail0 = 0;
   for (const auto& p : report->health().pairs()) {
-    if (p.rail() == "rail1") CHECK((p.node() != "node-4" && p.peer() != "node-4"));
+    const bool node4 = p.node() == "node-4" || p.peer() == "node-4";
+    if (p.rail() == "rail1") CHECK_FALSE(node4);
+    if (p.rail() == "rail0" && node4) ++node4_rail0;
   }
+  CHECK(node4_rail0 == 4);  // measured with every peer on the rail it has
+  CHECK(report->summary().drain_size() == 1);
+  CHECK(report->summary().drain(0) == "node-4");
+  CHECK(report->health().nodes(3).status() == v1::HEALTH_CRITICAL);
+  CHECK(report->health().nodes(3).rails(1).missing() == "no interface eth1");
+}
+
+TEST_CASE("rails: a rail most nodes lack is the configuration's mistake, not the nodes'") {
+  RailHarness h("rails_misnamed", 4, {"eth0"});
+  v1::Config config = DefaultConfig();
+  for (const char* netdev : {"eth0", "ens9"}) {
+    v1::Rail* rail = config.add_rails();
+    rail->set_name(netdev);
+    rail->set_netdev(netdev);
+  }
+  h.runner->SetConfig(config);
+  auto report = h.Sweep();
+  REQUIRE(absl::IsFailedPrecondition(report.status()));
+  CHECK(report.status().message() ==
+        "rails: rail ens9 (ens9) is missing on 4 of 4 reachable nodes (node-1: no interface ens9): "
+        "check the configuration's rails");
 }
 
 TEST_CASE("rails: each rail's own leaves; a slow path between two leaves of rail1 is named there") {
@@ -189,10 +213,11 @@ TEST_CASE("rails: with LLDP, each rail's leaf is the switch its interface is cab
 
 TEST_CASE("rails: the rounds of every rail run at once; --rails picks rails by name") {
   RailHarness h("rails_concurrent", 4, {"eth0", "eth1"});
-  for (const auto& n : h.names) h.fake->SetDelay(n, absl::Milliseconds(30));
+  for (const auto& n : h.names) h.fake->SetDelay(n, absl::Milliseconds(100));
   auto report = h.Sweep();
   REQUIRE(report.ok());
-  CHECK(h.fake->PeakRunning() == 4);  // 2 pairs a round on each of 2 rails
+  // 2 pairs a round on each of 2 rails: more than one rail's 2 at once.
+  CHECK(h.fake->PeakRunning() >= 3);
   auto one = h.Sweep({"rail1"});
   REQUIRE(one.ok());
   CHECK(one->health().rails_size() == 1);

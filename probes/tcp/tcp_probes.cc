@@ -93,7 +93,7 @@ absl::StatusOr<net::UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size
                                    const ServerAddress& server) {
   auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(10),
                             params.cancel ? &params.cancel->flag() : nullptr,
-                            params.source_host);
+                            params.source_host, params.netdev);
   if (!fd.ok()) return fd.status();
   const WatchedFd watched(params.cancel, fd->get());
   v1::ProbeHello hello;
