@@ -164,9 +164,8 @@ RailRunners::RailRunners(AgentClient& agents, Store& store, int64_t sweep_id, Fl
   const uint32_t share =
       std::max<uint32_t>(1, max_parallel_pairs / std::max<size_t>(1, rails.size()));
   for (const RailPlan& rail : rails) {
-    runners_.push_back(std::make_unique<RoundRunner>(agents, store, sweep_id, fleet, rail.specs,
-                                                     reverse, share, nullptr, stop,
-                                                     inventory_timeout));
+    runners_.push_back(
+        std::make_unique<RoundRunner>(agents, store, sweep_id, fleet, rail.specs, reverse, share));
     runners_.back()->PlaceOnRail(rail.name, rail.absent);
   }
 }

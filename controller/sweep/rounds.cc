@@ -147,18 +147,14 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
 
 RoundRunner::RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
                          std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
-                         uint32_t max_parallel_pairs, ProgressFn progress,
-                         const std::atomic<bool>* stop, absl::Duration inventory_timeout)
+                         uint32_t max_parallel_pairs)
     : agents_(agents),
       store_(store),
       sweep_id_(sweep_id),
       fleet_(fleet),
       specs_(std::move(specs)),
       reverse_(std::move(reverse)),
-      max_parallel_pairs_(std::max<uint32_t>(1, max_parallel_pairs)),
-      progress_(std::move(progress)),
-      stop_(stop),
-      inventory_timeout_(inventory_timeout) {}
+      max_parallel_pairs_(std::max<uint32_t>(1, max_parallel_pairs)) {}
 
 void RoundRunner::Save(uint32_t round, uint32_t attempt, const v1::ProbeResult& result) {
   if (auto s = store_.InsertResult(sweep_id_, round, attempt, result); !s.ok()) {
@@ -254,30 +250,6 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
     for (auto& t : threads) t.join();
   }
   return failed.load();
-}
-
-void RoundRunner::Run(const std::vector<Round>& rounds, uint32_t attempt, const char* phase,
-                      const std::vector<bool>* only) {
-  for (uint32_t r = 0; r < rounds.size(); ++r) {
-    if (stop_ != nullptr && stop_->load()) return;
-    const uint32_t failed = MeasureRound(rounds[r], attempt, only);
-    // A node whose RPCs failed in transport (a dead or hung agent) is asked once whether it is
-    // there; one that does not answer is left out of the rounds to come: it costs one deadline
-    // in the sweep, not one per round.
-    if (std::any_of(fleet_.nodes.begin(), fleet_.nodes.end(),
-                    [](const auto& n) { return n->reachable && n->transport_failures; })) {
-      CheckReachable(agents_, fleet_, inventory_timeout_, /*only_suspect=*/true);
-    }
-    if (!progress_) continue;
-    v1::SweepEvent event;
-    auto* e = event.mutable_round();
-    e->set_round(r + 1);
-    e->set_rounds(static_cast<uint32_t>(rounds.size()));
-    e->set_pairs(static_cast<uint32_t>(rounds[r].size()));
-    e->set_pairs_failed(failed);
-    e->set_phase(phase);
-    progress_(event);
-  }
 }
 
 }  // namespace fabricctl::controller::sweep

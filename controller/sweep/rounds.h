@@ -67,22 +67,12 @@ class RoundRunner {
   // `reverse[k]`: measure specs[k] from server to client too (the bandwidth probes).
   RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
               std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
-              uint32_t max_parallel_pairs, ProgressFn progress,
-              const std::atomic<bool>* stop = nullptr,
-              absl::Duration inventory_timeout = absl::Seconds(5));
-
-  // Every pair of each round at once (at most max_parallel_pairs threads), round after round;
-  // a progress event per round with `phase` ("measure", "retest", "localise"). No round starts
-  // once `stop` is set. After a round in which a node's RPCs failed in transport, that node is
-  // asked (within `inventory_timeout`) whether it is there, and its later pairs are not run
-  // when it is not.
-  // `only` (when given) names the probes to run, by index into the sweep's specs; the others
-  // keep what they have (a re-test of a slow pair measures its bandwidth again, not its latency).
-  void Run(const std::vector<Round>& rounds, uint32_t attempt, const char* phase,
-           const std::vector<bool>* only = nullptr);
+              uint32_t max_parallel_pairs);
 
   // One round: every pair at once (at most max_parallel_pairs threads); returns how many
-  // pairs failed. Run's step, public for RailRunners.
+  // pairs failed. `only` (when given) names the probes to run, by index into the sweep's specs;
+  // the others keep what they have (a re-test of a slow pair measures its bandwidth again, not
+  // its latency). RailRunners runs the rounds, every rail's at once.
   uint32_t MeasureRound(const Round& round, uint32_t attempt, const std::vector<bool>* only);
 
   // Measures on rail `name` (every result says so, and the run ids too); pairs with a node
@@ -120,9 +110,6 @@ class RoundRunner {
   const std::vector<v1::ProbeSpec> specs_;
   const std::vector<bool> reverse_;
   const uint32_t max_parallel_pairs_;
-  ProgressFn progress_;
-  const std::atomic<bool>* stop_;
-  const absl::Duration inventory_timeout_;
   uint32_t next_round_ = 0;
   std::string rail_;
   std::vector<bool> absent_;
