@@ -57,10 +57,11 @@ v1::RailState RailStateOf(const v1::NodeInventory& inventory, const v1::Rail& ra
 
 // One RoundRunner per rail. Rails share no link, so round r of every rail runs at once (the
 // sweep's max_parallel_pairs shared between them, at least one pair a rail); one progress
-// event per round, with `phase` ("measure", "retest", "localise"), counts every rail's pairs. No round starts once `stop` is
-// set. After a round in which a node's RPCs failed in transport, that node is asked (within
-// `inventory_timeout`) whether it is there, and its later pairs are not run when it is not: a
-// dead agent costs one deadline in the sweep, not one per round.
+// event per round, with `phase` ("measure", "retest", "localise"), counts every rail's pairs.
+// No round starts once `stop` is set. After a round in which a node's RPCs failed in
+// transport, that node is asked (within `inventory_timeout`) whether it is there, and its later
+// pairs are not run when it is not: a dead agent costs one deadline in the sweep, not one per
+// round.
 class RailRunners {
  public:
   RailRunners(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
