@@ -159,8 +159,10 @@ inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, cons
   auto ep = RdmaEndpoint::Open(OptionsFor(params.rdma, params, bandwidth, send_verb));
   if (!ep.ok()) return ep.status();
   session.endpoint = *std::move(ep);
+  // The control connection on the rail too, as the TCP probes' (the server listens there).
   auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(10),
-                            params.cancel ? &params.cancel->flag() : nullptr);
+                            params.cancel ? &params.cancel->flag() : nullptr, params.source_host,
+                            params.netdev);
   if (!fd.ok()) return fd.status();
   session.control = *std::move(fd);
   session.watched.emplace(params.cancel, session.control.get());
