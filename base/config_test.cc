@@ -126,7 +126,10 @@ TEST_CASE("Out-of-range values are errors naming file, line and key") {
 }
 
 TEST_CASE("YAML syntax errors name the line") {
-  CHECK(ErrorOf("expect:\n  link_rate_gbps: [400\n").rfind("cluster.yaml:", 0) == 0);
+  // The parser names the line where it found the flow unclosed: the end of the file, line 3.
+  CHECK(ErrorOf("expect:\n  link_rate_gbps: [400\n") ==
+        "cluster.yaml:3: YAML syntax error: end of sequence flow not found");
+  CHECK(ErrorOf("expect:\n  ecn: true\n  link_rate_gbps: 400: 1\n").rfind("cluster.yaml:3: ", 0) == 0);
 }
 
 TEST_CASE("A missing file is an error naming it") {
