@@ -211,6 +211,29 @@ TEST_CASE("rails: with LLDP, each rail's leaf is the switch its interface is cab
   CHECK(GroupAt(labels, "spine", "rail1").empty());
 }
 
+TEST_CASE("rails: long node and rail names still make run ids an agent takes") {
+  RailHarness h("rails_long_names", 3, {"eth0", "eth1"});
+  // 66-character names (the harness's fake agents under the short names stay unused).
+  for (auto& name : h.names) name = std::string(60, 'n') + name;
+  v1::Config config = DefaultConfig();
+  for (int r = 0; r < 2; ++r) {
+    v1::Rail* rail = config.add_rails();
+    rail->set_name(std::string(50, 'r') + std::to_string(r));
+    rail->set_netdev("eth" + std::to_string(r));
+  }
+  h.runner->SetConfig(config);
+  for (const auto& name : h.names) {
+    h.fake->Add(name);
+    h.fake->AddNic(name, "eth0", 10);
+    h.fake->AddNic(name, "eth1", 10);
+  }
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(report->findings_size() == 0);
+  CHECK(report->health().pairs_size() == 6);
+  for (const auto& p : report->health().pairs()) CHECK(p.bw_gbps() == Approx(10));
+}
+
 TEST_CASE("rails: the rounds of every rail run at once; --rails picks rails by name") {
   RailHarness h("rails_concurrent", 4, {"eth0", "eth1"});
   for (const auto& n : h.names) h.fake->SetDelay(n, absl::Milliseconds(100));

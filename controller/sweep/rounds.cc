@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -156,6 +157,21 @@ RoundRunner::RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fl
       reverse_(std::move(reverse)),
       max_parallel_pairs_(std::max<uint32_t>(1, max_parallel_pairs)) {}
 
+std::string RoundRunner::RunId(uint32_t round, uint32_t attempt, const std::string& from,
+                               const std::string& to, v1::ProbeKind kind) const {
+  const std::string head = absl::StrCat("s", sweep_id_, "-r", round, "-a", attempt, "-");
+  const std::string tail = absl::StrCat("-", probes::FindProbeInfo(kind)->name, rail_.empty() ? "" : "-", rail_);
+  std::string id = absl::StrCat(head, from, "-", to, tail);
+  // Agents take ids of at most 128 characters (MeasurePair may add "-wN"): long names and a
+  // rail's are replaced by a digest of them, unique within the run.
+  if (id.size() > 120) {
+    id = absl::StrCat(head, absl::Hex(std::hash<std::string>()(absl::StrCat(from, "\x1f", to, "\x1f", rail_)),
+                                      absl::kZeroPad16),
+                      "-", probes::FindProbeInfo(kind)->name);
+  }
+  return id;
+}
+
 void RoundRunner::Save(uint32_t round, uint32_t attempt, const v1::ProbeResult& result) {
   if (auto s = store_.InsertResult(sweep_id_, round, attempt, result); !s.ok()) {
     Logger("sweep")->error("sweep {}: cannot store a result: {}", sweep_id_, std::string(s.message()));
@@ -213,10 +229,7 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
           path_failed = absl::StrCat(client.reachable ? server.name : client.name, " did not answer");
         }
         auto measure = [&](Node& from, Node& to, const v1::ProbeSpec& spec) {
-          const std::string run_id =
-              absl::StrCat("s", sweep_id_, "-r", round_index, "-a", attempt, "-", from.name, "-",
-                           to.name, "-", probes::FindProbeInfo(spec.kind())->name,
-                           rail_.empty() ? "" : "-", rail_);
+          const std::string run_id = RunId(round_index, attempt, from.name, to.name, spec.kind());
           v1::ProbeResult result;
           if (path_failed.empty()) {
             result = MeasurePair(agents_, from, to, spec, run_id, fleet_.max_gbps);

@@ -99,6 +99,9 @@ class RoundRunner {
 
  private:
   bool Absent(uint32_t node) const { return node < absent_.size() && absent_[node]; }
+  // The agents' run id of one probe of one pair: sweep, round, attempt, ends, probe and rail.
+  std::string RunId(uint32_t round, uint32_t attempt, const std::string& from,
+                    const std::string& to, v1::ProbeKind kind) const;
   void Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
             std::vector<v1::ProbeResult> reverse);
   void Save(uint32_t round, uint32_t attempt, const v1::ProbeResult& result);
