@@ -23,13 +23,11 @@ bool GpuMemoryOn(const SweepSpecs& specs, v1::ProbeKind kind, v1::ProbeSide side
   return false;
 }
 
-// The leaf switch port a node is cabled to: its agent interface's LLDP neighbour port (its id,
-// or its description where the id is a MAC address), else the `<leaf level>_port` label an
+// The leaf switch port a node is cabled to: the LLDP neighbour port of `netdev`, the interface
+// it is measured through (the port's id, or its description where the id is a MAC address), else the `<leaf level>_port` label an
 // ibnetdiscover file gave it; "" when unknown.
 std::string SwitchPort(const v1::Config& config, const Node& node,
-                       const std::map<std::string, std::string>& labels) {
-  std::string netdev;
-  AgentInterfaceMtu(node.inventory, &netdev);
+                       const std::map<std::string, std::string>& labels, const std::string& netdev) {
   for (const auto& itf : node.inventory.interfaces()) {
     if (itf.name() != netdev || itf.lldp().system_name().empty()) continue;
     const auto& lldp = itf.lldp();
@@ -42,7 +40,7 @@ std::string SwitchPort(const v1::Config& config, const Node& node,
 }
 
 NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Config& config,
-                      const Placement& placement) {
+                      const Placement& placement, const RailScope& rail) {
   NodeInput n;
   n.name = node.name;
   // Without a profile, asking for an RDMA probe is the expectation; a profile that sets no
@@ -53,14 +51,21 @@ NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Confi
                     n.profile.empty();
   n.reachable = node.reachable;
   n.unreachable_reason = node.reason;
-  n.netdev_mtu = AgentInterfaceMtu(node.inventory, &n.netdev);
-  // Its place in the topology: its label at each level (the agent's, else the configuration's).
-  const std::map<std::string, std::string> all = placement.LabelsOf(node);
-  for (const std::string& level : config.topology().levels()) {
-    auto it = all.find(level);
-    n.place.push_back(it == all.end() ? "" : it->second);
+  // The interface it is measured through: the agent's address's, or on a rail the rail's.
+  if (rail.netdev.empty()) {
+    n.netdev_mtu = AgentInterfaceMtu(node.inventory, &n.netdev);
+  } else {
+    for (const auto& itf : node.inventory.interfaces()) {
+      if (itf.name() != rail.netdev) continue;
+      n.netdev = itf.name();
+      n.netdev_mtu = itf.mtu();
+    }
   }
-  n.switch_port = SwitchPort(config, node, all);
+  // Its place in the topology: its label at each level (the agent's, else the configuration's;
+  // on a rail, the rail's own leaf where one is known).
+  const std::map<std::string, std::string> all = placement.LabelsOf(node);
+  for (const std::string& level : config.topology().levels()) n.place.push_back(GroupAt(all, level, rail.name));
+  n.switch_port = SwitchPort(config, node, all, n.netdev);
   if (specs.rdma_asked && node.reachable && node.inventory.rdma_devices_size() == 0) {
     n.rdma_unavailable_reason = node.inventory.rdma_unavailable_reason().empty()
                                     ? "no RDMA device"
@@ -141,7 +146,7 @@ void FailuresOf(const PairRun& run, const Fleet& fleet, const SweepSpecs& specs,
 
 AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
                                  const v1::Config& config, const std::map<PairKey, PairRun>& pairs,
-                                 std::vector<const PairRun*>* ordered) {
+                                 std::vector<const PairRun*>* ordered, const RailScope& rail) {
   AnalysisInput in;
   in.expect = config.expect();
   in.thresholds = config.thresholds();
@@ -156,7 +161,7 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
     in.latency_probe = std::string(probes::FindProbeInfo(specs.kinds[specs.lat_index])->name);
   }
   const Placement placement(config);
-  for (const auto& node : fleet.nodes) in.nodes.push_back(NodeInputOf(*node, specs, config, placement));
+  for (const auto& node : fleet.nodes) in.nodes.push_back(NodeInputOf(*node, specs, config, placement, rail));
   if (ordered) ordered->clear();
   for (const auto& [key, run] : pairs) {
     if (ordered) ordered->push_back(&run);

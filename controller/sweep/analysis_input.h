@@ -17,9 +17,16 @@ namespace fabricctl::controller::sweep {
 // receives, when given). A pair's failures are read by their typed causes: a skipped RDMA
 // probe between RDMA nodes is a TCP fallback, a GPU-memory failure a node's GPUDirect (only
 // where this sweep put that half's buffers in GPU memory), any other failure the path's.
+// On a rail (`rail`), a node's MTU and switch port are its rail interface's, and its place the
+// rail's own leaf where one is known (GroupAt).
+struct RailScope {
+  std::string name;
+  std::string netdev;  // "": no rail, the agent's own interface
+};
 AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
                                  const v1::Config& config, const std::map<PairKey, PairRun>& pairs,
-                                 std::vector<const PairRun*>* ordered = nullptr);
+                                 std::vector<const PairRun*>* ordered = nullptr,
+                                 const RailScope& rail = {});
 
 }  // namespace fabricctl::controller::sweep
 

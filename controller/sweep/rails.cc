@@ -130,27 +130,12 @@ absl::StatusOr<std::vector<RailPlan>> PlanRails(const v1::SweepRequest& request,
 AnalysisInput BuildRailInput(const Fleet& fleet, const SweepSpecs& specs, const v1::Config& config,
                              const RailPlan& rail, const RoundRunner& runner,
                              std::vector<const PairRun*>* ordered) {
-  AnalysisInput in = BuildAnalysisInput(fleet, specs, config, runner.pairs(), ordered);
-  if (rail.netdev.empty()) return in;
-  const Placement placement(config);
-  for (size_t i = 0; i < in.nodes.size(); ++i) {
-    NodeInput& node = in.nodes[i];
-    // Where the NIC sits: the rail's own leaf where one is known, else the node's.
-    const std::map<std::string, std::string> labels = placement.LabelsOf(*fleet.nodes[i]);
-    for (int k = 0; k < config.topology().levels_size(); ++k) {
-      node.place[k] = GroupAt(labels, config.topology().levels(k), rail.name);
-    }
-    if (i < rail.absent.size() && rail.absent[i]) {
-      node.reachable = false;
-      node.unreachable_reason = absl::StrCat("lacks rail ", rail.name, ": ", rail.absent_reason[i]);
-      continue;
-    }
-    for (const v1::NetInterface& itf : fleet.nodes[i]->inventory.interfaces()) {
-      if (itf.name() != rail.netdev) continue;
-      node.netdev = itf.name();
-      node.netdev_mtu = itf.mtu();
-      if (!itf.lldp().port_id().empty()) node.switch_port = itf.lldp().port_id();
-    }
+  AnalysisInput in =
+      BuildAnalysisInput(fleet, specs, config, runner.pairs(), ordered, {rail.name, rail.netdev});
+  for (size_t i = 0; i < in.nodes.size() && i < rail.absent.size(); ++i) {
+    if (!rail.absent[i]) continue;
+    in.nodes[i].reachable = false;
+    in.nodes[i].unreachable_reason = absl::StrCat("lacks rail ", rail.name, ": ", rail.absent_reason[i]);
   }
   return in;
 }
