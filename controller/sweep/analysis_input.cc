@@ -24,8 +24,8 @@ bool GpuMemoryOn(const SweepSpecs& specs, v1::ProbeKind kind, v1::ProbeSide side
 }
 
 // The leaf switch port a node is cabled to: the LLDP neighbour port of `netdev`, the interface
-// it is measured through (the port's id, or its description where the id is a MAC address), else the `<leaf level>_port` label an
-// ibnetdiscover file gave it; "" when unknown.
+// it is measured through (the port's id, or its description where the id is a MAC address),
+// else the `<leaf level>_port` label an ibnetdiscover file gave it; "" when unknown.
 std::string SwitchPort(const v1::Config& config, const Node& node,
                        const std::map<std::string, std::string>& labels, const std::string& netdev) {
   for (const auto& itf : node.inventory.interfaces()) {
