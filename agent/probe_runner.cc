@@ -145,12 +145,7 @@ absl::StatusOr<probes::ProbeParams> ProbeRunner::Validate(const v1::ProbeSpec& s
 
 absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
                                                       const std::string& run_id, uint32_t rank) {
-  if (run_id.empty() || run_id.size() > 128 ||
-      !std::all_of(run_id.begin(), run_id.end(), [](char c) {
-        return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-      }) || run_id[0] == '.') {
-    return absl::InvalidArgumentError("run_id: 1 to 128 of A-Z a-z 0-9 - _ . (it names log files)");
-  }
+  RETURN_IF_ERROR(probes::ValidateRunId(run_id));
   auto params = Validate(spec);
   if (!params.ok()) return params.status();
   // A pair probe holds its rail's slot (rails share no link); a collective the node's.

@@ -412,6 +412,7 @@ void ApplyDefaults(v1::Config* c) {
   if (!s->has_both_directions()) s->set_both_directions(true);
   auto* tls = c->mutable_tls();
   if (tls->controller_identity().empty()) tls->set_controller_identity("fabric-controller");
+  if (tls->admin_identities().empty()) tls->add_admin_identities("fabricctl");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "base/config.h"
 #include "base/status_macros.h"
 #include "base/exit_code.h"
 #include "base/net_address.h"
@@ -63,7 +64,9 @@ absl::StatusOr<probes::ProbeParams> ClientParams(const ProbeCommandOptions& opti
   params.kind = probe.kind();
   ASSIGN_OR_RETURN(params.sizes_bytes,
                    probes::ParseSizeSweep(options.sizes.empty()
-                                              ? (probe.measures_bandwidth() ? "64K:1M" : "2")
+                                              ? (probe.measures_bandwidth()
+                                                     ? DefaultConfig().probes().sizes()
+                                                     : "2")
                                               : options.sizes,
                                           limits.max_message_bytes));
   if (!options.duration.empty()) {

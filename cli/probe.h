@@ -19,7 +19,7 @@ struct ProbeCommandOptions {
   bool one_off = false;
   // Client: HOST or HOST:PORT of the server.
   std::string target;
-  std::string sizes;            // empty: 64K:1M for bandwidth, 2 for latency
+  std::string sizes;            // empty: probes.sizes' default for bandwidth, 2 for latency
   uint64_t iterations = 0;      // 0 with no duration: 5000 for bandwidth, 1000 for latency
   std::string duration;         // "10s"; exclusive with iterations
   uint64_t warmup = 0;

@@ -2,22 +2,35 @@
 // once past TLS. Registrations (Register, Heartbeat, ListNodes, RemoveNodes through the real
 // service over a real SQLite store) and sweep requests (the probes' specs, the rounds of a
 // pairing file) are generated from valid seeds by deterministic mutations of their wire bytes.
-// Invariants: nothing crashes; a registration is stored only when it passes the validation, and
-// then under a valid name; the registry stays readable after every request.
+// The Sweep handler itself runs mutated sweep requests against fake agents over an in-process
+// gRPC channel. Invariants, stated here independently of the handlers' own validation: nothing
+// crashes or hangs; a registration is stored exactly when it is within the registry's contract
+// (and then as sent); the registry stays readable after every request; a sweep request ends with
+// a whole report that speaks only of registered nodes, or with an error that says why.
 //
 //   handlers_fuzz_test [RUNS]   (default 20000 each)
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "base/config.h"
 #include "controller/pairing.h"
 #include "controller/service.h"
+#include "controller/sweep.h"
+#include "controller/sweep/fake_agent.h"
 #include "controller/sweep/specs.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/controller.grpc.pb.h"
+#include "report/chunks.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -68,6 +81,47 @@ v1::RegisterRequest AwkwardRegistration(std::mt19937_64& random) {
   return request;
 }
 
+// The registry's contract, restated here rather than borrowed from ValidateInventory: a node
+// name is 1-253 of letters, digits, '-', '.', '_' (a DNS name); an inventory has at most 64
+// labels, 64 GPUs, 1024 interfaces and no string longer than 4096 bytes.
+bool NameIsValid(const std::string& name) {
+  return !name.empty() && name.size() <= 253 &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+         });
+}
+
+bool WithinCaps(const v1::NodeInventory& inv) {
+  bool strings_ok = inv.hostname().size() <= 4096 && inv.node_name().size() <= 4096;
+  for (const auto& [k, v] : inv.labels()) strings_ok &= k.size() <= 4096 && v.size() <= 4096;
+  for (const auto& g : inv.gpus()) strings_ok &= g.name().size() <= 4096;
+  return strings_ok && inv.labels_size() <= 64 && inv.gpus_size() <= 64 &&
+         inv.interfaces_size() <= 1024;
+}
+
+// Addresses AwkwardRegistration picks that the contract accepts (HOST:PORT, port 1-65535).
+bool AddressIsGood(const std::string& address) {
+  return address == "10.0.0.1:7401" || address == "[::1]:7401" || address == "h:1";
+}
+
+// A stored node is exactly what was registered, and within the contract.
+void CheckStored(const Store& store, const v1::NodeInventory& sent, const std::string& bytes) {
+  auto listed = store.ListNodes({});
+  Expect(listed.ok(), "the registry stays readable", bytes);
+  if (!listed.ok()) return;
+  for (const StoredNode& node : *listed) {
+    if (node.inventory.node_name() != sent.node_name()) continue;
+    Expect(NameIsValid(node.inventory.node_name()) && WithinCaps(node.inventory),
+           "a stored inventory is within the contract", bytes);
+    Expect(node.inventory.labels_size() == sent.labels_size() &&
+               node.inventory.interfaces_size() == sent.interfaces_size() &&
+               node.inventory.agent_address() == sent.agent_address(),
+           "the registry keeps what was registered", bytes);
+    return;
+  }
+  Expect(false, "an accepted registration is listed", bytes);
+}
+
 void FuzzRegistry(uint64_t runs) {
   const char* dir = std::getenv("TEST_TMPDIR");
   const std::string db = std::string(dir ? dir : "/tmp") + "/fuzz.db";
@@ -101,9 +155,9 @@ void FuzzRegistry(uint64_t runs) {
   std::mt19937_64 random(20261123);
   for (uint64_t i = 0; i < runs; ++i) {
     // Half built from awkward field values, half mutated wire bytes.
-    const std::string bytes = random() % 2 == 0
-                                  ? AwkwardRegistration(random).SerializeAsString()
-                                  : Mutate(seeds[random() % seeds.size()], seeds, random);
+    const bool awkward = random() % 2 == 0;
+    const std::string bytes = awkward ? AwkwardRegistration(random).SerializeAsString()
+                                      : Mutate(seeds[random() % seeds.size()], seeds, random);
     switch (random() % 4) {
       case 0: {
         v1::RegisterRequest request;
@@ -111,9 +165,15 @@ void FuzzRegistry(uint64_t runs) {
         ++parsed;
         v1::RegisterResponse response;
         grpc::Status s = service.Register(&context, &request, &response);
-        if (s.ok()) ++accepted;
-        const bool valid = ValidateInventory(request.inventory()).ok();
-        Expect(s.ok() == valid, "Register agrees with ValidateInventory", bytes);
+        const v1::NodeInventory& inv = request.inventory();
+        const bool within = NameIsValid(inv.node_name()) && WithinCaps(inv);
+        if (s.ok()) {
+          ++accepted;
+          Expect(within, "a registration outside the contract is refused", bytes);
+          CheckStored(**store, inv, bytes);
+        } else if (awkward && within && AddressIsGood(inv.agent_address())) {
+          Expect(false, "a registration within the contract is stored", bytes);
+        }
         break;
       }
       case 1: {
@@ -137,7 +197,8 @@ void FuzzRegistry(uint64_t runs) {
     grpc::Status s = service.ListNodes(&context, &list, &listed);
     Expect(s.ok(), "the registry stays readable", bytes);
     for (const auto& node : listed.nodes()) {
-      Expect(ValidateInventory(node.inventory()).ok(), "only valid inventories are stored", bytes);
+      Expect(NameIsValid(node.inventory().node_name()) && WithinCaps(node.inventory()),
+             "only inventories within the contract are stored", bytes);
     }
   }
 }
@@ -168,6 +229,98 @@ void FuzzSweepRequests(uint64_t runs) {
   }
 }
 
+// The Sweep handler itself, over an in-process gRPC channel, with four registered nodes behind
+// fake agents: every mutated request ends (no hang) with a report or an error that says why, and
+// a report speaks only of registered nodes.
+uint64_t sweeps_ok = 0;
+
+void CheckSweepReport(const v1::Report& report, const std::set<std::string>& registered,
+                      const std::string& bytes) {
+  for (const auto& node : report.sweep().nodes()) {
+    Expect(registered.count(node) > 0, "a report's nodes are registered", bytes);
+  }
+  for (const auto& f : report.findings()) {
+    Expect(f.node().empty() || registered.count(f.node()) > 0, "a finding names a registered node", bytes);
+    Expect(f.peer().empty() || registered.count(f.peer()) > 0, "a finding's peer is registered", bytes);
+  }
+  for (const auto& node : report.summary().drain()) {
+    Expect(registered.count(node) > 0, "only registered nodes are drained", bytes);
+  }
+  Expect(report.sweep().state() == v1::SWEEP_COMPLETED, "a delivered report is of a finished sweep",
+         bytes);
+}
+
+void SweepOnce(v1::ControllerService::Stub& stub, const v1::SweepRequest& request,
+               const std::set<std::string>& registered, const std::string& bytes) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  auto reader = stub.Sweep(&context, request);
+  report::ReportAssembler assembler;
+  v1::SweepEvent event;
+  bool chunks_ok = true;
+  while (reader->Read(&event)) {
+    if (event.has_chunk()) chunks_ok &= assembler.Add(event.chunk()).ok();
+  }
+  const grpc::Status status = reader->Finish();
+  Expect(status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED, "a sweep request ends", bytes);
+  if (!status.ok()) {
+    Expect(!status.error_message().empty(), "a refused sweep says why", bytes);
+    return;
+  }
+  ++sweeps_ok;
+  auto report = assembler.Take();
+  Expect(chunks_ok && report.ok(), "an accepted sweep delivers its report whole", bytes);
+  if (report.ok()) CheckSweepReport(*report, registered, bytes);
+}
+
+void FuzzSweepHandler(uint64_t runs) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string db = std::string(dir ? dir : "/tmp") + "/fuzz-sweep.db";
+  for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((db + suffix).c_str());
+  auto store = Store::Open(db);
+  if (!store.ok()) std::exit(1);
+  const std::set<std::string> registered = {"node-1", "node-2", "node-3", "node-4"};
+  auto agents = std::make_unique<sweep::FakeAgents>();
+  for (const auto& name : registered) agents->Add(name);
+  SweepOptions options;
+  options.config = DefaultConfig();
+  SweepRunner runner(store->get(), std::move(agents), options);
+  ControllerServiceImpl service(store->get(), RegistryOptions{}, &runner);
+  grpc::ServerContext context;
+  for (const auto& name : registered) {
+    v1::RegisterRequest request;
+    request.mutable_inventory()->set_node_name(name);
+    request.mutable_inventory()->set_agent_address(sweep::FakeAgents::AddressOf(name));
+    v1::RegisterResponse response;
+    if (!service.Register(&context, &request, &response).ok()) std::exit(1);
+  }
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  auto stub = v1::ControllerService::NewStub(server->InProcessChannel(grpc::ChannelArguments()));
+
+  v1::SweepRequest seed;
+  seed.add_nodes("node-1");
+  seed.add_nodes("node-3");
+  seed.add_nodes("node-4");
+  seed.add_probes(v1::TCP_BW);
+  seed.set_pairing(v1::PAIRING_QUICK);
+  v1::SweepRequest file = seed;
+  file.set_pairing(v1::PAIRING_FILE);
+  file.set_pairing_file("node-1:node-3\nnode-3:node-4\n");
+  file.add_rails("rail0");
+  const std::vector<std::string> seeds = {seed.SerializeAsString(), file.SerializeAsString()};
+  std::mt19937_64 random(20261126);
+  for (uint64_t i = 0; i < runs; ++i) {
+    const std::string bytes = Mutate(seeds[random() % seeds.size()], seeds, random);
+    v1::SweepRequest request;
+    if (!request.ParseFromString(bytes)) continue;
+    request.mutable_wait()->Clear();  // one sweep at a time: none waits behind another
+    SweepOnce(*stub, request, registered, bytes);
+  }
+  server->Shutdown();
+}
+
 }  // namespace
 }  // namespace fabricctl::controller
 
@@ -175,17 +328,21 @@ int main(int argc, char** argv) {
   const uint64_t runs = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 20000;
   fabricctl::controller::FuzzRegistry(runs);
   fabricctl::controller::FuzzSweepRequests(runs);
+  const uint64_t sweeps = std::max<uint64_t>(1, runs / 40);
+  fabricctl::controller::FuzzSweepHandler(sweeps);
   if (fabricctl::controller::failures > 0) {
     std::printf("handlers_fuzz: %d invariants broken\n0 passed, 1 failed\n",
                 fabricctl::controller::failures);
     return 1;
   }
   std::printf("handlers_fuzz: %llu registry requests (%llu registrations parsed, %llu stored) and "
-              "%llu sweep requests, no invariant broken\n",
+              "%llu sweep requests, %llu through the Sweep handler (%llu swept), no invariant "
+              "broken\n",
               static_cast<unsigned long long>(runs),
               static_cast<unsigned long long>(fabricctl::controller::parsed),
               static_cast<unsigned long long>(fabricctl::controller::accepted),
-              static_cast<unsigned long long>(runs));
+              static_cast<unsigned long long>(runs), static_cast<unsigned long long>(sweeps),
+              static_cast<unsigned long long>(fabricctl::controller::sweeps_ok));
   std::printf("1 passed, 0 failed\n");  // the closing line scripts/test.sh counts
   return 0;
 }

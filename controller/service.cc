@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/config.h"
 #include "base/grpc_status.h"
 #include "base/logging.h"
 #include "base/net_address.h"
@@ -40,7 +41,10 @@ ControllerServiceImpl::ControllerServiceImpl(Store* store, RegistryOptions optio
 }
 
 void ControllerServiceImpl::SetAdmins(std::vector<std::string> admins) {
-  if (admins.empty()) admins = {"fabricctl"};
+  if (admins.empty()) {  // a registry given no configuration: the configuration's default
+    const auto& defaults = DefaultConfig().tls().admin_identities();
+    admins.assign(defaults.begin(), defaults.end());
+  }
   MutexLock lock(&admins_mu_);
   admins_ = std::move(admins);
 }

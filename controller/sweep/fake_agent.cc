@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "probes/catalogue.h"
+#include "probes/common/params.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
@@ -162,9 +164,7 @@ absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
   MutexLock lock(&mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
-  if (request.run_id().empty() || request.run_id().size() > 128) {  // as the real agent
-    return absl::InvalidArgumentError("run_id: 1 to 128 of A-Z a-z 0-9 - _ .");
-  }
+  RETURN_IF_ERROR(probes::ValidateRunId(request.run_id()));  // the real agent's rule
   if (agents_[*name].busy > 0) {
     --agents_[*name].busy;
     return absl::ResourceExhaustedError("a probe is already running on this node");

@@ -11,6 +11,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "controller/sweep/trust.h"
 #include "probes/catalogue.h"
+#include "probes/common/params.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
@@ -162,9 +163,9 @@ std::string RoundRunner::RunId(uint32_t round, uint32_t attempt, const std::stri
   const std::string head = absl::StrCat("s", sweep_id_, "-r", round, "-a", attempt, "-");
   const std::string tail = absl::StrCat("-", probes::FindProbeInfo(kind)->name, rail_.empty() ? "" : "-", rail_);
   std::string id = absl::StrCat(head, from, "-", to, tail);
-  // Agents take ids of at most 128 characters (MeasurePair may add "-wN"): long names and a
-  // rail's are replaced by a digest of them, unique within the run.
-  if (id.size() > 120) {
+  // Agents take ids of at most kMaxRunIdLength characters (MeasurePair may add "-wN"): long
+  // names and a rail's are replaced by a digest of them, unique within the run.
+  if (id.size() > probes::kMaxRunIdLength - 8) {
     id = absl::StrCat(head, absl::Hex(std::hash<std::string>()(absl::StrCat(from, "\x1f", to, "\x1f", rail_)),
                                       absl::kZeroPad16),
                       "-", probes::FindProbeInfo(kind)->name);

@@ -2,6 +2,9 @@
 
 #include "probes/common/cause.h"
 
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -21,6 +24,17 @@ ProbeLimits LimitsFromConfig(const v1::ProbeLimits& config) {
   }
   if (config.max_memory_bytes() > 0) limits.max_memory_bytes = config.max_memory_bytes();
   return limits;
+}
+
+absl::Status ValidateRunId(std::string_view run_id) {
+  const bool ok = !run_id.empty() && run_id.size() <= kMaxRunIdLength && run_id[0] != '.' &&
+                  std::all_of(run_id.begin(), run_id.end(), [](char c) {
+                    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+                           c == '_' || c == '.';
+                  });
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("run_id: 1 to ", kMaxRunIdLength,
+                                                 " of A-Z a-z 0-9 - _ . (it names log files)"));
 }
 
 absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {

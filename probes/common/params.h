@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -83,6 +84,11 @@ ProbeLimits LimitsFromConfig(const v1::ProbeLimits& config);
 // Checks a request against the caps and for consistency. Errors name the field:
 // "--sizes: size 128M is above the cap of 64M bytes", "--iters and --duration exclude ...".
 absl::Status ValidateParams(const ProbeParams& params, const ProbeLimits& limits);
+
+// A run id names an agent's log files: 1 to kMaxRunIdLength of A-Z a-z 0-9 - _ ., not starting
+// with a dot. The agent refuses any other; the controller makes its ids to fit.
+inline constexpr size_t kMaxRunIdLength = 128;
+absl::Status ValidateRunId(std::string_view run_id);
 
 // Wire form, both ways. FromSpec validates nothing beyond the shape; call ValidateParams.
 v1::ProbeSpec ToSpec(const ProbeParams& params);
