@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "controller/analysis_internal.h"
+#include "controller/fleet_split.h"
 #include "controller/localise_nodes.h"
 #include "controller/localise_paths.h"
 
@@ -21,9 +22,21 @@ float MiddleOf(std::vector<float>& values, bool upper) {
   return values[mid];
 }
 
+// 1.4826 x the MAD around `center` of the values on its good side (at or above it where higher
+// is better, at or below it otherwise; 0 when there are none): the healthy figures' own noise,
+// which faults (they only make figures worse) leave alone, so that faults that are a sizeable
+// share of the figures cannot widen the yardstick they are judged by.
+double GoodSideSpread(const std::vector<double>& values, double center, bool higher_is_better) {
+  std::vector<double> good;
+  for (double x : values) {
+    if (higher_is_better ? x >= center : x <= center) good.push_back(x);
+  }
+  return good.empty() ? 0 : ScaledMad(good, center);
+}
+
 // The fabric's typical figure and spread from per-node figures: the median over nodes of each
-// node's own middle figure (`upper`: the better of an even count's two middles for bandwidth),
-// and the scaled MAD of every figure around it.
+// node's own middle figure (`upper`: bandwidth, higher is better, and the better of an even
+// count's two middles), and the good side's spread of every figure around it.
 Reference TypicalOf(std::vector<std::vector<float>>& by_node, bool upper, NodeMedians* medians) {
   Reference ref;
   std::vector<double> node_middles;
@@ -37,7 +50,7 @@ Reference TypicalOf(std::vector<std::vector<float>>& by_node, bool upper, NodeMe
   }
   if (node_middles.empty()) return ref;
   ref.typical = Median(node_middles);
-  ref.spread = ScaledMad(all, ref.typical);
+  ref.spread = GoodSideSpread(all, ref.typical, /*higher_is_better=*/upper);
   ref.valid = true;
   return ref;
 }
@@ -58,12 +71,9 @@ std::vector<bool> Eligible(const AnalysisInput& in, const std::vector<char>& bad
   return out;
 }
 
-// 1.4826 x the MAD around `center` of the values at or above it (0 when there are none): the
-// spread of the fast side, which faults (they only slow figures down) leave alone.
+// The spread of the fast side of bandwidth figures (or of their logarithms).
 double FastSpread(const std::vector<double>& values, double center) {
-  std::vector<double> fast;
-  for (double x : values) if (x >= center) fast.push_back(x);
-  return fast.empty() ? 0 : ScaledMad(fast, center);
+  return GoodSideSpread(values, center, /*higher_is_better=*/true);
 }
 
 // Whether each node stands out from the others in what it sends or what it receives: the
@@ -74,9 +84,10 @@ double FastSpread(const std::vector<double>& values, double center) {
 // or above the center: a few slow nodes in a small fleet do not widen it), and is never taken
 // below what a median of the node's k figures varies by anyway (1.2533 x the figures' own
 // fast-side spread / sqrt k). Below an absolute floor (`floor`, 0: none) that the rest of the
-// fabric meets, a node needs no more: the expectation says what slow is.
-std::vector<bool> OutlierNodes(const AnalysisInput& in, const AnalysisResult& r, double typical,
-                               double floor) {
+// fabric meets, a node needs no more: the expectation says what slow is. The nodes of a split
+// fleet's slow group that is half the nodes or more are no outliers: only the floor judges them.
+std::vector<bool> OutlierNodes(const AnalysisInput& in, const Judged& j, const AnalysisResult& r,
+                               double typical, double floor) {
   const v1::Thresholds& t = in.thresholds;
   const size_t n = in.nodes.size();
   std::vector<std::vector<float>> sends(n), receives(n);
@@ -101,6 +112,8 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const AnalysisResult& r,
   }
   const double figure_spread = FastSpread(figure_logs, 0);
   const size_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
+  const size_t slow_nodes = std::count(j.split.slow.begin(), j.split.slow.end(), 1);
+  const bool majority_split = j.split.found && 2 * slow_nodes >= n;
   std::vector<bool> out(n, false);
   for (auto* side : {&sends, &receives}) {
     std::vector<double> logs(n, std::nan(""));
@@ -122,7 +135,9 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const AnalysisResult& r,
       if (std::isnan(logs[i])) continue;
       const double spread = std::max(
           node_spread, 1.2533 * figure_spread / std::sqrt(static_cast<double>((*side)[i].size())));
-      out[i] = out[i] || (spread > 0 ? (logs[i] - center) / spread < -t.max_robust_z() : logs[i] < center) ||
+      const bool relative = !(majority_split && j.split.slow[i]);
+      out[i] = out[i] ||
+               (relative && (spread > 0 ? (logs[i] - center) / spread < -t.max_robust_z() : logs[i] < center)) ||
                (floor > 0 && std::exp(logs[i]) < floor);
     }
   }
@@ -192,7 +207,8 @@ double EffectiveFloor(const Judged& j) { return j.bw_floor_missed ? 0 : j.link_f
 void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
   const size_t n = in.nodes.size();
   const auto& t = in.thresholds;
-  std::vector<std::vector<float>> bw_by_node(n), lat_by_node(n);
+  // With the fleet split in two, the typical figure is the fast group's among itself.
+  std::vector<std::vector<float>> bw_by_node(n), fast_by_node(n), lat_by_node(n);
   double best_bw = 0, best_lat = std::numeric_limits<double>::infinity();
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
@@ -202,6 +218,10 @@ void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
       if (std::isnan(bw) || out.pairs[k].path >= 0) continue;
       bw_by_node[p.client].push_back(bw);
       bw_by_node[p.server].push_back(bw);
+      if (j.split.found && !j.split.slow[p.client] && !j.split.slow[p.server]) {
+        fast_by_node[p.client].push_back(bw);
+        fast_by_node[p.server].push_back(bw);
+      }
       best_bw = std::max(best_bw, static_cast<double>(bw));
     }
     if (!std::isnan(p.lat_us) && p.lat_us > 0) {
@@ -212,6 +232,7 @@ void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
   }
   NodeMedians medians(n, std::nanf(""));
   j.bw = TypicalOf(bw_by_node, /*upper=*/true, &medians);
+  if (const Reference fast = TypicalOf(fast_by_node, /*upper=*/true, nullptr); fast.valid) j.bw = fast;
   j.lat = TypicalOf(lat_by_node, /*upper=*/false, nullptr);
   if (j.bw.valid) {
     out.best_bw_gbps = static_cast<float>(best_bw);
@@ -296,7 +317,7 @@ void BlameNodes(const AnalysisInput& in, Judged& j, const AnalysisResult& out) {
   }
   const uint32_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
   std::vector<bool> bw_eligible = Eligible(in, j.bw_bad, j.bw_measured);
-  const std::vector<bool> outliers = OutlierNodes(in, out, j.bw.valid ? j.bw.typical : 0, EffectiveFloor(j));
+  const std::vector<bool> outliers = OutlierNodes(in, j, out, j.bw.valid ? j.bw.typical : 0, EffectiveFloor(j));
   for (size_t i = 0; i < n; ++i) bw_eligible[i] = bw_eligible[i] && outliers[i];
   j.bw_blamed = LocaliseNodes(n, bw_obs, min_peers, bw_eligible);
   j.lat_blamed = LocaliseNodes(n, lat_obs, min_peers, Eligible(in, j.lat_bad, j.lat_measured));
@@ -313,7 +334,10 @@ void LinkSpread(const AnalysisInput& in, Judged& j) {
     if (!j.bw_measured[p]) continue;
     for (const auto& [from, to, bw] : {std::tuple{pair.client, pair.server, pair.bw_gbps},
                                        std::tuple{pair.server, pair.client, pair.bw_reverse_gbps}}) {
-      if (std::isnan(bw) || bw <= 0 || Explains(j.bw_blamed, {from, to, true, true})) continue;
+      if (std::isnan(bw) || bw <= 0 || Explains(j.bw_blamed, {from, to, true, true}) ||
+          j.InSlowGroup(from, to)) {
+        continue;
+      }
       logs.push_back(std::log(bw / j.bw.typical));
     }
   }
@@ -328,7 +352,12 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   Judged j;
   PathLocalisation paths = LocalisePaths(in);
   out.paths = std::move(paths.faults);
-  for (size_t p = 0; p < in.pairs.size(); ++p) out.pairs[p].path = paths.pair_fault[p];
+  std::vector<char> explained(in.pairs.size());
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    out.pairs[p].path = paths.pair_fault[p];
+    explained[p] = paths.pair_fault[p] >= 0;
+  }
+  j.split = FindFleetSplit(in, explained);
   TypicalFigures(in, j, out);
   JudgePairs(in, j, out);
   BlameNodes(in, j, out);

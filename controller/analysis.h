@@ -147,8 +147,12 @@ struct AnalysisResult {
 // fabric's own typical one, never against the best pair (the luckiest measurement):
 //
 // - typical bandwidth: the median over nodes of each node's (upper) median directed figure, so
-//   that fewer than half the nodes being slow cannot move it; spread: 1.4826 x the MAD of all
-//   directed figures.
+//   that fewer than half the nodes being slow cannot move it; spread: 1.4826 x the MAD of the
+//   healthy side's figures around it (at or above typical; latency: at or below), so faults
+//   cannot widen their own yardstick. When the nodes' reaches (each one's second-best figure)
+//   split in two (fleet_split.h), the typical figure is the fast group's among itself, the
+//   slow group's pairs are the split's evidence, and without an expected rate one fleet_split
+//   finding names the slow group's nodes that nothing else blames.
 // - a direction of a pair is slow when it is below thresholds.relative_bw x typical, or when it
 //   is at least thresholds.min_effect below typical and a robust outlier (z below
 //   -thresholds.max_robust_z); also below thresholds.min_bw_efficiency x the expected rate

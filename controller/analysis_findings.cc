@@ -1,6 +1,7 @@
 // The findings of the analysis: each states the criterion that fired and the figures that
 // fired it.
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -233,7 +234,66 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
   AddMtuFindings(in, out);
 }
 
+namespace {
+
+// The slow group's nodes that a split names: not blamed otherwise, and measured with a peer of
+// the fast group (a node whose every peer was slow cannot be told from them).
+std::vector<uint32_t> SplitNamed(const AnalysisInput& in, const Judged& j, const AnalysisResult& out) {
+  std::vector<char> beside_fast(in.nodes.size(), 0);
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    const PairInput& pair = in.pairs[p];
+    if (!j.bw_measured[p]) continue;
+    if (!j.split.slow[pair.server]) beside_fast[pair.client] = 1;
+    if (!j.split.slow[pair.client]) beside_fast[pair.server] = 1;
+  }
+  std::vector<uint32_t> named;
+  for (uint32_t i = 0; i < in.nodes.size(); ++i) {
+    if (j.split.slow[i] && beside_fast[i] && j.bw_blamed[i] == Side::kNone) named.push_back(i);
+  }
+  return named;
+}
+
+// A fleet in two groups with no expectation to say which is right: fleet_split names the slow
+// group. With an expectation, the nodes below its floor are blamed as stragglers instead, and
+// a slow group that meets it is fine; a split that follows the nodes' profiles (two kinds of
+// node, each held to its own expectation) is no finding either.
+void AddSplitFinding(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
+  if (!j.split.found || j.link_floor > 0) return;
+  const std::vector<uint32_t> named = SplitNamed(in, j, out);
+  if (named.empty()) return;
+  std::set<std::string> slow_profiles, fast_profiles;
+  for (uint32_t i = 0; i < in.nodes.size(); ++i) {
+    (j.split.slow[i] ? slow_profiles : fast_profiles).insert(in.nodes[i].profile);
+  }
+  bool overlap = false;
+  for (const auto& profile : slow_profiles) overlap |= fast_profiles.count(profile) > 0;
+  if (!overlap) return;
+  std::vector<std::string> names;
+  for (uint32_t i : named) {
+    names.push_back(in.nodes[i].name);
+    out.nodes[i].verdict = std::max(out.nodes[i].verdict, Verdict::kWarning);
+  }
+  const char* expect = in.bandwidth_is_rdma ? "expect.link_rate_gbps" : "expect.tcp_bw_gbps";
+  v1::Finding f = report::Make(
+      report::kind::kFleetSplit, "",
+      absl::StrFormat("%s: the fleet splits in two: %d node(s) reach at best %s Gb/s (%s), the "
+                      "others %s Gb/s. With no expected rate, the figures cannot say whether the "
+                      "slow group is faulty or a slower kind of node: set %s (the slow group's "
+                      "nodes below its floor are then drained), or profiles for two kinds of node",
+                      in.bandwidth_probe, names.size(), Num(j.split.slow_reach_gbps),
+                      absl::StrJoin(names, ", "), Num(j.split.fast_reach_gbps), expect));
+  f.set_device(absl::StrJoin(names, ","));
+  auto& e = *f.mutable_evidence();
+  e["slow_nodes"] = absl::StrJoin(names, ",");
+  e["slow_reach_gbps"] = Num(j.split.slow_reach_gbps);
+  e["fast_reach_gbps"] = Num(j.split.fast_reach_gbps);
+  out.findings.push_back(std::move(f));
+}
+
+}  // namespace
+
 void AddFabricFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
+  AddSplitFinding(in, j, out);
   const auto& t = in.thresholds;
   if (j.bw_floor_missed) {
     v1::Finding f = report::Make(
@@ -351,10 +411,15 @@ class PairJudge {
   void Slow(const PairInput& pair, PairResult& r, bool retested) {
     const bool forward_node = r.slow_forward && Explains(j_.bw_blamed, {pair.client, pair.server, true, true});
     const bool reverse_node = r.slow_reverse && Explains(j_.bw_blamed, {pair.server, pair.client, true, true});
-    const bool forward = r.slow_forward && !forward_node && retested && j_.LinkEvidence(pair.bw_gbps);
-    const bool reverse = r.slow_reverse && !reverse_node && retested && j_.LinkEvidence(pair.bw_reverse_gbps);
+    // A direction with an end in a split fleet's slow group is the split's evidence.
+    const bool split = j_.InSlowGroup(pair.client, pair.server);
+    const bool forward = r.slow_forward && !forward_node && !split && retested && j_.LinkEvidence(pair.bw_gbps);
+    const bool reverse = r.slow_reverse && !reverse_node && !split && retested && j_.LinkEvidence(pair.bw_reverse_gbps);
     if (!forward && !reverse && (forward_node || reverse_node)) {
       r.verdict = std::max(r.verdict, Verdict::kCritical);  // its blamed end's
+    } else if (split) {
+      r.verdict = std::max(r.verdict, Verdict::kWarning);
+      return;
     }
     if (forward || reverse) {
       r.verdict = std::max(r.verdict, Verdict::kWarning);

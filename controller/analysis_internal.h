@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "controller/analysis.h"
+#include "controller/fleet_split.h"
 
 namespace fabricctl::controller {
 
@@ -14,7 +15,7 @@ namespace fabricctl::controller {
 struct Reference {
   bool valid = false;
   double typical = 0;
-  double spread = 0;  // 1.4826 x MAD
+  double spread = 0;  // 1.4826 x MAD of the good side (fast bandwidth, low latency)
   // Bandwidth below the thresholds: relative_bw of typical, or min_effect below typical and a
   // robust outlier.
   bool Below(double x, const v1::Thresholds& t) const;
@@ -26,6 +27,12 @@ using NodeMedians = std::vector<float>;
 
 // The figures judged: references, per-pair flags and the nodes blamed.
 struct Judged {
+  // A fleet in two groups by reach (fleet_split.h); its slow group's figures are the split's
+  // evidence, not a link's, and the typical bandwidth is the fast group's.
+  FleetSplit split;
+  bool InSlowGroup(uint32_t a, uint32_t b) const {
+    return split.found && (split.slow[a] || split.slow[b]);
+  }
   Reference bw, lat;
   double link_floor = 0;  // min_bw_efficiency x expect.link_rate_gbps (RDMA) or tcp_bw_gbps (tcp_bw)
   // The fabric's typical figure itself misses the absolute floor (or latency ceiling): every

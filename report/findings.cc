@@ -78,6 +78,8 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "an audit that could not read or run what it checks (unreadable or garbage input); its reason names what"},
     {kind::kFabricDegraded, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
      "the fabric's typical figure misses an absolute expectation: every pair alike, no node or link to blame"},
+    {kind::kFleetSplit, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
+     "the fleet falls in two groups by what its nodes reach, with no expected rate to say which is right: the slow group is named (as the finding's device) and nobody drained; an expectation or profiles decide"},
     {kind::kSlowPath, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,
      "every pair between two groups of nodes (two leaves) slow, the pairs within each fine: what joins them, not the hosts"},
     {kind::kSlowUplink, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,

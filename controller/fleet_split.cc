@@ -1,0 +1,92 @@
+#include "controller/fleet_split.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace fabricctl::controller {
+namespace {
+
+// Each node's second-best figure, NaN for a node with fewer than `min_figures`.
+std::vector<double> Reaches(const AnalysisInput& in, const std::vector<char>& excluded,
+                            size_t min_figures) {
+  std::vector<std::vector<float>> figures(in.nodes.size());
+  for (size_t k = 0; k < in.pairs.size(); ++k) {
+    const PairInput& p = in.pairs[k];
+    if (p.status != PairStatus::kMeasured || excluded[k]) continue;
+    for (float bw : {p.bw_gbps, p.bw_reverse_gbps}) {
+      if (std::isnan(bw) || bw <= 0) continue;
+      figures[p.client].push_back(bw);
+      figures[p.server].push_back(bw);
+    }
+  }
+  std::vector<double> reach(in.nodes.size(), std::nan(""));
+  for (size_t i = 0; i < figures.size(); ++i) {
+    auto& f = figures[i];
+    if (f.size() < std::max<size_t>(2, min_figures)) continue;
+    std::nth_element(f.begin(), f.begin() + 1, f.end(), std::greater<float>());
+    reach[i] = f[1];
+  }
+  return reach;
+}
+
+// 1.4826 x MAD of `values` around their median; 0 for none.
+double SpreadOf(const std::vector<double>& values) {
+  return values.empty() ? 0 : ScaledMad(values, Median(values));
+}
+
+// The noise of the figures within each group (pairs with both ends in it), on a log scale: the
+// larger of the two groups' spreads. A group's reaches alone would understate it (cut at their
+// widest gap, each side is narrow by construction). NaN when no pair lies within a group.
+double NoiseWithin(const AnalysisInput& in, const std::vector<char>& excluded,
+                   const std::vector<char>& slow) {
+  std::vector<double> logs[2];
+  for (size_t k = 0; k < in.pairs.size(); ++k) {
+    const PairInput& p = in.pairs[k];
+    if (p.status != PairStatus::kMeasured || excluded[k] || slow[p.client] != slow[p.server]) continue;
+    for (float bw : {p.bw_gbps, p.bw_reverse_gbps}) {
+      if (!std::isnan(bw) && bw > 0) logs[slow[p.client] ? 1 : 0].push_back(std::log(bw));
+    }
+  }
+  if (logs[0].empty() && logs[1].empty()) return std::nan("");
+  return std::max(SpreadOf(logs[0]), SpreadOf(logs[1]));
+}
+
+}  // namespace
+
+FleetSplit FindFleetSplit(const AnalysisInput& in, const std::vector<char>& excluded) {
+  FleetSplit split;
+  split.slow.assign(in.nodes.size(), 0);
+  const v1::Thresholds& t = in.thresholds;
+  // Two figures per peer (both directions): a node needs min_node_pairs peers' worth.
+  const std::vector<double> reach = Reaches(in, excluded, 2 * std::max<uint32_t>(1, t.min_node_pairs()));
+  std::vector<std::pair<double, uint32_t>> logs;  // ln(reach), node
+  for (uint32_t i = 0; i < reach.size(); ++i) {
+    if (!std::isnan(reach[i])) logs.emplace_back(std::log(reach[i]), i);
+  }
+  if (logs.size() < 4) return split;
+  std::sort(logs.begin(), logs.end());
+  size_t cut = 0;
+  double gap = 0;
+  for (size_t c = 2; c + 2 <= logs.size(); ++c) {
+    if (logs[c].first - logs[c - 1].first > gap) gap = logs[c].first - logs[c - 1].first, cut = c;
+  }
+  if (cut == 0) return split;
+  std::vector<char> slow(in.nodes.size(), 0);
+  std::vector<double> low, high;
+  for (size_t k = 0; k < logs.size(); ++k) {
+    (k < cut ? low : high).push_back(logs[k].first);
+    slow[logs[k].second] = k < cut;
+  }
+  const double noise = NoiseWithin(in, excluded, slow);
+  const bool large = gap > -std::log(1 - t.min_effect());
+  const bool beyond_noise = !std::isnan(noise) && (noise <= 0 || gap > t.max_robust_z() * noise);
+  if (!large || !beyond_noise) return split;
+  split.found = true;
+  split.slow = std::move(slow);
+  split.fast_reach_gbps = std::exp(Median(high));
+  split.slow_reach_gbps = std::exp(Median(low));
+  return split;
+}
+
+}  // namespace fabricctl::controller
