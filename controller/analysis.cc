@@ -190,6 +190,11 @@ double Judged::LinkOutlierBelow() const {
   return bw.typical * std::exp(-bw_link_z * bw_log_spread);
 }
 
+bool Judged::TailHigh(double p99, double relative) const {
+  if (!tail.valid || std::isnan(p99) || tail.typical <= 0 || p99 <= relative * tail.typical) return false;
+  return tail_log_spread <= 0 || std::log(p99 / tail.typical) > tail_z * tail_log_spread;
+}
+
 bool Judged::LinkEvidence(double x) const {
   if (std::isnan(x)) return false;
   if (!bw_floor_missed && x < link_floor) return true;
@@ -260,8 +265,29 @@ void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
   }
 }
 
+// The fabric's latency tails (Judged::tail): the pairs' median p99, and their spread around it
+// on a log scale. A tail is a property of the path, not of a node's median: the pairs' own
+// median, which a few long tails cannot move, is the reference.
+void TailFigures(const AnalysisInput& in, Judged& j) {
+  std::vector<double> tails;
+  for (const PairInput& p : in.pairs) {
+    if (p.status == PairStatus::kMeasured && !std::isnan(p.lat_p99_us) && p.lat_p99_us > 0) {
+      tails.push_back(p.lat_p99_us);
+    }
+  }
+  if (tails.empty()) return;
+  j.tail.typical = Median(tails);
+  j.tail.valid = true;
+  std::vector<double> logs;
+  for (double x : tails) logs.push_back(std::log(x / j.tail.typical));
+  // Tails scatter upwards more than down: the larger of the two-sided spread and the high side's.
+  j.tail_log_spread = std::max(ScaledMad(logs, 0), GoodSideSpread(logs, 0, /*higher_is_better=*/true));
+  j.tail_z = std::max(in.thresholds.max_robust_z(), NormalQuantileAbove(0.01 / std::max<size_t>(1, logs.size())));
+}
+
 // Each pair, each direction: slow against the typical figure or the floor, high latency
-// against the typical latency or the ceiling, dead.
+// (its median, or its p99 against the fabric's tails) against the typical latency or the
+// ceiling, dead.
 void JudgePairs(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
   const size_t np = in.pairs.size();
   const auto& t = in.thresholds;
@@ -296,6 +322,8 @@ void JudgePairs(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
     j.lat_measured[p] = !std::isnan(pair.lat_us) && pair.lat_us > 0;
     j.lat_bad[p] = j.lat_measured[p] && (j.lat.Above(pair.lat_us, t.relative_lat(), t.max_robust_z()) ||
                                          (ceiling > 0 && pair.lat_us > ceiling));
+    r.high_tail = j.lat_measured[p] && j.TailHigh(pair.lat_p99_us, t.relative_lat());
+    j.lat_bad[p] = j.lat_bad[p] || r.high_tail;
     r.high_latency = j.lat_bad[p];
   }
 }
@@ -359,6 +387,7 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   }
   j.split = FindFleetSplit(in, explained);
   TypicalFigures(in, j, out);
+  TailFigures(in, j);
   JudgePairs(in, j, out);
   BlameNodes(in, j, out);
   LinkSpread(in, j);

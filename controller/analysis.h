@@ -52,6 +52,8 @@ struct PairInput {
   float bw_gbps = std::numeric_limits<float>::quiet_NaN();
   float bw_reverse_gbps = std::numeric_limits<float>::quiet_NaN();
   float lat_us = std::numeric_limits<float>::quiet_NaN();
+  // The latency's 99th percentile at the smallest size, where it rests on enough samples.
+  float lat_p99_us = std::numeric_limits<float>::quiet_NaN();
   PairStatus status = PairStatus::kMeasured;
   // How many times the pair was measured; above 1, the figures are the best of the attempts.
   uint16_t attempts = 1;
@@ -99,6 +101,7 @@ struct PairResult {
   bool slow_forward = false;  // client -> server
   bool slow_reverse = false;  // server -> client
   bool high_latency = false;
+  bool high_tail = false;  // its latency's p99 stands out (high_latency then too)
   bool unreachable = false;
   // The worse direction's bandwidth over the typical one.
   float relative_bw = std::numeric_limits<float>::quiet_NaN();

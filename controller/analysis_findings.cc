@@ -36,6 +36,17 @@ std::string LinkCriterion(const Judged& j) {
       Num(j.LinkOutlierBelow()), j.bw_link_z, (std::exp(j.bw_log_spread) - 1) * 100);
 }
 
+// "its tail stands out: p99 above 2.1 times the fabric's typical p99 40.00 us and beyond 3.5
+// deviations on a log scale (the pairs' tails vary by 30 % a deviation); jitter 200.00 us".
+std::string TailCriterion(const Judged& j, const v1::Thresholds& t, const PairInput& pair) {
+  return absl::StrFormat(
+      "its tail stands out while its median does not: p99 above %.1f times the fabric's typical "
+      "p99 %s us and beyond %.1f deviations on a log scale (the pairs' tails vary by %.0f %% a "
+      "deviation); jitter (p99 - median) %s us",
+      t.relative_lat(), Num(j.tail.typical), j.tail_z, (std::exp(j.tail_log_spread) - 1) * 100,
+      Num(pair.lat_p99_us - pair.lat_us));
+}
+
 // A node's figures on one side: what it sends (client of the forward direction, server of the
 // reverse) or what it receives.
 struct SideFigures {
@@ -98,14 +109,17 @@ v1::Finding BandwidthStraggler(const AnalysisInput& in, const Judged& j, const A
   return f;
 }
 
-v1::Finding LatencyStraggler(const AnalysisInput& in, const Judged& j, uint32_t i) {
-  std::vector<double> mine;
-  uint32_t high = 0;
+v1::Finding LatencyStraggler(const AnalysisInput& in, const Judged& j, const AnalysisResult& out,
+                             uint32_t i) {
+  std::vector<double> mine, tails;
+  uint32_t high = 0, high_tails = 0;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
     if (!j.lat_measured[p] || (pair.client != i && pair.server != i)) continue;
     mine.push_back(pair.lat_us);
+    if (!std::isnan(pair.lat_p99_us)) tails.push_back(pair.lat_p99_us);
     high += j.lat_bad[p];
+    high_tails += out.pairs[p].high_tail;
   }
   const std::string& name = in.nodes[i].name;
   v1::Finding f = report::Make(
@@ -120,6 +134,16 @@ v1::Finding LatencyStraggler(const AnalysisInput& in, const Judged& j, uint32_t 
                           : ""));
   (*f.mutable_evidence())["median_lat_us"] = Num(Median(mine));
   (*f.mutable_evidence())["typical_lat_us"] = Num(j.lat.typical);
+  if (high_tails > 0) {
+    absl::StrAppend(f.mutable_detail(),
+                    absl::StrFormat("; %d of them by their tail: median p99 %s us against the "
+                                    "fabric's typical p99 %s us (a tail is high above %.1f times "
+                                    "it and beyond %.1f deviations on a log scale)",
+                                    high_tails, Num(Median(tails)), Num(j.tail.typical),
+                                    in.thresholds.relative_lat(), j.tail_z));
+    (*f.mutable_evidence())["median_lat_p99_us"] = Num(Median(tails));
+    (*f.mutable_evidence())["typical_lat_p99_us"] = Num(j.tail.typical);
+  }
   return f;
 }
 
@@ -219,7 +243,7 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
       r.side = j.bw_blamed[i];
       r.verdict = Verdict::kCritical;
       if (j.bw_blamed[i] != Side::kNone) out.findings.push_back(BandwidthStraggler(in, j, out, i));
-      if (j.lat_blamed[i] != Side::kNone) out.findings.push_back(LatencyStraggler(in, j, i));
+      if (j.lat_blamed[i] != Side::kNone) out.findings.push_back(LatencyStraggler(in, j, out, i));
     }
     if (j.dead_blamed[i] != Side::kNone) {
       r.path_down = true;
@@ -452,15 +476,26 @@ class PairJudge {
     if (explained || retested) r.verdict = std::max(r.verdict, explained ? Verdict::kCritical : Verdict::kWarning);
     if (explained || !retested) return;
     const std::string what = absl::StrCat(A(pair), " -> ", B(pair), ": ", in_.latency_probe, " ",
-                                          Num(pair.lat_us), " us");
+                                          Num(pair.lat_us), " us",
+                                          r.high_tail ? absl::StrCat(", p99 ", Num(pair.lat_p99_us), " us") : "");
+    const bool median = j_.lat.Above(pair.lat_us, in_.thresholds.relative_lat(), in_.thresholds.max_robust_z()) ||
+                        (in_.thresholds.max_lat_us() > 0 && !j_.lat_ceiling_missed &&
+                         pair.lat_us > in_.thresholds.max_lat_us());
     v1::Finding f = report::MakePair(
         report::kind::kHighLatencyLink, A(pair), B(pair),
-        absl::StrFormat("%s, above %.1f times the fabric's typical %s us and beyond %.1f robust "
-                        "deviations of %s us",
-                        what, in_.thresholds.relative_lat(), Num(j_.lat.typical),
-                        in_.thresholds.max_robust_z(), Num(j_.lat.spread)));
-    (*f.mutable_evidence())["lat_us"] = Num(pair.lat_us);
-    (*f.mutable_evidence())["typical_lat_us"] = Num(j_.lat.typical);
+        median ? absl::StrFormat("%s, above %.1f times the fabric's typical %s us and beyond %.1f "
+                                 "robust deviations of %s us",
+                                 what, in_.thresholds.relative_lat(), Num(j_.lat.typical),
+                                 in_.thresholds.max_robust_z(), Num(j_.lat.spread))
+               : absl::StrCat(what, "; ", TailCriterion(j_, in_.thresholds, pair)));
+    auto& e = *f.mutable_evidence();
+    e["lat_us"] = Num(pair.lat_us);
+    e["typical_lat_us"] = Num(j_.lat.typical);
+    if (r.high_tail) {
+      e["lat_p99_us"] = Num(pair.lat_p99_us);
+      e["typical_lat_p99_us"] = Num(j_.tail.typical);
+      e["jitter_us"] = Num(pair.lat_p99_us - pair.lat_us);
+    }
     Unexplained(pair, what, std::move(f));
   }
 

@@ -51,6 +51,14 @@ struct Judged {
   bool LinkEvidence(double bw) const;
   // The figure below which LinkEvidence holds by the log-scale rule.
   double LinkOutlierBelow() const;
+  // Latency tails: the typical p99 (the pairs' median), and the spread of ln(p99 /
+  // typical) over the pairs (two-sided, or the high side's where that is larger: tails scatter
+  // upwards), with the z beyond which one pair's tail stands out (as bw_link_z: 1 % of sweeps
+  // by chance).
+  Reference tail;
+  double tail_log_spread = 0, tail_z = 0;
+  // A p99 above relative_lat x the typical one and beyond tail_z spreads on the log scale.
+  bool TailHigh(double p99, double relative) const;
   std::vector<char> bw_bad, lat_bad, dead;                     // per pair
   std::vector<char> bw_measured, lat_measured, path_measured;  // per pair
   std::vector<Side> bw_blamed, lat_blamed, dead_blamed;        // per node

@@ -20,7 +20,7 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kSlowLink, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
      "a slow pair whose ends are both fine with everyone else"},
     {kind::kHighLatencyLink, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
-     "a slow-to-answer pair whose ends are both fine with everyone else"},
+     "a slow-to-answer pair (its median latency, or its p99 tail against the pairs' tails) whose ends are both fine with everyone else"},
     {kind::kTcpFallback, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
      "traffic that should use RDMA uses (or would use) TCP sockets", SEVERITY_WARNING,
      ACTION_INVESTIGATE,

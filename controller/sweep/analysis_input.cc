@@ -84,7 +84,10 @@ void FiguresOf(const PairRun& run, const SweepSpecs& specs, PairInput& p) {
     }
     if (specs.kinds[specs.bw_index] == v1::RDMA_READ_BW) std::swap(p.bw_gbps, p.bw_reverse_gbps);
   }
-  if (specs.lat_index >= 0) p.lat_us = HeadlineLat(run.results[specs.lat_index]);
+  if (specs.lat_index >= 0) {
+    p.lat_us = HeadlineLat(run.results[specs.lat_index]);
+    p.lat_p99_us = HeadlineTail(run.results[specs.lat_index]);
+  }
 }
 
 // What the pair's failures say: a TCP fallback (RDMA skipped between two RDMA nodes), a node's

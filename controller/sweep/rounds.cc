@@ -40,6 +40,13 @@ float HeadlineLat(const v1::ProbeResult& r) {
   return static_cast<float>(r.lat(0).t_typical_us());
 }
 
+float HeadlineTail(const v1::ProbeResult& r) {
+  if (r.outcome() != v1::PROBE_OK || r.lat_size() == 0 || r.lat(0).iterations() < kMinTailSamples) {
+    return std::nanf("");
+  }
+  return static_cast<float>(r.lat(0).t_p99_us());
+}
+
 bool Better(const v1::ProbeResult& candidate, const v1::ProbeResult& kept) {
   if (kept.outcome() != v1::PROBE_OK) return candidate.outcome() == v1::PROBE_OK;
   if (candidate.outcome() != v1::PROBE_OK) return false;

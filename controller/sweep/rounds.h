@@ -40,6 +40,10 @@ PairKey KeyOf(uint32_t a, uint32_t b);
 // smallest; NaN when not measured.
 float HeadlineBw(const v1::ProbeResult& r);
 float HeadlineLat(const v1::ProbeResult& r);
+// The 99th percentile latency at the smallest size, when it rests on kMinTailSamples
+// iterations or more (a p99 of fewer is its few worst samples); NaN otherwise.
+inline constexpr uint64_t kMinTailSamples = 1000;
+float HeadlineTail(const v1::ProbeResult& r);
 
 // One probe on one pair: the server half on `server`, the client half on `client` (its RPC
 // deadline the spec's timeout plus a slack, so that the agent's own bound fires first and says
