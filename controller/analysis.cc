@@ -374,6 +374,33 @@ void LinkSpread(const AnalysisInput& in, Judged& j) {
       std::max(in.thresholds.max_robust_z(), NormalQuantileAbove(0.01 / std::max<size_t>(1, logs.size())));
 }
 
+// Attempts that disagree: a direction whose best figure is not slow while its worst is slow and
+// evidence on its own (Judged::LinkEvidence: far below typical for one measurement). Pairs
+// explained otherwise (a switch-level fault, a split fleet's slow group) are left out. A node
+// unstable with more than half its re-tested peers is the one that flaps (LocaliseNodes).
+void JudgeStability(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
+  const auto& t = in.thresholds;
+  const uint16_t needed = in.require_retest ? kUnstableAttempts : 2;
+  j.stability_known.assign(in.pairs.size(), 0);
+  std::vector<Observation> observations;
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    const PairInput& pair = in.pairs[p];
+    PairResult& r = out.pairs[p];
+    if (!j.bw_measured[p] || pair.attempts < 2 || j.InSlowGroup(pair.client, pair.server)) continue;
+    auto flaps = [&](float worst, bool slow) {
+      return !slow && !std::isnan(worst) && j.bw.valid && worst < j.bw.typical * (1 - t.min_effect()) &&
+             j.LinkEvidence(worst);
+    };
+    r.unstable = flaps(pair.bw_worst_gbps, r.slow_forward) || flaps(pair.bw_reverse_worst_gbps, r.slow_reverse);
+    j.stability_known[p] = pair.attempts >= needed;
+    if (j.stability_known[p]) {
+      observations.push_back({pair.client, pair.server, r.unstable, false});
+    }
+  }
+  j.unstable_blamed = LocaliseNodes(in.nodes.size(), observations, std::max<uint32_t>(1, t.min_node_pairs()),
+                                    std::vector<bool>(in.nodes.size(), true));
+}
+
 }  // namespace
 
 Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
@@ -391,6 +418,7 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   JudgePairs(in, j, out);
   BlameNodes(in, j, out);
   LinkSpread(in, j);
+  JudgeStability(in, j, out);
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     if (!j.path_measured[p]) continue;
     ++out.nodes[in.pairs[p].client].pairs;

@@ -51,6 +51,9 @@ struct PairInput {
   uint32_t server = 0;
   float bw_gbps = std::numeric_limits<float>::quiet_NaN();
   float bw_reverse_gbps = std::numeric_limits<float>::quiet_NaN();
+  // The worst attempt's figures, each way (NaN where not measured; the best's after one).
+  float bw_worst_gbps = std::numeric_limits<float>::quiet_NaN();
+  float bw_reverse_worst_gbps = std::numeric_limits<float>::quiet_NaN();
   float lat_us = std::numeric_limits<float>::quiet_NaN();
   // The latency's 99th percentile at the smallest size, where it rests on enough samples.
   float lat_p99_us = std::numeric_limits<float>::quiet_NaN();
@@ -74,11 +77,16 @@ struct AnalysisInput {
   bool bandwidth_is_rdma = false;
   std::string bandwidth_probe;  // "rdma_write_bw", "tcp_bw"; for finding details
   std::string latency_probe;
-  // Flagged pairs were re-tested: a node is blamed only when its re-tested pairs agree.
+  // Flagged pairs were re-tested: a node is blamed only when its re-tested pairs agree, and a
+  // pair is unstable only after kUnstableAttempts attempts.
   bool require_retest = false;
   // The topology's levels, lowest first (label keys such as "leaf", "spine"); empty: none.
   std::vector<std::string> levels;
 };
+
+// Attempts a pair needs, with re-tests on, before it can be called unstable: the first and two
+// re-tests, so that one chance low beside a good figure is not enough on its own.
+inline constexpr uint16_t kUnstableAttempts = 3;
 
 enum class Verdict : uint8_t { kOk, kWarning, kCritical, kUnknown };
 
@@ -102,6 +110,9 @@ struct PairResult {
   bool slow_reverse = false;  // server -> client
   bool high_latency = false;
   bool high_tail = false;  // its latency's p99 stands out (high_latency then too)
+  // Its attempts disagree: a direction fine at its best and far below typical at its worst
+  // (a flapping link or NIC).
+  bool unstable = false;
   bool unreachable = false;
   // The worse direction's bandwidth over the typical one.
   float relative_bw = std::numeric_limits<float>::quiet_NaN();

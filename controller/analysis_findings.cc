@@ -147,6 +147,28 @@ v1::Finding LatencyStraggler(const AnalysisInput& in, const Judged& j, const Ana
   return f;
 }
 
+// A node unstable with most of the peers it was re-tested with: its NIC (or its own link) flaps.
+v1::Finding UnstableNode(const AnalysisInput& in, const Judged& j, const AnalysisResult& out, uint32_t i) {
+  uint32_t unstable = 0, known = 0;
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    const PairInput& pair = in.pairs[p];
+    if (!j.stability_known[p] || (pair.client != i && pair.server != i)) continue;
+    ++known;
+    unstable += out.pairs[p].unstable;
+  }
+  const std::string& name = in.nodes[i].name;
+  v1::Finding f = report::Make(
+      report::kind::kUnstable, name,
+      absl::StrFormat("%s: %s attempts disagree with %d of the %d peers it was re-tested with: "
+                      "fine at best (near the fabric's typical %s Gb/s) and far below it at "
+                      "worst; its NIC or its own link flaps",
+                      name, in.bandwidth_probe, unstable, known, Num(j.bw.typical)),
+      report::Level::kAlternate);
+  (*f.mutable_evidence())["unstable_peers"] = absl::StrCat(unstable);
+  (*f.mutable_evidence())["retested_peers"] = absl::StrCat(known);
+  return f;
+}
+
 // "a -> b 0.30 Gb/s, b -> a 0.31 Gb/s (best of 2)".
 std::string PairFigures(const AnalysisInput& in, const PairInput& pair) {
   const std::string& a = in.nodes[pair.client].name;
@@ -244,6 +266,10 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
       r.verdict = Verdict::kCritical;
       if (j.bw_blamed[i] != Side::kNone) out.findings.push_back(BandwidthStraggler(in, j, out, i));
       if (j.lat_blamed[i] != Side::kNone) out.findings.push_back(LatencyStraggler(in, j, out, i));
+    }
+    if (j.unstable_blamed[i] != Side::kNone) {
+      r.verdict = Verdict::kCritical;
+      out.findings.push_back(UnstableNode(in, j, out, i));
     }
     if (j.dead_blamed[i] != Side::kNone) {
       r.path_down = true;
@@ -374,6 +400,7 @@ class PairJudge {
     }
     if (r.slow && r.path < 0) Slow(pair, r, retested);
     if (r.high_latency) HighLatency(pair, r, retested);
+    if (r.unstable && j_.stability_known[p]) Unstable(pair, r);
   }
 
   // insufficient_data for each end that could not be told from its links.
@@ -469,6 +496,38 @@ class PairJudge {
       r.verdict = std::max(r.verdict, Verdict::kWarning);
       Insufficient(pair, absl::StrCat(in_.bandwidth_probe, " ", PairFigures(in_, pair), ": slow"));
     }
+  }
+
+  // A pair whose attempts disagree, no flapping node explaining it: the link flaps.
+  void Unstable(const PairInput& pair, PairResult& r) {
+    if (Explains(j_.unstable_blamed, {pair.client, pair.server, true, false})) {
+      r.verdict = std::max(r.verdict, Verdict::kCritical);
+      return;
+    }
+    r.verdict = std::max(r.verdict, Verdict::kWarning);
+    std::vector<std::string> directions;
+    auto add = [&](const std::string& from, const std::string& to, float best, float worst) {
+      if (!std::isnan(worst) && !std::isnan(best) && worst < best) {
+        directions.push_back(absl::StrCat(from, " -> ", to, " ", Num(worst), " to ", Num(best), " Gb/s"));
+      }
+    };
+    add(A(pair), B(pair), pair.bw_gbps, pair.bw_worst_gbps);
+    add(B(pair), A(pair), pair.bw_reverse_gbps, pair.bw_reverse_worst_gbps);
+    const std::string what = absl::StrCat(in_.bandwidth_probe, " attempts disagree over ", pair.attempts,
+                                          " attempts: ", absl::StrJoin(directions, ", "));
+    v1::Finding f = report::MakePair(
+        report::kind::kUnstable, A(pair), B(pair),
+        absl::StrFormat("%s; fine at best, and at worst far below the fabric's typical %s Gb/s "
+                        "(under %s Gb/s: %.1f robust deviations on a log scale, which one "
+                        "measurement of a healthy pair reaches by chance in 1 %% of sweeps): the "
+                        "link flaps; both ends are steady with their other peers",
+                        what, Num(j_.bw.typical), Num(j_.LinkOutlierBelow()), j_.bw_link_z));
+    auto& e = *f.mutable_evidence();
+    e["attempts"] = absl::StrCat(pair.attempts);
+    e["typical_bw_gbps"] = Num(j_.bw.typical);
+    if (!std::isnan(pair.bw_worst_gbps)) e["worst_bw_gbps"] = Num(pair.bw_worst_gbps);
+    if (!std::isnan(pair.bw_reverse_worst_gbps)) e["worst_bw_reverse_gbps"] = Num(pair.bw_reverse_worst_gbps);
+    Unexplained(pair, what, std::move(f));
   }
 
   void HighLatency(const PairInput& pair, PairResult& r, bool retested) {

@@ -62,6 +62,10 @@ struct Judged {
   std::vector<char> bw_bad, lat_bad, dead;                     // per pair
   std::vector<char> bw_measured, lat_measured, path_measured;  // per pair
   std::vector<Side> bw_blamed, lat_blamed, dead_blamed;        // per node
+  // Nodes unstable with most of their re-tested peers (their NIC flaps), and the pairs
+  // re-tested often enough to say (attempts >= kUnstableAttempts with re-tests on).
+  std::vector<Side> unstable_blamed;
+  std::vector<char> stability_known;  // per pair
 };
 
 Judged Judge(const AnalysisInput& in, AnalysisResult& out);

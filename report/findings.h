@@ -51,6 +51,7 @@ inline constexpr char kSlowSwitch[] = "slow_switch";
 inline constexpr char kSlowNic[] = "slow_nic";
 inline constexpr char kRailMissing[] = "rail_missing";
 inline constexpr char kFleetSplit[] = "fleet_split";
+inline constexpr char kUnstable[] = "unstable";
 }  // namespace kind
 
 // What a finding is about.

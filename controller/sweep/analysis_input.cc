@@ -82,7 +82,14 @@ void FiguresOf(const PairRun& run, const SweepSpecs& specs, PairInput& p) {
     if (static_cast<size_t>(specs.bw_index) < run.reverse.size()) {
       p.bw_reverse_gbps = HeadlineBw(run.reverse[specs.bw_index]);
     }
-    if (specs.kinds[specs.bw_index] == v1::RDMA_READ_BW) std::swap(p.bw_gbps, p.bw_reverse_gbps);
+    if (static_cast<size_t>(specs.bw_index) < run.worst.size()) {
+      p.bw_worst_gbps = run.worst[specs.bw_index];
+      p.bw_reverse_worst_gbps = run.worst_reverse[specs.bw_index];
+    }
+    if (specs.kinds[specs.bw_index] == v1::RDMA_READ_BW) {
+      std::swap(p.bw_gbps, p.bw_reverse_gbps);
+      std::swap(p.bw_worst_gbps, p.bw_reverse_worst_gbps);
+    }
   }
   if (specs.lat_index >= 0) {
     p.lat_us = HeadlineLat(run.results[specs.lat_index]);

@@ -33,6 +33,11 @@ void FakeAgents::Add(const std::string& name, double speed_gbps) {
   agents_[name].speed_gbps = speed_gbps;
 }
 
+void FakeAgents::FlapLink(const std::string& a, const std::string& b, double factor) {
+  MutexLock lock(&mu_);
+  flaps_[Sorted(a, b)] = Flap{factor, 0};
+}
+
 void FakeAgents::SetLink(const std::string& a, const std::string& b, double factor,
                          const std::string& netdev) {
   MutexLock lock(&mu_);
@@ -264,6 +269,11 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
   double factor = link == links_.end() ? 1.0 : link->second;
   if (auto on_rail = rail_links_.find({netdev, Sorted(*name, server->second)}); on_rail != rail_links_.end()) {
     factor *= on_rail->second;
+  }
+  const bool bandwidth = request.spec().kind() == v1::TCP_BW || request.spec().kind() == v1::RDMA_WRITE_BW ||
+                         request.spec().kind() == v1::RDMA_READ_BW || request.spec().kind() == v1::RDMA_SEND_BW;
+  if (auto flap = flaps_.find(Sorted(*name, server->second)); flap != flaps_.end() && bandwidth) {
+    if ((flap->second.calls++ / 2) % 2 == 0) factor *= flap->second.factor;  // both directions alike
   }
   double gbps = std::min(speed(*name), speed(server->second)) * factor;
   if (agents_[*name].egress_gbps > 0) gbps = std::min(gbps, agents_[*name].egress_gbps);

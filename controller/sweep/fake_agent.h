@@ -25,6 +25,9 @@ class FakeAgents : public AgentClient {
   // only on that rail's interface.
   void SetLink(const std::string& a, const std::string& b, double factor,
                const std::string& netdev = "");
+  // The link a-b flaps: its bandwidth probes run at `factor` of what its ends offer in the
+  // first measurement of the pair (both directions), at full rate in the next, and so on.
+  void FlapLink(const std::string& a, const std::string& b, double factor);
   // From now on the node answers nothing (every call UNAVAILABLE).
   void Kill(const std::string& name);
   // The next `times` client halves run by `client` against `server` fail with `status`.
@@ -105,6 +108,11 @@ class FakeAgents : public AgentClient {
   mutable Mutex mu_;
   std::map<std::string, Agent> agents_ ABSL_GUARDED_BY(mu_);  // by name
   std::map<std::pair<std::string, std::string>, double> links_ ABSL_GUARDED_BY(mu_);  // by sorted names
+  struct Flap {
+    double factor = 1;
+    int calls = 0;  // bandwidth client halves so far
+  };
+  std::map<std::pair<std::string, std::string>, Flap> flaps_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<std::string, std::pair<std::string, std::string>>, double> rail_links_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<std::string, std::string>, bool> dropped_ ABSL_GUARDED_BY(mu_);  // by sorted names
   std::map<std::pair<std::string, std::string>, std::vector<absl::Status>> failures_ ABSL_GUARDED_BY(mu_);

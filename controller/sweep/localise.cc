@@ -121,12 +121,18 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   auto want = [&](size_t p) {
     wanted.push_back({ordered[p]->client, ordered[p]->server});
     const PairResult& r = a.pairs[p];
-    only_bw = only_bw && r.slow && !r.high_latency && in.pairs[p].status == PairStatus::kMeasured;
+    only_bw = only_bw && (r.slow || r.unstable) && !r.high_latency &&
+              in.pairs[p].status == PairStatus::kMeasured;
   };
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
     if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
     if (pair.status == PairStatus::kNotMeasured) continue;
+    // Attempts that disagree are measured until they are enough to say the pair is unstable.
+    if (a.pairs[p].unstable && !bad(p) && pair.attempts < kUnstableAttempts) {
+      want(p);
+      continue;
+    }
     if (!bad(p) || a.pairs[p].path >= 0) continue;
     const bool by_client = suspect(pair.client), by_server = suspect(pair.server);
     if ((!by_client && !by_server) || unexplained_slow(p)) {

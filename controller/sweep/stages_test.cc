@@ -348,6 +348,20 @@ TEST_CASE("a slow link beside a host that only sends slowly: both named, the lin
   CHECK(kinds == std::vector<std::string>{"slow_link:be", "straggler_node:e"});
 }
 
+TEST_CASE("a link that flaps is named unstable from its disagreeing attempts, not best-of") {
+  Harness h("flapping", {"a", "b", "c", "d", "e", "f"});
+  h.fake->FlapLink("b", "d", 0.1);  // slow, fine, slow: its best is typical, its worst a tenth
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  REQUIRE(report->findings_size() == 1);
+  const v1::Finding& f = report->findings(0);
+  CHECK(f.kind() == "unstable");
+  CHECK(std::min(f.node(), f.peer()) + std::max(f.node(), f.peer()) == "bd");
+  CHECK(f.severity() == v1::SEVERITY_WARNING);
+  CHECK(f.evidence().at("attempts") == "3");
+  CHECK(f.detail().find("attempts disagree over 3 attempts") != std::string::npos);
+}
+
 TEST_CASE("a host that only sends slowly is named for its transmit side") {
   Harness h("egress", {"a", "b", "c", "d", "e"});
   h.fake->SetEgress("d", 1);
