@@ -406,6 +406,10 @@ void ApplyDefaults(v1::Config* c) {
   if (!p->has_gid_index()) p->set_gid_index(-1);
   auto* s = c->mutable_sweep();
   if (s->pairing() == v1::PAIRING_UNSPECIFIED) s->set_pairing(v1::PAIRING_FULL);
+  if (s->probes().empty()) {
+    s->add_probes("tcp_bw");
+    s->add_probes("tcp_lat");
+  }
   if (s->sample_rounds() == 0) s->set_sample_rounds(3);
   if (!s->has_pair_timeout()) s->mutable_pair_timeout()->set_seconds(60);
   if (!s->has_retests()) s->set_retests(2);  // 0 is a value: no re-tests

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -43,6 +44,13 @@ absl::StatusOr<HostPort> ParseHostPort(const std::string& text, const std::strin
     }
   }
   if (out.host.empty()) return bad("empty host");
+  // A DNS name or an IPv4 address; inside brackets an IPv6 address (with a %zone).
+  const bool bracketed = text.front() == '[';
+  for (char c : out.host) {
+    const bool ok = absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
+                    c == '_' || (bracketed && (c == ':' || c == '%'));
+    if (!ok) return bad("the host may hold only letters, digits, '-', '.' and '_', or be an IPv6 address in brackets");
+  }
   if (port_text.empty()) {
     if (default_port == 0) return bad("missing port");
     out.port = default_port;

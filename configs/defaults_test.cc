@@ -217,12 +217,16 @@ TEST_CASE("configs/README.md names every key and states each default as the code
   const std::map<std::string, Key> keys = Keys();
   for (const auto& [key, k] : keys) {
     INFO(key);
-    // A key is named itself, or under its message ("probes.limits.*"), or by its repeated parent
-    // ("rails" for "rails[].netdev").
+    // A key is named itself, or by what contains it: "probes.limits.*", "profiles[].expect" for
+    // "profiles[].expect.ecn", "rails" for "rails[].netdev".
     std::string named = key;
-    const size_t bracket = key.find("[]");
-    if (readme.count(named) == 0 && bracket != std::string::npos) named = key.substr(0, bracket);
-    if (readme.count(named) == 0) named = key.substr(0, key.rfind('.')) + ".*";
+    for (std::string up = key; readme.count(named) == 0 && !up.empty();) {
+      const size_t dot = up.rfind('.');
+      up = dot == std::string::npos ? "" : up.substr(0, dot);
+      if (absl::EndsWith(up, "[]")) up.resize(up.size() - 2);
+      if (readme.count(up + ".*") > 0) named = up + ".*";
+      if (readme.count(up) > 0) named = up;
+    }
     REQUIRE(readme.count(named) == 1);
     if (!k.default_value.empty() && named == key) CHECK(Leading(readme.at(key)) == k.default_value);
   }

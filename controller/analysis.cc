@@ -375,7 +375,8 @@ void LinkSpread(const AnalysisInput& in, Judged& j) {
 }
 
 // Attempts that disagree: a direction whose best figure is not slow while its worst is slow and
-// evidence on its own (Judged::LinkEvidence: far below typical for one measurement). Pairs
+// evidence on its own (Judged::LinkEvidence: far below typical for one measurement); unstable
+// when its second worst is too (it fell back after recovering, not one passing event). Pairs
 // explained otherwise (a switch-level fault, a split fleet's slow group) are left out. A node
 // unstable with more than half its re-tested peers is the one that flaps (LocaliseNodes).
 void JudgeStability(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
@@ -387,11 +388,12 @@ void JudgeStability(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
     const PairInput& pair = in.pairs[p];
     PairResult& r = out.pairs[p];
     if (!j.bw_measured[p] || pair.attempts < 2 || j.InSlowGroup(pair.client, pair.server)) continue;
-    auto flaps = [&](float worst, bool slow) {
-      return !slow && !std::isnan(worst) && j.bw.valid && worst < j.bw.typical * (1 - t.min_effect()) &&
-             j.LinkEvidence(worst);
+    auto low = [&](float x) {
+      return !std::isnan(x) && j.bw.valid && x < j.bw.typical * (1 - t.min_effect()) && j.LinkEvidence(x);
     };
-    r.unstable = flaps(pair.bw_worst_gbps, r.slow_forward) || flaps(pair.bw_reverse_worst_gbps, r.slow_reverse);
+    r.disagrees = (!r.slow_forward && low(pair.bw_worst_gbps)) || (!r.slow_reverse && low(pair.bw_reverse_worst_gbps));
+    r.unstable = (!r.slow_forward && low(pair.bw_next_worst_gbps)) ||
+                 (!r.slow_reverse && low(pair.bw_reverse_next_worst_gbps));
     j.stability_known[p] = pair.attempts >= needed;
     if (j.stability_known[p]) {
       observations.push_back({pair.client, pair.server, r.unstable, false});

@@ -51,9 +51,12 @@ struct PairInput {
   uint32_t server = 0;
   float bw_gbps = std::numeric_limits<float>::quiet_NaN();
   float bw_reverse_gbps = std::numeric_limits<float>::quiet_NaN();
-  // The worst attempt's figures, each way (NaN where not measured; the best's after one).
+  // The worst attempt's figures, each way (NaN where not measured; the best's after one), and
+  // the second worst (NaN after fewer than two attempts).
   float bw_worst_gbps = std::numeric_limits<float>::quiet_NaN();
   float bw_reverse_worst_gbps = std::numeric_limits<float>::quiet_NaN();
+  float bw_next_worst_gbps = std::numeric_limits<float>::quiet_NaN();
+  float bw_reverse_next_worst_gbps = std::numeric_limits<float>::quiet_NaN();
   float lat_us = std::numeric_limits<float>::quiet_NaN();
   // The latency's 99th percentile at the smallest size, where it rests on enough samples.
   float lat_p99_us = std::numeric_limits<float>::quiet_NaN();
@@ -111,7 +114,9 @@ struct PairResult {
   bool high_latency = false;
   bool high_tail = false;  // its latency's p99 stands out (high_latency then too)
   // Its attempts disagree: a direction fine at its best and far below typical at its worst
-  // (a flapping link or NIC).
+  // (the sweep measures it again), and `unstable` when two of its attempts were far below (a
+  // flapping link or NIC; one low attempt that its re-tests cleared was a passing event).
+  bool disagrees = false;
   bool unstable = false;
   bool unreachable = false;
   // The worse direction's bandwidth over the typical one.

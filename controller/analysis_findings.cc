@@ -506,18 +506,19 @@ class PairJudge {
     }
     r.verdict = std::max(r.verdict, Verdict::kWarning);
     std::vector<std::string> directions;
-    auto add = [&](const std::string& from, const std::string& to, float best, float worst) {
-      if (!std::isnan(worst) && !std::isnan(best) && worst < best) {
-        directions.push_back(absl::StrCat(from, " -> ", to, " ", Num(worst), " to ", Num(best), " Gb/s"));
-      }
+    auto add = [&](const std::string& from, const std::string& to, float best, float worst, float next) {
+      if (std::isnan(worst) || std::isnan(best) || !(worst < best)) return;
+      directions.push_back(absl::StrCat(from, " -> ", to, " ", Num(worst),
+                                        std::isnan(next) ? "" : absl::StrCat(", ", Num(next)), " and at best ",
+                                        Num(best), " Gb/s"));
     };
-    add(A(pair), B(pair), pair.bw_gbps, pair.bw_worst_gbps);
-    add(B(pair), A(pair), pair.bw_reverse_gbps, pair.bw_reverse_worst_gbps);
+    add(A(pair), B(pair), pair.bw_gbps, pair.bw_worst_gbps, pair.bw_next_worst_gbps);
+    add(B(pair), A(pair), pair.bw_reverse_gbps, pair.bw_reverse_worst_gbps, pair.bw_reverse_next_worst_gbps);
     const std::string what = absl::StrCat(in_.bandwidth_probe, " attempts disagree over ", pair.attempts,
                                           " attempts: ", absl::StrJoin(directions, ", "));
     v1::Finding f = report::MakePair(
         report::kind::kUnstable, A(pair), B(pair),
-        absl::StrFormat("%s; fine at best, and at worst far below the fabric's typical %s Gb/s "
+        absl::StrFormat("%s; fine at best, and twice or more far below the fabric's typical %s Gb/s "
                         "(under %s Gb/s: %.1f robust deviations on a log scale, which one "
                         "measurement of a healthy pair reaches by chance in 1 %% of sweeps): the "
                         "link flaps; both ends are steady with their other peers",

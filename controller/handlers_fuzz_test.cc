@@ -99,6 +99,20 @@ bool WithinCaps(const v1::NodeInventory& inv) {
          inv.interfaces_size() <= 1024;
 }
 
+// An agent address is HOST:PORT, the host a DNS name or an IPv4 address (letters, digits, '-',
+// '.', '_') or an IPv6 address in brackets.
+bool HostIsValid(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  std::string host = address.substr(0, colon);
+  const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
+  if (bracketed) host = host.substr(1, host.size() - 2);
+  return std::all_of(host.begin(), host.end(), [&](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' ||
+           (bracketed && (c == ':' || c == '%'));
+  });
+}
+
 // Addresses AwkwardRegistration picks that the contract accepts (HOST:PORT, port 1-65535).
 bool AddressIsGood(const std::string& address) {
   return address == "10.0.0.1:7401" || address == "[::1]:7401" || address == "h:1";
@@ -113,10 +127,14 @@ void CheckStored(const Store& store, const v1::NodeInventory& sent, const std::s
     if (node.inventory.node_name() != sent.node_name()) continue;
     Expect(NameIsValid(node.inventory.node_name()) && WithinCaps(node.inventory),
            "a stored inventory is within the contract", bytes);
-    Expect(node.inventory.labels_size() == sent.labels_size() &&
-               node.inventory.interfaces_size() == sent.interfaces_size() &&
-               node.inventory.agent_address() == sent.agent_address(),
-           "the registry keeps what was registered", bytes);
+    const bool same = node.inventory.labels_size() == sent.labels_size() &&
+                      node.inventory.interfaces_size() == sent.interfaces_size() &&
+                      node.inventory.agent_address() == sent.agent_address();
+    if (!same && failures < 5) {
+      std::fprintf(stderr, "registered %s, stored %s\n", sent.ShortDebugString().substr(0, 300).c_str(),
+                   node.inventory.ShortDebugString().substr(0, 300).c_str());
+    }
+    Expect(same, "the registry keeps what was registered", bytes);
     return;
   }
   Expect(false, "an accepted registration is listed", bytes);
@@ -166,7 +184,7 @@ void FuzzRegistry(uint64_t runs) {
         v1::RegisterResponse response;
         grpc::Status s = service.Register(&context, &request, &response);
         const v1::NodeInventory& inv = request.inventory();
-        const bool within = NameIsValid(inv.node_name()) && WithinCaps(inv);
+        const bool within = NameIsValid(inv.node_name()) && WithinCaps(inv) && HostIsValid(inv.agent_address());
         if (s.ok()) {
           ++accepted;
           Expect(within, "a registration outside the contract is refused", bytes);
@@ -234,17 +252,20 @@ void FuzzSweepRequests(uint64_t runs) {
 // a report speaks only of registered nodes.
 uint64_t sweeps_ok = 0;
 
-void CheckSweepReport(const v1::Report& report, const std::set<std::string>& registered,
-                      const std::string& bytes) {
+// A report speaks of the registered nodes and of those the request named (a node asked for that
+// never registered is reported, not silently left out), of no other.
+void CheckSweepReport(const v1::SweepRequest& request, const v1::Report& report,
+                      std::set<std::string> known, const std::string& bytes) {
+  known.insert(request.nodes().begin(), request.nodes().end());
   for (const auto& node : report.sweep().nodes()) {
-    Expect(registered.count(node) > 0, "a report's nodes are registered", bytes);
+    Expect(known.count(node) > 0, "a report's nodes are registered or asked for", bytes);
   }
   for (const auto& f : report.findings()) {
-    Expect(f.node().empty() || registered.count(f.node()) > 0, "a finding names a registered node", bytes);
-    Expect(f.peer().empty() || registered.count(f.peer()) > 0, "a finding's peer is registered", bytes);
+    Expect(f.node().empty() || known.count(f.node()) > 0, "a finding names a known node", bytes);
+    Expect(f.peer().empty() || known.count(f.peer()) > 0, "a finding's peer is a known node", bytes);
   }
   for (const auto& node : report.summary().drain()) {
-    Expect(registered.count(node) > 0, "only registered nodes are drained", bytes);
+    Expect(known.count(node) > 0, "only known nodes are drained", bytes);
   }
   Expect(report.sweep().state() == v1::SWEEP_COMPLETED, "a delivered report is of a finished sweep",
          bytes);
@@ -270,7 +291,30 @@ void SweepOnce(v1::ControllerService::Stub& stub, const v1::SweepRequest& reques
   ++sweeps_ok;
   auto report = assembler.Take();
   Expect(chunks_ok && report.ok(), "an accepted sweep delivers its report whole", bytes);
-  if (report.ok()) CheckSweepReport(*report, registered, bytes);
+  if (report.ok()) CheckSweepReport(request, *report, registered, bytes);
+}
+
+// A sweep request built field by field from plausible and awkward values: registered, unknown
+// and malformed node names; every pairing; probes the fake agents run and ones they cannot;
+// measurement sizes from none to huge; rails, backends, a baseline that does not exist.
+v1::SweepRequest AwkwardSweep(std::mt19937_64& random) {
+  auto pick = [&](const std::vector<std::string>& v) { return v[random() % v.size()]; };
+  v1::SweepRequest request;
+  const int nodes = static_cast<int>(random() % 6);
+  for (int i = 0; i < nodes; ++i) request.add_nodes(pick({"node-1", "node-2", "node-3", "node-4", "node-9", "a b", ""}));
+  request.set_pairing(static_cast<v1::Pairing>(random() % 7));
+  if (request.pairing() == v1::PAIRING_FILE) request.set_pairing_file(pick({"node-1:node-2\n", "node-1:node-1\n", "x", ""}));
+  request.set_sample_rounds(static_cast<uint32_t>(random() % 5));
+  const v1::ProbeKind kinds[] = {v1::TCP_BW, v1::TCP_LAT, v1::RDMA_WRITE_BW, v1::RDMA_WRITE_LAT, v1::ALLREDUCE,
+                                 v1::GPU_COPY, static_cast<v1::ProbeKind>(99)};
+  const int probes = static_cast<int>(random() % 3);
+  for (int i = 0; i < probes; ++i) request.add_probes(kinds[random() % 7]);
+  if (random() % 2) request.mutable_measurement()->add_sizes_bytes(random() % 3 ? 65536 : (1ull << 40));
+  if (random() % 4 == 0) request.set_baseline_sweep_id(static_cast<int64_t>(random() % 3));
+  if (random() % 4 == 0) request.add_rails(pick({"rail0", "", "r"}));
+  request.set_allreduce_backend(pick({"", "auto", "tcp", "nccl", "bogus"}));
+  request.set_audits(random() % 2);
+  return request;
 }
 
 void FuzzSweepHandler(uint64_t runs) {
@@ -312,7 +356,9 @@ void FuzzSweepHandler(uint64_t runs) {
   const std::vector<std::string> seeds = {seed.SerializeAsString(), file.SerializeAsString()};
   std::mt19937_64 random(20261126);
   for (uint64_t i = 0; i < runs; ++i) {
-    const std::string bytes = Mutate(seeds[random() % seeds.size()], seeds, random);
+    // Half built from awkward field values, half mutated wire bytes.
+    const std::string bytes = random() % 2 == 0 ? AwkwardSweep(random).SerializeAsString()
+                                                : Mutate(seeds[random() % seeds.size()], seeds, random);
     v1::SweepRequest request;
     if (!request.ParseFromString(bytes)) continue;
     request.mutable_wait()->Clear();  // one sweep at a time: none waits behind another
@@ -328,7 +374,7 @@ int main(int argc, char** argv) {
   const uint64_t runs = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 20000;
   fabricctl::controller::FuzzRegistry(runs);
   fabricctl::controller::FuzzSweepRequests(runs);
-  const uint64_t sweeps = std::max<uint64_t>(1, runs / 40);
+  const uint64_t sweeps = std::max<uint64_t>(1, runs / 20);
   fabricctl::controller::FuzzSweepHandler(sweeps);
   if (fabricctl::controller::failures > 0) {
     std::printf("handlers_fuzz: %d invariants broken\n0 passed, 1 failed\n",

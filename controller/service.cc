@@ -42,8 +42,8 @@ ControllerServiceImpl::ControllerServiceImpl(Store* store, RegistryOptions optio
 
 void ControllerServiceImpl::SetAdmins(std::vector<std::string> admins) {
   if (admins.empty()) {  // a registry given no configuration: the configuration's default
-    const auto& defaults = DefaultConfig().tls().admin_identities();
-    admins.assign(defaults.begin(), defaults.end());
+    const v1::Config defaults = DefaultConfig();
+    admins.assign(defaults.tls().admin_identities().begin(), defaults.tls().admin_identities().end());
   }
   MutexLock lock(&admins_mu_);
   admins_ = std::move(admins);

@@ -85,10 +85,13 @@ void FiguresOf(const PairRun& run, const SweepSpecs& specs, PairInput& p) {
     if (static_cast<size_t>(specs.bw_index) < run.worst.size()) {
       p.bw_worst_gbps = run.worst[specs.bw_index];
       p.bw_reverse_worst_gbps = run.worst_reverse[specs.bw_index];
+      p.bw_next_worst_gbps = run.next_worst[specs.bw_index];
+      p.bw_reverse_next_worst_gbps = run.next_worst_reverse[specs.bw_index];
     }
     if (specs.kinds[specs.bw_index] == v1::RDMA_READ_BW) {
       std::swap(p.bw_gbps, p.bw_reverse_gbps);
       std::swap(p.bw_worst_gbps, p.bw_reverse_worst_gbps);
+      std::swap(p.bw_next_worst_gbps, p.bw_reverse_next_worst_gbps);
     }
   }
   if (specs.lat_index >= 0) {

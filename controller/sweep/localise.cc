@@ -121,7 +121,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   auto want = [&](size_t p) {
     wanted.push_back({ordered[p]->client, ordered[p]->server});
     const PairResult& r = a.pairs[p];
-    only_bw = only_bw && (r.slow || r.unstable) && !r.high_latency &&
+    only_bw = only_bw && (r.slow || r.disagrees) && !r.high_latency &&
               in.pairs[p].status == PairStatus::kMeasured;
   };
   for (size_t p = 0; p < in.pairs.size(); ++p) {
@@ -129,7 +129,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
     if (pair.status == PairStatus::kNotMeasured) continue;
     // Attempts that disagree are measured until they are enough to say the pair is unstable.
-    if (a.pairs[p].unstable && !bad(p) && pair.attempts < kUnstableAttempts) {
+    if (a.pairs[p].disagrees && !a.pairs[p].unstable && !bad(p) && pair.attempts < kUnstableAttempts) {
       want(p);
       continue;
     }

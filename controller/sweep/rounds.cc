@@ -198,15 +198,24 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
     for (const auto& r : results) run.worst.push_back(HeadlineBw(r));
     for (const auto& r : reverse) run.worst_reverse.push_back(HeadlineBw(r));
     run.worst_reverse.resize(results.size(), std::nanf(""));
+    run.next_worst.assign(results.size(), std::nanf(""));
+    run.next_worst_reverse.assign(results.size(), std::nanf(""));
     run.results = std::move(results);
     run.reverse = std::move(reverse);
     run.attempts = 1;
     return;
   }
   ++run.attempts;
-  auto keep_worst = [](float& worst, const v1::ProbeResult& r) {
+  // The two lowest figures so far (NaN: none yet).
+  auto keep_worst = [](float& worst, float& next, const v1::ProbeResult& r) {
     const float bw = HeadlineBw(r);
-    if (!std::isnan(bw) && !(worst <= bw)) worst = bw;  // NaN worst: the first figure
+    if (std::isnan(bw)) return;
+    if (!(worst <= bw)) {
+      next = worst;
+      worst = bw;
+    } else if (!(next <= bw)) {
+      next = bw;
+    }
   };
   // A re-test may run the other way round: each direction of a directed probe is kept as
   // its own; a symmetric probe (latency) has one figure whichever way it ran.
@@ -215,11 +224,19 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
     if (results[k].kind() == v1::PROBE_KIND_UNSPECIFIED) continue;  // not run this time
     const bool directed = k < reverse_.size() && reverse_[k];
     auto& forward = swapped && directed ? run.reverse[k] : run.results[k];
-    keep_worst(swapped && directed ? run.worst_reverse[k] : run.worst[k], results[k]);
+    if (swapped && directed) {
+      keep_worst(run.worst_reverse[k], run.next_worst_reverse[k], results[k]);
+    } else {
+      keep_worst(run.worst[k], run.next_worst[k], results[k]);
+    }
     if (Better(results[k], forward)) forward = std::move(results[k]);
     if (!directed) continue;
     auto& backward = swapped ? run.results[k] : run.reverse[k];
-    keep_worst(swapped ? run.worst[k] : run.worst_reverse[k], reverse[k]);
+    if (swapped) {
+      keep_worst(run.worst[k], run.next_worst[k], reverse[k]);
+    } else {
+      keep_worst(run.worst_reverse[k], run.next_worst_reverse[k], reverse[k]);
+    }
     if (Better(reverse[k], backward)) backward = std::move(reverse[k]);
   }
 }

@@ -25,13 +25,14 @@ using ProgressFn = std::function<void(const v1::SweepEvent&)>;
 // Everything measured on one pair: the kept result per probe (in the sweep's probe order),
 // client to server, and of the bandwidth probes server to client (an unset result where a
 // probe was not measured that way), and how often the pair was measured. The kept result is
-// the best attempt's; the worst attempt's headline bandwidth is kept beside it (NaN where none),
-// so that attempts that disagree (a flapping link) are seen, not averaged away.
+// the best attempt's; the two worst attempts' headline bandwidths are kept beside it (NaN where
+// none), so that attempts that disagree (a flapping link) are seen, not averaged away.
 struct PairRun {
   uint32_t client = 0, server = 0;
   std::vector<v1::ProbeResult> results;
   std::vector<v1::ProbeResult> reverse;
-  std::vector<float> worst, worst_reverse;
+  std::vector<float> worst, worst_reverse;            // the lowest figure of the attempts
+  std::vector<float> next_worst, next_worst_reverse;  // the second lowest
   uint32_t attempts = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/config.h"
 #include "google/protobuf/util/time_util.h"
 #include "probes/catalogue.h"
 #include "probes/common/params.h"
@@ -78,7 +79,9 @@ absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v
   std::vector<v1::ProbeKind>& kinds = out.kinds;
   for (int kind : request.probes()) kinds.push_back(static_cast<v1::ProbeKind>(kind));
   if (kinds.empty()) {
-    for (const auto& name : config.sweep().probes()) {
+    // A configuration read from a file has its defaults; one built in code may not.
+    const v1::Config defaults = DefaultConfig();
+    for (const auto& name : config.sweep().probes().empty() ? defaults.sweep().probes() : config.sweep().probes()) {
       if (name == "allreduce" || name == "gpu_copy") {
         kinds.push_back(name == "allreduce" ? v1::ALLREDUCE : v1::GPU_COPY);
         continue;
@@ -88,7 +91,6 @@ absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v
       kinds.push_back(probe->kind);
     }
   }
-  if (kinds.empty()) kinds = {v1::TCP_BW, v1::TCP_LAT};
   // The group collective runs after the pairs; the rest are pair probes.
   out.allreduce = std::count(kinds.begin(), kinds.end(), v1::ALLREDUCE) > 0;
   kinds.erase(std::remove(kinds.begin(), kinds.end(), v1::ALLREDUCE), kinds.end());
