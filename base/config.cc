@@ -349,6 +349,7 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
   if (t.relative_lat() < 1) return fail("thresholds.relative_lat", "must be at least 1");
   if (t.max_robust_z() <= 0) return fail("thresholds.max_robust_z", "must be positive");
   if (t.min_effect() < 0 || t.min_effect() >= 1) return fail("thresholds.min_effect", "must be in [0, 1)");
+  if (t.min_loss_rate() < 0 || t.min_loss_rate() >= 1) return fail("thresholds.min_loss_rate", "must be in [0, 1)");
   if (t.min_node_pairs() < 1 || t.min_node_pairs() > 1000) {
     return fail("thresholds.min_node_pairs", "must be between 1 and 1000");
   }
@@ -398,6 +399,7 @@ void ApplyDefaults(v1::Config* c) {
   if (!t->has_min_node_pairs()) t->set_min_node_pairs(2);
   if (!t->has_min_effect()) t->set_min_effect(0.2);
   if (!t->has_relative_allreduce_busbw()) t->set_relative_allreduce_busbw(0.85);
+  if (!t->has_min_loss_rate()) t->set_min_loss_rate(0.001);
   auto* p = c->mutable_probes();
   if (p->sizes().empty()) p->set_sizes("64K:1M");
   // Time-bounded by default: a link 100 times slower than its peers still finishes on time.

@@ -421,6 +421,7 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   BlameNodes(in, j, out);
   LinkSpread(in, j);
   JudgeStability(in, j, out);
+  JudgeLoss(in, j, out);
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     if (!j.path_measured[p]) continue;
     ++out.nodes[in.pairs[p].client].pairs;
@@ -436,6 +437,7 @@ AnalysisResult Analyze(const AnalysisInput& in) {
   const Judged judged = Judge(in, out);
   AddNodeFindings(in, judged, out);
   AddPairFindings(in, judged, out);
+  AddLossFindings(in, judged, out);
   AddPathFindings(in, judged, out);
   AddFabricFindings(in, judged, out);
   return out;

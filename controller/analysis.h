@@ -58,6 +58,10 @@ struct PairInput {
   float bw_next_worst_gbps = std::numeric_limits<float>::quiet_NaN();
   float bw_reverse_next_worst_gbps = std::numeric_limits<float>::quiet_NaN();
   float lat_us = std::numeric_limits<float>::quiet_NaN();
+  // The share of segments retransmitted by each direction's sender (TCP_INFO), where it rests
+  // on kMinLossSegments segments or more; NaN otherwise.
+  float loss_rate = std::numeric_limits<float>::quiet_NaN();
+  float loss_rate_reverse = std::numeric_limits<float>::quiet_NaN();
   // The latency's 99th percentile at the smallest size, where it rests on enough samples.
   float lat_p99_us = std::numeric_limits<float>::quiet_NaN();
   PairStatus status = PairStatus::kMeasured;
@@ -87,6 +91,9 @@ struct AnalysisInput {
   std::vector<std::string> levels;
 };
 
+// Segments a direction must have sent before its retransmitted share is judged.
+inline constexpr uint64_t kMinLossSegments = 1000;
+
 // Attempts a pair needs, with re-tests on, before it can be called unstable: the first and two
 // re-tests, so that one chance low beside a good figure is not enough on its own.
 inline constexpr uint16_t kUnstableAttempts = 3;
@@ -113,6 +120,7 @@ struct PairResult {
   bool slow_reverse = false;  // server -> client
   bool high_latency = false;
   bool high_tail = false;  // its latency's p99 stands out (high_latency then too)
+  bool lossy_forward = false, lossy_reverse = false;  // retransmits far more than the fabric
   // Its attempts disagree: a direction fine at its best and far below typical at its worst
   // (the sweep measures it again), and `unstable` when two of its attempts were far below (a
   // flapping link or NIC; one low attempt that its re-tests cleared was a passing event).

@@ -130,6 +130,15 @@ TEST_CASE("At 2 nodes nothing is relative: only an expectation judges the one pa
   CHECK(Kinds(Analyze(in)) == std::vector<std::string>{"fabric_degraded::"});
 }
 
+TEST_CASE("At 3 and 4 nodes: a slow majority of three is the fabric; half of four is a split") {
+  auto three = Sweep(3, Fleet({0, 1}, 0.4f));
+  CHECK(Analyze(three).findings.empty());
+  three.expect.set_tcp_bw_gbps(100);
+  CHECK(Kinds(Analyze(three)) == std::vector<std::string>{"fabric_degraded::"});
+  CHECK(Kinds(Analyze(Sweep(4, Fleet({1, 2}, 0.4f)))) == std::vector<std::string>{"fleet_split::"});
+  CHECK(Analyze(Sweep(4, Fleet({0, 1, 3}, 0.4f))).findings.empty());
+}
+
 TEST_CASE("One straggler and two slow of eight are still stragglers, not a split") {
   CHECK(Kinds(Analyze(Sweep(8, Fleet({3}, 0.33f)))) == Stragglers({3}));
   CHECK(Kinds(Analyze(Sweep(8, Fleet({1, 6}, 0.4f)))) == Stragglers({1, 6}));

@@ -66,6 +66,11 @@ struct Judged {
   // re-tested often enough to say (attempts >= kUnstableAttempts with re-tests on).
   std::vector<Side> unstable_blamed;
   std::vector<char> stability_known;  // per pair
+  // Loss: the fabric's typical retransmitted share (the median direction's), and the nodes
+  // whose directions to most peers are lossy, on the side(s) they are.
+  double typical_loss = 0;
+  bool loss_known = false;
+  std::vector<Side> loss_blamed;
 };
 
 Judged Judge(const AnalysisInput& in, AnalysisResult& out);
@@ -74,6 +79,10 @@ void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
 // slow_path, slow_uplink and slow_switch for AnalysisResult::paths (analysis_paths.cc).
 void AddPathFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
 void AddFabricFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
+// Loss (analysis_loss.cc): which directions retransmit far more than the fabric does, who is
+// blamed for it, and the lossy_link findings.
+void JudgeLoss(const AnalysisInput& in, Judged& j, AnalysisResult& out);
+void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
 
 }  // namespace fabricctl::controller
 

@@ -52,6 +52,7 @@ inline constexpr char kSlowNic[] = "slow_nic";
 inline constexpr char kRailMissing[] = "rail_missing";
 inline constexpr char kFleetSplit[] = "fleet_split";
 inline constexpr char kUnstable[] = "unstable";
+inline constexpr char kLossyLink[] = "lossy_link";
 }  // namespace kind
 
 // What a finding is about.

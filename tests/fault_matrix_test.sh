@@ -74,7 +74,8 @@ scenario slow-link 1 "slow_link node-2~node-5" 6 --slow-link node-2-node-5=150mb
 scenario transmit-only 2 "straggler_node node-4 transmit" 6 --slow-egress node-4=150mbit
 scenario dropped-link 2 "link_unreachable node-1~node-4" 6 --drop-link node-1-node-4
 scenario mtu-mismatch 2 "mtu_mismatch node-5" 6 --mtu node-5=1400
-scenario lossy-host 2 "straggler_node node-3 transmit" 6 --lossy node-3=1
+# A host losing 1 % of what it sends: slow in what it sends, and its retransmissions name it.
+scenario lossy-host 2 "$(printf 'lossy_link node-3\nstraggler_node node-3 transmit')" 6 --lossy node-3=1
 # Switch faults: hosts over leaf bridges joined by a spine bridge, an uplink shaped. Nobody drained.
 scenario healthy-two-leaves 0 "" 8 --leaves 2
 scenario slow-path-two-leaves 2 "slow_path leaf-1 <-> leaf-2" 6 --leaves 2 --slow-uplink leaf-1=200mbit

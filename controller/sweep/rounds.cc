@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
 #include "google/protobuf/util/time_util.h"
+#include "controller/analysis.h"
 #include "controller/sweep/trust.h"
 #include "probes/catalogue.h"
 #include "probes/common/params.h"
@@ -38,6 +39,18 @@ float HeadlineBw(const v1::ProbeResult& r) {
 float HeadlineLat(const v1::ProbeResult& r) {
   if (r.outcome() != v1::PROBE_OK || r.lat_size() == 0) return std::nanf("");
   return static_cast<float>(r.lat(0).t_typical_us());
+}
+
+float HeadlineLoss(const v1::ProbeResult& r) {
+  if (r.outcome() != v1::PROBE_OK || r.bw_size() == 0) return std::nanf("");
+  uint64_t segments = 0, retransmits = 0;
+  for (const auto& p : r.bw()) {
+    if (!p.has_segments() || !p.has_retransmits()) return std::nanf("");
+    segments += p.segments();
+    retransmits += p.retransmits();
+  }
+  if (segments < kMinLossSegments) return std::nanf("");
+  return static_cast<float>(static_cast<double>(retransmits) / static_cast<double>(segments));
 }
 
 float HeadlineTail(const v1::ProbeResult& r) {

@@ -44,6 +44,9 @@ PairKey KeyOf(uint32_t a, uint32_t b);
 // smallest; NaN when not measured.
 float HeadlineBw(const v1::ProbeResult& r);
 float HeadlineLat(const v1::ProbeResult& r);
+// The share of its TCP segments a bandwidth result's sender retransmitted, over all its sizes,
+// when they add up to kMinLossSegments or more; NaN otherwise (or not measured).
+float HeadlineLoss(const v1::ProbeResult& r);
 // The 99th percentile latency at the smallest size, when it rests on kMinTailSamples
 // iterations or more (a p99 of fewer is its few worst samples); NaN otherwise.
 inline constexpr uint64_t kMinTailSamples = 1000;

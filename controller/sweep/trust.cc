@@ -67,6 +67,9 @@ std::string ImpossibleFigure(const v1::ProbeResult& r, double max_gbps, double m
       }
     }
     if (!Finite(p.msg_rate_mpps())) return absl::StrCat("message rate ", p.msg_rate_mpps());
+    if (p.has_segments() != p.has_retransmits() || p.retransmits() > p.segments()) {
+      return absl::StrCat(p.retransmits(), " retransmissions of ", p.segments(), " segments");
+    }
   }
   for (const auto& p : r.lat()) {
     for (double x : {p.t_min_us(), p.t_typical_us(), p.t_avg_us(), p.t_max_us(), p.t_p99_us(),

@@ -236,6 +236,10 @@ v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
     if (p.bw_peak_gbps) b->set_bw_peak_gbps(*p.bw_peak_gbps);
     b->set_bw_avg_gbps(p.bw_avg_gbps);
     b->set_msg_rate_mpps(p.msg_rate_mpps);
+    if (p.segments && p.retransmits) {
+      b->set_segments(*p.segments);
+      b->set_retransmits(*p.retransmits);
+    }
   }
   for (const LatPoint& p : run.lat) {
     v1::LatPoint* l = out.add_lat();

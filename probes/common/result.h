@@ -16,6 +16,9 @@ struct BwPoint {
   std::optional<double> bw_peak_gbps;  // absent where not measured (TCP, duration mode)
   double bw_avg_gbps = 0;
   double msg_rate_mpps = 0;
+  // TCP: segments the sending side's streams sent in the timed part, and how many of them were
+  // retransmissions (TCP_INFO); absent where not measured.
+  std::optional<uint64_t> segments, retransmits;
 };
 
 // One latency row, as one line of ib_write_lat's table: one-way time (RTT/2) in microseconds.

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "probes/common/cause.h"
 #include "probes/common/stats.h"
+#include "probes/tcp/tcp_info.h"
 #include "base/status_macros.h"
 
 namespace fabricctl::probes {
@@ -216,7 +218,18 @@ struct StreamTally {
   int64_t window_ns = 0;  // by duration: the server's measuring window
   int64_t finished_ns = 0;
   absl::Status error;
+  std::optional<TcpCounters> counters;  // the timed part's segments and retransmissions
 };
+
+// The kernel's counters of the timed part: the difference of two readings.
+std::optional<TcpCounters> CountersSince(int fd, const std::optional<TcpCounters>& before) {
+  const std::optional<TcpCounters> after = ReadTcpCounters(fd);
+  if (!before || !after || after->segments_out < before->segments_out ||
+      after->retransmits < before->retransmits) {
+    return std::nullopt;
+  }
+  return TcpCounters{after->segments_out - before->segments_out, after->retransmits - before->retransmits};
+}
 
 // The set-up of one size, outside the timed part: every stream connected and warmed up.
 absl::Status OpenStreams(const ProbeParams& params, uint64_t size, const ServerAddress& server,
@@ -249,6 +262,7 @@ void TimeStream(int fd, const std::vector<char>& message, int64_t stop_ns, uint6
                 StreamTally* tally) {
   const uint64_t size = message.size();
   absl::Status status;
+  const std::optional<TcpCounters> before = ReadTcpCounters(fd);
   if (stop_ns != 0) {
     std::atomic<bool> answered{false};
     uint64_t wire[2] = {0, 0};
@@ -264,6 +278,7 @@ void TimeStream(int fd, const std::vector<char>& message, int64_t stop_ns, uint6
     }
     if (!answered) ::shutdown(fd, SHUT_WR);
     reader.join();
+    tally->counters = CountersSince(fd, before);
     // What is still queued for a slow link is dropped, not delivered: reset on close.
     const linger drop{1, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &drop, sizeof(drop));
@@ -280,6 +295,7 @@ void TimeStream(int fd, const std::vector<char>& message, int64_t stop_ns, uint6
   if (status.ok()) ::shutdown(fd, SHUT_WR);
   uint64_t wire = 0;
   if (status.ok()) status = ReadFull(fd, reinterpret_cast<char*>(&wire), sizeof(wire));
+  tally->counters = CountersSince(fd, before);
   tally->finished_ns = NowNs();
   tally->received = be64toh(wire);
   tally->error = status;
@@ -291,8 +307,15 @@ absl::StatusOr<BwPoint> FigureOf(const std::vector<StreamTally>& tallies, uint64
                                  int64_t start_ns, bool by_time) {
   uint64_t bytes = 0, sent = 0;
   int64_t finished = start_ns, window = 0;
+  std::optional<TcpCounters> counters = TcpCounters{};
   for (const StreamTally& t : tallies) {
     RETURN_IF_ERROR(t.error);
+    if (counters && t.counters) {
+      counters->segments_out += t.counters->segments_out;
+      counters->retransmits += t.counters->retransmits;
+    } else {
+      counters.reset();
+    }
     bytes += t.received;
     sent += t.sent + size;  // a send cut short may have sent part of a message more
     finished = std::max(finished, t.finished_ns);
@@ -311,6 +334,10 @@ absl::StatusOr<BwPoint> FigureOf(const std::vector<StreamTally>& tallies, uint64
   // From the bytes, not whole messages: a slow link may move only a few in its time.
   BwPoint point = AverageBandwidth(size, bytes / size, elapsed);
   point.bw_avg_gbps = static_cast<double>(bytes) * 8.0 / static_cast<double>(elapsed);
+  if (counters && counters->segments_out > 0) {
+    point.segments = counters->segments_out;
+    point.retransmits = counters->retransmits;
+  }
   return point;
 }
 

@@ -1,0 +1,106 @@
+// Loss as evidence: each bandwidth direction's retransmitted share of its TCP segments, judged
+// against the fabric's own share. A direction is lossy when its sender retransmitted at least
+// thresholds.min_loss_rate of its segments and ten times the fabric's typical share or more
+// (the median direction's: a fabric that loses alike everywhere blames nobody). A node lossy
+// in what it sends (or receives) to more than half of its peers is blamed on that side, as
+// stragglers are (LocaliseNodes); the other lossy directions are their links'.
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "controller/analysis_internal.h"
+#include "controller/localise_nodes.h"
+#include "report/findings.h"
+
+namespace fabricctl::controller {
+namespace {
+
+constexpr double kLossFactor = 10;  // an order of magnitude above the fabric's own share
+
+std::string Percent(double rate) { return absl::StrFormat("%.2f %%", rate * 100); }
+
+}  // namespace
+
+void JudgeLoss(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
+  std::vector<double> rates;
+  for (const PairInput& p : in.pairs) {
+    if (p.status != PairStatus::kMeasured) continue;
+    for (float rate : {p.loss_rate, p.loss_rate_reverse}) {
+      if (!std::isnan(rate)) rates.push_back(rate);
+    }
+  }
+  j.loss_blamed.assign(in.nodes.size(), Side::kNone);
+  if (rates.empty()) return;
+  j.loss_known = true;
+  j.typical_loss = Median(rates);
+  const double bar = std::max(in.thresholds.min_loss_rate(), kLossFactor * j.typical_loss);
+  std::vector<Observation> observations;
+  for (size_t k = 0; k < in.pairs.size(); ++k) {
+    const PairInput& p = in.pairs[k];
+    if (p.status != PairStatus::kMeasured) continue;
+    PairResult& r = out.pairs[k];
+    r.lossy_forward = !std::isnan(p.loss_rate) && p.loss_rate >= bar && p.loss_rate > 0;
+    r.lossy_reverse = !std::isnan(p.loss_rate_reverse) && p.loss_rate_reverse >= bar && p.loss_rate_reverse > 0;
+    if (!std::isnan(p.loss_rate)) observations.push_back({p.client, p.server, r.lossy_forward, true});
+    if (!std::isnan(p.loss_rate_reverse)) observations.push_back({p.server, p.client, r.lossy_reverse, true});
+  }
+  j.loss_blamed = LocaliseNodes(in.nodes.size(), observations, std::max<uint32_t>(1, in.thresholds.min_node_pairs()),
+                                std::vector<bool>(in.nodes.size(), true));
+}
+
+void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
+  if (!j.loss_known) return;
+  const double bar = std::max(in.thresholds.min_loss_rate(), kLossFactor * j.typical_loss);
+  const std::string criterion = absl::StrCat(
+      "lossy is a sender retransmitting at least ", Percent(bar), " of its segments (",
+      Percent(in.thresholds.min_loss_rate()), " at least, and ten times the fabric's typical ",
+      Percent(j.typical_loss), ")");
+  for (uint32_t i = 0; i < in.nodes.size(); ++i) {
+    if (j.loss_blamed[i] == Side::kNone) continue;
+    std::vector<double> mine;
+    for (const PairInput& p : in.pairs) {
+      const bool sends = j.loss_blamed[i] != Side::kReceive, receives = j.loss_blamed[i] != Side::kSend;
+      if ((p.client == i && sends) || (p.server == i && receives)) mine.push_back(p.loss_rate);
+      if ((p.server == i && sends) || (p.client == i && receives)) mine.push_back(p.loss_rate_reverse);
+    }
+    mine.erase(std::remove_if(mine.begin(), mine.end(), [](double x) { return std::isnan(x); }), mine.end());
+    const char* side = j.loss_blamed[i] == Side::kBoth ? "what it sends and receives"
+                       : j.loss_blamed[i] == Side::kSend ? "what it sends"
+                                                          : "what it receives";
+    const std::string& name = in.nodes[i].name;
+    out.nodes[i].verdict = std::max(out.nodes[i].verdict, Verdict::kCritical);
+    v1::Finding f = report::Make(
+        report::kind::kLossyLink, name,
+        absl::StrCat(name, ": ", in.bandwidth_probe, " loses ", side, " with most of its peers: a median ",
+                     Percent(Median(mine)), " of segments retransmitted; ", criterion),
+        report::Level::kAlternate);
+    (*f.mutable_evidence())["loss_rate"] = absl::StrFormat("%.5f", Median(mine));
+    (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.typical_loss);
+    out.findings.push_back(std::move(f));
+  }
+  for (size_t k = 0; k < in.pairs.size(); ++k) {
+    const PairInput& p = in.pairs[k];
+    PairResult& r = out.pairs[k];
+    const bool forward = r.lossy_forward && !Explains(j.loss_blamed, {p.client, p.server, true, true});
+    const bool reverse = r.lossy_reverse && !Explains(j.loss_blamed, {p.server, p.client, true, true});
+    if (!forward && !reverse) continue;
+    const std::string& a = in.nodes[p.client].name;
+    const std::string& b = in.nodes[p.server].name;
+    std::vector<std::string> parts;
+    if (forward) parts.push_back(absl::StrCat(a, " -> ", b, " ", Percent(p.loss_rate)));
+    if (reverse) parts.push_back(absl::StrCat(b, " -> ", a, " ", Percent(p.loss_rate_reverse)));
+    r.verdict = std::max(r.verdict, Verdict::kWarning);
+    v1::Finding f = report::MakePair(
+        report::kind::kLossyLink, a, b,
+        absl::StrCat(in.bandwidth_probe, " retransmitted ", absl::StrJoin(parts, ", "),
+                     " of its segments; ", criterion));
+    (*f.mutable_evidence())["loss_rate"] = absl::StrFormat("%.5f", forward ? p.loss_rate : p.loss_rate_reverse);
+    (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.typical_loss);
+    (*f.mutable_evidence())["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
+    out.findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace fabricctl::controller

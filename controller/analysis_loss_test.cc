@@ -1,0 +1,51 @@
+// Loss as evidence: a direction's retransmitted share of its segments against the fabric's.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "controller/analysis.h"
+#include "controller/analysis_testing.h"
+
+namespace fabricctl::controller {
+namespace {
+
+bool Is(uint32_t a, uint32_t b, uint32_t x, uint32_t y) { return (a == x && b == y) || (a == y && b == x); }
+
+// A healthy fabric of n nodes where `from` retransmits rate(from, to) of what it sends to `to`.
+AnalysisInput WithLoss(uint32_t n, const Figure& rate) {
+  AnalysisInput in = Sweep(n, [](uint32_t a, uint32_t b) { return 100.0f - (a + b) % 3; });
+  for (auto& p : in.pairs) {
+    p.loss_rate = rate(p.client, p.server);
+    p.loss_rate_reverse = rate(p.server, p.client);
+  }
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("A link losing 2 % of its packets is lossy_link, with the rate") {
+  auto r = Analyze(WithLoss(6, [](uint32_t a, uint32_t b) { return Is(a, b, 2, 5) ? 0.02f : 0.00001f; }));
+  REQUIRE(Kinds(r) == std::vector<std::string>{"lossy_link:node-2:node-5"});
+  const v1::Finding& f = r.findings[0];
+  CHECK(f.severity() == v1::SEVERITY_WARNING);
+  CHECK(f.evidence().at("direction") == "both");
+  CHECK(f.detail().find("2.00 %") != std::string::npos);
+}
+
+TEST_CASE("A node lossy in what it sends to most peers is blamed, drained, its links not named") {
+  auto r = Analyze(WithLoss(6, [](uint32_t from, uint32_t) { return from == 1 ? 0.01f : 0.0f; }));
+  REQUIRE(Kinds(r) == std::vector<std::string>{"lossy_link:node-1:"});
+  CHECK(r.findings[0].severity() == v1::SEVERITY_CRITICAL);
+  CHECK(r.findings[0].action() == v1::ACTION_DRAIN);
+  CHECK(r.findings[0].detail().find("what it sends") != std::string::npos);
+}
+
+TEST_CASE("A fabric that loses alike everywhere, or below the floor, blames nobody") {
+  CHECK(Analyze(WithLoss(6, [](uint32_t a, uint32_t b) { return 0.01f + 0.001f * ((a + b) % 4); })).findings.empty());
+  CHECK(Analyze(WithLoss(6, [](uint32_t a, uint32_t b) { return Is(a, b, 2, 5) ? 0.0005f : 0.0f; })).findings.empty());
+  // Without counters (RDMA, an old kernel): nothing is judged.
+  CHECK(Analyze(WithLoss(6, [](uint32_t, uint32_t) { return std::nanf(""); })).findings.empty());
+}
+
+}  // namespace fabricctl::controller
