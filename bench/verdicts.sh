@@ -12,13 +12,15 @@
 # SET: hosts (faults of hosts and links, and the wall-time comparison), switches (faults of
 # what hosts share: hosts over leaf bridges joined by a spine bridge, an uplink shaped; the
 # leaves given as labels, learned over LLDP, or not given at all), rails (hosts with two or
-# three NICs, each rail its own bridge, one NIC shaped), or all. Writes
+# three NICs, each rail its own bridge, one NIC shaped), second (moderate deficits in small
+# labs, half the fleet slow with and without an expectation, lossy hosts), or all. Writes
 # bench/results/verdicts.txt (all) or verdicts-SET.txt.
 source "$(dirname "$0")/lib.sh"
 REPEATS=${1:-3}
 HEALTHY=${2:-20}
 SET=${3:-all}
-[[ $SET =~ ^(all|hosts|switches|rails)$ ]] || { echo "bench: SET is hosts, switches, rails or all, not '$SET'" >&2; exit 3; }
+[[ $SET =~ ^(all|hosts|switches|rails|second)$ ]] ||
+  { echo "bench: SET is hosts, switches, rails, second or all, not '$SET'" >&2; exit 3; }
 want_set() { [[ $SET == all || $SET == "$1" ]]; }
 [[ $(id -u) -eq 0 ]] || { echo "bench: needs root (network namespaces)" >&2; exit 3; }
 (cd "$ROOT" && bazel build //cli:fabricctl //agent:fabric-agent //controller:fabric-controller >/dev/null 2>&1) ||
@@ -39,6 +41,7 @@ for f in r.get("findings", []):
     if f.get("severity") not in ("SEVERITY_WARNING", "SEVERITY_CRITICAL"):
         continue
     ends = sorted(x for x in (f.get("node", ""), f.get("peer", "")) if x)
+    # A finding of the fabric names its device (a path's groups, a split's slow nodes).
     print(f["kind"], "~".join(ends) or f.get("device", ""))
 PY
 }
@@ -110,6 +113,18 @@ scenario split-no-topology "slow_path node-1,node-2,node-3,node-4 <-> node-5,nod
   8 --leaves 2 --topology none --slow-uplink leaf-1=200mbit
 scenario slow-host-under-leaves "straggler_node node-5" 9 --leaves 3 --throttle node-5=200mbit
 fi
+if want_set second; then
+scenario moderate-of-three "straggler_node node-2" 3 --throttle node-2=750mbit
+scenario moderate-of-five "straggler_node node-4" 5 --throttle node-4=750mbit
+scenario two-moderate-of-seven "straggler_node node-2; straggler_node node-5" 7 \
+  --throttle node-2=750mbit --throttle node-5=750mbit
+scenario half-slow-no-expectation "fleet_split node-1,node-2,node-3,node-4" 8 \
+  --throttle node-1=330mbit --throttle node-2=330mbit --throttle node-3=330mbit --throttle node-4=330mbit
+scenario half-slow-expected "straggler_node node-1; straggler_node node-2; straggler_node node-3; straggler_node node-4" 8 \
+  --expect-tcp 0.9 --throttle node-1=330mbit --throttle node-2=330mbit --throttle node-3=330mbit --throttle node-4=330mbit
+scenario lossy-host-1pct "lossy_link node-3; straggler_node node-3" 6 --lossy node-3=1
+scenario lossy-host-3pct "lossy_link node-5; straggler_node node-5" 6 --lossy node-5=3
+fi
 if want_set rails; then
 scenario slow-nic-rail1 "slow_nic node-3" 5 --rails 2 --slow-nic node-3:1=200mbit
 scenario half-rate-nic-rail0 "slow_nic node-2" 6 --rails 2 --slow-nic node-2:0=500mbit
@@ -149,6 +164,11 @@ if want_set switches; then
 healthy "8 hosts on 2 leaves" 8 --leaves 2
 healthy "9 hosts on 3 leaves, unshaped" 9 --leaves 3 --rate none
 healthy "8 hosts on 2 leaves, no topology given" 8 --leaves 2 --topology none
+fi
+if want_set second; then
+healthy "5 hosts, shaped 1gbit" 5
+healthy "5 hosts, unshaped" 5 --rate none
+healthy "4 hosts, shaped, expectation met" 4 --expect-tcp 0.9
 fi
 if want_set rails; then
 healthy "5 hosts, two rails" 5 --rails 2

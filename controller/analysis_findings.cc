@@ -160,8 +160,8 @@ v1::Finding UnstableNode(const AnalysisInput& in, const Judged& j, const Analysi
   v1::Finding f = report::Make(
       report::kind::kUnstable, name,
       absl::StrFormat("%s: %s attempts disagree with %d of the %d peers it was re-tested with: "
-                      "fine at best (near the fabric's typical %s Gb/s) and far below it at "
-                      "worst; its NIC or its own link flaps",
+                      "fine at best (near the fabric's typical %s Gb/s) and far below it in two "
+                      "attempts or more; its NIC or its own link flaps",
                       name, in.bandwidth_probe, unstable, known, Num(j.bw.typical)),
       report::Level::kAlternate);
   (*f.mutable_evidence())["unstable_peers"] = absl::StrCat(unstable);

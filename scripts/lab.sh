@@ -7,7 +7,7 @@
 #                       [--lossy HOST=PCT|all=PCT]...
 #                       [--leaves K [--slow-uplink LEAF=RATE]... [--topology labels|lldp|none]]
 #                       [--rails N [--slow-nic HOST:RAIL=RATE]...]
-#                       [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
+#                       [--expect-tcp GBPS] [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
 #   scripts/lab.sh nodes|map|history [flags]        other fabricctl commands against the lab
 #   scripts/lab.sh metrics                           scrape the controller's /metrics
@@ -37,7 +37,8 @@
 # bridge (rail 0 is eth0, on the leaves when there are leaves; rail r > 0 a bridge rail<r>,
 # addresses 198.18.<r>.0/24), shaped to --rate, and the configuration names the rails
 # (rails: [{name: rail0, netdev: eth0}, ...]); --slow-nic node-3:1=200mbit shapes node-3's
-# rail-1 NIC both ways (a NIC trained at a lower rate).
+# rail-1 NIC both ways (a NIC trained at a lower rate). --expect-tcp 0.9 writes
+# expect.tcp_bw_gbps into the lab's configuration: what a healthy pair reaches.
 # Without root (or with --loopback) the
 # agents share loopback, unshaped. --gpus node-1=2 gives a host two stand-in GPUs: the CUDA
 # and NCCL test stand-ins ($BIN/tests/fake_gpu, built by bazel build //tests/fake_gpu:all;
@@ -151,7 +152,7 @@ shape_egress() {  # NS RATE LOSS_PCT [DEST_IP=RATE|drop]...
 up() {
   local n=${1:-}; shift || true
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '${n}'"
-  local rate=1gbit loopback=0 leaves=1 topology=labels rails=1
+  local rate=1gbit loopback=0 leaves=1 topology=labels rails=1 expect_tcp=""
   declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=()
   while (($#)); do
     case $1 in
@@ -188,6 +189,9 @@ up() {
       --slow-nic)
         [[ ${2:-} =~ ^(node-[0-9]+):([0-9]+)=(.+)$ ]] || die "--slow-nic: expected node-N:RAIL=RATE, got '${2:-}'"
         slow_nic[${BASH_REMATCH[1]}:${BASH_REMATCH[2]}]=${BASH_REMATCH[3]}; shift 2 ;;
+      --expect-tcp)
+        [[ ${2:-} =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--expect-tcp: expected Gb/s, got '${2:-}'"
+        expect_tcp=$2; shift 2 ;;
       --loopback) loopback=1; shift ;;
       *) die "up: unknown option $1" ;;
     esac
@@ -303,6 +307,7 @@ sweep:
 $( ((leaves > 1)) && [[ $topology == labels ]] && printf 'topology:\n  levels: [leaf]\n')
 $( ((leaves > 1)) && [[ $topology == lldp ]] && printf 'topology:\n  lldp: true\n')
 $( ((rails > 1)) && { echo 'rails:'; for r in $(seq 0 $((rails - 1))); do echo "  - {name: rail$r, netdev: eth$r}"; done; })
+$( [[ -n $expect_tcp ]] && printf 'expect:\n  tcp_bw_gbps: %s\n' "$expect_tcp")
 tls:
   cert: $certs_abs/fabricctl.pem
   key: $certs_abs/fabricctl.key
