@@ -2,7 +2,8 @@
 # The fault matrix: one practice lab per planted fault (network namespaces on a bridge, links
 # shaped with tc tbf/htb, or unshaped), one sweep each, and for each the sweep's exit code and
 # exactly the planted findings: the kinds, and the hosts (or the two ends of the link) named.
-# Nothing else may be raised. Sweeps run with short probes (0.5 s per direction) to keep CI
+# Nothing else may be raised; the closing case counts the whole matrix as precision, recall and
+# healthy sweeps that raised anything. Sweeps run with short probes (0.5 s per direction) to keep CI
 # quick, but for the lossy fabric (1 s: a TCP flow losing packets needs more than half a
 # second to show its typical rate), where no node may be named. Needs root and iproute2;
 # skips (saying why) otherwise.
@@ -44,6 +45,18 @@ print("\n".join(sorted(out)))
 PY
 }
 
+# Verdict quality over the whole matrix: findings named right (tp), named wrongly (fp), planted
+# and missed (fn), and the healthy sweeps that raised anything.
+tp=0 fp=0 fn=0 healthy=0 alarms=0
+count() {  # WANT GOT
+  local t f n
+  t=$(comm -12 <(sort <<<"$1" | sed '/^$/d') <(sort <<<"$2" | sed '/^$/d') | wc -l)
+  f=$(comm -13 <(sort <<<"$1" | sed '/^$/d') <(sort <<<"$2" | sed '/^$/d') | wc -l)
+  n=$(comm -23 <(sort <<<"$1" | sed '/^$/d') <(sort <<<"$2" | sed '/^$/d') | wc -l)
+  tp=$((tp + t)) fp=$((fp + f)) fn=$((fn + n))
+  if [[ -z $1 ]]; then healthy=$((healthy + 1)); [[ -z $2 ]] || alarms=$((alarms + 1)); fi
+}
+
 # scenario NAME EXPECTED_EXIT "EXPECTED FINDINGS (lines)" LAB_UP_ARGS...
 scenario() {
   local name=$1 want_exit=$2 want=$3; shift 3
@@ -56,6 +69,7 @@ scenario() {
   local got_exit=$?
   local got
   got=$(findings_of "$OUT/$name.json" 2>/dev/null)
+  count "$want" "$got"
   if [[ $got_exit -eq $want_exit && $got == "$want" ]]; then
     ok "$name: exit $got_exit, findings [${got//$'\n'/; }] in $((SECONDS - started))s"
   else
@@ -123,6 +137,14 @@ if lab up 6 > "$OUT/killed.up" 2>&1; then
   fi
 else
   bad "killed: lab up"
+fi
+
+# The matrix as counts: every planted finding named (recall 1), nothing else named (precision 1),
+# no healthy sweep raising anything. bench/verdicts.sh keeps the long runs.
+if ((tp + fp > 0)) && ((fp == 0 && fn == 0 && alarms == 0)); then
+  ok "verdict quality: precision 1.00 ($tp of $((tp + fp))), recall 1.00 ($tp of $((tp + fn))), $healthy healthy sweeps, none raising anything"
+else
+  bad "verdict quality: $tp named right, $fp named wrongly, $fn missed; $alarms of $healthy healthy sweeps raised something"
 fi
 
 echo "$pass passed, $fail failed"
