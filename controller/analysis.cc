@@ -113,7 +113,7 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const Judged& j, const A
   const double figure_spread = FastSpread(figure_logs, 0);
   const size_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
   const size_t slow_nodes = std::count(j.split.slow.begin(), j.split.slow.end(), 1);
-  const bool majority_split = j.split.found && 2 * slow_nodes >= n;
+  const bool majority_split = j.split.found && 2 * slow_nodes >= j.split.judged;
   std::vector<bool> out(n, false);
   for (auto* side : {&sends, &receives}) {
     std::vector<double> logs(n, std::nan(""));
@@ -267,11 +267,13 @@ void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
 
 // The fabric's latency tails (Judged::tail): the pairs' median p99, and their spread around it
 // on a log scale. A tail is a property of the path, not of a node's median: the pairs' own
-// median, which a few long tails cannot move, is the reference.
-void TailFigures(const AnalysisInput& in, Judged& j) {
+// median, which a few long tails cannot move, is the reference. Pairs a switch-level fault
+// explains (a congested uplink lengthens their tails) are left out.
+void TailFigures(const AnalysisInput& in, Judged& j, const AnalysisResult& out) {
   std::vector<double> tails;
-  for (const PairInput& p : in.pairs) {
-    if (p.status == PairStatus::kMeasured && !std::isnan(p.lat_p99_us) && p.lat_p99_us > 0) {
+  for (size_t k = 0; k < in.pairs.size(); ++k) {
+    const PairInput& p = in.pairs[k];
+    if (p.status == PairStatus::kMeasured && out.pairs[k].path < 0 && !std::isnan(p.lat_p99_us) && p.lat_p99_us > 0) {
       tails.push_back(p.lat_p99_us);
     }
   }
@@ -322,7 +324,7 @@ void JudgePairs(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
     j.lat_measured[p] = !std::isnan(pair.lat_us) && pair.lat_us > 0;
     j.lat_bad[p] = j.lat_measured[p] && (j.lat.Above(pair.lat_us, t.relative_lat(), t.max_robust_z()) ||
                                          (ceiling > 0 && pair.lat_us > ceiling));
-    r.high_tail = j.lat_measured[p] && j.TailHigh(pair.lat_p99_us, t.relative_lat());
+    r.high_tail = j.lat_measured[p] && r.path < 0 && j.TailHigh(pair.lat_p99_us, t.relative_lat());
     j.lat_bad[p] = j.lat_bad[p] || r.high_tail;
     r.high_latency = j.lat_bad[p];
   }
@@ -391,9 +393,11 @@ void JudgeStability(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
     auto low = [&](float x) {
       return !std::isnan(x) && j.bw.valid && x < j.bw.typical * (1 - t.min_effect()) && j.LinkEvidence(x);
     };
-    r.disagrees = (!r.slow_forward && low(pair.bw_worst_gbps)) || (!r.slow_reverse && low(pair.bw_reverse_worst_gbps));
-    r.unstable = (!r.slow_forward && low(pair.bw_next_worst_gbps)) ||
-                 (!r.slow_reverse && low(pair.bw_reverse_next_worst_gbps));
+    // The best attempt fine by both tests: the attempts then truly disagree.
+    const bool forward_fine = !r.slow_forward && !low(pair.bw_gbps);
+    const bool reverse_fine = !r.slow_reverse && !low(pair.bw_reverse_gbps);
+    r.disagrees = (forward_fine && low(pair.bw_worst_gbps)) || (reverse_fine && low(pair.bw_reverse_worst_gbps));
+    r.unstable = (forward_fine && low(pair.bw_next_worst_gbps)) || (reverse_fine && low(pair.bw_reverse_next_worst_gbps));
     j.stability_known[p] = pair.attempts >= needed;
     if (j.stability_known[p]) {
       observations.push_back({pair.client, pair.server, r.unstable, false});
@@ -416,7 +420,7 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   }
   j.split = FindFleetSplit(in, explained);
   TypicalFigures(in, j, out);
-  TailFigures(in, j);
+  TailFigures(in, j, out);
   JudgePairs(in, j, out);
   BlameNodes(in, j, out);
   LinkSpread(in, j);

@@ -130,6 +130,15 @@ TEST_CASE("At 2 nodes nothing is relative: only an expectation judges the one pa
   CHECK(Kinds(Analyze(in)) == std::vector<std::string>{"fabric_degraded::"});
 }
 
+TEST_CASE("Two faster hosts among many are not the fleet's yardstick: a real straggler is named") {
+  // node-8 and node-9 reach 200 Gb/s with each other (a newer NIC), the rest 100, node-3 50.
+  auto r = Analyze(Sweep(10, [](uint32_t a, uint32_t b) {
+    const auto rate = [](uint32_t x) { return x >= 8 ? 200.0f : x == 3 ? 50.0f : 100.0f; };
+    return std::min(rate(a), rate(b));
+  }));
+  CHECK(Kinds(r) == Stragglers({3}));
+}
+
 TEST_CASE("At 3 and 4 nodes: a slow majority of three is the fabric; half of four is a split") {
   auto three = Sweep(3, Fleet({0, 1}, 0.4f));
   CHECK(Analyze(three).findings.empty());

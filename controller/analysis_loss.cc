@@ -3,7 +3,10 @@
 // thresholds.min_loss_rate of its segments and ten times the fabric's typical share or more
 // (the median direction's: a fabric that loses alike everywhere blames nobody). A node lossy
 // in what it sends (or receives) to more than half of its peers is blamed on that side, as
-// stragglers are (LocaliseNodes); the other lossy directions are their links'.
+// stragglers are (LocaliseNodes); the other lossy directions are their links'. With re-tests
+// on, a pair is lossy only on a figure that survived a re-test (the sweep re-tests lossy pairs),
+// and a node only when one of its lossy pairs did. Pairs a switch-level fault explains are
+// left out: their loss is the switch's.
 #include <algorithm>
 #include <cmath>
 
@@ -25,8 +28,9 @@ std::string Percent(double rate) { return absl::StrFormat("%.2f %%", rate * 100)
 
 void JudgeLoss(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
   std::vector<double> rates;
-  for (const PairInput& p : in.pairs) {
-    if (p.status != PairStatus::kMeasured) continue;
+  for (size_t k = 0; k < in.pairs.size(); ++k) {
+    const PairInput& p = in.pairs[k];
+    if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
     for (float rate : {p.loss_rate, p.loss_rate_reverse}) {
       if (!std::isnan(rate)) rates.push_back(rate);
     }
@@ -37,17 +41,19 @@ void JudgeLoss(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
   j.typical_loss = Median(rates);
   const double bar = std::max(in.thresholds.min_loss_rate(), kLossFactor * j.typical_loss);
   std::vector<Observation> observations;
+  std::vector<bool> confirmed(in.nodes.size(), !in.require_retest);
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
-    if (p.status != PairStatus::kMeasured) continue;
+    if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
     PairResult& r = out.pairs[k];
     r.lossy_forward = !std::isnan(p.loss_rate) && p.loss_rate >= bar && p.loss_rate > 0;
     r.lossy_reverse = !std::isnan(p.loss_rate_reverse) && p.loss_rate_reverse >= bar && p.loss_rate_reverse > 0;
     if (!std::isnan(p.loss_rate)) observations.push_back({p.client, p.server, r.lossy_forward, true});
     if (!std::isnan(p.loss_rate_reverse)) observations.push_back({p.server, p.client, r.lossy_reverse, true});
+    if ((r.lossy_forward || r.lossy_reverse) && p.attempts >= 2) confirmed[p.client] = confirmed[p.server] = true;
   }
-  j.loss_blamed = LocaliseNodes(in.nodes.size(), observations, std::max<uint32_t>(1, in.thresholds.min_node_pairs()),
-                                std::vector<bool>(in.nodes.size(), true));
+  j.loss_blamed = LocaliseNodes(in.nodes.size(), observations,
+                                std::max<uint32_t>(1, in.thresholds.min_node_pairs()), confirmed);
 }
 
 void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
@@ -83,8 +89,9 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
     PairResult& r = out.pairs[k];
-    const bool forward = r.lossy_forward && !Explains(j.loss_blamed, {p.client, p.server, true, true});
-    const bool reverse = r.lossy_reverse && !Explains(j.loss_blamed, {p.server, p.client, true, true});
+    const bool retested = !in.require_retest || p.attempts >= 2;
+    const bool forward = retested && r.lossy_forward && !Explains(j.loss_blamed, {p.client, p.server, true, true});
+    const bool reverse = retested && r.lossy_reverse && !Explains(j.loss_blamed, {p.server, p.client, true, true});
     if (!forward && !reverse) continue;
     const std::string& a = in.nodes[p.client].name;
     const std::string& b = in.nodes[p.server].name;

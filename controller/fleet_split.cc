@@ -68,7 +68,12 @@ FleetSplit FindFleetSplit(const AnalysisInput& in, const std::vector<char>& excl
   std::sort(logs.begin(), logs.end());
   size_t cut = 0;
   double gap = 0;
+  split.judged = logs.size();
   for (size_t c = 2; c + 2 <= logs.size(); ++c) {
+    // The fast group is no small minority: at least as large as the slow one, or a third of
+    // the nodes (two faster hosts among many healthy ones are not the fleet's yardstick).
+    const size_t fast = logs.size() - c;
+    if (3 * fast < std::min(3 * c, logs.size())) continue;
     if (logs[c].first - logs[c - 1].first > gap) gap = logs[c].first - logs[c - 1].first, cut = c;
   }
   if (cut == 0) return split;

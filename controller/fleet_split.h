@@ -18,6 +18,7 @@ namespace fabricctl::controller {
 struct FleetSplit {
   bool found = false;
   std::vector<char> slow;  // per node: in the slow group
+  size_t judged = 0;       // nodes with a reach (measured with enough peers)
   // The median reach of each group, Gb/s.
   double fast_reach_gbps = std::numeric_limits<double>::quiet_NaN();
   double slow_reach_gbps = std::numeric_limits<double>::quiet_NaN();
@@ -26,7 +27,8 @@ struct FleetSplit {
 // A node's reach is its second-best bandwidth figure (what it sends or receives; the second,
 // so that one lucky measurement does not decide): a fast node reaches the fast figure as soon as
 // one of its peers is fast, however many are slow. The nodes' reaches, on a log scale, split in
-// two at their widest gap when both sides have two nodes or more and the gap is a real effect:
+// two at their widest gap when both sides have two nodes or more, the fast side is no small
+// minority (at least as many as the slow side, or a third of the nodes), and the gap is a real effect:
 // at least thresholds.min_effect, and more than thresholds.max_robust_z robust spreads of the
 // figures within each side (the pairs with both ends in it: the healthy noise of a fleet that
 // is split, and of one that is only noisy, whose top figures scatter as widely). Pairs

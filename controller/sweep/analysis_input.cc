@@ -101,7 +101,8 @@ void FiguresOf(const PairRun& run, const SweepSpecs& specs, PairInput& p) {
   }
   if (specs.lat_index >= 0) {
     p.lat_us = HeadlineLat(run.results[specs.lat_index]);
-    p.lat_p99_us = HeadlineTail(run.results[specs.lat_index]);
+    p.lat_p99_us = static_cast<size_t>(specs.lat_index) < run.best_tail.size() ? run.best_tail[specs.lat_index]
+                                                                              : HeadlineTail(run.results[specs.lat_index]);
   }
 }
 

@@ -87,7 +87,8 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   const size_t n = fleet.nodes.size();
   auto bad = [&](size_t p) {
     const PairResult& r = a.pairs[p];
-    return r.slow || r.high_latency || r.unreachable || in.pairs[p].status == PairStatus::kRefused;
+    return r.slow || r.high_latency || r.unreachable || r.lossy_forward || r.lossy_reverse ||
+           in.pairs[p].status == PairStatus::kRefused;
   };
   std::vector<uint32_t> stayed(n, 0), recovered(n, 0);
   for (size_t p = 0; p < in.pairs.size(); ++p) {
@@ -121,7 +122,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   auto want = [&](size_t p) {
     wanted.push_back({ordered[p]->client, ordered[p]->server});
     const PairResult& r = a.pairs[p];
-    only_bw = only_bw && (r.slow || r.disagrees) && !r.high_latency &&
+    only_bw = only_bw && (r.slow || r.disagrees || r.lossy_forward || r.lossy_reverse) && !r.high_latency &&
               in.pairs[p].status == PairStatus::kMeasured;
   };
   for (size_t p = 0; p < in.pairs.size(); ++p) {

@@ -212,6 +212,7 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
     for (const auto& r : reverse) run.worst_reverse.push_back(HeadlineBw(r));
     run.worst_reverse.resize(results.size(), std::nanf(""));
     run.next_worst.assign(results.size(), std::nanf(""));
+    for (const auto& r : results) run.best_tail.push_back(HeadlineTail(r));
     run.next_worst_reverse.assign(results.size(), std::nanf(""));
     run.results = std::move(results);
     run.reverse = std::move(reverse);
@@ -235,6 +236,9 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
   const bool swapped = pair.first != run.client;
   for (size_t k = 0; k < results.size(); ++k) {
     if (results[k].kind() == v1::PROBE_KIND_UNSPECIFIED) continue;  // not run this time
+    if (const float tail = HeadlineTail(results[k]); !std::isnan(tail) && !(run.best_tail[k] <= tail)) {
+      run.best_tail[k] = tail;
+    }
     const bool directed = k < reverse_.size() && reverse_[k];
     auto& forward = swapped && directed ? run.reverse[k] : run.results[k];
     if (swapped && directed) {

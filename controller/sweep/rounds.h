@@ -33,6 +33,9 @@ struct PairRun {
   std::vector<v1::ProbeResult> reverse;
   std::vector<float> worst, worst_reverse;            // the lowest figure of the attempts
   std::vector<float> next_worst, next_worst_reverse;  // the second lowest
+  // The lowest p99 latency of the attempts (HeadlineTail; NaN where none): a re-test clears a
+  // chance tail even when its median is not the best.
+  std::vector<float> best_tail;
   uint32_t attempts = 0;
 };
 
