@@ -381,10 +381,14 @@ void LinkSpread(const AnalysisInput& in, Judged& j) {
 // when its second worst is too (it fell back after recovering, not one passing event). Pairs
 // explained otherwise (a switch-level fault, a split fleet's slow group) are left out. A node
 // unstable with more than half its re-tested peers is the one that flaps (LocaliseNodes).
+// Loss makes TCP figures erratic: on a fabric that itself loses packets (its typical share of
+// retransmitted segments at min_loss_rate or more), and on a lossy direction, attempts that
+// disagree are the loss's doing (lossy_link says so), not a flap.
 void JudgeStability(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
   const auto& t = in.thresholds;
   const uint16_t needed = in.require_retest ? kUnstableAttempts : 2;
   j.stability_known.assign(in.pairs.size(), 0);
+  const bool fabric_loses = j.loss_known && j.typical_loss >= t.min_loss_rate();
   std::vector<Observation> observations;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
@@ -394,8 +398,8 @@ void JudgeStability(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
       return !std::isnan(x) && j.bw.valid && x < j.bw.typical * (1 - t.min_effect()) && j.LinkEvidence(x);
     };
     // The best attempt fine by both tests: the attempts then truly disagree.
-    const bool forward_fine = !r.slow_forward && !low(pair.bw_gbps);
-    const bool reverse_fine = !r.slow_reverse && !low(pair.bw_reverse_gbps);
+    const bool forward_fine = !r.slow_forward && !low(pair.bw_gbps) && !r.lossy_forward && !fabric_loses;
+    const bool reverse_fine = !r.slow_reverse && !low(pair.bw_reverse_gbps) && !r.lossy_reverse && !fabric_loses;
     r.disagrees = (forward_fine && low(pair.bw_worst_gbps)) || (reverse_fine && low(pair.bw_reverse_worst_gbps));
     r.unstable = (forward_fine && low(pair.bw_next_worst_gbps)) || (reverse_fine && low(pair.bw_reverse_next_worst_gbps));
     j.stability_known[p] = pair.attempts >= needed;
@@ -424,8 +428,8 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
   JudgePairs(in, j, out);
   BlameNodes(in, j, out);
   LinkSpread(in, j);
-  JudgeStability(in, j, out);
   JudgeLoss(in, j, out);
+  JudgeStability(in, j, out);
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     if (!j.path_measured[p]) continue;
     ++out.nodes[in.pairs[p].client].pairs;

@@ -50,6 +50,17 @@ TEST_CASE("A node unstable with most of its peers is the one that flaps, drained
   CHECK(r.nodes[3].verdict == Verdict::kCritical);
 }
 
+TEST_CASE("On a fabric that loses packets everywhere, or a lossy link, disagreement is loss's") {
+  auto lossy = Flapping(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 8);
+  for (auto& p : lossy.pairs) p.loss_rate = p.loss_rate_reverse = 0.01f;  // 1 % everywhere
+  CHECK(Analyze(lossy).findings.empty());
+  for (auto& p : lossy.pairs) p.loss_rate = p.loss_rate_reverse = 0.0f;
+  for (auto& p : lossy.pairs) {
+    if (Is(p.client, p.server, 1, 4)) p.loss_rate = p.loss_rate_reverse = 0.02f;
+  }
+  CHECK(Kinds(Analyze(lossy)) == std::vector<std::string>{"lossy_link:node-1:node-4"});
+}
+
 TEST_CASE("Attempts within the noise, too few of them, or a chance low: nothing") {
   // A worst attempt 15 % below: within what counts.
   CHECK(Analyze(Flapping(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 85)).findings.empty());
