@@ -84,23 +84,26 @@ double FastSpread(const std::vector<double>& values, double center) {
 // or above the center: a few slow nodes in a small fleet do not widen it), and is never taken
 // below what a median of the node's k figures varies by anyway (1.2533 x the figures' own
 // fast-side spread / sqrt k). Below an absolute floor (`floor`, 0: none) that the rest of the
-// fabric meets, a node needs no more: the expectation says what slow is. The nodes of a split
-// fleet's slow group that is half the nodes or more are no outliers: only the floor judges them.
+// fabric meets, a node needs no more: the expectation says what slow is. In a split fleet whose
+// slow group is half the nodes or more, the slow group's nodes are no outliers (only the floor
+// judges them), and the others are judged among themselves, on their figures with each other.
 std::vector<bool> OutlierNodes(const AnalysisInput& in, const Judged& j, const AnalysisResult& r,
                                double typical, double floor) {
   const v1::Thresholds& t = in.thresholds;
   const size_t n = in.nodes.size();
+  const bool majority_split = j.MajoritySplit();
+  auto relative = [&](uint32_t i) { return !(majority_split && j.split.slow[i]); };
+  // A relative node's figure with a slow-group peer is the split's, not its own.
+  auto counts = [&](uint32_t node, uint32_t peer) { return !relative(node) || relative(peer); };
   std::vector<std::vector<float>> sends(n), receives(n);
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured || r.pairs[k].path >= 0) continue;
-    if (!std::isnan(p.bw_gbps) && p.bw_gbps > 0) {
-      sends[p.client].push_back(p.bw_gbps);
-      receives[p.server].push_back(p.bw_gbps);
-    }
-    if (!std::isnan(p.bw_reverse_gbps) && p.bw_reverse_gbps > 0) {
-      sends[p.server].push_back(p.bw_reverse_gbps);
-      receives[p.client].push_back(p.bw_reverse_gbps);
+    for (const auto& [from, to, bw] : {std::tuple{p.client, p.server, p.bw_gbps},
+                                       std::tuple{p.server, p.client, p.bw_reverse_gbps}}) {
+      if (std::isnan(bw) || bw <= 0) continue;
+      if (counts(from, to)) sends[from].push_back(bw);
+      if (counts(to, from)) receives[to].push_back(bw);
     }
   }
   // The figures' own spread on a log scale, fast side (each direction is one send).
@@ -112,8 +115,6 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const Judged& j, const A
   }
   const double figure_spread = FastSpread(figure_logs, 0);
   const size_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
-  const size_t slow_nodes = std::count(j.split.slow.begin(), j.split.slow.end(), 1);
-  const bool majority_split = j.split.found && 2 * slow_nodes >= j.split.judged;
   std::vector<bool> out(n, false);
   for (auto* side : {&sends, &receives}) {
     std::vector<double> logs(n, std::nan(""));
@@ -123,7 +124,7 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const Judged& j, const A
       // The better middle of an even count, as for the typical figure: a healthy node measured
       // with two peers, one of them the straggler, is not half slow.
       logs[i] = std::log(MiddleOf((*side)[i], /*upper=*/true));
-      known.push_back(logs[i]);
+      if (relative(i)) known.push_back(logs[i]);
     }
     if (known.empty()) continue;
     // The better middle: one slow node of an even count must not pull the center down.
@@ -135,9 +136,8 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const Judged& j, const A
       if (std::isnan(logs[i])) continue;
       const double spread = std::max(
           node_spread, 1.2533 * figure_spread / std::sqrt(static_cast<double>((*side)[i].size())));
-      const bool relative = !(majority_split && j.split.slow[i]);
       out[i] = out[i] ||
-               (relative && (spread > 0 ? (logs[i] - center) / spread < -t.max_robust_z() : logs[i] < center)) ||
+               (relative(i) && (spread > 0 ? (logs[i] - center) / spread < -t.max_robust_z() : logs[i] < center)) ||
                (floor > 0 && std::exp(logs[i]) < floor);
     }
   }
@@ -336,9 +336,12 @@ void BlameNodes(const AnalysisInput& in, Judged& j, const AnalysisResult& out) {
   const size_t n = in.nodes.size();
   const auto& t = in.thresholds;
   std::vector<Observation> bw_obs, lat_obs, dead_obs;
+  // In a majority split with no floor to judge its slow group by, nobody can be blamed for the
+  // slow group's directions: they would only count against the fast nodes beside them.
+  const bool split_speaks = j.MajoritySplit() && EffectiveFloor(j) <= 0;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
-    if (j.bw_measured[p]) {
+    if (j.bw_measured[p] && !(split_speaks && j.InSlowGroup(pair.client, pair.server))) {
       if (!std::isnan(pair.bw_gbps)) bw_obs.push_back({pair.client, pair.server, out.pairs[p].slow_forward, true});
       if (!std::isnan(pair.bw_reverse_gbps)) bw_obs.push_back({pair.server, pair.client, out.pairs[p].slow_reverse, true});
     }

@@ -4,6 +4,7 @@
 // The analysis's steps, shared between analysis.cc (judging the figures) and
 // analysis_findings.cc (writing the findings). Not for use outside these two files.
 
+#include <algorithm>
 #include <vector>
 
 #include "controller/analysis.h"
@@ -32,6 +33,11 @@ struct Judged {
   FleetSplit split;
   bool InSlowGroup(uint32_t a, uint32_t b) const {
     return split.found && (split.slow[a] || split.slow[b]);
+  }
+  // The slow group is half the judged nodes or more: its nodes are no outliers.
+  bool MajoritySplit() const {
+    return split.found &&
+           2 * static_cast<size_t>(std::count(split.slow.begin(), split.slow.end(), 1)) >= split.judged;
   }
   Reference bw, lat;
   double link_floor = 0;  // min_bw_efficiency x expect.link_rate_gbps (RDMA) or tcp_bw_gbps (tcp_bw)
