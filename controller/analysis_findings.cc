@@ -288,7 +288,7 @@ namespace {
 
 // The slow group's nodes that a split names: not blamed otherwise, and measured with a peer of
 // the fast group (a node whose every peer was slow cannot be told from them).
-std::vector<uint32_t> SplitNamed(const AnalysisInput& in, const Judged& j, const AnalysisResult& out) {
+std::vector<uint32_t> SplitNamed(const AnalysisInput& in, const Judged& j) {
   std::vector<char> beside_fast(in.nodes.size(), 0);
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
@@ -309,7 +309,7 @@ std::vector<uint32_t> SplitNamed(const AnalysisInput& in, const Judged& j, const
 // node, each held to its own expectation) is no finding either.
 void AddSplitFinding(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
   if (!j.split.found || j.link_floor > 0) return;
-  const std::vector<uint32_t> named = SplitNamed(in, j, out);
+  const std::vector<uint32_t> named = SplitNamed(in, j);
   if (named.empty()) return;
   std::set<std::string> slow_profiles, fast_profiles;
   for (uint32_t i = 0; i < in.nodes.size(); ++i) {

@@ -75,6 +75,7 @@ struct Judged {
   // Loss: the fabric's typical retransmitted share (the median direction's), and the nodes
   // whose directions to most peers are lossy, on the side(s) they are.
   double typical_loss = 0;
+  double loss_bar = 0;  // the share a direction must reach to be lossy
   bool loss_known = false;
   std::vector<Side> loss_blamed;
 };

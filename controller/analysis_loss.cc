@@ -39,7 +39,8 @@ void JudgeLoss(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
   if (rates.empty()) return;
   j.loss_known = true;
   j.typical_loss = Median(rates);
-  const double bar = std::max(in.thresholds.min_loss_rate(), kLossFactor * j.typical_loss);
+  j.loss_bar = std::max(in.thresholds.min_loss_rate(), kLossFactor * j.typical_loss);
+  const double bar = j.loss_bar;
   std::vector<Observation> observations;
   std::vector<bool> confirmed(in.nodes.size(), !in.require_retest);
   for (size_t k = 0; k < in.pairs.size(); ++k) {
@@ -58,7 +59,7 @@ void JudgeLoss(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
 
 void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
   if (!j.loss_known) return;
-  const double bar = std::max(in.thresholds.min_loss_rate(), kLossFactor * j.typical_loss);
+  const double bar = j.loss_bar;
   const std::string criterion = absl::StrCat(
       "lossy is a sender retransmitting at least ", Percent(bar), " of its segments (",
       Percent(in.thresholds.min_loss_rate()), " at least, and ten times the fabric's typical ",
