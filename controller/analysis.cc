@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <utility>
 
 #include "controller/analysis_internal.h"
 #include "controller/fleet_split.h"
@@ -207,11 +208,41 @@ namespace {
 // misses it (then it tells no pair from another).
 double EffectiveFloor(const Judged& j) { return j.bw_floor_missed ? 0 : j.link_floor; }
 
+// The least concurrency a figure may have been taken at to count towards the yardstick: 0.8 x
+// the upper quartile of the known figures' concurrency (0: none known, every figure counts).
+// The sweep's rounds are planned full; a figure taken with fewer probes running (its round's
+// other pairs failed at once, a re-test, a localisation round) is judged against the yardstick
+// but does not set it, since on a fabric or host that slows under load it would raise it and
+// make every full round's figure look slow. The quartile, not the median: when many rounds
+// lost a pair to a dead agent, the full rounds may be the fewer.
+double FullLoad(std::vector<float> concurrency) {
+  if (concurrency.empty()) return 0;
+  const size_t q = concurrency.size() * 3 / 4;
+  std::nth_element(concurrency.begin(), concurrency.begin() + q, concurrency.end());
+  return 0.8 * concurrency[q];
+}
+
+// The full load of the sweep's bandwidth figures and of its latency figures.
+std::pair<double, double> FullLoads(const AnalysisInput& in, const AnalysisResult& out) {
+  std::vector<float> bw, lat;
+  for (size_t k = 0; k < in.pairs.size(); ++k) {
+    const PairInput& p = in.pairs[k];
+    if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
+    for (const auto& [figure, c] : {std::pair{p.bw_gbps, p.bw_concurrency}, std::pair{p.bw_reverse_gbps, p.bw_reverse_concurrency}}) {
+      if (!std::isnan(figure) && c > 0) bw.push_back(c);
+    }
+    if (!std::isnan(p.lat_us) && p.lat_concurrency > 0) lat.push_back(p.lat_concurrency);
+  }
+  return {FullLoad(std::move(bw)), FullLoad(std::move(lat))};
+}
+
 // Every measured direction is a figure of both its ends: the fabric's typical bandwidth and
-// latency, each node's median and its robust z against the others', the expected floors.
+// latency (from the figures taken under full load), each node's median and its robust z
+// against the others', the expected floors.
 void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
   const size_t n = in.nodes.size();
   const auto& t = in.thresholds;
+  const auto [bw_load, lat_load] = FullLoads(in, out);
   // With the fleet split in two, the typical figure is the fast group's among itself.
   std::vector<std::vector<float>> bw_by_node(n), fast_by_node(n), lat_by_node(n);
   double best_bw = 0, best_lat = std::numeric_limits<double>::infinity();
@@ -219,20 +250,22 @@ void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured) continue;
     // A pair a switch-level fault explains says nothing of the fabric's typical figure.
-    for (float bw : {p.bw_gbps, p.bw_reverse_gbps}) {
+    for (const auto& [bw, c] : {std::pair{p.bw_gbps, p.bw_concurrency}, std::pair{p.bw_reverse_gbps, p.bw_reverse_concurrency}}) {
       if (std::isnan(bw) || out.pairs[k].path >= 0) continue;
+      best_bw = std::max(best_bw, static_cast<double>(bw));
+      if (c > 0 && c < bw_load) continue;  // a lighter load than the yardstick's
       bw_by_node[p.client].push_back(bw);
       bw_by_node[p.server].push_back(bw);
       if (j.split.found && !j.split.slow[p.client] && !j.split.slow[p.server]) {
         fast_by_node[p.client].push_back(bw);
         fast_by_node[p.server].push_back(bw);
       }
-      best_bw = std::max(best_bw, static_cast<double>(bw));
     }
     if (!std::isnan(p.lat_us) && p.lat_us > 0) {
+      best_lat = std::min(best_lat, static_cast<double>(p.lat_us));
+      if (p.lat_concurrency > 0 && p.lat_concurrency < lat_load) continue;
       lat_by_node[p.client].push_back(p.lat_us);
       lat_by_node[p.server].push_back(p.lat_us);
-      best_lat = std::min(best_lat, static_cast<double>(p.lat_us));
     }
   }
   NodeMedians medians(n, std::nanf(""));

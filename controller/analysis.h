@@ -64,6 +64,9 @@ struct PairInput {
   float loss_rate_reverse = std::numeric_limits<float>::quiet_NaN();
   // The latency's 99th percentile at the smallest size, where it rests on enough samples.
   float lat_p99_us = std::numeric_limits<float>::quiet_NaN();
+  // How many probes the sweep had running while each kept figure was taken (ProbeResult's
+  // concurrency; 0: unknown): the yardstick comes from the figures taken under full load.
+  float bw_concurrency = 0, bw_reverse_concurrency = 0, lat_concurrency = 0;
   PairStatus status = PairStatus::kMeasured;
   // How many times the pair was measured; above 1, the figures are the best of the attempts.
   uint16_t attempts = 1;
@@ -179,7 +182,9 @@ struct AnalysisResult {
 //   cannot widen their own yardstick. When the nodes' reaches (each one's second-best figure)
 //   split in two (fleet_split.h), the typical figure is the fast group's among itself, the
 //   slow group's pairs are the split's evidence, and without an expected rate one fleet_split
-//   finding names the slow group's nodes that nothing else blames.
+//   finding names the slow group's nodes that nothing else blames. Only figures taken under
+//   the sweep's full load (PairInput's concurrency at least 0.8 x the upper quartile) set the
+//   typical figure and spread; lighter ones are judged against them.
 // - a direction of a pair is slow when it is below thresholds.relative_bw x typical, or when it
 //   is at least thresholds.min_effect below typical and a robust outlier (z below
 //   -thresholds.max_robust_z); also below thresholds.min_bw_efficiency x the expected rate

@@ -79,8 +79,10 @@ NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Confi
 void FiguresOf(const PairRun& run, const SweepSpecs& specs, PairInput& p) {
   if (specs.bw_index >= 0) {
     p.bw_gbps = HeadlineBw(run.results[specs.bw_index]);
+    p.bw_concurrency = run.results[specs.bw_index].concurrency();
     if (static_cast<size_t>(specs.bw_index) < run.reverse.size()) {
       p.bw_reverse_gbps = HeadlineBw(run.reverse[specs.bw_index]);
+      p.bw_reverse_concurrency = run.reverse[specs.bw_index].concurrency();
     }
     if (static_cast<size_t>(specs.bw_index) < run.worst.size()) {
       p.bw_worst_gbps = run.worst[specs.bw_index];
@@ -94,6 +96,7 @@ void FiguresOf(const PairRun& run, const SweepSpecs& specs, PairInput& p) {
     }
     if (specs.kinds[specs.bw_index] == v1::RDMA_READ_BW) {
       std::swap(p.bw_gbps, p.bw_reverse_gbps);
+      std::swap(p.bw_concurrency, p.bw_reverse_concurrency);
       std::swap(p.bw_worst_gbps, p.bw_reverse_worst_gbps);
       std::swap(p.bw_next_worst_gbps, p.bw_reverse_next_worst_gbps);
       std::swap(p.loss_rate, p.loss_rate_reverse);
@@ -101,6 +104,7 @@ void FiguresOf(const PairRun& run, const SweepSpecs& specs, PairInput& p) {
   }
   if (specs.lat_index >= 0) {
     p.lat_us = HeadlineLat(run.results[specs.lat_index]);
+    p.lat_concurrency = run.results[specs.lat_index].concurrency();
     p.lat_p99_us = static_cast<size_t>(specs.lat_index) < run.best_tail.size() ? run.best_tail[specs.lat_index]
                                                                               : HeadlineTail(run.results[specs.lat_index]);
   }

@@ -150,7 +150,7 @@ RailRunners::RailRunners(AgentClient& agents, Store& store, int64_t sweep_id, Fl
       std::max<uint32_t>(1, max_parallel_pairs / std::max<size_t>(1, rails.size()));
   for (const RailPlan& rail : rails) {
     runners_.push_back(
-        std::make_unique<RoundRunner>(agents, store, sweep_id, fleet, rail.specs, reverse, share));
+        std::make_unique<RoundRunner>(agents, store, sweep_id, fleet, rail.specs, reverse, share, load_));
     runners_.back()->PlaceOnRail(rail.name, rail.absent);
   }
 }

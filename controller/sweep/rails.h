@@ -12,6 +12,7 @@
 #include "controller/store.h"
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/fleet.h"
+#include "controller/sweep/load_meter.h"
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/specs.h"
 #include "proto/config.pb.h"
@@ -85,6 +86,7 @@ class RailRunners {
   ProgressFn progress_;
   const std::atomic<bool>* stop_;
   const absl::Duration inventory_timeout_;
+  LoadMeter load_;  // every rail's probes
   std::vector<std::unique_ptr<RoundRunner>> runners_;
 };
 

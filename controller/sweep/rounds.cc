@@ -169,14 +169,15 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
 
 RoundRunner::RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
                          std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
-                         uint32_t max_parallel_pairs)
+                         uint32_t max_parallel_pairs, LoadMeter& load)
     : agents_(agents),
       store_(store),
       sweep_id_(sweep_id),
       fleet_(fleet),
       specs_(std::move(specs)),
       reverse_(std::move(reverse)),
-      max_parallel_pairs_(std::max<uint32_t>(1, max_parallel_pairs)) {}
+      max_parallel_pairs_(std::max<uint32_t>(1, max_parallel_pairs)),
+      load_(load) {}
 
 std::string RoundRunner::RunId(uint32_t round, uint32_t attempt, const std::string& from,
                                const std::string& to, v1::ProbeKind kind) const {
@@ -283,7 +284,9 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
           const std::string run_id = RunId(round_index, attempt, from.name, to.name, spec.kind());
           v1::ProbeResult result;
           if (path_failed.empty()) {
+            const LoadMeter::Mark start = load_.Enter(absl::Now());
             result = MeasurePair(agents_, from, to, spec, run_id, fleet_.max_gbps);
+            result.set_concurrency(static_cast<float>(load_.Leave(start, absl::Now())));
             if (Failed(result) && !result.refused()) path_failed = result.reason();
           } else {
             result.set_kind(spec.kind());

@@ -15,6 +15,7 @@
 #include "controller/store.h"
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/fleet.h"
+#include "controller/sweep/load_meter.h"
 #include "proto/controller.pb.h"
 #include "proto/probe.pb.h"
 
@@ -78,10 +79,11 @@ bool Better(const v1::ProbeResult& candidate, const v1::ProbeResult& kept);
 // they run (the plan's, then re-tests, then localisation, then the collectives).
 class RoundRunner {
  public:
-  // `reverse[k]`: measure specs[k] from server to client too (the bandwidth probes).
+  // `reverse[k]`: measure specs[k] from server to client too (the bandwidth probes). Every
+  // result records the concurrency `load` saw during it (shared by a sweep's rails).
   RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
               std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
-              uint32_t max_parallel_pairs);
+              uint32_t max_parallel_pairs, LoadMeter& load);
 
   // One round: every pair at once (at most max_parallel_pairs threads); returns how many
   // pairs failed. `only` (when given) names the probes to run, by index into the sweep's specs;
@@ -127,6 +129,7 @@ class RoundRunner {
   const std::vector<v1::ProbeSpec> specs_;
   const std::vector<bool> reverse_;
   const uint32_t max_parallel_pairs_;
+  LoadMeter& load_;
   uint32_t next_round_ = 0;
   std::string rail_;
   std::vector<bool> absent_;
