@@ -8,12 +8,15 @@
 # healthy sweep of the same size.
 #
 #   bench/verdicts.sh [REPEATS [HEALTHY_SWEEPS [SET]]]   (defaults 3, 20, all; needs root)
+#   FABRIC_BIN=DIR bench/verdicts.sh ...                  (binaries from DIR, laid out as bazel-bin)
 #
 # SET: hosts (faults of hosts and links, and the wall-time comparison), switches (faults of
 # what hosts share: hosts over leaf bridges joined by a spine bridge, an uplink shaped; the
 # leaves given as labels, learned over LLDP, or not given at all), rails (hosts with two or
 # three NICs, each rail its own bridge, one NIC shaped), second (moderate deficits in small
-# labs, half the fleet slow with and without an expectation, lossy hosts), or all. Writes
+# labs, half the fleet slow with and without an expectation, lossy hosts and links, latency
+# hosts, a jittery link, a flapping link, an agent killed mid-sweep on an unshaped lab), or
+# all. Writes
 # bench/results/verdicts.txt (all) or verdicts-SET.txt.
 source "$(dirname "$0")/lib.sh"
 REPEATS=${1:-3}
@@ -23,9 +26,12 @@ SET=${3:-all}
   { echo "bench: SET is hosts, switches, rails, second or all, not '$SET'" >&2; exit 3; }
 want_set() { [[ $SET == all || $SET == "$1" ]]; }
 [[ $(id -u) -eq 0 ]] || { echo "bench: needs root (network namespaces)" >&2; exit 3; }
-(cd "$ROOT" && bazel build //cli:fabricctl //agent:fabric-agent //controller:fabric-controller >/dev/null 2>&1) ||
-  { echo "bench: cannot build" >&2; exit 3; }
-export FABRIC_BIN=$ROOT/bazel-bin FABRIC_LAB_DIR=$ROOT/.lab/bench FABRIC_LAB_PREFIX=fabbench
+# FABRIC_BIN set: the binaries there (a copy, so that a build meanwhile does not change them).
+if [[ -z ${FABRIC_BIN:-} ]]; then
+  (cd "$ROOT" && bazel build //cli:fabricctl //agent:fabric-agent //controller:fabric-controller >/dev/null 2>&1) ||
+    { echo "bench: cannot build" >&2; exit 3; }
+fi
+export FABRIC_BIN=${FABRIC_BIN:-$ROOT/bazel-bin} FABRIC_LAB_DIR=$ROOT/.lab/bench FABRIC_LAB_PREFIX=fabbench
 LAB="bash $ROOT/scripts/lab.sh"
 WORK=$(mktemp -d)
 trap '$LAB down >/dev/null 2>&1; rm -rf "$WORK"' EXIT
@@ -67,13 +73,22 @@ sweep() {
 } > "$OUT.tmp"
 
 # scenario NAME "PLANTED (kind subject; ...)" LAB_UP_ARGS...
+# With DURING="SECONDS LAB_COMMAND" set, that lab command runs that long into each sweep
+# (DURING="3 kill node-4": an agent killed mid-sweep).
 tp_all=0 fp_all=0 fn_all=0
+DURING=""
 scenario() {
   local name=$1 planted=$2; shift 2
   local tp=0 fp=0 fn=0 seen=""
   for r in $(seq 1 "$REPEATS"); do
     $LAB up "$@" >/dev/null 2>&1 || { echo "bench: lab up $* failed" >&2; exit 3; }
+    local during_pid=""
+    if [[ -n $DURING ]]; then
+      (sleep "${DURING%% *}"; $LAB ${DURING#* } >/dev/null 2>&1) &
+      during_pid=$!
+    fi
     sweep "$name-$r" >/dev/null
+    [[ -z $during_pid ]] || wait "$during_pid" || true
     local got
     got=$(named "$WORK/$name-$r.json" | sort -u)
     seen+="$got"$'\n'
@@ -124,6 +139,13 @@ scenario half-slow-expected "straggler_node node-1; straggler_node node-2; strag
   --expect-tcp 0.9 --throttle node-1=330mbit --throttle node-2=330mbit --throttle node-3=330mbit --throttle node-4=330mbit
 scenario lossy-host-1pct "lossy_link node-3; straggler_node node-3" 6 --lossy node-3=1
 scenario lossy-host-3pct "lossy_link node-5; straggler_node node-5" 6 --lossy node-5=3
+scenario latency-host-of-three "straggler_node node-2" 3 --latency-host node-2
+scenario latency-host-of-five "straggler_node node-4" 5 --latency-host node-4
+scenario lossy-link-1pct "lossy_link node-1~node-4" 6 --lossy-link node-1-node-4=1
+scenario lossy-link-3pct "lossy_link node-2~node-3" 6 --lossy-link node-2-node-3=3
+scenario jittery-link "high_latency_link node-3~node-5" 6 --jitter node-3-node-5=5
+scenario flapping-link "unstable node-2~node-5" 6 --flap node-2-node-5=100mbit/2
+DURING="4 kill node-4" scenario killed-agent-unshaped "node_unreachable node-4" 6 --rate none
 fi
 if want_set rails; then
 scenario slow-nic-rail1 "slow_nic node-3" 5 --rails 2 --slow-nic node-3:1=200mbit

@@ -4,7 +4,8 @@
 #
 #   scripts/lab.sh up N [--rate R|none] [--throttle HOST=RATE]... [--slow-egress HOST=RATE]...
 #                       [--slow-link A-B=RATE]... [--drop-link A-B]... [--mtu HOST=MTU]...
-#                       [--lossy HOST=PCT|all=PCT]...
+#                       [--lossy HOST=PCT|all=PCT]... [--lossy-link A-B=PCT]...
+#                       [--flap A-B=RATE/SECONDS]... [--jitter A-B=PCT]... [--latency-host HOST]...
 #                       [--leaves K [--slow-uplink LEAF=RATE]... [--topology labels|lldp|none]]
 #                       [--rails N [--slow-nic HOST:RAIL=RATE]...]
 #                       [--expect-tcp GBPS] [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
@@ -25,7 +26,14 @@
 # --drop-link node-1-node-2 makes the two unable to reach each other while both still reach
 # the controller and everyone else (a blackhole qdisc on that class); --mtu node-4=1400 gives a
 # host another MTU; --lossy node-2=1 drops 1 % of the packets node-2 sends, at random (a bad
-# transmit lane or optic; all=1: every host's, a lossy fabric). --leaves 2 spreads the hosts
+# transmit lane or optic; all=1: every host's, a lossy fabric); --lossy-link node-1-node-2=1
+# drops 1 % of what each of the two sends to the other; --flap node-1-node-2=100mbit/3 runs
+# the link between them at 100 Mbit/s for 3 s, at full rate for 3 s, and so on (a flapping
+# port: a process per end changes its HTB class); --jitter node-1-node-2=5 sends 5 % of the
+# small packets between them (a latency probe's messages) through a class starved of tokens,
+# where each waits about 1 ms: a long tail with the median untouched, without netem, which
+# this lab's kernels lack; --latency-host node-3 does that to every small packet node-3 sends
+# (a host with many times the latency, its bandwidth untouched). --leaves 2 spreads the hosts
 # over two leaf bridges in turn by blocks (node-1..3 on leaf-1, node-4..6 on leaf-2 for six),
 # each joined to a spine bridge by an uplink (a veth pair), the controller on the spine; every
 # agent carries --label leaf=leaf-K, and the lab's configuration names the level
@@ -113,7 +121,7 @@ shape() {  # NS DEV RATE [LOSS_PCT]: tbf on DEV's egress; with a loss, htb and l
 # loss is one packet, not a 64 KiB TSO burst.
 lose_packets() {  # NS DEV PCT
   local below
-  below=$(awk -v p="$3" 'BEGIN { printf "%d", p / 100 * 4294967296 }')
+  below=$(awk -v p="$3" 'BEGIN { printf "%.0f", p / 100 * 4294967296 }')
   ip -n "$1" link set dev "$2" gso_max_segs 1
   tc -n "$1" class add dev "$2" parent 1: classid 1:99 htb rate 100gbit 2>/dev/null
   tc -n "$1" qdisc add dev "$2" parent 1:99 handle 99: blackhole
@@ -138,15 +146,81 @@ shape_egress() {  # NS RATE LOSS_PCT [DEST_IP=RATE|drop]...
   local id=20 spec
   for spec in "$@"; do
     local dest=${spec%%=*} what=${spec#*=}
-    if [[ $what == drop ]]; then
-      tc -n "$ns" class add dev eth0 parent 1: classid "1:$id" htb rate 1mbit 2>/dev/null
-      tc -n "$ns" qdisc add dev eth0 parent "1:$id" handle "$id:" blackhole
-    else
-      tc -n "$ns" class add dev eth0 parent 1: classid "1:$id" htb rate "$what" 2>/dev/null
-    fi
+    case $what in
+      loss:*)  # PCT % of what goes to DEST into a blackhole (class 1:99)
+        blackhole_class "$ns" eth0
+        to_dest_filter "$ns" eth0 "$dest" "${what#loss:}" 1:99 ""
+        continue ;;
+      jitter:*)  # PCT % of DEST's small packets through a starved class (1:98): a long tail
+        starved_class "$ns" eth0
+        to_dest_filter "$ns" eth0 "$dest" "${what#jitter:}" 1:98 small
+        continue ;;
+      drop)
+        tc -n "$ns" class add dev eth0 parent 1: classid "1:$id" htb rate 1mbit 2>/dev/null
+        tc -n "$ns" qdisc add dev eth0 parent "1:$id" handle "$id:" blackhole ;;
+      flap:*)  # full rate now; flap_links toggles it between RATE and full every SECONDS
+        local slow_and_period=${what#flap:}
+        tc -n "$ns" class add dev eth0 parent 1: classid "1:$id" htb rate "${rate:-100gbit}" 2>/dev/null
+        echo "$ns 1:$id ${slow_and_period%%/*} ${rate:-100gbit} ${slow_and_period#*/}" >> "$LAB/flaps" ;;
+      *) tc -n "$ns" class add dev eth0 parent 1: classid "1:$id" htb rate "$what" 2>/dev/null ;;
+    esac
     tc -n "$ns" filter add dev eth0 parent 1: protocol ip prio 2 u32 match ip dst "$dest/32" flowid "1:$id"
     id=$((id + 1))
   done
+}
+
+# Class 1:99 under DEV's htb root: a blackhole (once).
+blackhole_class() {  # NS DEV
+  tc -n "$1" class show dev "$2" classid 1:99 | grep -q . && return 0
+  tc -n "$1" class add dev "$2" parent 1: classid 1:99 htb rate 100gbit 2>/dev/null
+  tc -n "$1" qdisc add dev "$2" parent 1:99 handle 99: blackhole
+}
+
+# Class 1:98 under DEV's htb root: 512 kbit/s with no burst, so that every packet through it
+# waits for its own tokens: a latency probe's message about 1 ms, where this machine's links
+# answer in tens of microseconds. A tail without netem (this lab's kernels have none): what a
+# congested queue or a flapping port does to a few packets.
+starved_class() {  # NS DEV
+  tc -n "$1" class show dev "$2" classid 1:98 | grep -q . && return 0
+  tc -n "$1" class add dev "$2" parent 1: classid 1:98 htb rate 512kbit ceil 512kbit burst 1 cburst 1 2>/dev/null
+  tc -n "$1" qdisc add dev "$2" parent 1:98 handle 98: pfifo limit 1000
+}
+
+# A classic BPF filter (prio 1, before the per-destination classes) sending PCT % of the IPv4
+# packets to DEST_IP (`any`: to anyone), at random, to FLOWID; with `small`, only packets of 53
+# to 299 bytes (a latency probe's messages; not bare ACKs, 52 bytes with TCP timestamps, nor
+# full segments). The IP header follows the 14-byte Ethernet header.
+to_dest_filter() {  # NS DEV DEST_IP|any PCT FLOWID [small]
+  local below code=() a b c d
+  below=$(awk -v p="$4" 'BEGIN { printf "%.0f", p / 100 * 4294967296 }')
+  # Each check jumps to the last instruction (no match, "E") when it fails.
+  if [[ $3 != any ]]; then
+    IFS=. read -r a b c d <<<"$3"
+    code+=("32 0 0 30" "21 0 E $(( (a << 24) | (b << 16) | (c << 8) | d ))")  # ld [30]; jeq DEST
+  fi
+  if [[ ${6:-} == small ]]; then code+=("40 0 0 16" "37 0 E 52" "53 E 0 300"); fi  # ldh [16]; 52 < len < 300
+  if ((below < 4294967296)); then code+=("32 0 0 4294963256" "53 E 0 $below"); fi  # ld random; jge BELOW
+  code+=("6 0 0 4294967295" "6 0 0 0")
+  local n=${#code[@]} i bytecode=${#code[@]}
+  for i in "${!code[@]}"; do bytecode+=",${code[$i]//E/$((n - 2 - i))}"; done
+  # Unlike lose_packets, segmentation offload stays on: sending one segment per packet costs
+  # this machine's CPUs enough to make both ends slow senders, a fault of its own. A lost
+  # offloaded burst is many segments at once, but the share of segments lost is PCT % still.
+  tc -n "$1" filter add dev "$2" parent 1: protocol ip prio 1 bpf bytecode "$bytecode" flowid "$5"
+}
+
+# Every --flap link's classes: RATE for SECONDS, full rate for SECONDS, and so on, by one
+# process per class (its pid in $LAB, so that `down` stops it).
+flap_links() {
+  [[ -f $LAB/flaps ]] || return 0
+  local ns class slow full period k=0
+  while read -r ns class slow full period; do
+    setsid bash -c "while :; do sleep $period; tc -n $ns class change dev eth0 parent 1: classid $class htb rate $slow; \
+      sleep $period; tc -n $ns class change dev eth0 parent 1: classid $class htb rate $full; done" \
+      </dev/null >/dev/null 2>&1 &
+    echo $! > "$LAB/flap-$k.pid"
+    k=$((k + 1))
+  done < "$LAB/flaps"
 }
 
 up() {
@@ -168,6 +242,20 @@ up() {
         per_dest[${BASH_REMATCH[1]}]+=" ${BASH_REMATCH[2]#node-}=$what"
         per_dest[${BASH_REMATCH[2]}]+=" ${BASH_REMATCH[1]#node-}=$what"
         shift 2 ;;
+      --flap|--lossy-link|--jitter)
+        local pattern='^(node-[0-9]+)-(node-[0-9]+)=([0-9]+(\.[0-9]+)?)$' form=PCT
+        [[ $1 == --flap ]] && pattern='^(node-[0-9]+)-(node-[0-9]+)=([0-9]+[kmg]?bit/[0-9]+(\.[0-9]+)?)$' form=RATE/SECONDS
+        [[ ${2:-} =~ $pattern ]] || die "$1: expected node-A-node-B=$form, got '${2:-}'"
+        if [[ $1 != --flap ]]; then
+          awk -v p="${BASH_REMATCH[3]}" 'BEGIN { exit !(p > 0 && p < 100) }' || die "$1: PCT must be above 0 and below 100"
+        fi
+        local tag=${1#--}; tag=${tag%-link}; tag=${tag/lossy/loss}
+        per_dest[${BASH_REMATCH[1]}]+=" ${BASH_REMATCH[2]#node-}=$tag:${BASH_REMATCH[3]}"
+        per_dest[${BASH_REMATCH[2]}]+=" ${BASH_REMATCH[1]#node-}=$tag:${BASH_REMATCH[3]}"
+        shift 2 ;;
+      --latency-host)
+        [[ ${2:-} =~ ^node-[0-9]+$ ]] || die "--latency-host: expected node-N, got '${2:-}'"
+        per_dest[$2]+=" any=jitter:100"; shift 2 ;;
       --mtu) mtu[${2%%=*}]=${2#*=}; shift 2 ;;
       --lossy)
         [[ ${2:-} =~ ^(node-[0-9]+|all)=([0-9]+(\.[0-9]+)?)$ ]] && awk -v p="${BASH_REMATCH[2]}" 'BEGIN { exit !(p > 0 && p < 100) }' ||
@@ -225,7 +313,7 @@ up() {
   fi
   down quiet
   # A new lab is a new cluster: its registry and history start empty (restart-controller keeps them).
-  rm -f "$LAB/fabric.db" "$LAB/fabric.db-wal" "$LAB/fabric.db-shm"
+  rm -f "$LAB/fabric.db" "$LAB/fabric.db-wal" "$LAB/fabric.db-shm" "$LAB/flaps"
   mkdir -p "$LAB"
   # Each certificate carries only the address its process is dialled at: in namespaces, the
   # controller's and each agent's own; on loopback, loopback's (--loopback). fabricctl's is a
@@ -280,7 +368,11 @@ up() {
     attach "$ctl_ns" "$CONTROLLER_IP" 0 "" "" "" ""
     for i in $(seq 1 "$n"); do
       local host_rate=${slow_nic[node-$i:0]:-${throttle[node-$i]:-$rate}} dests=()
-      for spec in ${per_dest[node-$i]:-}; do dests+=("$SUBNET.${spec%%=*}=${spec#*=}"); done
+      for spec in ${per_dest[node-$i]:-}; do
+        local to=${spec%%=*}
+        [[ $to == any ]] || to=$SUBNET.$to
+        dests+=("$to=${spec#*=}")
+      done
       attach "$PREFIX-node-$i" "$SUBNET.$i" "$i" "${mtu[node-$i]:-}" "$host_rate" \
         "${loss[node-$i]:-${loss[all]:-}}" "${egress[node-$i]:-$host_rate}" "${dests[@]}"
     done
@@ -342,6 +434,7 @@ YAML
     wait_for_line "$LAB/node-$i.out" "registered with" 20 > /dev/null ||
       die "node-$i did not register; see $LAB/node-$i.log"
   done
+  flap_links
   if [[ $loopback == 0 ]]; then
     echo "lab: controller on $controller and $n agents in namespaces $PREFIX-node-1..$n, links ${rate:-unshaped}$( ((leaves > 1)) && echo ", $leaves leaves"), mutual TLS"
   else
