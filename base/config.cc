@@ -118,8 +118,15 @@ class YamlReader {
   absl::Status SetDuration(const YAML::Node& node, const std::string& path,
                            google::protobuf::Duration* out) {
     absl::Duration d;
-    if (!node.IsScalar() || !absl::ParseDuration(node.Scalar(), &d) || d < absl::ZeroDuration()) {
-      return Error(node, path, "expected a duration such as 500ms, 30s or 2m");
+    // Days too ("90d"), which absl's syntax lacks.
+    const std::string text = node.IsScalar() ? node.Scalar() : "";
+    double days = 0;
+    const bool in_days = text.size() > 1 && text.back() == 'd' &&
+                         text.find_first_not_of("0123456789.") == text.size() - 1 &&
+                         absl::SimpleAtod(text.substr(0, text.size() - 1), &days);
+    if (in_days) d = absl::Hours(24) * days;
+    if (!node.IsScalar() || (!in_days && !absl::ParseDuration(text, &d)) || d < absl::ZeroDuration()) {
+      return Error(node, path, "expected a duration such as 500ms, 30s, 2m or 90d");
     }
     int64_t nanos = absl::ToInt64Nanoseconds(d);
     out->set_seconds(nanos / 1000000000);
@@ -356,6 +363,8 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
   if (t.relative_allreduce_busbw() <= 0 || t.relative_allreduce_busbw() > 1) {
     return fail("thresholds.relative_allreduce_busbw", "must be in (0, 1]");
   }
+  const double budget = config.sweep().retest_budget();
+  if (!(budget >= 0 && budget <= 10)) return fail("sweep.retest_budget", "must be between 0 and 10");
   const auto& p = config.probes();
   if (p.iterations() != 0 && p.has_duration()) {
     return fail("probes.iterations", "iterations and duration exclude each other");
@@ -416,6 +425,8 @@ void ApplyDefaults(v1::Config* c) {
   if (!s->has_pair_timeout()) s->mutable_pair_timeout()->set_seconds(60);
   if (!s->has_retests()) s->set_retests(2);  // 0 is a value: no re-tests
   if (!s->has_both_directions()) s->set_both_directions(true);
+  if (!s->has_retest_budget()) s->set_retest_budget(0.1);
+  if (!c->history().has_keep()) c->mutable_history()->mutable_keep()->set_seconds(90 * 24 * 3600);
   auto* tls = c->mutable_tls();
   if (tls->controller_identity().empty()) tls->set_controller_identity("fabric-controller");
   if (tls->admin_identities().empty()) tls->add_admin_identities("fabricctl");

@@ -108,7 +108,7 @@ TEST_CASE("Bad values are errors naming file, line and key") {
   CHECK(ErrorOf("sweep:\n  pairing: ring\n") ==
         "cluster.yaml:2: sweep.pairing: unknown value 'ring' (expected full, quick, sample, file, topology)");
   CHECK(ErrorOf("sweep:\n  pair_timeout: soon\n") ==
-        "cluster.yaml:2: sweep.pair_timeout: expected a duration such as 500ms, 30s or 2m");
+        "cluster.yaml:2: sweep.pair_timeout: expected a duration such as 500ms, 30s, 2m or 90d");
   CHECK(ErrorOf("expect: [1, 2]\n") == "cluster.yaml:1: expect: expected a mapping of keys");
 }
 

@@ -7,6 +7,7 @@
 #include "base/exit_code.h"
 #include "base/process.h"
 #include "cli/check.h"
+#include "cli/history.h"
 #include "cli/lab.h"
 #include "cli/nodes.h"
 #include "cli/probe.h"
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
   if (map_cmd->parsed()) {
     return cli::RunMapCommand(target, map.sweep_id, map.format, map.output, std::cerr);
   }
+  if (history.prune->parsed()) return cli::RunPruneHistory(target, history, std::cout, std::cerr);
   if (history_cmd->parsed()) {
     return cli::RunHistoryCommand(target, history.limit, history.format, std::cout, std::cerr);
   }

@@ -7,7 +7,6 @@
 #include <optional>
 #include <sstream>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -19,7 +18,6 @@
 #include "base/status_macros.h"
 #include "cli/output.h"
 #include "cli/progress.h"
-#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "probes/catalogue.h"
 #include "probes/common/params.h"
@@ -238,61 +236,6 @@ int RunMapCommand(const ControllerTarget& controller, int64_t sweep_id, const st
   return Finish(*report, format, output, "map", err);
 }
 
-int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit,
-                      const std::string& format, std::ostream& out, std::ostream& err) {
-  if (format != "text" && format != "json") {
-    return Fail(err, "history", absl::InvalidArgumentError(
-                                    absl::StrCat("--format: '", format, "' is not text or json")));
-  }
-  auto stub = ConnectController(controller);
-  if (!stub.ok()) return Fail(err, "history", stub.status());
-  // Page by page (the controller keeps each page small) until `limit` sweeps or the oldest.
-  v1::ListSweepsResponse response;
-  int64_t before = 0;
-  while (static_cast<uint32_t>(response.sweeps_size()) < limit) {
-    grpc::ClientContext context;
-    context.set_deadline(DeadlineAfter(controller.timeout));
-    v1::ListSweepsRequest request;
-    request.set_limit(limit - static_cast<uint32_t>(response.sweeps_size()));
-    request.set_before_sweep_id(before);
-    v1::ListSweepsResponse page;
-    grpc::Status status = (*stub)->ListSweeps(&context, request, &page);
-    if (!status.ok()) return Fail(err, "history", DescribeRpcFailure(controller, status));
-    for (auto& s : *page.mutable_sweeps()) *response.add_sweeps() = std::move(s);
-    if (page.next_before_sweep_id() <= 0 || page.sweeps_size() == 0 ||
-        (before != 0 && page.next_before_sweep_id() >= before)) {
-      break;
-    }
-    before = page.next_before_sweep_id();
-  }
-  if (format == "json") {
-    google::protobuf::util::JsonPrintOptions json;
-    json.add_whitespace = true;
-    json.preserve_proto_field_names = true;
-    std::string text;
-    (void)google::protobuf::util::MessageToJsonString(response, &text, json);
-    out << text;
-    return kExitOk;
-  }
-  out << absl::StrFormat("%-6s %-11s %-20s %-8s %6s %8s %9s\n", "SWEEP", "STATE", "STARTED",
-                         "PAIRING", "NODES", "FINDINGS", "WORST");
-  for (const auto& s : response.sweeps()) {
-    std::string state = v1::SweepState_Name(s.state()).substr(6);  // SWEEP_
-    std::string pairing = s.pairing() == v1::PAIRING_UNSPECIFIED ? "-" : v1::Pairing_Name(s.pairing()).substr(8);
-    std::string worst = s.state() == v1::SWEEP_COMPLETED
-                            ? v1::Severity_Name(s.worst_severity()).substr(9)
-                            : "-";
-    out << absl::StrFormat("%-6d %-11s %-20s %-8s %6d %8d %9s\n", s.sweep_id(),
-                           absl::AsciiStrToLower(state),
-                           absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
-                                            absl::FromUnixSeconds(s.started().seconds()),
-                                            absl::UTCTimeZone()),
-                           absl::AsciiStrToLower(pairing), s.nodes_size(), s.findings_count(),
-                           absl::AsciiStrToLower(worst));
-  }
-  return kExitOk;
-}
-
 CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlags* flags) {
   CLI::App* cmd = app.add_subcommand(
       "sweep",
@@ -364,13 +307,6 @@ CLI::App* AddMapCommand(CLI::App& app, MapOptions* options) {
                   "text, json, junit, html, prom, or drain (NODE<tab>KINDS per node to drain)")
       ->capture_default_str();
   cmd->add_option("--output", options->output, "write the report here (default stdout)");
-  return cmd;
-}
-
-CLI::App* AddHistoryCommand(CLI::App& app, HistoryOptions* options) {
-  CLI::App* cmd = app.add_subcommand("history", "list recent sweeps");
-  cmd->add_option("--limit", options->limit, "how many")->capture_default_str();
-  cmd->add_option("--format", options->format, "text or json")->capture_default_str();
   return cmd;
 }
 

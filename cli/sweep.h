@@ -59,12 +59,7 @@ struct MapOptions {
   std::string format = "text";
   std::string output;
 };
-struct HistoryOptions {
-  uint32_t limit = 20;
-  std::string format = "text";
-};
 CLI::App* AddMapCommand(CLI::App& app, MapOptions* options);
-CLI::App* AddHistoryCommand(CLI::App& app, HistoryOptions* options);
 
 // `fabricctl sweep`: runs a sweep on the controller, shows progress (one line per round on
 // stderr when it is a terminal), and renders the report. Exit code 0/1/2 by the worst
@@ -74,10 +69,6 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err);
 // `fabricctl map [SWEEP_ID]`: renders a stored sweep's report (0: the latest).
 int RunMapCommand(const ControllerTarget& controller, int64_t sweep_id, const std::string& format,
                   const std::string& output, std::ostream& err);
-
-// `fabricctl history`: lists recent sweeps.
-int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit,
-                      const std::string& format, std::ostream& out, std::ostream& err);
 
 }  // namespace fabricctl::cli
 

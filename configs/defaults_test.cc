@@ -88,6 +88,8 @@ std::string Spell(const Message& m, const FieldDescriptor* f) {
     }
     case FieldDescriptor::CPPTYPE_MESSAGE: {
       const auto& d = static_cast<const google::protobuf::Duration&>(r->GetMessage(m, f));
+      constexpr int64_t kDay = 24 * 3600;
+      if (d.nanos() == 0 && d.seconds() > 0 && d.seconds() % kDay == 0) return absl::StrCat(d.seconds() / kDay, "d");
       return absl::FormatDuration(absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos()));
     }
     default: FAIL("no spelling for " << f->full_name()); return "";

@@ -100,21 +100,50 @@ void ControllerServiceImpl::ForgetExpired() {
   }
 }
 
-grpc::Status ControllerServiceImpl::RemoveNodes(grpc::ServerContext* context,
-                                          const v1::RemoveNodesRequest* request,
-                                          v1::RemoveNodesResponse* response) {
-  // Forgetting nodes is for an operator: a node's certificate may register and heartbeat as
-  // itself, never remove others (a removed node is left out of default sweeps).
+grpc::Status ControllerServiceImpl::RequireAdmin(const grpc::ServerContext& context, const char* what) {
   std::vector<std::string> admins;
   {
     MutexLock lock(&admins_mu_);
     admins = admins_;
   }
-  grpc::Status allowed = grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "");
+  grpc::Status allowed = grpc::Status(grpc::StatusCode::PERMISSION_DENIED, what);
   for (const auto& admin : admins) {
-    allowed = RequirePeerIdentity(*context, admin, "removing nodes takes an administrator's certificate");
+    allowed = RequirePeerIdentity(context, admin, what);
     if (allowed.ok()) break;
   }
+  return allowed;
+}
+
+grpc::Status ControllerServiceImpl::PruneHistory(grpc::ServerContext* context,
+                                                 const v1::PruneHistoryRequest* request,
+                                                 v1::PruneHistoryResponse* response) {
+  const grpc::Status allowed = RequireAdmin(*context, "pruning the history takes an administrator's certificate");
+  if (!allowed.ok()) {
+    Logger("registry")->warn("history prune refused: {}", allowed.error_message());
+    return allowed;
+  }
+  if (sweeps_ == nullptr) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this controller keeps no history");
+  v1::History policy = sweeps_->HistoryPolicy();
+  if (request->has_keep()) {
+    if (request->keep().seconds() < 0 || request->keep().nanos() < 0) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "keep: a negative duration");
+    }
+    *policy.mutable_keep() = request->keep();
+  }
+  if (request->has_keep_sweeps()) policy.set_keep_sweeps(request->keep_sweeps());
+  auto pruned = sweeps_->PruneHistory(policy);
+  if (!pruned.ok()) return ToGrpcStatus(pruned.status());
+  response->set_sweeps(pruned->sweeps);
+  response->set_results(pruned->results);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerServiceImpl::RemoveNodes(grpc::ServerContext* context,
+                                          const v1::RemoveNodesRequest* request,
+                                          v1::RemoveNodesResponse* response) {
+  // Forgetting nodes is for an operator: a node's certificate may register and heartbeat as
+  // itself, never remove others (a removed node is left out of default sweeps).
+  const grpc::Status allowed = RequireAdmin(*context, "removing nodes takes an administrator's certificate");
   if (!allowed.ok()) {
     Logger("registry")->warn("removal refused: {}", allowed.error_message());
     return allowed;

@@ -26,8 +26,8 @@ struct RegistryOptions {
   absl::Duration forget_after = absl::ZeroDuration();
   // The clock; tests inject their own.
   std::function<absl::Time()> now = [] { return absl::Now(); };
-  // Under mutual TLS, the identities that may call RemoveNodes (a node's certificate may not
-  // forget other nodes); empty: {"fabricctl"}.
+  // Under mutual TLS, the identities that may call RemoveNodes and PruneHistory (a node's
+  // certificate may not forget other nodes or the history); empty: {"fabricctl"}.
   std::vector<std::string> admin_identities;
 };
 
@@ -60,8 +60,15 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
                          v1::Report* response) override;
   grpc::Status ListSweeps(grpc::ServerContext* context, const v1::ListSweepsRequest* request,
                           v1::ListSweepsResponse* response) override;
+  // The configuration's history policy (history.keep, keep_sweeps) with the request's values
+  // in place of those it gives; an administrator's certificate, as RemoveNodes.
+  grpc::Status PruneHistory(grpc::ServerContext* context, const v1::PruneHistoryRequest* request,
+                            v1::PruneHistoryResponse* response) override;
 
  private:
+  // OK when the caller presents one of the administrators' certificates (or the channel is
+  // not mutual TLS, as RequirePeerIdentity says); PERMISSION_DENIED saying `what` otherwise.
+  grpc::Status RequireAdmin(const grpc::ServerContext& context, const char* what);
   Store* store_;  // not owned
   RegistryOptions options_;
   SweepRunner* sweeps_;  // not owned

@@ -397,4 +397,33 @@ absl::StatusOr<int> Store::MarkRunningInterrupted(absl::Time now) {
   return sqlite3_changes(db_);
 }
 
+absl::StatusOr<Store::Pruned> Store::PruneSweeps(absl::Time started_before, uint32_t keep_newest) {
+  MutexLock lock(&mu_);
+  // A finished (or interrupted) sweep that started before the cutoff, or is older than the
+  // newest `keep_newest` (LIMIT -1: no limit); never the running one.
+  const char* which =
+      " IN (SELECT id FROM sweeps WHERE state != ?1 AND (started < ?2 OR id NOT IN "
+      "(SELECT id FROM sweeps ORDER BY id DESC LIMIT ?3)))";
+  RETURN_IF_ERROR(Exec("BEGIN"));
+  Pruned pruned;
+  for (const char* table : {"results WHERE sweep_id", "sweeps WHERE id"}) {
+    const std::string sql = absl::StrCat("DELETE FROM ", table, which);
+    Statement q(db_, sql.c_str());
+    absl::Status s = q.status("prepare prune");
+    if (s.ok()) {
+      q.BindInt64(1, v1::SWEEP_RUNNING);
+      q.BindInt64(2, absl::ToUnixMicros(started_before));
+      q.BindInt64(3, keep_newest == 0 ? -1 : static_cast<int64_t>(keep_newest));
+      if (q.Step() != SQLITE_DONE) s = SqliteError(db_, "prune history");
+    }
+    if (!s.ok()) {
+      Exec("ROLLBACK").IgnoreError();
+      return s;
+    }
+    (table[0] == 'r' ? pruned.results : pruned.sweeps) = sqlite3_changes(db_);
+  }
+  RETURN_IF_ERROR(Exec("COMMIT"));
+  return pruned;
+}
+
 }  // namespace fabricctl::controller

@@ -72,6 +72,13 @@ class Store {
   enum class Take { kNewest, kOldest };
   absl::StatusOr<std::vector<int64_t>> FinishedSweepIdsAfter(int64_t after, uint32_t limit,
                                                              Take take) const;
+  // Deletes the sweeps (with their results and reports) that started before `started_before`
+  // or are not among the newest `keep_newest` (0: any number), except a running one; the
+  // space is reused by later sweeps (the file does not shrink). One transaction.
+  struct Pruned {
+    int64_t sweeps = 0, results = 0;
+  };
+  absl::StatusOr<Pruned> PruneSweeps(absl::Time started_before, uint32_t keep_newest);
   // Marks sweeps still recorded as running as interrupted (a controller that restarts calls
   // this: whatever ran before it stopped will not finish). Returns how many.
   absl::StatusOr<int> MarkRunningInterrupted(absl::Time now);

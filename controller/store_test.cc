@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -134,6 +135,51 @@ TEST_CASE("Sweeps, results and reports are kept as history") {
   REQUIRE(latest.ok());
   CHECK(latest->sweep().sweep_id() == first);
   CHECK(absl::IsNotFound((*store)->GetReport(second).status()));
+}
+
+TEST_CASE("History is pruned by age and by count, never a running sweep") {
+  auto store = Store::Open(TempDb("prune.db"));
+  REQUIRE(store.ok());
+  Store& s = **store;
+  v1::SweepRequest request;
+  v1::ProbeResult result;
+  result.set_node("a");
+  result.set_peer("b");
+  std::vector<int64_t> ids;
+  // Five finished sweeps a day apart (days 1-5), three results each, and one running (day 0).
+  auto running = s.CreateSweep(request, absl::FromUnixSeconds(0));
+  REQUIRE(running.ok());
+  REQUIRE(s.InsertResult(*running, 0, 1, result).ok());
+  for (int day = 1; day <= 5; ++day) {
+    auto id = s.CreateSweep(request, absl::FromUnixSeconds(day * 86400));
+    REQUIRE(id.ok());
+    for (int k = 0; k < 3; ++k) REQUIRE(s.InsertResult(*id, 0, 1, result).ok());
+    v1::Report report;
+    report.mutable_sweep()->set_sweep_id(*id);
+    REQUIRE(s.FinishSweep(*id, report).ok());
+    ids.push_back(*id);
+  }
+  // Older than day 2.5: days 1 and 2 go; the running sweep (day 0) stays.
+  auto pruned = s.PruneSweeps(absl::FromUnixSeconds(2 * 86400 + 43200), 0);
+  REQUIRE(pruned.ok());
+  CHECK(pruned->sweeps == 2);
+  CHECK(pruned->results == 6);
+  CHECK(s.ListResults(ids[0])->empty());
+  CHECK(absl::IsNotFound(s.GetReport(ids[1]).status()));
+  // At most two: day 3 goes (the running one is among the newest by id, and stays anyway).
+  pruned = s.PruneSweeps(absl::InfinitePast(), 2);
+  REQUIRE(pruned.ok());
+  CHECK(pruned->sweeps == 1);
+  auto left = s.ListSweeps(10);
+  REQUIRE(left.ok());
+  std::vector<int64_t> kept;
+  for (const auto& info : *left) kept.push_back(info.sweep_id());
+  CHECK(kept == std::vector<int64_t>{ids[4], ids[3], *running});
+  CHECK(s.ListResults(*running)->size() == 1);
+  // Nothing to prune is no error.
+  pruned = s.PruneSweeps(absl::InfinitePast(), 0);
+  REQUIRE(pruned.ok());
+  CHECK(pruned->sweeps == 0);
 }
 
 }  // namespace fabricctl::controller

@@ -72,10 +72,16 @@ std::vector<PairFigure> PairFigures(const sweep::Fleet& fleet,
 
 // Re-tests what the figures so far flag (sweep::RetestPairs, each rail's on its own, all rails
 // at once), up to `retests` passes, asking the nodes whose RPCs failed in transport whether
-// they are still there before each pass.
-void SweepRunner::Retest(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
-                         sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
-                         const v1::Config& config) {
+// they are still there before each pass. The passes share a budget of time, `retest_budget`
+// of what the measuring rounds took: each pass's first round runs whatever it costs (it holds
+// the pairs that decide a suspect node's or a switch element's verdict, RetestPairs' first),
+// later rounds only while the budget lasts; what is left over is counted.
+sweep::RetestStats SweepRunner::Retest(sweep::RailRunners& runners,
+                                       const std::vector<sweep::RailPlan>& rails, sweep::Fleet& fleet,
+                                       const sweep::SweepSpecs& specs, const v1::Config& config,
+                                       absl::Duration measuring) {
+  sweep::RetestStats stats;
+  stats.budget = measuring * config.sweep().retest_budget();
   const uint32_t retests = config.sweep().retests();
   sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
   for (uint32_t attempt = 2; attempt <= 1 + retests && !stopping_; ++attempt) {
@@ -97,9 +103,22 @@ void SweepRunner::Retest(sweep::RailRunners& runners, const std::vector<sweep::R
     if (bandwidth_only) {
       for (size_t k = 0; k < specs.kinds.size(); ++k) only[k] = static_cast<int>(k) == specs.bw_index;
     }
-    runners.Run(by_rail, attempt, "retest", &only);
+    const absl::Time start = absl::Now();
+    const size_t ran = runners.Run(by_rail, attempt, "retest", &only, start + (stats.budget - stats.spent));
+    stats.spent += absl::Now() - start;
+    stats.rounds += static_cast<uint32_t>(ran);
+    for (const auto& rounds : by_rail) {
+      for (size_t k = 0; k < rounds.size(); ++k) {
+        (k < ran ? stats.pairs : stats.skipped) += static_cast<uint32_t>(rounds[k].size());
+      }
+    }
     sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
   }
+  if (stats.skipped > 0) {
+    Logger("sweep")->warn("re-tests: {} flagged pairs not measured again: the budget of {} was spent",
+                          stats.skipped, absl::FormatDuration(stats.budget));
+  }
+  return stats;
 }
 
 SweepRunner::SweepRunner(Store* store, std::shared_ptr<grpc::ChannelCredentials> credentials,
@@ -123,6 +142,20 @@ void SweepRunner::SetConfig(v1::Config config) {
 v1::Config SweepRunner::Config() const {
   MutexLock lock(&config_mu_);
   return config_;
+}
+
+v1::History SweepRunner::HistoryPolicy() const { return Config().history(); }
+
+absl::StatusOr<Store::Pruned> SweepRunner::PruneHistory(const v1::History& policy) {
+  const absl::Duration keep = absl::Seconds(policy.keep().seconds());
+  const absl::Time before = keep > absl::ZeroDuration() ? options_.now() - keep : absl::InfinitePast();
+  auto pruned = store_->PruneSweeps(before, policy.keep_sweeps());
+  if (pruned.ok() && pruned->sweeps > 0) {
+    Logger("sweep")->info("history: pruned {} sweeps ({} results) older than {}{}", pruned->sweeps,
+                          pruned->results, keep > absl::ZeroDuration() ? absl::FormatDuration(keep) : "any age",
+                          policy.keep_sweeps() > 0 ? absl::StrCat(" or beyond the newest ", policy.keep_sweeps()) : "");
+  }
+  return pruned;
 }
 
 void SweepRunner::Shutdown() { shutdown_ = true; }
@@ -266,9 +299,10 @@ absl::Status SweepRunner::Measure(const v1::SweepRequest& request, const v1::Con
                                   const sweep::SweepSpecs& specs, const sweep::Plan& plan,
                                   sweep::Fleet& fleet, const std::vector<sweep::RailPlan>& rails,
                                   sweep::RailRunners& runners, std::vector<sweep::RingRun>& rings,
-                                  const sweep::ProgressFn& progress) {
+                                  const sweep::ProgressFn& progress, sweep::RetestStats& retest_stats) {
+  const absl::Time measuring = absl::Now();
   runners.RunAll(plan.rounds, 1, "measure");
-  Retest(runners, rails, fleet, specs, config);
+  retest_stats = Retest(runners, rails, fleet, specs, config, absl::Now() - measuring);
   if (stopping_) return absl::CancelledError("cancelled");
   // The collectives run over the first rail's runner (their results are the node's, not a rail's).
   if (specs.allreduce) rings = sweep::PlanRings(request, fleet);
@@ -294,7 +328,7 @@ v1::Report SweepRunner::Judge(const v1::SweepRequest& request, const v1::Config&
                               const std::vector<sweep::RailPlan>& rails,
                               const sweep::RailRunners& runners, std::vector<sweep::RingRun>& rings,
                               const v1::Report& baseline, const v1::SweepInfo& info,
-                              absl::Time started) {
+                              absl::Time started, const sweep::RetestStats& retests) {
   // Each rail judged on its own, then the rails' verdicts combined (CombineRails).
   std::vector<sweep::RailOutcome> outcomes(rails.size());
   std::vector<RailVerdict> verdicts;
@@ -312,7 +346,7 @@ v1::Report SweepRunner::Judge(const v1::SweepRequest& request, const v1::Config&
     }
     verdicts.push_back(std::move(v));
   }
-  sweep::SweepOutcome outcome{&fleet, &outcomes, &rings, CombineRails(verdicts)};
+  sweep::SweepOutcome outcome{&fleet, &outcomes, &rings, CombineRails(verdicts), retests};
   const AnalysisInput& first = outcomes[0].input;
   for (sweep::RingRun& rr : rings) {
     for (const PairInput& pair : first.pairs) {
@@ -367,9 +401,10 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
                              options_.max_parallel_pairs, progress, &stopping_,
                              options_.inventory_timeout);
   std::vector<sweep::RingRun> rings;
-  RETURN_IF_ERROR(Measure(request, config, specs, plan, fleet, rails, runners, rings, progress));
+  sweep::RetestStats retests;
+  RETURN_IF_ERROR(Measure(request, config, specs, plan, fleet, rails, runners, rings, progress, retests));
   v1::Report report =
-      Judge(request, config, specs, fleet, rails, runners, rings, baseline, info, started);
+      Judge(request, config, specs, fleet, rails, runners, rings, baseline, info, started, retests);
   // A full disk (or any store failure) now loses the history's copy, not the verdict: the
   // report still goes to the client, and the sweep stays as far as it was written (the next
   // start marks it interrupted).
@@ -379,6 +414,9 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   }
   Logger("sweep")->info("sweep {}: done in {}, {} findings", sweep_id,
                         absl::FormatDuration(options_.now() - started), report.findings_size());
+  if (auto pruned = PruneHistory(config.history()); !pruned.ok()) {
+    Logger("sweep")->error("history: cannot prune: {}", std::string(pruned.status().message()));
+  }
   return report;
 }
 

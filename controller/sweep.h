@@ -24,6 +24,7 @@ class RailRunners;
 struct Fleet;
 struct RailPlan;
 struct Plan;
+struct RetestStats;
 struct RingRun;
 struct SweepSpecs;
 using ProgressFn = std::function<void(const v1::SweepEvent&)>;
@@ -76,14 +77,19 @@ class SweepRunner {
   void Shutdown();
   // The configuration for sweeps that start from now on (SIGHUP); a running sweep keeps its own.
   void SetConfig(v1::Config config);
+  // The history policy of the current configuration, and pruning by a policy now (a running
+  // sweep is never pruned). Every finished sweep prunes by the current policy.
+  v1::History HistoryPolicy() const;
+  absl::StatusOr<Store::Pruned> PruneHistory(const v1::History& policy);
 
  private:
   v1::Config Config() const;
   absl::StatusOr<v1::Report> RunStages(const v1::SweepRequest& request,
                                        const std::vector<StoredNode>& nodes,
                                        const std::function<void(const v1::SweepEvent&)>& progress);
-  void Retest(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
-              sweep::Fleet& fleet, const sweep::SweepSpecs& specs, const v1::Config& config);
+  sweep::RetestStats Retest(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
+                            sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
+                            const v1::Config& config, absl::Duration measuring);
   // RunStages' steps: who answers and what they are (audits, gpu_copy); the rounds, re-tests,
   // all-reduce groups and localisation; the verdict and the report.
   void CheckNodes(const v1::SweepRequest& request, const sweep::SweepSpecs& specs,
@@ -91,12 +97,14 @@ class SweepRunner {
   absl::Status Measure(const v1::SweepRequest& request, const v1::Config& config,
                        const sweep::SweepSpecs& specs, const sweep::Plan& plan, sweep::Fleet& fleet,
                        const std::vector<sweep::RailPlan>& rails, sweep::RailRunners& runners,
-                       std::vector<sweep::RingRun>& rings, const sweep::ProgressFn& progress);
+                       std::vector<sweep::RingRun>& rings, const sweep::ProgressFn& progress,
+                       sweep::RetestStats& retest_stats);
   v1::Report Judge(const v1::SweepRequest& request, const v1::Config& config,
                    const sweep::SweepSpecs& specs, const sweep::Fleet& fleet,
                    const std::vector<sweep::RailPlan>& rails, const sweep::RailRunners& runners,
                    std::vector<sweep::RingRun>& rings,
-                   const v1::Report& baseline, const v1::SweepInfo& info, absl::Time started);
+                   const v1::Report& baseline, const v1::SweepInfo& info, absl::Time started,
+                   const sweep::RetestStats& retests);
 
   Store* store_;
   std::unique_ptr<sweep::AgentClient> agents_;

@@ -133,6 +133,10 @@ std::string RenderProm(const v1::Report& report, bool per_node) {
   metric(prefix + "duration_seconds", absl::StrCat("Wall time of the ", what, "."));
   absl::StrAppendFormat(&out, "%sduration_seconds %.3f\n", prefix,
                         internal::Seconds(report.summary().elapsed()));
+  if (!check) {
+    metric("fabricctl_sweep_retests_skipped", "Flagged pairs left unmeasured once the re-test budget was spent.");
+    absl::StrAppendFormat(&out, "fabricctl_sweep_retests_skipped %d\n", report.summary().retests_skipped());
+  }
   const std::string status = check ? "fabricctl_check_node_status" : "fabricctl_node_status";
   if (per_node || check) {
     metric(status, "Node verdict: 0 ok, 1 warning, 2 critical, 3 unknown.");

@@ -189,6 +189,15 @@ std::string RenderText(const v1::Report& report, bool color) {
     absl::StrAppendFormat(&out, "%s: typical %.2f Gb/s (median over nodes), best %.2f Gb/s\n", probe,
                           report.health().median_bw_gbps(), report.health().best_bw_gbps());
   }
+  const auto& sum = report.summary();
+  if (sum.retest_rounds() > 0 || sum.retests_skipped() > 0) {
+    absl::StrAppendFormat(&out, "re-tests: %d pairs in %d rounds", sum.retested_pairs(), sum.retest_rounds());
+    if (sum.retests_skipped() > 0) {
+      absl::StrAppendFormat(&out, "; %d flagged pairs not measured again (budget %.1fs spent)",
+                            sum.retests_skipped(), internal::Seconds(sum.retest_budget()));
+    }
+    out += "\n";
+  }
   if (report.findings_size() > 0) {
     out += "\nFINDINGS\n";
     for (const auto& f : report.findings()) {

@@ -171,4 +171,11 @@ a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert a["findings"] == b["findings"] and a["health"] == b["health"]
 ' "$OUT/sweep.json" "$OUT/again.json"
 
+# 5. History pruned on demand: the newest two sweeps stay, the others' reports are gone.
+check "history prune --keep-sweeps 2 deletes the four oldest" \
+  test "$(lab history prune --keep-sweeps 2 2>&1 | cut -d' ' -f1-3)" = "pruned 4 sweeps"
+left=$(lab history --format json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["sweeps"]))')
+check "two sweeps are left ($left)" test "$left" = 2
+check "a pruned sweep's report is gone" bash -c '! bash scripts/lab.sh map 1 --format json >/dev/null 2>&1'
+
 finish

@@ -114,7 +114,14 @@ v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
   done.set_state(v1::SWEEP_COMPLETED);
   *done.mutable_finished() = google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(
       absl::ToUnixMicros(finished));
-  return builder.Finish(finished, finished - started, "", &done);
+  v1::Report report = builder.Finish(finished, finished - started, "", &done);
+  v1::Summary* summary = report.mutable_summary();
+  summary->set_retest_rounds(outcome.retests.rounds);
+  summary->set_retested_pairs(outcome.retests.pairs);
+  summary->set_retests_skipped(outcome.retests.skipped);
+  *summary->mutable_retest_budget() = google::protobuf::util::TimeUtil::MicrosecondsToDuration(
+      absl::ToInt64Microseconds(outcome.retests.budget));
+  return report;
 }
 
 }  // namespace fabricctl::controller::sweep

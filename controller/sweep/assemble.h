@@ -25,11 +25,19 @@ struct RailOutcome {
 };
 
 // Everything a sweep's report is made of.
+// What the re-tests did (SweepRunner::Retest), for the report's summary: their budget and
+// the time they took, their rounds, the pairs they measured again and those the budget left.
+struct RetestStats {
+  absl::Duration budget, spent;
+  uint32_t rounds = 0, pairs = 0, skipped = 0;
+};
+
 struct SweepOutcome {
   const Fleet* fleet = nullptr;
   const std::vector<RailOutcome>* rails = nullptr;
   const std::vector<RingRun>* rings = nullptr;
   std::vector<v1::Finding> findings;  // the rails' combined, the all-reduce's, the regressions
+  RetestStats retests;
 };
 
 // The report of a sweep: the health map (nodes with their status, raised by their audits'

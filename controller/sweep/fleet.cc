@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <set>
-#include <thread>
 
 #include "base/mutex.h"
+#include "base/parallel.h"
 #include "absl/strings/str_cat.h"
 #include "base/net_address.h"
 #include "base/utf8.h"
@@ -54,7 +54,7 @@ absl::StatusOr<Fleet> SelectNodes(const v1::SweepRequest& request,
 }
 
 void CheckReachable(AgentClient& agents, Fleet& fleet, absl::Duration deadline, bool only_suspect) {
-  std::vector<std::thread> threads;
+  std::vector<Node*> asked;
   for (auto& node : fleet.nodes) {
     if (only_suspect && !(node->reachable && node->transport_failures)) continue;
     if (node->address.empty()) {
@@ -62,82 +62,77 @@ void CheckReachable(AgentClient& agents, Fleet& fleet, absl::Duration deadline, 
       node->reason = "not registered with the controller (is its fabric-agent running?)";
       continue;
     }
-    threads.emplace_back([&, n = node.get()] {
-      auto inventory = agents.GetInventory(n->address, deadline);
-      absl::Status valid = inventory.ok() ? ValidateInventory(*inventory) : inventory.status();
-      if (valid.ok() && inventory->node_name() != n->name) {
-        // The agent at this node's address answers as another node: not this node's agent.
-        valid = absl::FailedPreconditionError(absl::StrCat(
-            "answers as '", PrintableText(inventory->node_name()), "', not as ", n->name));
-      } else if (inventory.ok() && !valid.ok()) {
-        valid = absl::InvalidArgumentError(absl::StrCat("its inventory is invalid: ", valid.message()));
-      }
-      if (valid.ok()) {
-        n->inventory = *std::move(inventory);
-        SanitizeText(&n->inventory);
-        n->reachable = true;
-      } else {
-        n->reachable = false;
-        n->reason = PrintableText(absl::StrCat(n->address, ": ", valid.message()));
-      }
-      n->transport_failures = false;
-    });
+    asked.push_back(node.get());
   }
-  for (auto& t : threads) t.join();
+  ParallelFor(asked.size(), kMaxParallelCalls, [&](size_t k) {
+    Node* n = asked[k];
+    auto inventory = agents.GetInventory(n->address, deadline);
+    absl::Status valid = inventory.ok() ? ValidateInventory(*inventory) : inventory.status();
+    if (valid.ok() && inventory->node_name() != n->name) {
+      // The agent at this node's address answers as another node: not this node's agent.
+      valid = absl::FailedPreconditionError(absl::StrCat(
+          "answers as '", PrintableText(inventory->node_name()), "', not as ", n->name));
+    } else if (inventory.ok() && !valid.ok()) {
+      valid = absl::InvalidArgumentError(absl::StrCat("its inventory is invalid: ", valid.message()));
+    }
+    if (valid.ok()) {
+      n->inventory = *std::move(inventory);
+      SanitizeText(&n->inventory);
+      n->reachable = true;
+    } else {
+      n->reachable = false;
+      n->reason = PrintableText(absl::StrCat(n->address, ": ", valid.message()));
+    }
+    n->transport_failures = false;
+  });
 }
 
 void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline) {
   Mutex mu;
-  std::vector<std::thread> threads;
-  for (uint32_t i = 0; i < fleet.nodes.size(); ++i) {
-    if (!fleet.nodes[i]->reachable) continue;
-    threads.emplace_back([&, i] {
-      auto response = agents.RunAudits(fleet.nodes[i]->address, deadline);
-      std::vector<v1::AuditResult> results;
-      if (response.ok()) {
-        results.assign(response->audits().begin(), response->audits().end());
-        // Facts about the node that answered, and findings only about it.
-        AcceptAudits(fleet.Name(i), &results);
-      } else {
-        v1::AuditResult failed;
-        failed.set_audit("all");
-        failed.set_outcome(v1::AUDIT_FAILED);
-        failed.set_reason(PrintableText(std::string(response.status().message())));
-        results = {failed};
-      }
-      MutexLock lock(&mu);
-      fleet.audits[i] = std::move(results);
-    });
-  }
-  for (auto& t : threads) t.join();
+  const std::vector<uint32_t> live = fleet.Live();
+  ParallelFor(live.size(), kMaxParallelCalls, [&](size_t k) {
+    const uint32_t i = live[k];
+    auto response = agents.RunAudits(fleet.nodes[i]->address, deadline);
+    std::vector<v1::AuditResult> results;
+    if (response.ok()) {
+      results.assign(response->audits().begin(), response->audits().end());
+      // Facts about the node that answered, and findings only about it.
+      AcceptAudits(fleet.Name(i), &results);
+    } else {
+      v1::AuditResult failed;
+      failed.set_audit("all");
+      failed.set_outcome(v1::AUDIT_FAILED);
+      failed.set_reason(PrintableText(std::string(response.status().message())));
+      results = {failed};
+    }
+    MutexLock lock(&mu);
+    fleet.audits[i] = std::move(results);
+  });
 }
 
 void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
                   absl::Duration deadline) {
   Mutex mu;
-  std::vector<std::thread> threads;
-  for (uint32_t i = 0; i < fleet.nodes.size(); ++i) {
-    if (!fleet.nodes[i]->reachable) continue;
-    threads.emplace_back([&, i] {
-      v1::RunLocalProbeRequest request;
-      *request.mutable_spec() = spec;
-      request.set_run_id(absl::StrCat("gpu_copy-", fleet.Name(i)));
-      auto response = agents.RunLocalProbe(fleet.nodes[i]->address, request, deadline);
-      v1::ProbeResult result;
-      if (response.ok()) {
-        result = response->result();
-        AcceptResult(fleet.Name(i), spec, MaxPlausibleGbps(0), &result);
-      } else {
-        result.set_outcome(v1::PROBE_FAILED);
-        result.set_reason(std::string(response.status().message()));
-        if (absl::IsUnavailable(response.status())) fleet.nodes[i]->transport_failures = true;
-      }
-      v1::AuditResult audit = probes::GpuCopyAudit(result);
-      MutexLock lock(&mu);
-      fleet.audits[i].push_back(std::move(audit));
-    });
-  }
-  for (auto& t : threads) t.join();
+  const std::vector<uint32_t> live = fleet.Live();
+  ParallelFor(live.size(), kMaxParallelCalls, [&](size_t k) {
+    const uint32_t i = live[k];
+    v1::RunLocalProbeRequest request;
+    *request.mutable_spec() = spec;
+    request.set_run_id(absl::StrCat("gpu_copy-", fleet.Name(i)));
+    auto response = agents.RunLocalProbe(fleet.nodes[i]->address, request, deadline);
+    v1::ProbeResult result;
+    if (response.ok()) {
+      result = response->result();
+      AcceptResult(fleet.Name(i), spec, MaxPlausibleGbps(0), &result);
+    } else {
+      result.set_outcome(v1::PROBE_FAILED);
+      result.set_reason(std::string(response.status().message()));
+      if (absl::IsUnavailable(response.status())) fleet.nodes[i]->transport_failures = true;
+    }
+    v1::AuditResult audit = probes::GpuCopyAudit(result);
+    MutexLock lock(&mu);
+    fleet.audits[i].push_back(std::move(audit));
+  });
 }
 
 Placement::Placement(const v1::Config& config) : config_(config) {

@@ -48,17 +48,21 @@ struct Fleet {
 absl::StatusOr<Fleet> SelectNodes(const v1::SweepRequest& request,
                                   const std::vector<StoredNode>& registry);
 
-// Asks every node (all at once) for its inventory: one that does not answer within `deadline`
+// The most agent calls the node stages below make at once: a fleet of any size costs the
+// controller at most this many threads (each waits on one call).
+inline constexpr size_t kMaxParallelCalls = 256;
+
+// Asks every node (kMaxParallelCalls at a time) for its inventory: one that does not answer within `deadline`
 // is unreachable, with the reason, and left out of the plan. With `only_suspect`, only the
 // reachable nodes whose RPCs failed in transport are asked again.
 void CheckReachable(AgentClient& agents, Fleet& fleet, absl::Duration deadline,
                     bool only_suspect = false);
 
-// The node audits of every reachable node, all at once; a node whose audits cannot run gets
+// The node audits of every reachable node, kMaxParallelCalls at a time; a node whose audits cannot run gets
 // one AUDIT_FAILED result with the reason.
 void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline);
 
-// gpu_copy on every reachable node, all at once (each node copies to and from its own GPUs;
+// gpu_copy on every reachable node, kMaxParallelCalls at a time (each node copies to and from its own GPUs;
 // nothing crosses the fabric), added to the node's audits as "gpu_copy": measured, skipped
 // (no GPU) or failed with the reason.
 void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,

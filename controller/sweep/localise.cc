@@ -1,6 +1,7 @@
 #include "controller/sweep/localise.h"
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <random>
 
@@ -117,10 +118,11 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
            (r.slow_reverse && !Explains(sides, {pair.server, pair.client, true, true}));
   };
   std::vector<std::vector<size_t>> candidates(n);  // a suspect's bad pairs, not yet re-tested first
-  std::vector<Pair> wanted;
+  // First the pairs that decide a node's or a switch element's verdict, then the links'.
+  std::vector<Pair> first, rest;
   bool only_bw = true;
-  auto want = [&](size_t p) {
-    wanted.push_back({ordered[p]->client, ordered[p]->server});
+  auto want = [&](size_t p, bool decides = false) {
+    (decides ? first : rest).push_back({ordered[p]->client, ordered[p]->server});
     const PairResult& r = a.pairs[p];
     only_bw = only_bw && (r.slow || r.disagrees || r.lossy_forward || r.lossy_reverse) && !r.high_latency &&
               in.pairs[p].status == PairStatus::kMeasured;
@@ -150,14 +152,20 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     auto fewest = std::min_element(candidates[i].begin(), candidates[i].end(), [&](size_t x, size_t y) {
       return in.pairs[x].attempts < in.pairs[y].attempts;
     });
-    want(*fewest);
+    want(*fewest, /*decides=*/true);
   }
   for (const PathFault& f : a.paths) {
-    for (uint32_t p : PathRetests(in, f)) want(p);
+    for (uint32_t p : PathRetests(in, f)) want(p, /*decides=*/true);
   }
   if (bandwidth_only) *bandwidth_only = only_bw;
-  std::sort(wanted.begin(), wanted.end());
-  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  // Each pair once, where it first appears.
+  std::vector<Pair> wanted;
+  std::set<Pair> seen;
+  for (const auto* list : {&first, &rest}) {
+    for (const Pair& pair : *list) {
+      if (seen.insert(pair).second) wanted.push_back(pair);
+    }
+  }
   return wanted;
 }
 

@@ -26,7 +26,9 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
 // bad pairs re-tested and still bad, or as many recovered), one more of its bad pairs, so that a
 // slow node costs a round or two of re-tests, not one per peer; for each switch-level suspect
 // (a path, uplink or switch) whose re-tests do not yet agree, two of its pairs with different
-// ends. Pairs with an unreachable end are left out; each pair keeps its orientation.
+// ends. Pairs with an unreachable end are left out; each pair keeps its orientation. The
+// suspects' and switch elements' pairs come first (they decide drains and switch findings;
+// a re-test budget spends itself on them first), then the links', each pair once.
 // `bandwidth_only` is set when every pair to re-test is flagged for bandwidth alone, so that
 // only the bandwidth probes need measuring again.
 std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,

@@ -155,12 +155,12 @@ RailRunners::RailRunners(AgentClient& agents, Store& store, int64_t sweep_id, Fl
   }
 }
 
-void RailRunners::Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt,
-                      const char* phase, const std::vector<bool>* only) {
+size_t RailRunners::Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt,
+                        const char* phase, const std::vector<bool>* only, absl::Time stop_after) {
   size_t rounds = 0;
   for (const auto& r : by_rail) rounds = std::max(rounds, r.size());
   for (size_t r = 0; r < rounds; ++r) {
-    if (stop_ != nullptr && stop_->load()) return;
+    if ((stop_ != nullptr && stop_->load()) || (r > 0 && absl::Now() >= stop_after)) return r;
     std::vector<uint32_t> failed(runners_.size(), 0);
     uint32_t pairs = 0;
     std::vector<std::thread> threads;
@@ -188,6 +188,7 @@ void RailRunners::Run(const std::vector<std::vector<Round>>& by_rail, uint32_t a
     e->set_phase(phase);
     progress_(event);
   }
+  return rounds;
 }
 
 void RailRunners::RunAll(const std::vector<Round>& rounds, uint32_t attempt, const char* phase) {

@@ -70,9 +70,10 @@ class RailRunners {
               uint32_t max_parallel_pairs, ProgressFn progress, const std::atomic<bool>* stop,
               absl::Duration inventory_timeout);
 
-  // `by_rail[i]`: rail i's rounds (a rail with fewer rounds sits out the later ones).
-  void Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt, const char* phase,
-           const std::vector<bool>* only = nullptr);
+  // `by_rail[i]`: rail i's rounds (a rail with fewer rounds sits out the later ones). No round
+  // after the first starts at or past `stop_after`. Returns how many rounds ran.
+  size_t Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt, const char* phase,
+             const std::vector<bool>* only = nullptr, absl::Time stop_after = absl::InfiniteFuture());
   // The same rounds on every rail.
   void RunAll(const std::vector<Round>& rounds, uint32_t attempt, const char* phase);
 

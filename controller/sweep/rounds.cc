@@ -4,9 +4,9 @@
 #include <atomic>
 #include <cmath>
 #include <functional>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "base/parallel.h"
 #include "base/logging.h"
 #include "google/protobuf/util/time_util.h"
 #include "controller/analysis.h"
@@ -263,59 +263,57 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
                                    const std::vector<bool>* only) {
   const uint32_t round_index = next_round_++;
   std::atomic<uint32_t> failed{0};
-  for (size_t begin = 0; begin < round.size(); begin += max_parallel_pairs_) {
-    const size_t end = std::min(round.size(), begin + max_parallel_pairs_);
-    std::vector<std::thread> threads;
-    for (size_t i = begin; i < end; ++i) {
-      if (Absent(round[i].first) || Absent(round[i].second)) continue;  // not on this rail
-      threads.emplace_back([&, pair = round[i]] {
-        Node& client = *fleet_.nodes[pair.first];
-        Node& server = *fleet_.nodes[pair.second];
-        std::vector<v1::ProbeResult> results, reverse(specs_.size());
-        // Once the path has failed, the pair's other probes would only wait out the same
-        // deadline: they are recorded as not run, for the same reason. A pair with an end
-        // found unreachable since the plan was made is not run at all.
-        std::string path_failed;
-        bool pair_failed = false;
-        if (!client.reachable || !server.reachable) {
-          path_failed = absl::StrCat(client.reachable ? server.name : client.name, " did not answer");
-        }
-        auto measure = [&](Node& from, Node& to, const v1::ProbeSpec& spec) {
-          const std::string run_id = RunId(round_index, attempt, from.name, to.name, spec.kind());
-          v1::ProbeResult result;
-          if (path_failed.empty()) {
-            const LoadMeter::Mark start = load_.Enter(absl::Now());
-            result = MeasurePair(agents_, from, to, spec, run_id, fleet_.max_gbps);
-            result.set_concurrency(static_cast<float>(load_.Leave(start, absl::Now())));
-            if (Failed(result) && !result.refused()) path_failed = result.reason();
-          } else {
-            result.set_kind(spec.kind());
-            result.set_node(from.name);
-            result.set_peer(to.name);
-            result.set_outcome(v1::PROBE_FAILED);
-            result.set_reason(absl::StrCat("not run: the path failed: ", path_failed));
-          }
-          result.set_round(round_index);
-          result.set_attempt(attempt);
-          result.set_rail(rail_);
-          Save(round_index, attempt, result);
-          if (Failed(result)) pair_failed = true;
-          return result;
-        };
-        for (size_t k = 0; k < specs_.size(); ++k) {
-          if (only != nullptr && k < only->size() && !(*only)[k]) {
-            results.emplace_back();  // not run this time: the kept result stands
-            continue;
-          }
-          results.push_back(measure(client, server, specs_[k]));
-          if (k < reverse_.size() && reverse_[k]) reverse[k] = measure(server, client, specs_[k]);
-        }
-        if (pair_failed) ++failed;
-        Keep(pair, std::move(results), std::move(reverse));
-      });
-    }
-    for (auto& t : threads) t.join();
+  std::vector<Pair> pairs;
+  for (const Pair& pair : round) {
+    if (!Absent(pair.first) && !Absent(pair.second)) pairs.push_back(pair);  // else not on this rail
   }
+  // max_parallel_pairs at once, each thread taking the next pair as it finishes one.
+  ParallelFor(pairs.size(), max_parallel_pairs_, [&](size_t i) {
+    const Pair pair = pairs[i];
+    Node& client = *fleet_.nodes[pair.first];
+    Node& server = *fleet_.nodes[pair.second];
+    std::vector<v1::ProbeResult> results, reverse(specs_.size());
+    // Once the path has failed, the pair's other probes would only wait out the same
+    // deadline: they are recorded as not run, for the same reason. A pair with an end
+    // found unreachable since the plan was made is not run at all.
+    std::string path_failed;
+    bool pair_failed = false;
+    if (!client.reachable || !server.reachable) {
+      path_failed = absl::StrCat(client.reachable ? server.name : client.name, " did not answer");
+    }
+    auto measure = [&](Node& from, Node& to, const v1::ProbeSpec& spec) {
+      const std::string run_id = RunId(round_index, attempt, from.name, to.name, spec.kind());
+      v1::ProbeResult result;
+      if (path_failed.empty()) {
+        const LoadMeter::Mark start = load_.Enter(absl::Now());
+        result = MeasurePair(agents_, from, to, spec, run_id, fleet_.max_gbps);
+        result.set_concurrency(static_cast<float>(load_.Leave(start, absl::Now())));
+        if (Failed(result) && !result.refused()) path_failed = result.reason();
+      } else {
+        result.set_kind(spec.kind());
+        result.set_node(from.name);
+        result.set_peer(to.name);
+        result.set_outcome(v1::PROBE_FAILED);
+        result.set_reason(absl::StrCat("not run: the path failed: ", path_failed));
+      }
+      result.set_round(round_index);
+      result.set_attempt(attempt);
+      result.set_rail(rail_);
+      Save(round_index, attempt, result);
+      if (Failed(result)) pair_failed = true;
+      return result;
+    };
+    for (size_t k = 0; k < specs_.size(); ++k) {
+      if (only != nullptr && k < only->size() && !(*only)[k]) {
+        results.emplace_back();  // not run this time: the kept result stands
+        continue;
+      }
+      results.push_back(measure(client, server, specs_[k]));
+      if (k < reverse_.size() && reverse_[k]) reverse[k] = measure(server, client, specs_[k]);
+    }
+    if (pair_failed) ++failed;
+    Keep(pair, std::move(results), std::move(reverse));
+  });
   return failed.load();
 }
 

@@ -85,8 +85,10 @@ class RoundRunner {
               std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
               uint32_t max_parallel_pairs, LoadMeter& load);
 
-  // One round: every pair at once (at most max_parallel_pairs threads); returns how many
-  // pairs failed. `only` (when given) names the probes to run, by index into the sweep's specs;
+  // One round: max_parallel_pairs pairs at once, each of that many threads taking the next
+  // pair as soon as it has finished one (no batches: a round of more pairs than that takes
+  // about as long as its slowest thread's share, not as its batches' slowest pairs added
+  // up); returns how many pairs failed. `only` (when given) names the probes to run, by index into the sweep's specs;
   // the others keep what they have (a re-test of a slow pair measures its bandwidth again, not
   // its latency). RailRunners runs the rounds, every rail's at once.
   uint32_t MeasureRound(const Round& round, uint32_t attempt, const std::vector<bool>* only);

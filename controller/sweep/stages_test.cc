@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "base/config.h"
 #include "catch2/catch.hpp"
 #include "controller/pairing.h"
@@ -53,6 +54,9 @@ struct Harness {
     SweepOptions options;
     options.config = DefaultConfig();
     options.config.mutable_sweep()->set_retests(2);
+    // Fake agents answer at once: a budget in time would leave re-tests to chance. The budget's
+    // own test sets it.
+    options.config.mutable_sweep()->set_retest_budget(10);
     runner = std::make_unique<SweepRunner>(store.get(), std::move(agents), options);
   }
   absl::StatusOr<v1::Report> Sweep(v1::Pairing pairing = v1::PAIRING_FULL) {
@@ -297,6 +301,28 @@ TEST_CASE("an agent that dies mid-sweep is found by the re-check, not blamed on 
   CHECK(report->summary().drain_size() == 0);
 }
 
+TEST_CASE("each result records its concurrency: a full round's pairs two, a pair left alone one") {
+  Harness h("load", {"a", "b", "c", "d"});
+  for (const char* n : {"a", "b", "c", "d"}) h.fake->SetDelay(n, absl::Milliseconds(200));
+  // d runs its first client half beside another pair's, then dies: later rounds run one pair.
+  h.fake->KillAfter("d", 2);
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(Kinds(*report) == std::vector<std::string>{"node_unreachable:d"});
+  std::vector<float> loads;
+  for (const auto& pair : report->health().pairs()) {
+    for (const auto& r : pair.results()) {
+      if (r.outcome() == v1::PROBE_OK) loads.push_back(r.concurrency());
+    }
+  }
+  REQUIRE(!loads.empty());
+  std::sort(loads.begin(), loads.end());
+  INFO("lowest " << loads.front() << ", highest " << loads.back());
+  CHECK(loads.front() >= 1.0f);
+  CHECK(loads.front() < 1.2f);  // a pair whose round-mate failed at once
+  CHECK(loads.back() > 1.6f);   // two pairs' 200 ms halves side by side
+}
+
 TEST_CASE("an agent that stops answering is asked once, then left out of the rounds to come") {
   Harness h("hung", {"a", "b", "c", "d", "e", "f"});
   h.fake->KillAfter("c", 1);
@@ -330,6 +356,34 @@ TEST_CASE("a node slow only in the first rounds: cleared by its re-tests, and no
     INFO(peer);
     CHECK(h.fake->Measurements("d", peer) > h.fake->Measurements("a", "b"));
   }
+}
+
+TEST_CASE("re-tests within a budget: the first round of each pass, later ones while it lasts") {
+  // Every client half takes 30 ms; d is slow in its first measurements only, so that each pass
+  // has several rounds of its flagged pairs (each pair shares d).
+  auto run = [](double budget) {
+    Harness h(absl::StrCat("budget_", budget), {"a", "b", "c", "d", "e"});
+    for (const char* n : {"a", "b", "c", "d", "e"}) h.fake->SetDelay(n, absl::Milliseconds(30));
+    h.fake->SlowFirst("d", 2, 8);
+    SweepOptions options;
+    options.config = DefaultConfig();
+    options.config.mutable_sweep()->set_retest_budget(budget);
+    h.runner->SetConfig(options.config);
+    auto report = h.Sweep();
+    REQUIRE(report.ok());
+    return *report;
+  };
+  const v1::Report tight = run(0.01), loose = run(10);
+  INFO("tight: " << tight.summary().ShortDebugString() << "\nloose: " << loose.summary().ShortDebugString());
+  // A budget of 1 % of the measuring rounds is spent by the first round of the first pass.
+  CHECK(tight.summary().retests_skipped() > 0);
+  CHECK(tight.summary().retest_rounds() >= 1);
+  CHECK(tight.summary().retest_rounds() < loose.summary().retest_rounds());
+  CHECK(loose.summary().retests_skipped() == 0);
+  CHECK(loose.summary().retested_pairs() > tight.summary().retested_pairs());
+  // Nothing is named on pairs the budget left unmeasured.
+  CHECK(Kinds(tight).empty());
+  CHECK(Kinds(loose).empty());
 }
 
 TEST_CASE("a slow link beside a host that only sends slowly: both named, the link on a re-test") {

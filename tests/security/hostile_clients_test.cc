@@ -137,6 +137,20 @@ TEST_CASE("Hostile clients: impostors, oversized fields and messages, garbage by
     CHECK(c.NodeCount() == 0);
   }
 
+  SECTION("a node's certificate cannot prune the history; the administrator's may") {
+    v1::PruneHistoryRequest request;
+    request.set_keep_sweeps(1);
+    v1::PruneHistoryResponse response;
+    grpc::ClientContext node;
+    node.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::Status refused = c.ControllerAs("node-a")->PruneHistory(&node, request, &response);
+    CHECK(refused.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+    CHECK(refused.error_message().find("administrator") != std::string::npos);
+    grpc::ClientContext admin;
+    admin.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    CHECK(c.ControllerAs("fabricctl")->PruneHistory(&admin, request, &response).ok());
+  }
+
   SECTION("a 3 MB field, and a 5 MiB message, are refused; the registry stays readable") {
     auto stub = c.ControllerAs("node-a");
     v1::NodeInventory big;
