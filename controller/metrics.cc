@@ -52,8 +52,12 @@ void ControllerMetrics::Absorb(const v1::Report& report, bool count) {
   for (const auto& n : report.health().nodes()) {
     nodes_[n.node()] = {static_cast<double>(report::PromStatusValue(n.status())), when};
   }
-  for (const auto& x : report::PromPairSamples(report)) {
-    (x.latency ? latency_ : bandwidth_)[PairKey{x.node, x.peer, x.probe, x.rail}] = {x.value, when};
+  // Per-pair series of a fleet would be the unbounded kind: only sweeps of a lab's size or a
+  // rack's (report::kMaxPromPairNodes) give them; the leaf x leaf series cover the rest.
+  if (report.health().nodes_size() <= report::kMaxPromPairNodes) {
+    for (const auto& x : report::PromPairSamples(report)) {
+      (x.latency ? latency_ : bandwidth_)[PairKey{x.node, x.peer, x.probe, x.rail}] = {x.value, when};
+    }
   }
   if (!count) return;
   ++sweeps_total_[kResults[static_cast<int>(report::ExitCodeFor(report)) % 3]];

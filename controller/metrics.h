@@ -18,8 +18,9 @@ namespace fabricctl::controller {
 
 // The controller's /metrics: the registry's nodes by state; the latest sweep's verdict and
 // findings; each node's verdict and each pair's figures as last measured, whichever sweep that
-// was, with when (a node left out of the latest sweep keeps its series); counters of the sweeps
-// finished since start; the process's own metrics.
+// was, with when (a node left out of the latest sweep keeps its series; pair figures come only
+// from sweeps of up to report::kMaxPromPairNodes nodes); counters of the sweeps finished since
+// start; the process's own metrics.
 //
 // Reports are read from the store once each: at construction (the controller's start) the
 // newest kSeed finished sweeps, then at each scrape every sweep newer than the last read. A

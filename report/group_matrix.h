@@ -20,6 +20,7 @@ struct GroupMatrix {
   std::vector<std::string> groups;   // sorted; nodes without the label are left out
   std::vector<std::vector<double>> median_gbps;  // NaN where no pair was measured
   std::vector<std::vector<int>> pairs, bad;
+  std::vector<std::vector<std::string>> members;  // each group's nodes, in the report's order
 };
 
 // nullopt when the report names no level or its nodes fall in fewer than two groups. With

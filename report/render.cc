@@ -9,7 +9,7 @@ namespace fabricctl::report {
 
 const std::vector<std::string>& Formats() {
   static const auto* const kFormats =
-      new std::vector<std::string>{"text", "json", "junit", "html", "prom", "drain"};
+      new std::vector<std::string>{"text", "json", "junit", "html", "prom", "prom-pairs", "drain"};
   return *kFormats;
 }
 
@@ -37,6 +37,7 @@ absl::StatusOr<std::string> Render(const v1::Report& original, const std::string
   if (format == "junit") return RenderJunit(report);
   if (format == "html") return RenderHtml(report);
   if (format == "prom") return RenderProm(report);
+  if (format == "prom-pairs") return RenderProm(report, /*per_node=*/true, /*all_pairs=*/true);
   return RenderDrain(report);
 }
 

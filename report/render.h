@@ -25,8 +25,11 @@ std::string RenderJunit(const v1::Report& report);
 std::string RenderHtml(const v1::Report& report);
 // Prometheus text exposition, valid for node_exporter's textfile collector. Without
 // `per_node`, the node and pair series are left out (the controller's /metrics writes their
-// last values across sweeps itself).
-std::string RenderProm(const v1::Report& report, bool per_node = true);
+// last values across sweeps itself). Per-pair series are the unbounded kind Prometheus warns
+// of: they are written for sweeps of up to kMaxPromPairNodes nodes, beyond only with
+// `all_pairs` (format "prom-pairs"); the leaf x leaf series stand in for them.
+inline constexpr int kMaxPromPairNodes = 64;
+std::string RenderProm(const v1::Report& report, bool per_node = true, bool all_pairs = false);
 
 // The Prometheus figures of a report's pairs, in base units: each direction's bandwidth at the
 // largest size (bytes/s) under the sweep's headline bandwidth probe, and the typical latency
@@ -51,7 +54,7 @@ std::string PromEscape(const std::string& text);
 // Empty when no node is to be drained.
 std::string RenderDrain(const v1::Report& report);
 
-// Dispatches on "text", "json", "junit", "html", "prom" or "drain".
+// Dispatches on "text", "json", "junit", "html", "prom", "prom-pairs" or "drain".
 // The formats Render knows, in the order help texts list them.
 const std::vector<std::string>& Formats();
 // InvalidArgument naming the formats when `format` is none of them.

@@ -140,8 +140,13 @@ std::string Allreduce(const v1::Report& report) {
 std::string FlaggedPairs(const v1::Report& report) {
   const bool rails = !report.health().rails().empty();
   std::string rows;
+  // A fleet whose pairs are mostly bad lists the first kMaxRows; the JSON report has them all.
+  constexpr int kMaxRows = 2000;
+  int listed = 0, flagged = 0;
   for (const auto& p : report.health().pairs()) {
     if (p.status() == v1::HEALTH_OK) continue;
+    if (++flagged > kMaxRows) continue;
+    ++listed;
     auto figure = [](bool has, double v, int decimals) {
       return has ? absl::StrFormat("%.*f", decimals, v) : std::string();
     };
@@ -155,7 +160,8 @@ std::string FlaggedPairs(const v1::Report& report) {
   if (rows.empty()) return "<h2>Flagged pairs</h2>\n<p id=\"pairs\">None: every measured pair is ok.</p>\n";
   return std::string("<h2>Flagged pairs</h2>\n<table id=\"pairs\"><tr><th>node</th><th>peer</th>") +
          (rails ? "<th>rail</th>" : "") + "<th>status</th><th>Gb/s node&#8594;peer</th><th>Gb/s peer&#8594;node</th><th>latency us</th><th>attempts</th></tr>\n" +
-         rows + "</table>\n";
+         rows + "</table>\n" +
+         (flagged > listed ? absl::StrFormat("<p>The first %d of %d flagged pairs; --format json lists them all.</p>\n", listed, flagged) : "");
 }
 
 // The group x group (leaf x leaf) table where the sweep had a topology.

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "report/group_matrix.h"
 #include "report/render_util.h"
 
 namespace fabricctl::report::internal {
@@ -47,13 +50,43 @@ std::map<std::string, std::string> Unreachable(const v1::Report& report) {
   return out;
 }
 
+// One cell of a map: a pair's status or bandwidth, its figures on hover. A compact cell (a
+// fleet's leaf maps) carries only its colour and its title.
+void AppendCell(const v1::PairHealth& p, const std::string& a, const std::string& b, int x, int y,
+                int cell, bool by_bandwidth, bool compact, double median, std::string& svg) {
+  const double bw = DirectedBw(p, a);
+  const std::string value = std::isnan(bw) ? "n/a" : absl::StrFormat("%.2f", bw);
+  const std::string lat = p.has_lat_us() ? absl::StrFormat(", %.1f us", p.lat_us()) : "";
+  const std::string fill = by_bandwidth ? (std::isnan(bw) ? kUnmeasuredFill : BandwidthFill(bw, median))
+                                        : StatusFill(p.status());
+  if (compact) {
+    absl::StrAppendFormat(&svg, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s -&gt; %s %s %s</title></rect>\n",
+                          x, y, cell - 1, cell - 1, fill, XmlEscape(a), XmlEscape(b), value, StatusName(p.status()));
+    return;
+  }
+  absl::StrAppendFormat(
+      &svg,
+      "<rect class=\"cell\" data-node=\"%s\" data-peer=\"%s\" data-status=\"%s\" x=\"%d\" "
+      "y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s -&gt; %s: %s Gb/s%s (%s, %d "
+      "attempts)</title></rect>\n",
+      XmlEscape(a), XmlEscape(b), StatusName(p.status()), x, y, cell - 1, cell - 1, fill,
+      XmlEscape(a), XmlEscape(b), value, lat, StatusName(p.status()), p.attempts());
+  if (cell >= 40) {
+    absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#fff\">%s</text>\n",
+                          x + cell / 2, y + cell / 2 + 4, value);
+  }
+}
+
+// The node x node map of `names` (every node of the report when empty).
 std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& id,
-                const std::string& rail) {
-  const auto& nodes = report.health().nodes();
+                const std::string& rail, std::vector<std::string> names = {}, bool compact = false) {
+  if (names.empty()) {
+    for (const auto& node : report.health().nodes()) names.push_back(node.node());
+  }
   const PairIndex index = IndexPairs(report, rail);
   const std::map<std::string, std::string> unreachable = Unreachable(report);
   const double median = report.health().has_median_bw_gbps() ? report.health().median_bw_gbps() : 0;
-  const int n = nodes.size();
+  const int n = names.size();
   const int cell = n > 64 ? 8 : n > 24 ? 16 : 44;
   const int label = 120;
   const int size = label + cell * n;
@@ -62,8 +95,8 @@ std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& 
       "font-family=\"sans-serif\" font-size=\"11\">\n",
       size + 10, size + 10, id);
   for (int i = 0; i < n; ++i) {
-    const bool gone = unreachable.count(nodes[i].node()) > 0;
-    const std::string name = XmlEscape(nodes[i].node()) + (gone ? " \xE2\x9C\x95" : "");  // ✕
+    const bool gone = unreachable.count(names[i]) > 0;
+    const std::string name = XmlEscape(names[i]) + (gone ? " \xE2\x9C\x95" : "");  // ✕
     const char* colour = gone ? " fill=\"#b32d2d\"" : "";
     absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\"%s>%s</text>\n", label - 4,
                           label + cell * i + cell / 2 + 4, colour, name);
@@ -73,8 +106,8 @@ std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& 
   for (int r = 0; r < n; ++r) {
     for (int c = 0; c < n; ++c) {
       const int x = label + cell * c, y = label + cell * r;
-      const std::string& a = nodes[r].node();
-      const std::string& b = nodes[c].node();
+      const std::string& a = names[r];
+      const std::string& b = names[c];
       if (r == c) {
         absl::StrAppendFormat(&svg, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#eeeeee\"/>\n",
                               x, y, cell - 1, cell - 1);
@@ -93,29 +126,15 @@ std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& 
             XmlEscape(gone->first), XmlEscape(gone->second));
         continue;
       }
-      const double bw = DirectedBw(*p, a);
-      const std::string value = std::isnan(bw) ? "n/a" : absl::StrFormat("%.2f", bw);
-      const std::string lat = p->has_lat_us() ? absl::StrFormat(", %.1f us", p->lat_us()) : "";
-      const std::string fill = by_bandwidth ? (std::isnan(bw) ? kUnmeasuredFill : BandwidthFill(bw, median))
-                                            : StatusFill(p->status());
-      if (by_bandwidth && n > 64) {
-        // A large fabric's second map: colour only (the status map carries each cell's figures),
-        // which keeps a 512-node report's file size near one map's.
+      // A large fabric's second map: colour only (the status map carries each cell's figures),
+      // which keeps a 512-node report's file size near one map's.
+      if (by_bandwidth && n > 64 && !compact) {
+        const double bw = DirectedBw(*p, a);
         absl::StrAppendFormat(&svg, "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
-                              x, y, cell - 1, cell - 1, fill);
+                              x, y, cell - 1, cell - 1, std::isnan(bw) ? kUnmeasuredFill : BandwidthFill(bw, median));
         continue;
       }
-      absl::StrAppendFormat(
-          &svg,
-          "<rect class=\"cell\" data-node=\"%s\" data-peer=\"%s\" data-status=\"%s\" x=\"%d\" "
-          "y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s -&gt; %s: %s Gb/s%s (%s, %d "
-          "attempts)</title></rect>\n",
-          XmlEscape(a), XmlEscape(b), StatusName(p->status()), x, y, cell - 1, cell - 1, fill,
-          XmlEscape(a), XmlEscape(b), value, lat, StatusName(p->status()), p->attempts());
-      if (cell >= 40) {
-        absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#fff\">%s</text>\n",
-                              x + cell / 2, y + cell / 2 + 4, value);
-      }
+      AppendCell(*p, a, b, x, y, cell, by_bandwidth, compact, median, svg);
     }
   }
   svg += "</svg>\n";
@@ -129,12 +148,46 @@ std::string Swatch(const char* fill, const std::string& text) {
       fill, text);
 }
 
-// One map per rail (its id suffixed with the rail), or the one map without rails.
+// A fleet's status map, leaf by leaf: one compact map per group of the topology's first level,
+// each in a <details> to open, with its bad pairs in the summary; the leaf x leaf table above
+// the maps gives the pairs between leaves.
+std::string LeafMaps(const v1::Report& report, const std::string& id, const std::string& rail) {
+  const auto m = GroupMatrixOf(report, rail);
+  if (!m) {
+    return absl::StrFormat(
+        "<p class=\"fleet\">%d nodes: the node x node maps are drawn up to %d cells; with "
+        "topology.levels they are drawn %s by %s. The nodes and the flagged pairs are below.</p>\n",
+        report.health().nodes_size(), kMaxHtmlMapCells, "leaf", "leaf");
+  }
+  std::string out = absl::StrFormat(
+      "<p class=\"fleet\">%d nodes in %d %s groups: each %s's own map below (the pairs between "
+      "them are in the %s map above).</p>\n",
+      report.health().nodes_size(), m->groups.size(), XmlEscape(m->level), XmlEscape(m->level), XmlEscape(m->level));
+  for (size_t g = 0; g < m->groups.size(); ++g) {
+    absl::StrAppendFormat(&out, "<details class=\"group\"><summary>%s: %d nodes, %d of %d pairs within it bad</summary>\n",
+                          XmlEscape(m->groups[g]), m->members[g].size(), m->bad[g][g], m->pairs[g][g]);
+    out += Map(report, false, absl::StrCat(id, "-", g), rail, m->members[g], /*compact=*/true);
+    out += "</details>\n";
+  }
+  return out;
+}
+
+// Whether the whole fleet's node x node maps are drawn: a lab's or a rack's, or any sweep whose
+// measured cells (two per pair) stay within kMaxHtmlMapCells.
+bool WholeMaps(const v1::Report& report) {
+  return report.health().nodes_size() <= 64 || 2 * static_cast<int64_t>(report.health().pairs_size()) <= kMaxHtmlMapCells;
+}
+
+// One map per rail (its id suffixed with the rail), or the one map without rails; a fleet's
+// status map leaf by leaf, and no bandwidth map (its cells' titles carry the figures).
 std::string Maps(const v1::Report& report, bool by_bandwidth, const std::string& id) {
   std::string out;
+  const bool whole = WholeMaps(report);
+  if (!whole && by_bandwidth) return "<p class=\"fleet\">Drawn for smaller sweeps; the status maps' cells give each pair's bandwidth.</p>\n";
   for (const std::string& rail : RailsOf(report)) {
     if (!rail.empty()) absl::StrAppend(&out, "<h3>", XmlEscape(rail), "</h3>\n");
-    out += Map(report, by_bandwidth, rail.empty() ? id : absl::StrCat(id, "-", rail), rail);
+    const std::string map_id = rail.empty() ? id : absl::StrCat(id, "-", rail);
+    out += whole ? Map(report, by_bandwidth, map_id, rail) : LeafMaps(report, map_id, rail);
   }
   return out;
 }

@@ -102,7 +102,7 @@ void AppendGroupSeries(const v1::Report& report, const Metric& metric, std::stri
   }
 }
 
-std::string RenderProm(const v1::Report& report, bool per_node) {
+std::string RenderProm(const v1::Report& report, bool per_node, bool all_pairs) {
   std::string out;
   auto metric = [&](const std::string& name, const std::string& help) {
     absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " gauge\n");
@@ -145,7 +145,12 @@ std::string RenderProm(const v1::Report& report, bool per_node) {
                             PromStatusValue(n.status()));
     }
   }
-  if (per_node && !check) {
+  const bool pairs = all_pairs || report.health().nodes_size() <= kMaxPromPairNodes;
+  if (per_node && !check && !pairs) {
+    absl::StrAppendFormat(&out, "# fabricctl: per-pair series left out for %d nodes (--format prom-pairs writes them)\n",
+                          report.health().nodes_size());
+  }
+  if (per_node && !check && pairs) {
     // Base units, as Prometheus asks: bytes per second and seconds.
     const std::vector<PromPairSample> samples = PromPairSamples(report);
     for (const bool latency : {false, true}) {

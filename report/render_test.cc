@@ -196,7 +196,7 @@ TEST_CASE("HTML: legends, bandwidth scale, times, drain list, audits, all-reduce
 
 TEST_CASE("Formats by name; exit codes by worst severity") {
   CHECK(Render(ThreeNodes(), "yaml", false).status().message() ==
-        "--format: 'yaml' is none of text, json, junit, html, prom, drain");
+        "--format: 'yaml' is none of text, json, junit, html, prom, prom-pairs, drain");
   CHECK(CheckFormat("html").ok());
   CHECK(ExitCodeFor(ThreeNodes()) == 2);
   v1::Report warning = ThreeNodes();
@@ -395,6 +395,83 @@ TEST_CASE("With rails, every format maps each rail on its own and labels its ser
   // Without rails: no rail label, no rail column.
   CHECK(RenderProm(ThreeNodes()).find("rail=") == std::string::npos);
   CHECK(RenderHtml(ThreeNodes()).find("<th>rail</th>") == std::string::npos);
+}
+
+}  // namespace fabricctl::report
+
+namespace fabricctl::report {
+namespace {
+
+// A fleet of `n` nodes in leaves of `leaf` nodes, every pair within a leaf measured (9.5 Gb/s,
+// one pair per leaf at 2 and critical) and a pair to the next leaf from each leaf's first node.
+v1::Report Fleet(int n, int leaf) {
+  v1::Report r;
+  r.set_schema("fabricctl.report/v1");
+  r.set_source("sweep");
+  r.mutable_health()->add_levels("leaf");
+  r.mutable_health()->set_median_bw_gbps(9.5);
+  auto name = [](int i) { return "node-" + std::to_string(i); };
+  for (int i = 0; i < n; ++i) {
+    auto* node = r.mutable_health()->add_nodes();
+    node->set_node(name(i));
+    (*node->mutable_labels())["leaf"] = "leaf-" + std::to_string(i / leaf);
+  }
+  auto pair = [&](int a, int b, double bw) {
+    auto* p = r.mutable_health()->add_pairs();
+    p->set_node(name(a));
+    p->set_peer(name(b));
+    p->set_bw_gbps(bw);
+    p->set_bw_reverse_gbps(bw);
+    p->set_relative_bw(bw / 9.5);
+    p->set_status(bw < 5 ? v1::HEALTH_CRITICAL : v1::HEALTH_OK);
+  };
+  for (int first = 0; first < n; first += leaf) {
+    for (int a = first; a < std::min(n, first + leaf); ++a) {
+      for (int b = a + 1; b < std::min(n, first + leaf); ++b) pair(a, b, a == first && b == first + 1 ? 2 : 9.5);
+    }
+    if (first + leaf < n) pair(first, first + leaf, 9.4);
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("A fleet's reports stay a fleet's size: HTML leaf by leaf, text's worst pairs, no per-pair series") {
+  const v1::Report fleet = Fleet(1000, 32);
+  REQUIRE(fleet.health().pairs_size() > 10000);
+  const std::string html = RenderHtml(fleet);
+  INFO("HTML " << html.size() << " bytes");
+  CHECK(html.size() < 4u << 20);
+  CHECK(Count(html, "<details class=\"group\">") == 32);  // 31 full leaves and one of 8
+  CHECK(html.find("leaf-0: 32 nodes, 1 of 496 pairs within it bad") != std::string::npos);
+  CHECK(html.find("<title>node-0 -&gt; node-1 2.00 critical</title>") != std::string::npos);
+  CHECK(html.find("id=\"bwmap\"") == std::string::npos);  // no whole-fleet map
+  // The same leaves without topology: no maps, the node table and flagged pairs stand alone.
+  v1::Report flat = fleet;
+  flat.mutable_health()->clear_levels();
+  const std::string bare = RenderHtml(flat);
+  CHECK(bare.size() < 1u << 20);
+  CHECK(bare.find("with topology.levels they are drawn leaf by leaf") != std::string::npos);
+
+  const std::string text = RenderText(fleet, false);
+  CHECK(text.find("WORST PAIRS (20 of") != std::string::npos);
+  CHECK(text.find("node-0                   node-1                        2.00") != std::string::npos);
+  CHECK(text.size() < 64u << 10);
+
+  const std::string prom = RenderProm(fleet);
+  CHECK(prom.find("fabricctl_pair_bandwidth_bytes_per_second{") == std::string::npos);
+  CHECK(prom.find("per-pair series left out for 1000 nodes") != std::string::npos);
+  auto all = Render(fleet, "prom-pairs", false);
+  REQUIRE(all.ok());
+  CHECK(Count(*all, "fabricctl_pair_bandwidth_bytes_per_second{") == 2 * static_cast<size_t>(fleet.health().pairs_size()));
+}
+
+TEST_CASE("A small sweep keeps its whole maps and its pair series") {
+  const v1::Report lab = Fleet(60, 32);
+  const std::string html = RenderHtml(lab);
+  CHECK(html.find("id=\"heatmap\"") != std::string::npos);
+  CHECK(html.find("<details class=\"group\">") == std::string::npos);
+  CHECK(RenderProm(lab).find("fabricctl_pair_bandwidth_bytes_per_second{") != std::string::npos);
 }
 
 }  // namespace fabricctl::report

@@ -114,6 +114,34 @@ void AppendCollectives(const v1::Report& report, std::string& out) {
   }
 }
 
+// A fleet's text report lists its worst pairs instead of a map: the kWorstPairs lowest by the
+// worse direction against the typical figure (flagged ones first), with their figures.
+void AppendWorstPairs(const v1::Report& report, const std::string& rail, std::string& out) {
+  constexpr size_t kWorstPairs = 20;
+  std::vector<const v1::PairHealth*> pairs;
+  for (const auto& p : report.health().pairs()) {
+    if (p.rail() == rail && (p.has_relative_bw() || p.status() != v1::HEALTH_OK)) pairs.push_back(&p);
+  }
+  auto flagged = [](const v1::PairHealth* p) { return p->status() != v1::HEALTH_OK; };
+  const size_t shown = std::min(kWorstPairs, pairs.size());
+  std::partial_sort(pairs.begin(), pairs.begin() + shown, pairs.end(),
+                    [&](const v1::PairHealth* a, const v1::PairHealth* b) {
+                      if (flagged(a) != flagged(b)) return flagged(a);
+                      return a->relative_bw() < b->relative_bw();
+                    });
+  absl::StrAppendFormat(&out, "\nWORST PAIRS%s (%d of %d measured; node maps are drawn up to 40 nodes here, in --format html beyond)\n",
+                        rail.empty() ? "" : " " + rail, shown, report.health().pairs_size());
+  if (shown == 0) return;
+  absl::StrAppendFormat(&out, "%-24s %-24s %9s %9s %9s %8s\n", "node", "peer", "Gb/s", "back", "of typ.", "status");
+  auto figure = [](bool has, double x) { return has ? absl::StrFormat("%.2f", x) : std::string("-"); };
+  for (size_t i = 0; i < shown; ++i) {
+    const v1::PairHealth& p = *pairs[i];
+    absl::StrAppendFormat(&out, "%-24s %-24s %9s %9s %9s %8s\n", p.node(), p.peer(), figure(p.has_bw_gbps(), p.bw_gbps()),
+                          figure(p.has_bw_reverse_gbps(), p.bw_reverse_gbps()),
+                          figure(p.has_relative_bw(), p.relative_bw()), internal::StatusName(p.status()));
+  }
+}
+
 // The node x node heat map of the headline bandwidth (up to 40 nodes; HTML draws larger ones).
 void AppendHeatMap(const v1::Report& report, const std::string& probe, const Paint& paint,
                    const std::string& rail, std::string& out) {
@@ -121,8 +149,7 @@ void AppendHeatMap(const v1::Report& report, const std::string& probe, const Pai
   if (nodes.empty() || report.health().pairs().empty()) return;
   constexpr int kMaxMapNodes = 40;
   if (nodes.size() > kMaxMapNodes) {
-    absl::StrAppendFormat(&out, "\n(heat map left out for %d nodes: --format html draws it)\n",
-                          nodes.size());
+    AppendWorstPairs(report, rail, out);
     return;
   }
   const internal::PairIndex index = internal::IndexPairs(report, rail);
