@@ -22,13 +22,13 @@ std::chrono::system_clock::time_point Deadline(absl::Duration timeout) {
   return std::chrono::system_clock::now() + absl::ToChronoMicroseconds(timeout);
 }
 
-// Every address the agent's TLS names must cover: where it listens, the controller it dials,
+// Every address the agent's TLS names must cover: where it listens, the controllers it dials,
 // where it is advertised.
 absl::StatusOr<std::vector<std::string>> TlsHosts(const AgentOptions& options, const HostPort& listen) {
   std::vector<std::string> hosts = {listen.host};
   if (!options.controller.empty()) {
-    ASSIGN_OR_RETURN(HostPort controller, ParseHostPort(options.controller, "--controller"));
-    hosts.push_back(controller.host);
+    ASSIGN_OR_RETURN(const std::vector<HostPort> controllers, ParseHostPorts(options.controller, "--controller"));
+    for (const HostPort& c : controllers) hosts.push_back(c.host);
   }
   if (!options.advertise.empty()) {
     ASSIGN_OR_RETURN(HostPort advertise, ParseHostPort(options.advertise, "--advertise"));
@@ -115,11 +115,15 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
       AuditsFor(agent->sysfs_.get(), expect, agent->node_name_, options.config, agent->gpus_));
   RETURN_IF_ERROR(agent->Serve(options, listen, advertise_host, security));
   if (!options.controller.empty()) {
-    agent->controller_ = ControllerStub(options.controller, security.ChannelCredentials());
+    ASSIGN_OR_RETURN(const std::vector<HostPort> controllers, ParseHostPorts(options.controller, "--controller"));
+    for (const HostPort& c : controllers) {
+      agent->controller_addresses_.push_back(c.ToString());
+      agent->controllers_.push_back(ControllerStub(c.ToString(), security.ChannelCredentials()));
+    }
   }
   agent->options_ = std::move(options);
   if (agent->options_.on_listening) agent->options_.on_listening(agent->address_);
-  if (agent->controller_) agent->registration_ = std::thread([self] { self->RegistrationLoop(); });
+  if (!agent->controllers_.empty()) agent->registration_ = std::thread([self] { self->RegistrationLoop(); });
   return agent;
 }
 
@@ -166,7 +170,7 @@ absl::StatusOr<absl::Duration> Agent::Register() {
   v1::RegisterResponse response;
   grpc::ClientContext context;
   context.set_deadline(Deadline(options_.rpc_timeout));
-  grpc::Status status = controller_->Register(&context, request, &response);
+  grpc::Status status = controllers_[current_]->Register(&context, request, &response);
   if (!status.ok()) return FromGrpcStatus(status);
   absl::Duration heartbeat = absl::Microseconds(
       google::protobuf::util::TimeUtil::DurationToMicroseconds(response.heartbeat_interval()));
@@ -179,14 +183,20 @@ absl::StatusOr<bool> Agent::Heartbeat() {
   v1::HeartbeatResponse response;
   grpc::ClientContext context;
   context.set_deadline(Deadline(options_.rpc_timeout));
-  grpc::Status status = controller_->Heartbeat(&context, request, &response);
+  grpc::Status status = controllers_[current_]->Heartbeat(&context, request, &response);
   if (!status.ok()) return FromGrpcStatus(status);
   return response.known();
 }
 
 void Agent::RegistrationLoop() {
   auto log = Logger("agent");
-  const std::string& controller = options_.controller;
+  // With a standby, a controller that fails hands over to the next: the agent registers there.
+  auto next = [&] {
+    if (controllers_.size() < 2) return false;
+    current_ = (current_ + 1) % controllers_.size();
+    return true;
+  };
+  std::string controller = controller_addresses_[current_];
   constexpr absl::Duration kFirstBackoff = absl::Milliseconds(200);
   bool registered = false;
   bool announced = false;
@@ -214,6 +224,10 @@ void Agent::RegistrationLoop() {
         failing = true;
         wait = backoff;
         backoff = std::min(backoff * 2, options_.max_retry_backoff);
+        if (next()) {
+          controller = controller_addresses_[current_];
+          wait = std::min(wait, absl::Seconds(1));  // the next one may be up already
+        }
       }
     } else {
       auto known = Heartbeat();
@@ -228,6 +242,12 @@ void Agent::RegistrationLoop() {
         // touch within one interval of its restart.
         wait = std::min(backoff, heartbeat);
         backoff = std::min(backoff * 2, options_.max_retry_backoff);
+        if (next()) {
+          log->info("trying controller {} instead", controller_addresses_[current_]);
+          controller = controller_addresses_[current_];
+          registered = false;
+          wait = absl::ZeroDuration();
+        }
       } else {
         if (failing) log->info("controller {} reachable again", controller);
         failing = false;

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -28,7 +29,9 @@ struct AgentOptions {
   // HOST:PORT the controller dials; empty: the listen address (with the hostname in place of
   // a wildcard host) and the bound port.
   std::string advertise;
-  // Controller to register with; empty: serve only (fabricctl check works without one).
+  // Controller to register with; empty: serve only (fabricctl check works without one). A
+  // list separated by commas (a controller and its standby): the agent keeps to one until it
+  // fails, then registers with the next.
   std::string controller;
   // Name to register under; empty: the hostname.
   std::string node_name;
@@ -86,7 +89,11 @@ class Agent {
   std::unique_ptr<ProbeRunner> probes_;
   std::unique_ptr<AgentService> service_;
   std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<v1::ControllerService::Stub> controller_;
+  // The controllers (one, or an active one and standbys) and the one in use; only the
+  // registration thread changes `current_`.
+  std::vector<std::unique_ptr<v1::ControllerService::Stub>> controllers_;
+  std::vector<std::string> controller_addresses_;
+  size_t current_ = 0;
   std::string address_;
   std::string node_name_;
 

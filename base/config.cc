@@ -97,6 +97,16 @@ class YamlReader {
       }
       return absl::OkStatus();
     }
+    // `controller` takes one address or a list of them (a controller and its standby).
+    if (field->full_name() == "fabricctl.v1.Config.controller" && node.IsSequence()) {
+      std::vector<std::string> addresses;
+      for (const auto& item : node) {
+        if (!item.IsScalar()) return Error(item, path, "expected HOST:PORT");
+        addresses.push_back(item.Scalar());
+      }
+      message->GetReflection()->SetString(message, field, absl::StrJoin(addresses, ","));
+      return absl::OkStatus();
+    }
     return SetValue(node, path, field, message);
   }
 
@@ -378,7 +388,7 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
     return fail("tls", "cert, key and ca go together: give all three, or none");
   }
   if (!config.controller().empty()) {
-    if (auto where = ParseHostPort(config.controller(), "controller"); !where.ok()) {
+    if (auto where = ParseHostPorts(config.controller(), "controller"); !where.ok()) {
       return fail("controller", std::string(where.status().message()));
     }
   }

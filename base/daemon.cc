@@ -35,6 +35,18 @@ void BlockDaemonSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
+std::string WaitForStopSignal(absl::Duration timeout) {
+  const sigset_t set = DaemonSignals();
+  const absl::Time until = absl::Now() + timeout;
+  for (absl::Duration left = timeout; left > absl::ZeroDuration(); left = until - absl::Now()) {
+    const timespec wait = absl::ToTimespec(left);
+    const int signal = sigtimedwait(&set, nullptr, &wait);
+    if (signal == SIGINT || signal == SIGTERM) return signal == SIGINT ? "SIGINT" : "SIGTERM";
+    if (signal < 0 && errno == EAGAIN) return "";
+  }
+  return "";
+}
+
 void NotifyReady(const std::string& status) { Notify("READY=1\nSTATUS=" + status); }
 
 void NotifyStopping(const std::string& status) { Notify("STOPPING=1\nSTATUS=" + status); }

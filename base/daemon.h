@@ -4,6 +4,8 @@
 #include <functional>
 #include <string>
 
+#include "absl/time/time.h"
+
 #include "absl/status/status.h"
 
 namespace fabricctl {
@@ -32,6 +34,11 @@ struct DaemonHooks {
   // pinged, so systemd restarts it after WatchdogSec. Null: always healthy.
   std::function<bool()> healthy;
 };
+
+// Waits at most `timeout` for SIGINT or SIGTERM (a daemon that waits before it serves: a
+// standby controller); returns the signal's name, or "" when none came. SIGHUP is taken and
+// ignored meanwhile.
+std::string WaitForStopSignal(absl::Duration timeout);
 
 // Waits for SIGINT or SIGTERM and returns its name. Meanwhile SIGHUP runs hooks.reload, and
 // when systemd's watchdog is on (WATCHDOG_USEC for this process) the daemon pings it at half

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace fabricctl {
 
@@ -73,6 +74,27 @@ bool IsLoopbackHost(const std::string& host) {
     return IN6_IS_ADDR_LOOPBACK(&v6);
   }
   return false;
+}
+
+}  // namespace fabricctl
+
+namespace fabricctl {
+
+absl::StatusOr<std::vector<HostPort>> ParseHostPorts(const std::string& text, const std::string& what) {
+  std::vector<HostPort> out;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    part = absl::StripAsciiWhitespace(part);
+    if (part.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": '", text, "' has an empty address in its list"));
+    }
+    if (out.size() == kMaxHostPorts) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": at most ", kMaxHostPorts, " addresses"));
+    }
+    auto one = ParseHostPort(std::string(part), what);
+    if (!one.ok()) return one.status();
+    out.push_back(*std::move(one));
+  }
+  return out;
 }
 
 }  // namespace fabricctl

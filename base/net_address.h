@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -20,6 +21,11 @@ struct HostPort {
 // `what` names the flag or field in the error, e.g. "--listen".
 absl::StatusOr<HostPort> ParseHostPort(const std::string& text, const std::string& what,
                                        uint16_t default_port = 0);
+
+// A list of HOST:PORT separated by commas ("a:7400,b:7400": a controller and its standby), in
+// order; at most kMaxHostPorts, each as ParseHostPort takes it.
+inline constexpr size_t kMaxHostPorts = 8;
+absl::StatusOr<std::vector<HostPort>> ParseHostPorts(const std::string& text, const std::string& what);
 
 // True for "localhost", 127.0.0.0/8 and ::1. A name is not resolved; only these count.
 bool IsLoopbackHost(const std::string& host);

@@ -1,5 +1,8 @@
 #include "cli/controller_client.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "base/grpc_status.h"
 #include "base/logging.h"
@@ -11,20 +14,38 @@ namespace fabricctl::cli {
 
 absl::StatusOr<std::unique_ptr<v1::ControllerService::Stub>> ConnectController(
     const ControllerTarget& target) {
-  auto address = ParseHostPort(target.address, "--controller");
-  if (!address.ok()) return address.status();
-  auto security = TransportSecurity::Create(target.tls, {address->host});
-  if (!security.ok()) return security.status();
-  if (security->insecure_override()) {
-    Logger("fabricctl")->warn("--insecure: plain text to {}", target.address);
-  }
+  auto addresses = ParseHostPorts(target.address, "--controller");
+  if (!addresses.ok()) return addresses.status();
   // Reports come in parts of about 1 MiB (report/chunks.h) and history in pages of about as
   // much; the receive limit leaves room for one oversized entry (a node with thousands of
   // audit lines) without letting a single message grow without bound.
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
-  return v1::ControllerService::NewStub(
-      grpc::CreateCustomChannel(address->ToString(), security->ChannelCredentials(), args));
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (const HostPort& address : *addresses) {
+    auto security = TransportSecurity::Create(target.tls, {address.host});
+    if (!security.ok()) return security.status();
+    if (security->insecure_override()) {
+      Logger("fabricctl")->warn("--insecure: plain text to {}", address.ToString());
+    }
+    channels.push_back(grpc::CreateCustomChannel(address.ToString(), security->ChannelCredentials(), args));
+  }
+  if (channels.size() == 1) return v1::ControllerService::NewStub(channels[0]);
+  // A controller and its standby: the first that takes a connection is the active one (a
+  // standby does not listen, so a refused connection moves on at once), each given at most a
+  // few seconds.
+  const absl::Duration each = std::min(target.timeout, absl::Seconds(3));
+  for (const auto& channel : channels) {
+    const auto deadline = DeadlineAfter(each);
+    for (grpc_connectivity_state state = channel->GetState(/*try_to_connect=*/true);
+         state != GRPC_CHANNEL_TRANSIENT_FAILURE && state != GRPC_CHANNEL_SHUTDOWN;
+         state = channel->GetState(/*try_to_connect=*/true)) {
+      if (state == GRPC_CHANNEL_READY) return v1::ControllerService::NewStub(channel);
+      if (!channel->WaitForStateChange(state, deadline)) break;
+    }
+  }
+  return absl::UnavailableError(absl::StrCat("no controller of ", target.address,
+                                             " takes connections (is one of them active?)"));
 }
 
 std::chrono::system_clock::time_point DeadlineAfter(absl::Duration timeout) {

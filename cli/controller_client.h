@@ -14,7 +14,9 @@ namespace fabricctl::cli {
 
 // Where and how fabricctl reaches the controller.
 struct ControllerTarget {
-  std::string address = "127.0.0.1:7400";  // --controller (or $FABRICCTL_CONTROLLER)
+  // --controller (or $FABRICCTL_CONTROLLER): HOST:PORT, or a list of them separated by commas
+  // (a controller and its standby), tried in turn.
+  std::string address = "127.0.0.1:7400";
   absl::Duration timeout = absl::Seconds(5);  // deadline of every RPC
   TlsOptions tls;
 };
@@ -23,8 +25,8 @@ struct ControllerTarget {
 // far below it).
 inline constexpr int kMaxReceiveBytes = 64 << 20;
 
-// A stub for the controller; transport security decided as for the daemons (mTLS, or plain
-// text on loopback / with --insecure).
+// A stub for the controller (of a list, the first that takes a connection); transport
+// security decided as for the daemons (mTLS, or plain text on loopback / with --insecure).
 absl::StatusOr<std::unique_ptr<v1::ControllerService::Stub>> ConnectController(
     const ControllerTarget& target);
 

@@ -4,6 +4,7 @@
 #include "base/lock_file.h"
 #include "base/logging.h"
 #include "base/net_address.h"
+#include "controller/database.h"
 #include "grpcpp/server_builder.h"
 #include "report/render.h"
 
@@ -36,9 +37,12 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   std::unique_ptr<Controller> controller(new Controller());
   // One controller per database, taken before the database is touched: a second one must not
   // mark the first one's running sweep interrupted.
-  auto lock = LockFile::Acquire(options.db_path + ".lock", "database " + options.db_path);
-  if (!lock.ok()) return lock.status();
-  controller->lock_ = *std::move(lock);
+  // (On PostgreSQL, main holds the database's advisory lock instead: controller/leader.h.)
+  if (!Database::IsPostgres(options.db_path)) {
+    auto lock = LockFile::Acquire(options.db_path + ".lock", "database " + options.db_path);
+    if (!lock.ok()) return lock.status();
+    controller->lock_ = *std::move(lock);
+  }
   auto store = Store::Open(options.db_path);
   if (!store.ok()) return store.status();
   controller->store_ = *std::move(store);
@@ -86,7 +90,7 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
     log->info("serving Prometheus metrics on http://{}/metrics", controller->metrics_address_);
   }
   log->info("serving on {} ({}), database {}", controller->address_,
-            security->tls() ? "mutual TLS" : "plain text", options.db_path);
+            security->tls() ? "mutual TLS" : "plain text", Database::Describe(options.db_path));
   return controller;
 }
 

@@ -20,8 +20,8 @@ namespace fabricctl::controller {
 struct ControllerOptions {
   // HOST:PORT to serve gRPC on; port 0 picks a free port (see Controller::address()).
   std::string listen = "127.0.0.1:7400";
-  // SQLite database of the registry and history; DB_PATH.lock beside it is held while the
-  // controller runs.
+  // Database of the registry and history: an SQLite file (DB_PATH.lock beside it is held while
+  // the controller runs) or a postgresql:// URL (whose advisory lock main holds).
   std::string db_path = "fabric-controller.db";
   // HOST:PORT of the Prometheus endpoint (GET /metrics); empty: none.
   std::string metrics_listen;

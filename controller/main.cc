@@ -9,6 +9,8 @@
 #include "base/exit_code.h"
 #include "base/process.h"
 #include "controller/controller.h"
+#include "controller/database.h"
+#include "controller/leader.h"
 
 int main(int argc, char** argv) {
   using namespace fabricctl;
@@ -23,8 +25,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   options.db_path.clear();
   app.add_option("--db", options.db_path,
-                 "SQLite database of the registry and history (default: controller.db in "
-                 "$STATE_DIRECTORY, else /var/lib/fabricctl/controller.db)");
+                 "database of the registry and history: an SQLite file (default: controller.db in "
+                 "$STATE_DIRECTORY, else /var/lib/fabricctl/controller.db) or a postgresql:// URL, "
+                 "which a standby controller may share");
   app.add_option("--metrics-listen", options.metrics_listen,
                  "HOST:PORT for Prometheus scrapes of GET /metrics (default: none)");
   app.add_option("--heartbeat-interval", heartbeat, "how often agents heartbeat")
@@ -63,8 +66,18 @@ int main(int argc, char** argv) {
   options.registry.heartbeat_interval = *hb;
   options.registry.stale_after = *stale;
 
+  // On PostgreSQL, one of the controllers sharing the database is active: this one waits as a
+  // standby until it holds the database's lock, and stops serving if it ever loses it.
+  std::unique_ptr<controller::Leadership> leadership;
+  if (controller::Database::IsPostgres(options.db_path)) {
+    auto held = controller::WaitToLead(options.db_path);
+    if (!held.ok()) return fail(held.status());
+    if (*held == nullptr) return kExitOk;  // stopped while standby
+    leadership = *std::move(held);
+  }
   auto controller = controller::Controller::Start(std::move(options));
   if (!controller.ok()) return fail(controller.status());
+  controller::LeadershipWatch watch(leadership.get());
   // The one line on stdout: scripts and tests read the bound address from it.
   std::printf("fabric-controller listening on %s\n", (*controller)->address().c_str());
   if (!(*controller)->metrics_address().empty()) {
@@ -89,5 +102,5 @@ int main(int argc, char** argv) {
   Logger("controller")->info("{}: shutting down", signal);
   NotifyStopping("cancelling the running sweep");
   (*controller)->Shutdown(absl::Seconds(3));
-  return kExitOk;
+  return watch.Lost() ? kExitUnknown : kExitOk;
 }

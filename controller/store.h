@@ -7,13 +7,12 @@
 
 #include "absl/base/thread_annotations.h"
 #include "base/mutex.h"
+#include "controller/database.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "proto/controller.pb.h"
 #include "proto/inventory.pb.h"
 #include "proto/report.pb.h"
-
-struct sqlite3;
 
 namespace fabricctl::controller {
 
@@ -24,16 +23,18 @@ struct StoredNode {
   absl::Time last_seen;
 };
 
-// The controller's durable state in one SQLite database (WAL mode): the node registry now,
-// sweeps, results and findings as history. Every write is committed before the call returns,
-// so a controller restart loses nothing that was acknowledged.
+// The controller's durable state: the node registry now, sweeps, results and findings as
+// history, in one SQLite database (WAL mode; the default) or in PostgreSQL (database.h). Every
+// write is committed before the call returns, so a controller restart loses nothing that was
+// acknowledged.
 //
 // Thread-safe: one connection, serialised by a mutex (the write rate is a few per second per
-// hundred nodes; SQLite's own locking is not needed within one process).
+// hundred nodes; the database's own locking is not needed within one process).
 class Store {
  public:
-  // Opens (creating if needed) the database at `path` and migrates its schema.
-  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+  // Opens the database at `where` (an SQLite file, created if needed, or a postgresql:// URL)
+  // and migrates its schema.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& where);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -84,11 +85,10 @@ class Store {
   absl::StatusOr<int> MarkRunningInterrupted(absl::Time now);
 
  private:
-  explicit Store(sqlite3* db) : db_(db) {}
-  absl::Status Exec(const char* sql);
+  explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
 
   mutable Mutex mu_;
-  sqlite3* const db_ ABSL_PT_GUARDED_BY(mu_);  // owned; used under mu_
+  const std::unique_ptr<Database> db_ ABSL_PT_GUARDED_BY(mu_);
 };
 
 }  // namespace fabricctl::controller

@@ -1,5 +1,6 @@
 #include "controller/store.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -10,7 +11,25 @@
 namespace fabricctl::controller {
 namespace {
 
+// Run under tests/postgres/with_postgres.sh, the same cases run against a real PostgreSQL:
+// $FABRIC_TEST_POSTGRES is its URL.
+const char* Postgres() {
+  const char* url = std::getenv("FABRIC_TEST_POSTGRES");
+  return url != nullptr && *url ? url : nullptr;
+}
+
+// A fresh database: an SQLite file in the test's directory, or a new PostgreSQL database.
 std::string TempDb(const std::string& name) {
+  if (const char* url = Postgres()) {
+    std::string db = name;
+    for (char& c : db) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    auto admin = Database::Open(url);
+    REQUIRE(admin.ok());
+    REQUIRE((*admin)->Script("DROP DATABASE IF EXISTS " + db).ok());
+    REQUIRE((*admin)->Script("CREATE DATABASE " + db).ok());
+    const std::string base = url;
+    return base.substr(0, base.rfind('/') + 1) + db;
+  }
   const char* dir = std::getenv("TEST_TMPDIR");
   std::string path = std::string(dir ? dir : "/tmp") + "/" + name;
   for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
@@ -72,7 +91,16 @@ TEST_CASE("What was written survives closing and reopening the database") {
   CHECK((*nodes)[0].last_seen == absl::FromUnixSeconds(5));
 }
 
+TEST_CASE("A PostgreSQL server that does not answer is an error saying so") {
+  auto store = Store::Open("postgresql://fabric:secret@127.0.0.1:1/fabric?connect_timeout=2");
+  REQUIRE_FALSE(store.ok());
+  const std::string message(store.status().message());
+  CHECK(message.find("--db: cannot connect to PostgreSQL") == 0);
+  CHECK(message.find("secret") == std::string::npos);
+}
+
 TEST_CASE("A database that cannot be opened is an error naming the path") {
+  if (Postgres()) return;  // SQLite's file
   auto store = Store::Open("/nonexistent-dir/fabric.db");
   REQUIRE_FALSE(store.ok());
   CHECK(std::string(store.status().message()).find("'/nonexistent-dir/fabric.db'") !=
@@ -84,9 +112,7 @@ TEST_CASE("A database that cannot be opened is an error naming the path") {
 namespace fabricctl::controller {
 
 TEST_CASE("Sweeps, results and reports are kept as history") {
-  std::string path = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") +
-                     "/history.db";
-  for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
+  const std::string path = TempDb("history.db");
   int64_t first, second;
   {
     auto store = Store::Open(path);
@@ -187,6 +213,7 @@ TEST_CASE("History is pruned by age and by count, never a running sweep") {
 namespace fabricctl::controller {
 
 TEST_CASE("A damaged database is refused at start with the integrity check's words") {
+  if (Postgres()) return;  // SQLite's file
   const std::string path = TempDb("damaged.db");
   {
     auto store = Store::Open(path);

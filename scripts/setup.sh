@@ -9,13 +9,15 @@ PACKAGES=(
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev libgrpc-dev
   libabsl-dev libspdlog-dev libfmt-dev libcli11-dev catch2 libyaml-cpp-dev
   libsqlite3-dev libssl-dev libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
-  libsystemd-dev libcivetweb-dev liblldpctl-dev
+  libsystemd-dev libcivetweb-dev liblldpctl-dev libpq-dev
   # the Debian package (scripts/package.sh): dependencies, man pages; its units' checks
   dpkg-dev help2man systemd
   # tests: network-namespace lab, TLS material, report validators
   iproute2 openssl libxml2-utils python3 python3-yaml prometheus chromium lldpd
   # tests: the integrations for real (Slurm with munge, node_exporter's textfile collector)
   slurm-wlm munge prometheus-node-exporter
+  # tests: the store and a standby controller on a real PostgreSQL, started by the test
+  postgresql
   # scripts/fuzz.sh: libFuzzer
   clang
   # benchmarks: reference tools

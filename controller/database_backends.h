@@ -1,0 +1,18 @@
+#ifndef FABRICCTL_CONTROLLER_DATABASE_BACKENDS_H_
+#define FABRICCTL_CONTROLLER_DATABASE_BACKENDS_H_
+
+// The two backends of Database; Database::Open chooses. Not for use elsewhere.
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "controller/database.h"
+
+namespace fabricctl::controller {
+
+absl::StatusOr<std::unique_ptr<Database>> OpenSqlite(const std::string& path);
+absl::StatusOr<std::unique_ptr<Database>> OpenPostgres(const std::string& url);
+
+}  // namespace fabricctl::controller
+
+#endif  // FABRICCTL_CONTROLLER_DATABASE_BACKENDS_H_
