@@ -9,11 +9,15 @@
 # adds once the shared libraries are counted once).
 #
 #   bench/scale_agents.sh [N...]          (default 100 300 1000; writes bench/results/scale_agents.txt)
+#   PAIRINGS=full bench/scale_agents.sh 160   (other sweeps; writes bench/results/scale_agents-full.txt)
 #
 # Goals on a 2-core machine: 1,000 agents registered within 10 s, a sampled sweep of 1,000 nodes
 # within 5 minutes, the controller under 1 GiB.
 source "$(dirname "$0")/lib.sh"
 SIZES=("$@")
+PAIRINGS=${PAIRINGS:-quick sample topology}
+PAIRINGS_SUFFIX=""
+[[ $PAIRINGS == "quick sample topology" ]] || PAIRINGS_SUFFIX=-${PAIRINGS// /-}
 ((${#SIZES[@]})) || SIZES=(100 300 1000)
 (cd "$ROOT" && bazel build //cli:fabricctl //agent:fabric-agent //controller:fabric-controller >/dev/null 2>&1) ||
   { echo "bench: build failed" >&2; exit 3; }
@@ -106,7 +110,7 @@ YAML
   launch=$(awk -v a="$start" -v b="$launched" 'BEGIN {printf "%.1f", b - a}')
   echo "N=$n: $online of $n agents registered in $reg s (starting them took $launch s)"
   local pairing
-  for pairing in quick sample topology; do
+  for pairing in $PAIRINGS; do
     "${ctl[@]}" --timeout 30m sweep --pairing "$pairing" --format json --output "$dir/$pairing.json" \
       >/dev/null 2>"$dir/$pairing.err" || true
     if [[ ! -s $dir/$pairing.json ]]; then
@@ -115,21 +119,23 @@ YAML
     fi
     read -r wall probes rounds rr rp rs pairs findings < <(sweep_figures "$dir/$pairing.json")
     printf '  %-8s %6.1f s wall, probes %6.1f s over %s rounds (overhead %5.1f %%), %s pairs, re-tests %s pairs in %s rounds (%s skipped), %s findings\n' \
-      "$pairing" "$wall" "$probes" "$rounds" "$(awk -v w="$wall" -v p="$probes" 'BEGIN {print p > 0 ? (w / p - 1) * 100 : 0}')" \
+      "$pairing" "$wall" "$probes" "$rounds" "$(awk -v w="$wall" -v p="$probes" 'BEGIN {print (p > 0 ? (w / p - 1) * 100 : 0)}')" \
       "$pairs" "$rp" "$rr" "$rs" "$findings"
   done
-  read -r rss cpu < <(proc_figures "$controller")
-  local agent_rss agent_pss
-  agent_rss=$(for p in "${agents[@]}"; do awk '/VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null; done | median)
-  agent_pss=$(for p in "${agents[@]}"; do awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null; done | median)
-  echo "  controller: peak RSS $rss MiB, $cpu CPU seconds; agents: median RSS $((agent_rss / 1024)) MiB, PSS $((agent_pss / 1024)) MiB"
-  kill "${agents[@]}" "$controller" 2>/dev/null
-  wait 2>/dev/null
+  local rss cpu agent_rss agent_pss alive
+  read -r rss cpu < <(proc_figures "$controller") || true
+  alive=$(for p in "${agents[@]}"; do [[ -e /proc/$p ]] && echo "$p"; done | wc -l)
+  agent_rss=$({ for p in "${agents[@]}"; do awk '/VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || true; done; } | median || echo 0)
+  agent_pss=$({ for p in "${agents[@]}"; do awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || true; done; } | median || echo 0)
+  echo "  controller: peak RSS $rss MiB, $cpu CPU seconds; agents ($alive of $n alive): median RSS $((agent_rss / 1024)) MiB, PSS $((agent_pss / 1024)) MiB"
+  echo "  store: $(du -ck "$dir"/c.db* | tail -1 | cut -f1) KiB after these sweeps (SQLite, WAL included)"
+  kill "${agents[@]}" "$controller" 2>/dev/null || true
+  wait 2>/dev/null || true
   PIDS=()
 }
 
 {
   machine
-  echo "command: bench/scale_agents.sh ${SIZES[*]}  (agents on loopback; tcp_bw 64K + tcp_lat, 200 ms each, both directions)"
+  echo "command: PAIRINGS='$PAIRINGS' bench/scale_agents.sh ${SIZES[*]}  (agents on loopback; tcp_bw 64K + tcp_lat, 200 ms each, both directions)"
   for n in "${SIZES[@]}"; do run_size "$n"; done
-} | tee "$RESULTS/scale_agents.txt"
+} | tee "$RESULTS/scale_agents${PAIRINGS_SUFFIX:-}.txt"

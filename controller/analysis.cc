@@ -209,31 +209,43 @@ namespace {
 double EffectiveFloor(const Judged& j) { return j.bw_floor_missed ? 0 : j.link_floor; }
 
 // The least concurrency a figure may have been taken at to count towards the yardstick: 0.8 x
-// the upper quartile of the known figures' concurrency (0: none known, every figure counts).
-// The sweep's rounds are planned full; a figure taken with fewer probes running (its round's
-// other pairs failed at once, a re-test, a localisation round) is judged against the yardstick
-// but does not set it, since on a fabric or host that slows under load it would raise it and
-// make every full round's figure look slow. The quartile, not the median: when many rounds
-// lost a pair to a dead agent, the full rounds may be the fewer.
-double FullLoad(std::vector<float> concurrency) {
-  if (concurrency.empty()) return 0;
-  const size_t q = concurrency.size() * 3 / 4;
-  std::nth_element(concurrency.begin(), concurrency.begin() + q, concurrency.end());
-  return 0.8 * concurrency[q];
+// the upper quartile of the known figures' concurrency (0: every figure counts). The sweep's
+// rounds are planned full; a figure taken with fewer probes running (its round's other pairs
+// failed at once, a re-test, a localisation round) is judged against the yardstick but does
+// not set it where that matters: when the lighter figures are better than the loaded ones by
+// more than min_effect (medians), the fabric or its hosts slow under load, and the lighter
+// ones would raise the yardstick and make every full round's figure look slow. Where they are
+// no better, load makes no difference and every figure counts (a fault is not hidden by the
+// rounds it happened to fall in). The quartile, not the median: when many rounds lost a pair
+// to a dead agent, the full rounds may be the fewer.
+double LoadBar(const std::vector<std::pair<float, float>>& figures, bool higher_is_better, double min_effect) {
+  std::vector<float> loads;
+  for (const auto& [value, c] : figures) loads.push_back(c);
+  if (loads.empty()) return 0;
+  const size_t q = loads.size() * 3 / 4;
+  std::nth_element(loads.begin(), loads.begin() + q, loads.end());
+  const double bar = 0.8 * loads[q];
+  std::vector<double> light, loaded;
+  for (const auto& [value, c] : figures) (c < bar ? light : loaded).push_back(value);
+  if (light.empty() || loaded.empty()) return 0;
+  const double l = Median(light), f = Median(loaded);
+  const bool lighter_better = higher_is_better ? l > f * (1 + min_effect) : l * (1 + min_effect) < f;
+  return lighter_better ? bar : 0;
 }
 
-// The full load of the sweep's bandwidth figures and of its latency figures.
+// The load bars of the sweep's bandwidth figures and of its latency figures (LoadBar).
 std::pair<double, double> FullLoads(const AnalysisInput& in, const AnalysisResult& out) {
-  std::vector<float> bw, lat;
+  std::vector<std::pair<float, float>> bw, lat;
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
     for (const auto& [figure, c] : {std::pair{p.bw_gbps, p.bw_concurrency}, std::pair{p.bw_reverse_gbps, p.bw_reverse_concurrency}}) {
-      if (!std::isnan(figure) && c > 0) bw.push_back(c);
+      if (!std::isnan(figure) && c > 0) bw.push_back({figure, c});
     }
-    if (!std::isnan(p.lat_us) && p.lat_concurrency > 0) lat.push_back(p.lat_concurrency);
+    if (!std::isnan(p.lat_us) && p.lat_concurrency > 0) lat.push_back({p.lat_us, p.lat_concurrency});
   }
-  return {FullLoad(std::move(bw)), FullLoad(std::move(lat))};
+  const double effect = in.thresholds.min_effect();
+  return {LoadBar(bw, /*higher_is_better=*/true, effect), LoadBar(lat, /*higher_is_better=*/false, effect)};
 }
 
 // Every measured direction is a figure of both its ends: the fabric's typical bandwidth and

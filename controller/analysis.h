@@ -182,9 +182,10 @@ struct AnalysisResult {
 //   cannot widen their own yardstick. When the nodes' reaches (each one's second-best figure)
 //   split in two (fleet_split.h), the typical figure is the fast group's among itself, the
 //   slow group's pairs are the split's evidence, and without an expected rate one fleet_split
-//   finding names the slow group's nodes that nothing else blames. Only figures taken under
-//   the sweep's full load (PairInput's concurrency at least 0.8 x the upper quartile) set the
-//   typical figure and spread; lighter ones are judged against them.
+//   finding names the slow group's nodes that nothing else blames. Where figures taken with
+//   fewer probes running are better than the full rounds' by more than min_effect, only the
+//   full rounds' (PairInput's concurrency at least 0.8 x the upper quartile) set the typical
+//   figure and spread; the lighter ones are judged against them.
 // - a direction of a pair is slow when it is below thresholds.relative_bw x typical, or when it
 //   is at least thresholds.min_effect below typical and a robust outlier (z below
 //   -thresholds.max_robust_z); also below thresholds.min_bw_efficiency x the expected rate

@@ -8,9 +8,81 @@
 #include "base/daemon.h"
 #include "base/exit_code.h"
 #include "base/process.h"
+#include "base/status_macros.h"
+#include "base/logging.h"
 #include "controller/controller.h"
 #include "controller/database.h"
 #include "controller/leader.h"
+
+namespace fabricctl {
+namespace {
+
+int Fail(const absl::Status& s) {
+  std::cerr << "fabric-controller: " << s.message() << "\n";
+  return kExitUnknown;
+}
+
+// The flags' durations and the database's default place into `options`.
+absl::Status ResolveOptions(const std::string& heartbeat, const std::string& stale_after,
+                            const std::string& forget_after, controller::ControllerOptions& options) {
+  ASSIGN_OR_RETURN(const absl::Duration hb, ParsePositiveDuration(heartbeat, "--heartbeat-interval"));
+  ASSIGN_OR_RETURN(const absl::Duration stale, ParsePositiveDuration(stale_after, "--stale-after"));
+  if (options.db_path.empty()) {
+    // systemd's StateDirectory=fabricctl sets $STATE_DIRECTORY (the first of a list).
+    const char* state = std::getenv("STATE_DIRECTORY");
+    std::string dir = state != nullptr && *state != '\0' ? state : "/var/lib/fabricctl";
+    dir = dir.substr(0, dir.find(':'));
+    options.db_path = dir + "/controller.db";
+  }
+  if (!forget_after.empty()) {
+    ASSIGN_OR_RETURN(const absl::Duration forget, ParsePositiveDuration(forget_after, "--forget-after"));
+    if (forget <= stale) return absl::InvalidArgumentError("--forget-after must be longer than --stale-after");
+    options.registry.forget_after = forget;
+  }
+  options.registry.heartbeat_interval = hb;
+  options.registry.stale_after = stale;
+  return absl::OkStatus();
+}
+
+// Serves until SIGTERM or SIGINT (SIGHUP reloads `config_path`); on PostgreSQL, once this
+// controller is the active one of those sharing the database, and only while it stays so.
+int Serve(controller::ControllerOptions options, const std::string& config_path) {
+  std::unique_ptr<controller::Leadership> leadership;
+  if (controller::Database::IsPostgres(options.db_path)) {
+    auto held = controller::WaitToLead(options.db_path);
+    if (!held.ok()) return Fail(held.status());
+    if (*held == nullptr) return kExitOk;  // stopped while standby
+    leadership = *std::move(held);
+  }
+  auto controller = controller::Controller::Start(std::move(options));
+  if (!controller.ok()) return Fail(controller.status());
+  controller::LeadershipWatch watch(leadership.get());
+  // The one line on stdout: scripts and tests read the bound address from it.
+  std::printf("fabric-controller listening on %s\n", (*controller)->address().c_str());
+  if (!(*controller)->metrics_address().empty()) {
+    std::printf("fabric-controller metrics on http://%s/metrics\n", (*controller)->metrics_address().c_str());
+  }
+  std::fflush(stdout);
+  NotifyReady("serving on " + (*controller)->address());
+  DaemonHooks hooks;
+  controller::Controller* running = controller->get();
+  hooks.reload = [config_path, running]() -> absl::Status {
+    auto config = config_path.empty() ? absl::StatusOr<v1::Config>(DefaultConfig()) : LoadConfig(config_path);
+    if (!config.ok()) return config.status();
+    if (auto s = LoadTopologyFiles(&*config, config_path); !s.ok()) return s;
+    running->Reload(*std::move(config));
+    return absl::OkStatus();
+  };
+  hooks.healthy = [running] { return running->Healthy(); };
+  std::string signal = RunDaemon("controller", hooks);
+  Logger("controller")->info("{}: shutting down", signal);
+  NotifyStopping("cancelling the running sweep");
+  (*controller)->Shutdown(absl::Seconds(3));
+  return watch.Lost() ? kExitUnknown : kExitOk;
+}
+
+}  // namespace
+}  // namespace fabricctl
 
 int main(int argc, char** argv) {
   using namespace fabricctl;
@@ -37,70 +109,11 @@ int main(int argc, char** argv) {
   app.add_option("--forget-after", forget_after,
                  "remove a node silent this long from the registry (e.g. 7d; default: never)");
   if (auto exit_code = ParseFlags(app, argc, argv)) return *exit_code;
-  auto fail = [](const absl::Status& s) {
-    std::cerr << "fabric-controller: " << s.message() << "\n";
-    return kExitUnknown;
-  };
   auto config = ApplyCommonFlags(&common);
-  if (!config.ok()) return fail(config.status());
-  if (auto s = LoadTopologyFiles(&*config, common.config_path); !s.ok()) return fail(s);
+  if (!config.ok()) return Fail(config.status());
+  if (auto s = LoadTopologyFiles(&*config, common.config_path); !s.ok()) return Fail(s);
   options.config = *std::move(config);
   options.tls = common.tls;
-  auto hb = ParsePositiveDuration(heartbeat, "--heartbeat-interval");
-  if (!hb.ok()) return fail(hb.status());
-  auto stale = ParsePositiveDuration(stale_after, "--stale-after");
-  if (!stale.ok()) return fail(stale.status());
-  if (options.db_path.empty()) {
-    // systemd's StateDirectory=fabricctl sets $STATE_DIRECTORY (the first of a list).
-    const char* state = std::getenv("STATE_DIRECTORY");
-    std::string dir = state != nullptr && *state != '\0' ? state : "/var/lib/fabricctl";
-    dir = dir.substr(0, dir.find(':'));
-    options.db_path = dir + "/controller.db";
-  }
-  if (!forget_after.empty()) {
-    auto forget = ParsePositiveDuration(forget_after, "--forget-after");
-    if (!forget.ok()) return fail(forget.status());
-    if (*forget <= *stale) return fail(absl::InvalidArgumentError("--forget-after must be longer than --stale-after"));
-    options.registry.forget_after = *forget;
-  }
-  options.registry.heartbeat_interval = *hb;
-  options.registry.stale_after = *stale;
-
-  // On PostgreSQL, one of the controllers sharing the database is active: this one waits as a
-  // standby until it holds the database's lock, and stops serving if it ever loses it.
-  std::unique_ptr<controller::Leadership> leadership;
-  if (controller::Database::IsPostgres(options.db_path)) {
-    auto held = controller::WaitToLead(options.db_path);
-    if (!held.ok()) return fail(held.status());
-    if (*held == nullptr) return kExitOk;  // stopped while standby
-    leadership = *std::move(held);
-  }
-  auto controller = controller::Controller::Start(std::move(options));
-  if (!controller.ok()) return fail(controller.status());
-  controller::LeadershipWatch watch(leadership.get());
-  // The one line on stdout: scripts and tests read the bound address from it.
-  std::printf("fabric-controller listening on %s\n", (*controller)->address().c_str());
-  if (!(*controller)->metrics_address().empty()) {
-    std::printf("fabric-controller metrics on http://%s/metrics\n",
-                (*controller)->metrics_address().c_str());
-  }
-  std::fflush(stdout);
-  NotifyReady("serving on " + (*controller)->address());
-  DaemonHooks hooks;
-  const std::string config_path = common.config_path;
-  controller::Controller* running = controller->get();
-  hooks.reload = [config_path, running]() -> absl::Status {
-    auto config = config_path.empty() ? absl::StatusOr<v1::Config>(DefaultConfig())
-                                       : LoadConfig(config_path);
-    if (!config.ok()) return config.status();
-    if (auto s = LoadTopologyFiles(&*config, config_path); !s.ok()) return s;
-    running->Reload(*std::move(config));
-    return absl::OkStatus();
-  };
-  hooks.healthy = [running] { return running->Healthy(); };
-  std::string signal = RunDaemon("controller", hooks);
-  Logger("controller")->info("{}: shutting down", signal);
-  NotifyStopping("cancelling the running sweep");
-  (*controller)->Shutdown(absl::Seconds(3));
-  return watch.Lost() ? kExitUnknown : kExitOk;
+  if (auto s = ResolveOptions(heartbeat, stale_after, forget_after, options); !s.ok()) return Fail(s);
+  return Serve(std::move(options), common.config_path);
 }

@@ -106,12 +106,7 @@ sweep::RetestStats SweepRunner::Retest(sweep::RailRunners& runners,
     const absl::Time start = absl::Now();
     const size_t ran = runners.Run(by_rail, attempt, "retest", &only, start + (stats.budget - stats.spent));
     stats.spent += absl::Now() - start;
-    stats.rounds += static_cast<uint32_t>(ran);
-    for (const auto& rounds : by_rail) {
-      for (size_t k = 0; k < rounds.size(); ++k) {
-        (k < ran ? stats.pairs : stats.skipped) += static_cast<uint32_t>(rounds[k].size());
-      }
-    }
+    stats.Count(by_rail, ran);
     sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
   }
   if (stats.skipped > 0) {
@@ -312,13 +307,17 @@ absl::Status SweepRunner::Measure(const v1::SweepRequest& request, const v1::Con
     sweep::RunRing(*agents_, fleet, runners.rail(0), *spec, g, rings.size(), progress, rings[g]);
   }
   if (!rings.empty()) sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, true);
-  // Localise what the analysis so far cannot place, on each rail.
+  // Localise what the analysis so far cannot place, on each rail: its rounds spend what is
+  // left of the re-tests' budget (the first always runs).
   std::vector<std::vector<Round>> by_rail(runners.size());
   for (size_t r = 0; r < runners.size(); ++r) {
     AnalysisInput in = sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r));
     by_rail[r] = PackRounds(sweep::LocalisationPairs(fleet, in, Analyze(in), runners.rail(r)));
   }
-  runners.Run(by_rail, 1, "localise");
+  const absl::Time start = absl::Now();
+  const size_t ran = runners.Run(by_rail, 1, "localise", nullptr, start + (retest_stats.budget - retest_stats.spent));
+  retest_stats.spent += absl::Now() - start;
+  retest_stats.Count(by_rail, ran);
   if (stopping_) return absl::CancelledError("cancelled");
   return absl::OkStatus();
 }

@@ -25,11 +25,20 @@ struct RailOutcome {
 };
 
 // Everything a sweep's report is made of.
-// What the re-tests did (SweepRunner::Retest), for the report's summary: their budget and
-// the time they took, their rounds, the pairs they measured again and those the budget left.
+// What the re-tests and the localisation rounds did (SweepRunner::Retest, Measure), for the
+// report's summary: their budget and the time they took, their rounds, the pairs they
+// measured again and those the budget left.
 struct RetestStats {
   absl::Duration budget, spent;
   uint32_t rounds = 0, pairs = 0, skipped = 0;
+  // Adds a phase whose first `ran` rounds of `by_rail` ran: their pairs measured, the rest's
+  // skipped.
+  void Count(const std::vector<std::vector<Round>>& by_rail, size_t ran) {
+    rounds += static_cast<uint32_t>(ran);
+    for (const auto& rail : by_rail) {
+      for (size_t k = 0; k < rail.size(); ++k) (k < ran ? pairs : skipped) += static_cast<uint32_t>(rail[k].size());
+    }
+  }
 };
 
 struct SweepOutcome {

@@ -23,23 +23,26 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
   // In an order of the sweep's own (seeded by its id, so a sweep is repeatable): no one node is
   // every suspect's extra peer, and an agent that lies cannot count on being the deciding vote.
   std::shuffle(good.begin(), good.end(), std::mt19937_64(static_cast<uint64_t>(runner.sweep_id())));
-  // Each end gets as many more peers as it lacks to be judged (thresholds.min_node_pairs).
+  // Each end gets as many more peers as it lacks to be judged (thresholds.min_node_pairs), the
+  // good nodes taken in turn from where the last end left off: each good node serves about as
+  // many ends as the others, so the pairs pack into a few rounds however many ends there are
+  // (taking the first good ones every time would queue every end behind the same few nodes).
   const uint32_t min_peers = std::max<uint32_t>(1, in.thresholds.min_node_pairs());
   std::vector<Pair> wanted;
+  std::set<Pair> chosen;
   std::vector<uint32_t> added(fleet.nodes.size(), 0);
-  for (size_t i = 0; i < in.pairs.size(); ++i) {
+  size_t next = 0;
+  for (size_t i = 0; i < in.pairs.size() && !good.empty(); ++i) {
     const PairResult& r = first.pairs[i];
     const PairInput& p = in.pairs[i];
     if (!(r.slow || r.high_latency)) continue;
     if (r.path >= 0 && !r.high_latency) continue;  // a switch-level fault's, not its ends'
     if (first.nodes[p.client].straggler || first.nodes[p.server].straggler) continue;
     for (uint32_t end : {p.client, p.server}) {
-      for (uint32_t g : good) {
-        if (first.nodes[end].pairs + added[end] >= min_peers) break;
-        if (g == p.client || g == p.server || runner.Measured(end, g) ||
-            std::count(wanted.begin(), wanted.end(), Pair{end, g}) > 0) {
-          continue;
-        }
+      for (size_t tried = 0; tried < good.size() && first.nodes[end].pairs + added[end] < min_peers; ++tried) {
+        const uint32_t g = good[next];
+        next = (next + 1) % good.size();
+        if (g == p.client || g == p.server || runner.Measured(end, g) || !chosen.insert({end, g}).second) continue;
         wanted.push_back({end, g});
         ++added[end];
       }
@@ -76,6 +79,18 @@ std::vector<uint32_t> PathRetests(const AnalysisInput& in, const PathFault& f) {
     if (!shares) picked.push_back(p);
   }
   return picked;
+}
+
+// `first` then `rest`, each pair once, where it first appears.
+std::vector<Pair> FirstThenRest(const std::vector<Pair>& first, const std::vector<Pair>& rest) {
+  std::vector<Pair> out;
+  std::set<Pair> seen;
+  for (const auto* list : {&first, &rest}) {
+    for (const Pair& pair : *list) {
+      if (seen.insert(pair).second) out.push_back(pair);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -158,15 +173,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     for (uint32_t p : PathRetests(in, f)) want(p, /*decides=*/true);
   }
   if (bandwidth_only) *bandwidth_only = only_bw;
-  // Each pair once, where it first appears.
-  std::vector<Pair> wanted;
-  std::set<Pair> seen;
-  for (const auto* list : {&first, &rest}) {
-    for (const Pair& pair : *list) {
-      if (seen.insert(pair).second) wanted.push_back(pair);
-    }
-  }
-  return wanted;
+  return FirstThenRest(first, rest);
 }
 
 }  // namespace fabricctl::controller::sweep

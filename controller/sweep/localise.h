@@ -16,7 +16,8 @@ namespace fabricctl::controller::sweep {
 // Localisation: a bad pair whose ends were each measured once or less cannot say which end
 // (or the link) is at fault; each such end is re-paired with a node the first analysis found
 // good and that it has not met yet, so that the node common to the failing pairs shows itself
-// (a full sweep never needs this). Returns the pairs to measure.
+// (a full sweep never needs this). The good nodes are taken in turn, so that the pairs pack
+// into few rounds. Returns the pairs to measure.
 std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
                                     const AnalysisResult& first, const RoundRunner& runner);
 

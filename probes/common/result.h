@@ -17,7 +17,8 @@ struct BwPoint {
   double bw_avg_gbps = 0;
   double msg_rate_mpps = 0;
   // TCP: segments the sending side's streams sent in the timed part, and how many of them were
-  // retransmissions (TCP_INFO); absent where not measured.
+  // retransmissions (TCP_INFO); RDMA WRITE and SEND: the port's packets and retransmission
+  // events (port_counters.h); absent where not measured.
   std::optional<uint64_t> segments, retransmits;
 };
 

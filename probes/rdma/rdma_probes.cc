@@ -1,4 +1,6 @@
 #include "probes/rdma/rdma_probes.h"
+#include "probes/rdma/port_counters.h"
+#include "absl/strings/numbers.h"
 
 #include <algorithm>
 #include <limits>
@@ -220,6 +222,11 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   if (!session.ok()) return Finish(run, session.status());
   RdmaEndpoint& ep = *session->endpoint;
   run.device = ep.label();
+  // The port's counters: "mlx5_0:1" is device and port.
+  static const SysfsRoot kSystem;
+  const std::string device = run.device.substr(0, run.device.rfind(':'));
+  uint32_t port = 1;
+  (void)absl::SimpleAtoi(run.device.substr(run.device.rfind(':') + 1), &port);
   run.client_memory = ep.memory_label();
   run.server_memory = session->server_memory;
   run.setup = ep.Setup();
@@ -228,7 +235,16 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
     if (auto s = Meet(session->control.get(), size); !s.ok()) return Finish(run, s);
     BwPoint point;
     uint64_t sent = 0;
+    // WRITE and SEND carry the data from this side: its port's retransmissions are the path's
+    // loss (READ's data comes from the server's port).
+    const bool sender = verb_ != RdmaVerb::kRead;
+    const auto before = sender ? ReadPortCounters(kSystem, device, port) : std::nullopt;
     if (auto s = MeasureBw(ep, verb_, size, params, &point, &sent); !s.ok()) return Finish(run, s);
+    if (const auto loss = sender ? LossBetween(before, ReadPortCounters(kSystem, device, port)) : std::nullopt;
+        loss && loss->packets > 0) {
+      point.segments = loss->packets;
+      point.retransmits = loss->retransmits;
+    }
     if (verb_ == RdmaVerb::kSend && params.duration > absl::ZeroDuration()) {
       // The server counts receives until it has them all.
       v1::ProbeHello done;
