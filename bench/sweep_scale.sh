@@ -2,7 +2,9 @@
 # Planning and analysis of simulated full sweeps (results generated in process) at 1,024,
 # 2,048 and 4,096 nodes: time and peak memory. Goal: 4,096 nodes (8.4 M pairs) in under 10 s
 # and 2 GiB. Then --pairing topology's plan at 16,384 nodes (leaves of 32 under spines of 16
-# leaves) with a slow uplink and a straggler planted: goal under 10 s and 2 GiB.
+# leaves) with a slow uplink and a straggler planted, and the same plan on 8 rails with one
+# node's NIC slow on one rail (each rail analysed, the verdicts combined): goal under 10 s and
+# 2 GiB each.
 #
 #   bench/sweep_scale.sh [NODES...]
 source "$(dirname "$0")/lib.sh"
@@ -14,4 +16,5 @@ sizes=("$@")
   echo "command: bench/sweep_scale.sh ${sizes[*]}  (one process per size; peak RSS of the whole process)"
   for n in "${sizes[@]}"; do "$ROOT/bazel-bin/bench/sweep_scale" "$n"; done
   "$ROOT/bazel-bin/bench/sweep_scale" topology 16384
+  "$ROOT/bazel-bin/bench/sweep_scale" rails=8 16384
 } | tee "$RESULTS/sweep_scale.txt"

@@ -9,6 +9,7 @@
 #
 #   bench/verdicts.sh [REPEATS [HEALTHY_SWEEPS [SET]]]   (defaults 3, 20, all; needs root)
 #   FABRIC_BIN=DIR bench/verdicts.sh ...                  (binaries from DIR, laid out as bazel-bin)
+#   ONLY='flapping|unshaped' bench/verdicts.sh 6 25 second   (only those; writes verdicts-second-only.txt)
 #
 # SET: hosts (faults of hosts and links, and the wall-time comparison), switches (faults of
 # what hosts share: hosts over leaf bridges joined by a spine bridge, an uplink shaped; the
@@ -37,6 +38,11 @@ WORK=$(mktemp -d)
 trap '$LAB down >/dev/null 2>&1; rm -rf "$WORK"' EXIT
 OUT=$RESULTS/verdicts.txt
 [[ $SET == all ]] || OUT=$RESULTS/verdicts-$SET.txt
+# ONLY=REGEX: only the scenarios and healthy labs whose names match (a rerun of a few, written
+# beside the set's results as -only.txt).
+ONLY=${ONLY:-}
+[[ -z $ONLY ]] || OUT=${OUT%.txt}-only.txt
+selected() { [[ -z $ONLY || $1 =~ $ONLY ]]; }
 
 # What a JSON report names: "kind subject", one per line (a pair's two ends in name order).
 named() {
@@ -62,7 +68,7 @@ sweep() {
 }
 
 {
-  echo "# Verdicts on planted faults: bench/verdicts.sh $REPEATS $HEALTHY"
+  echo "# Verdicts on planted faults: ${ONLY:+ONLY='$ONLY' }bench/verdicts.sh $REPEATS $HEALTHY $SET"
   machine
   echo "lab: hosts in network namespaces on a bridge; links tc tbf 1gbit unless 'unshaped';"
   echo "faults by tc htb/tbf classes (loss: a BPF filter into a blackhole class); each sweep full pairing,"
@@ -79,6 +85,7 @@ tp_all=0 fp_all=0 fn_all=0
 DURING=""
 scenario() {
   local name=$1 planted=$2; shift 2
+  selected "$name" || return 0
   local tp=0 fp=0 fn=0 seen=""
   for r in $(seq 1 "$REPEATS"); do
     $LAB up "$@" >/dev/null 2>&1 || { echo "bench: lab up $* failed" >&2; exit 3; }
@@ -144,7 +151,7 @@ scenario latency-host-of-five "straggler_node node-4" 5 --latency-host node-4
 scenario lossy-link-1pct "lossy_link node-1~node-4" 6 --lossy-link node-1-node-4=1
 scenario lossy-link-3pct "lossy_link node-2~node-3" 6 --lossy-link node-2-node-3=3
 scenario jittery-link "high_latency_link node-3~node-5" 6 --jitter node-3-node-5=5
-scenario flapping-link "unstable node-2~node-5" 6 --flap node-2-node-5=100mbit/2
+scenario flapping-link "unstable node-2~node-5" 6 --flap node-2-node-5=100mbit/4
 DURING="4 kill node-4" scenario killed-agent-unshaped "node_unreachable node-4" 6 --rate none
 fi
 if want_set rails; then
@@ -165,6 +172,7 @@ fi
 
 healthy() {  # NAME LAB_UP_ARGS...
   local name=$1; shift
+  selected "$name" || return 0
   $LAB up "$@" >/dev/null 2>&1 || { echo "bench: lab up $* failed" >&2; exit 3; }
   local alarms=0 raised=""
   for r in $(seq 1 "$HEALTHY"); do

@@ -254,7 +254,7 @@ std::pair<double, double> FullLoads(const AnalysisInput& in, const AnalysisResul
 void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
   const size_t n = in.nodes.size();
   const auto& t = in.thresholds;
-  const auto [bw_load, lat_load] = FullLoads(in, out);
+  const double bw_load = j.bw_load, lat_load = j.lat_load;
   // With the fleet split in two, the typical figure is the fast group's among itself.
   std::vector<std::vector<float>> bw_by_node(n), fast_by_node(n), lat_by_node(n);
   double best_bw = 0, best_lat = std::numeric_limits<double>::infinity();
@@ -470,7 +470,8 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
     out.pairs[p].path = paths.pair_fault[p];
     explained[p] = paths.pair_fault[p] >= 0;
   }
-  j.split = FindFleetSplit(in, explained);
+  std::tie(j.bw_load, j.lat_load) = FullLoads(in, out);
+  j.split = FindFleetSplit(in, explained, j.bw_load);
   TypicalFigures(in, j, out);
   TailFigures(in, j, out);
   JudgePairs(in, j, out);

@@ -39,6 +39,8 @@ struct Judged {
     return split.found &&
            2 * static_cast<size_t>(std::count(split.slow.begin(), split.slow.end(), 1)) >= split.judged;
   }
+  // Like with like: figures taken at a lighter load than these set no yardstick (0: all do).
+  double bw_load = 0, lat_load = 0;
   Reference bw, lat;
   double link_floor = 0;  // min_bw_efficiency x expect.link_rate_gbps (RDMA) or tcp_bw_gbps (tcp_bw)
   // The fabric's typical figure itself misses the absolute floor (or latency ceiling): every

@@ -11,7 +11,7 @@ namespace {
 // Each node's second-best figure, NaN for a node with fewer than `min_figures`: its two best
 // kept as the figures go by (a 4,096-node full sweep has 33 M figure ends; none is stored).
 std::vector<double> Reaches(const AnalysisInput& in, const std::vector<char>& excluded,
-                            size_t min_figures) {
+                            size_t min_figures, double load_bar) {
   const float none = -std::numeric_limits<float>::infinity();
   std::vector<std::pair<float, float>> best(in.nodes.size(), {none, none});
   std::vector<size_t> count(in.nodes.size(), 0);
@@ -28,8 +28,8 @@ std::vector<double> Reaches(const AnalysisInput& in, const std::vector<char>& ex
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured || excluded[k]) continue;
-    for (float bw : {p.bw_gbps, p.bw_reverse_gbps}) {
-      if (std::isnan(bw) || bw <= 0) continue;
+    for (const auto& [bw, c] : {std::pair{p.bw_gbps, p.bw_concurrency}, std::pair{p.bw_reverse_gbps, p.bw_reverse_concurrency}}) {
+      if (std::isnan(bw) || bw <= 0 || (c > 0 && c < load_bar)) continue;
       add(p.client, bw);
       add(p.server, bw);
     }
@@ -50,27 +50,32 @@ double SpreadOf(const std::vector<double>& values) {
 // larger of the two groups' spreads. A group's reaches alone would understate it (cut at their
 // widest gap, each side is narrow by construction). NaN when no pair lies within a group.
 double NoiseWithin(const AnalysisInput& in, const std::vector<char>& excluded,
-                   const std::vector<char>& slow) {
+                   const std::vector<char>& slow, double load_bar) {
   std::vector<double> logs[2];
+  size_t pairs[2] = {0, 0};
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured || excluded[k] || slow[p.client] != slow[p.server]) continue;
-    for (float bw : {p.bw_gbps, p.bw_reverse_gbps}) {
-      if (!std::isnan(bw) && bw > 0) logs[slow[p.client] ? 1 : 0].push_back(std::log(bw));
+    const int group = slow[p.client] ? 1 : 0;
+    const size_t before = logs[group].size();
+    for (const auto& [bw, c] : {std::pair{p.bw_gbps, p.bw_concurrency}, std::pair{p.bw_reverse_gbps, p.bw_reverse_concurrency}}) {
+      if (!std::isnan(bw) && bw > 0 && !(c > 0 && c < load_bar)) logs[group].push_back(std::log(bw));
     }
+    pairs[group] += logs[group].size() > before;
   }
-  if (logs[0].empty() && logs[1].empty()) return std::nan("");
+  // One pair's two directions are no estimate of a group's noise (they move together).
+  if (pairs[0] < 2 || pairs[1] < 2) return std::nan("");
   return std::max(SpreadOf(logs[0]), SpreadOf(logs[1]));
 }
 
 }  // namespace
 
-FleetSplit FindFleetSplit(const AnalysisInput& in, const std::vector<char>& excluded) {
+FleetSplit FindFleetSplit(const AnalysisInput& in, const std::vector<char>& excluded, double load_bar) {
   FleetSplit split;
   split.slow.assign(in.nodes.size(), 0);
   const v1::Thresholds& t = in.thresholds;
   // Two figures per peer (both directions): a node needs min_node_pairs peers' worth.
-  const std::vector<double> reach = Reaches(in, excluded, 2 * std::max<uint32_t>(1, t.min_node_pairs()));
+  const std::vector<double> reach = Reaches(in, excluded, 2 * std::max<uint32_t>(1, t.min_node_pairs()), load_bar);
   std::vector<std::pair<double, uint32_t>> logs;  // ln(reach), node
   for (uint32_t i = 0; i < reach.size(); ++i) {
     if (!std::isnan(reach[i])) logs.emplace_back(std::log(reach[i]), i);
@@ -94,9 +99,12 @@ FleetSplit FindFleetSplit(const AnalysisInput& in, const std::vector<char>& excl
     (k < cut ? low : high).push_back(logs[k].first);
     slow[logs[k].second] = k < cut;
   }
-  const double noise = NoiseWithin(in, excluded, slow);
+  const double noise = NoiseWithin(in, excluded, slow, load_bar);
   const bool large = gap > -std::log(1 - t.min_effect());
-  const bool beyond_noise = !std::isnan(noise) && (noise <= 0 || gap > t.max_robust_z() * noise);
+  // A slow group below relative_bw of the fast one needs no estimate of the noise (as rule 2's
+  // relative floor); a smaller gap must be beyond the noise measured within the groups.
+  const bool decisive = gap > -std::log(t.relative_bw());
+  const bool beyond_noise = decisive || (!std::isnan(noise) && (noise <= 0 || gap > t.max_robust_z() * noise));
   if (!large || !beyond_noise) return split;
   split.found = true;
   split.slow = std::move(slow);
