@@ -224,9 +224,10 @@ void Agent::RegistrationLoop() {
         failing = true;
         wait = backoff;
         backoff = std::min(backoff * 2, options_.max_retry_backoff);
+        // The next controller may be up already; once every one has failed, the backoff.
         if (next()) {
           controller = controller_addresses_[current_];
-          wait = std::min(wait, absl::Seconds(1));  // the next one may be up already
+          if (current_ != 0) wait = std::min(wait, absl::Seconds(1));
         }
       }
     } else {

@@ -49,6 +49,11 @@ std::string WaitForStopSignal(absl::Duration timeout) {
 
 void NotifyReady(const std::string& status) { Notify("READY=1\nSTATUS=" + status); }
 
+void PingWatchdog() {
+  uint64_t usec = 0;
+  if (sd_watchdog_enabled(0, &usec) > 0) Notify("WATCHDOG=1");
+}
+
 void NotifyStopping(const std::string& status) { Notify("STOPPING=1\nSTATUS=" + status); }
 
 std::string RunDaemon(const std::string& name, const DaemonHooks& hooks) {

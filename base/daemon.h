@@ -23,6 +23,10 @@ void BlockDaemonSignals();
 // Tells systemd the daemon is ready (READY=1, with `status` as its STATUS=).
 void NotifyReady(const std::string& status);
 
+// Pings systemd's watchdog when it is on for this process (a daemon that waits before it
+// serves, a standby controller, pings it itself).
+void PingWatchdog();
+
 // Tells systemd the daemon is stopping (STOPPING=1).
 void NotifyStopping(const std::string& status);
 

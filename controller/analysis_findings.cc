@@ -406,6 +406,8 @@ class PairJudge {
   // insufficient_data for each end that could not be told from its links.
   void Finish() {
     for (const auto& [node, what] : insufficient_) {
+      // A node that stopped answering is node_unreachable: what it measured before says less.
+      if (!in_.nodes[node].reachable) continue;
       const std::string& name = in_.nodes[node].name;
       out_.nodes[node].verdict = std::max(out_.nodes[node].verdict, Verdict::kWarning);
       v1::Finding f = report::Make(

@@ -55,9 +55,7 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   sweep_options.config = options.config;
   controller->sweeps_ = std::make_unique<SweepRunner>(
       controller->store_.get(), security->ChannelCredentials(), sweep_options);
-  if (auto pruned = controller->sweeps_->PruneHistory(options.config.history()); !pruned.ok()) {
-    return pruned.status();
-  }
+
   controller->registry_ = std::make_unique<ControllerServiceImpl>(
       controller->store_.get(), WithAdmins(options.registry, options.config.tls()),
       controller->sweeps_.get());

@@ -1,5 +1,8 @@
 #include "controller/database.h"
 
+#include <string>
+#include <vector>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "controller/database_backends.h"
@@ -10,12 +13,42 @@ bool Database::IsPostgres(const std::string& where) {
   return absl::StartsWith(where, "postgresql://") || absl::StartsWith(where, "postgres://");
 }
 
+namespace {
+
+// The passwords a URL carries: user:PASSWORD@host, and ?password=... or &sslpassword=...
+std::vector<std::string> Passwords(const std::string& where) {
+  std::vector<std::string> out;
+  const size_t scheme = where.find("://");
+  if (scheme == std::string::npos) return out;
+  const size_t start = scheme + 3, at = where.find('@', start), colon = where.find(':', start);
+  const size_t slash = where.find('/', start);
+  if (at != std::string::npos && colon != std::string::npos && colon < at && (slash == std::string::npos || at < slash)) {
+    out.push_back(where.substr(colon + 1, at - colon - 1));
+  }
+  for (const char* key : {"password=", "sslpassword="}) {
+    for (size_t k = where.find(key); k != std::string::npos; k = where.find(key, k + 1)) {
+      if (k > 0 && where[k - 1] != '?' && where[k - 1] != '&') continue;
+      const size_t begin = k + std::string(key).size(), end = where.find('&', begin);
+      out.push_back(where.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Database::Scrub(const std::string& where, std::string message) {
+  for (const std::string& secret : Passwords(where)) {
+    if (secret.empty()) continue;
+    for (size_t k = message.find(secret); k != std::string::npos; k = message.find(secret, k + 3)) {
+      message.replace(k, secret.size(), "***");
+    }
+  }
+  return message;
+}
+
 std::string Database::Describe(const std::string& where) {
-  if (!IsPostgres(where)) return where;
-  const size_t scheme = where.find("://") + 3, at = where.find('@', scheme);
-  const size_t colon = where.find(':', scheme);
-  if (at == std::string::npos || colon == std::string::npos || colon > at) return where;
-  return where.substr(0, colon) + ":***" + where.substr(at);
+  return IsPostgres(where) ? Scrub(where, where) : where;
 }
 
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& where) {

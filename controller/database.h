@@ -29,8 +29,11 @@ class Database {
 
   // `where` is a PostgreSQL connection URL (postgresql://, postgres://) or an SQLite file.
   static bool IsPostgres(const std::string& where);
-  // `where` for a message or a log: a URL's password left out.
+  // `where` for a message or a log: a URL's password left out (user:PASSWORD@, or the
+  // password= and sslpassword= parameters).
   static std::string Describe(const std::string& where);
+  // `message` with any password of `where` in it replaced (libpq may repeat the URL).
+  static std::string Scrub(const std::string& where, std::string message);
   static absl::StatusOr<std::unique_ptr<Database>> Open(const std::string& where);
   virtual ~Database() = default;
 

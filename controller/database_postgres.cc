@@ -150,10 +150,16 @@ class PostgresDatabase : public Database {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Database>> OpenPostgres(const std::string& url) {
-  PGconn* conn = PQconnectdb(url.c_str());
+  // Bounds on a connection that goes quiet (a crashed host, a partition): the connect, TCP's
+  // keepalives and unacknowledged data, and any one statement. The URL's own settings, given
+  // last, win over these.
+  const char* keys[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+                        "keepalives_count", "tcp_user_timeout", "options", "dbname", nullptr};
+  const char* values[] = {"10", "1", "5", "2", "3", "10000", "-c statement_timeout=120000", url.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (conn == nullptr) return absl::ResourceExhaustedError("postgresql: cannot allocate a connection");
   if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = Message(conn);
+    std::string message = Database::Scrub(url, Message(conn));
     PQfinish(conn);
     return absl::UnavailableError(absl::StrCat("--db: cannot connect to PostgreSQL: ", message));
   }

@@ -40,16 +40,22 @@ bool Leadership::StillHeld() {
 absl::StatusOr<std::unique_ptr<Leadership>> WaitToLead(const std::string& url) {
   ASSIGN_OR_RETURN(std::unique_ptr<Leadership> leadership, Leadership::Connect(url));
   auto log = Logger("controller");
-  bool waited = false;
+  bool waited = false, failing = false;
   for (;;) {
-    ASSIGN_OR_RETURN(const bool held, leadership->TryAcquire());
-    if (held) break;
+    const absl::StatusOr<bool> held = leadership->TryAcquire();
+    if (held.ok() && *held) break;
+    if (!held.ok() && !failing) {
+      // PostgreSQL restarting, say: a standby keeps asking (the connection is reopened).
+      log->warn("standby: cannot ask for the database's lock: {}; asking again", std::string(held.status().message()));
+    }
+    failing = !held.ok();
     if (!waited) {
       log->info("standby: another controller is active on database {}; taking over when it stops",
                 Database::Describe(url));
       NotifyReady("standby: another controller is active");
       waited = true;
     }
+    PingWatchdog();  // a standby is healthy while it waits
     if (const std::string signal = WaitForStopSignal(absl::Seconds(1)); !signal.empty()) {
       log->info("{}: stopped while standby", signal);
       return std::unique_ptr<Leadership>();

@@ -53,6 +53,16 @@ int Serve(controller::ControllerOptions options, const std::string& config_path)
     if (!held.ok()) return Fail(held.status());
     if (*held == nullptr) return kExitOk;  // stopped while standby
     leadership = *std::move(held);
+    // A standby may have waited for days: the configuration as it is now.
+    if (!config_path.empty()) {
+      auto config = LoadConfig(config_path);
+      const absl::Status loaded = config.ok() ? LoadTopologyFiles(&*config, config_path) : config.status();
+      if (loaded.ok()) {
+        options.config = *std::move(config);
+      } else {
+        Logger("controller")->warn("taking over with the configuration read at start: {}", std::string(loaded.message()));
+      }
+    }
   }
   auto controller = controller::Controller::Start(std::move(options));
   if (!controller.ok()) return Fail(controller.status());

@@ -219,9 +219,11 @@ absl::StatusOr<std::vector<v1::ProbeResult>> Store::ListResults(int64_t sweep_id
 absl::Status Store::FinishSweep(int64_t sweep_id, const v1::Report& report) {
   MutexLock lock(&mu_);
   const auto& f = report.sweep().finished();
-  return db_->Exec("UPDATE sweeps SET state=?2, finished=?3, report=?4 WHERE id=?1",
+  // Only a running sweep: one another controller has since marked interrupted (it took over)
+  // stays so.
+  return db_->Exec("UPDATE sweeps SET state=?2, finished=?3, report=?4 WHERE id=?1 AND state=?5",
                    {sweep_id, int64_t{report.sweep().state()}, f.seconds() * 1000000 + f.nanos() / 1000,
-                    Bytes{report.SerializeAsString()}})
+                    Bytes{report.SerializeAsString()}, int64_t{v1::SWEEP_RUNNING}})
       .status();
 }
 
@@ -289,23 +291,29 @@ absl::StatusOr<int> Store::MarkRunningInterrupted(absl::Time now) {
 }
 
 absl::StatusOr<Store::Pruned> Store::PruneSweeps(absl::Time started_before, uint32_t keep_newest) {
-  MutexLock lock(&mu_);
   // A finished (or interrupted) sweep that started before the cutoff, or is older than the
-  // newest `keep_newest`; never the running one.
-  const char* which =
-      " IN (SELECT id FROM sweeps WHERE state != ?1 AND (started < ?2 OR id NOT IN "
-      "(SELECT id FROM sweeps ORDER BY id DESC LIMIT ?3)))";
+  // newest `keep_newest`; never the running one. One sweep per transaction, the lock let go
+  // between them, so that heartbeats and results wait for one sweep's rows at most.
   const std::vector<Value> params = {
       int64_t{v1::SWEEP_RUNNING}, absl::ToUnixMicros(started_before),
       keep_newest == 0 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(keep_newest)};
   Pruned pruned;
-  Database& db = *db_;
-  RETURN_IF_ERROR(InTransaction(db, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(pruned.results, db.Exec(absl::StrCat("DELETE FROM results WHERE sweep_id", which), params));
-    ASSIGN_OR_RETURN(pruned.sweeps, db.Exec(absl::StrCat("DELETE FROM sweeps WHERE id", which), params));
-    return absl::OkStatus();
-  }));
-  return pruned;
+  for (;;) {
+    MutexLock lock(&mu_);
+    Database& db = *db_;
+    ASSIGN_OR_RETURN(auto rows, db.Query("SELECT id FROM sweeps WHERE state != ?1 AND (started < ?2 OR id NOT IN "
+                                         "(SELECT id FROM sweeps ORDER BY id DESC LIMIT ?3)) ORDER BY id LIMIT 1",
+                                         params));
+    if (rows.empty()) return pruned;
+    const int64_t id = ColumnInt(rows[0], 0);
+    int64_t results = 0;
+    RETURN_IF_ERROR(InTransaction(db, [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(results, db.Exec("DELETE FROM results WHERE sweep_id=?1", {id}));
+      return db.Exec("DELETE FROM sweeps WHERE id=?1", {id}).status();
+    }));
+    ++pruned.sweeps;
+    pruned.results += results;
+  }
 }
 
 }  // namespace fabricctl::controller

@@ -75,7 +75,9 @@ class Store {
                                                              Take take) const;
   // Deletes the sweeps (with their results and reports) that started before `started_before`
   // or are not among the newest `keep_newest` (0: any number), except a running one; the
-  // space is reused by later sweeps (the file does not shrink). One transaction.
+  // space is reused by later sweeps (the file does not shrink). A transaction per sweep, the
+  // store free for other calls between them.
+  // FinishSweep writes only a sweep still recorded as running.
   struct Pruned {
     int64_t sweeps = 0, results = 0;
   };

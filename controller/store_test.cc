@@ -99,6 +99,14 @@ TEST_CASE("A PostgreSQL server that does not answer is an error saying so") {
   CHECK(message.find("secret") == std::string::npos);
 }
 
+TEST_CASE("A PostgreSQL URL is logged without its passwords") {
+  CHECK(Database::Describe("postgresql://fabric:s3cret@db.example:5432/fabric?sslmode=require&password=other") ==
+        "postgresql://fabric:***@db.example:5432/fabric?sslmode=require&password=***");
+  CHECK(Database::Describe("postgresql://fabric@db/fabric") == "postgresql://fabric@db/fabric");
+  CHECK(Database::Describe("/var/lib/fabricctl/controller.db") == "/var/lib/fabricctl/controller.db");
+  CHECK(Database::Scrub("postgres://u:pw1@h/d", "could not parse postgres://u:pw1@h/d") == "could not parse postgres://u:***@h/d");
+}
+
 TEST_CASE("A database that cannot be opened is an error naming the path") {
   if (Postgres()) return;  // SQLite's file
   auto store = Store::Open("/nonexistent-dir/fabric.db");

@@ -248,6 +248,8 @@ up() {
         [[ ${2:-} =~ $pattern ]] || die "$1: expected node-A-node-B=$form, got '${2:-}'"
         if [[ $1 != --flap ]]; then
           awk -v p="${BASH_REMATCH[3]}" 'BEGIN { exit !(p > 0 && p < 100) }' || die "$1: PCT must be above 0 and below 100"
+        else
+          awk -v p="${BASH_REMATCH[3]#*/}" 'BEGIN { exit !(p >= 0.5) }' || die "--flap: SECONDS must be 0.5 or more"
         fi
         local tag=${1#--}; tag=${tag%-link}; tag=${tag/lossy/loss}
         per_dest[${BASH_REMATCH[1]}]+=" ${BASH_REMATCH[2]#node-}=$tag:${BASH_REMATCH[3]}"

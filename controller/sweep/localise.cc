@@ -96,7 +96,8 @@ std::vector<Pair> FirstThenRest(const std::vector<Pair>& first, const std::vecto
 }  // namespace
 
 std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
-                              const std::vector<const PairRun*>& ordered, bool* bandwidth_only) {
+                              const std::vector<const PairRun*>& ordered, bool* bandwidth_only,
+                              size_t* deciding) {
   AnalysisInput eager = in;
   eager.require_retest = false;
   const AnalysisResult a = Analyze(eager);
@@ -173,6 +174,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     for (uint32_t p : PathRetests(in, f)) want(p, /*decides=*/true);
   }
   if (bandwidth_only) *bandwidth_only = only_bw;
+  if (deciding) *deciding = std::set<Pair>(first.begin(), first.end()).size();
   return FirstThenRest(first, rest);
 }
 

@@ -32,9 +32,11 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
 // a re-test budget spends itself on them first), then the links', each pair once.
 // `bandwidth_only` is set when every pair to re-test is flagged for bandwidth alone, so that
 // only the bandwidth probes need measuring again.
+// `deciding` (when given) receives how many of the returned pairs, from the first, decide a
+// node's or a switch element's verdict.
 std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
                               const std::vector<const PairRun*>& ordered,
-                              bool* bandwidth_only = nullptr);
+                              bool* bandwidth_only = nullptr, size_t* deciding = nullptr);
 
 }  // namespace fabricctl::controller::sweep
 

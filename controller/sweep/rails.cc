@@ -156,11 +156,13 @@ RailRunners::RailRunners(AgentClient& agents, Store& store, int64_t sweep_id, Fl
 }
 
 size_t RailRunners::Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt,
-                        const char* phase, const std::vector<bool>* only, absl::Time stop_after) {
+                        const char* phase, const std::vector<bool>* only, absl::Time stop_after,
+                        size_t must_run) {
   size_t rounds = 0;
   for (const auto& r : by_rail) rounds = std::max(rounds, r.size());
   for (size_t r = 0; r < rounds; ++r) {
-    if ((stop_ != nullptr && stop_->load()) || (r > 0 && absl::Now() >= stop_after)) return r;
+    if (stop_ != nullptr && stop_->load()) return r;
+    if (r >= std::max<size_t>(1, must_run) && absl::Now() >= stop_after) return r;
     std::vector<uint32_t> failed(runners_.size(), 0);
     uint32_t pairs = 0;
     std::vector<std::thread> threads;

@@ -71,9 +71,11 @@ class RailRunners {
               absl::Duration inventory_timeout);
 
   // `by_rail[i]`: rail i's rounds (a rail with fewer rounds sits out the later ones). No round
-  // after the first starts at or past `stop_after`. Returns how many rounds ran.
+  // after the first `must_run` (at least one) starts at or past `stop_after`. Returns how many
+  // rounds ran.
   size_t Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt, const char* phase,
-             const std::vector<bool>* only = nullptr, absl::Time stop_after = absl::InfiniteFuture());
+             const std::vector<bool>* only = nullptr, absl::Time stop_after = absl::InfiniteFuture(),
+             size_t must_run = 1);
   // The same rounds on every rail.
   void RunAll(const std::vector<Round>& rounds, uint32_t attempt, const char* phase);
 

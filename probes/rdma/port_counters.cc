@@ -21,11 +21,15 @@ std::optional<PortCounters> ReadPortCounters(const SysfsRoot& sysfs, const std::
   if (!packets) return std::nullopt;
   PortCounters c;
   c.xmit_packets = *packets;
-  for (const char* name : {"roce_adp_retrans", "local_ack_timeout_err", "packet_seq_err"}) {
-    if (const auto n = ReadCount(sysfs, absl::StrCat(dir, "/hw_counters/", name))) {
-      c.retransmits = c.retransmits.value_or(0) + *n;
-    }
+  // RoCE's adaptive retransmission counts every retransmission where the driver has it; the
+  // ACK timeouts count the same events, so they are taken only without it.
+  auto count = [&](const char* name) { return ReadCount(sysfs, absl::StrCat(dir, "/hw_counters/", name)); };
+  if (const auto adaptive = count("roce_adp_retrans")) {
+    c.retransmits = *adaptive;
+  } else if (const auto timeouts = count("local_ack_timeout_err")) {
+    c.retransmits = *timeouts;
   }
+  if (const auto naks = count("packet_seq_err")) c.retransmits = c.retransmits.value_or(0) + *naks;
   return c;
 }
 

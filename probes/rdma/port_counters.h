@@ -10,11 +10,11 @@
 namespace fabricctl::probes {
 
 // What an RDMA port counted, read from sysfs around a probe: the packets it sent
-// (counters/port_xmit_packets) and the transport's retransmission events (hw_counters: the
-// adaptive retransmissions of RoCE, roce_adp_retrans; the ACK timeouts that made the sender
-// retransmit, local_ack_timeout_err; the NAKs for a sequence error, each a go-back-N resend,
-// packet_seq_err), summed over those the driver has. `retransmits` is absent when the driver
-// has none of them (soft-RoCE names its own).
+// (counters/port_xmit_packets) and the transport's retransmission events (hw_counters: RoCE's
+// adaptive retransmissions, roce_adp_retrans, or without it the ACK timeouts that made the
+// sender retransmit, local_ack_timeout_err, which count the same events; and the NAKs for a
+// sequence error, each a go-back-N resend, packet_seq_err). `retransmits` is absent when the
+// driver has none of them (soft-RoCE names its own).
 struct PortCounters {
   uint64_t xmit_packets = 0;
   std::optional<uint64_t> retransmits;

@@ -222,11 +222,12 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   if (!session.ok()) return Finish(run, session.status());
   RdmaEndpoint& ep = *session->endpoint;
   run.device = ep.label();
-  // The port's counters: "mlx5_0:1" is device and port.
+  // The port's counters: the label's "mlx5_0:1" (before any ", gpu ...") is device and port.
   static const SysfsRoot kSystem;
-  const std::string device = run.device.substr(0, run.device.rfind(':'));
+  const std::string port_label = run.device.substr(0, run.device.find(','));
+  const std::string device = port_label.substr(0, port_label.rfind(':'));
   uint32_t port = 1;
-  (void)absl::SimpleAtoi(run.device.substr(run.device.rfind(':') + 1), &port);
+  if (!absl::SimpleAtoi(port_label.substr(port_label.rfind(':') + 1), &port)) port = 1;
   run.client_memory = ep.memory_label();
   run.server_memory = session->server_memory;
   run.setup = ep.Setup();
@@ -241,7 +242,7 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
     const auto before = sender ? ReadPortCounters(kSystem, device, port) : std::nullopt;
     if (auto s = MeasureBw(ep, verb_, size, params, &point, &sent); !s.ok()) return Finish(run, s);
     if (const auto loss = sender ? LossBetween(before, ReadPortCounters(kSystem, device, port)) : std::nullopt;
-        loss && loss->packets > 0) {
+        loss && loss->packets > 0 && loss->retransmits <= loss->packets) {  // else other traffic's
       point.segments = loss->packets;
       point.retransmits = loss->retransmits;
     }
