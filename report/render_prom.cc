@@ -102,6 +102,28 @@ void AppendGroupSeries(const v1::Report& report, const Metric& metric, std::stri
   }
 }
 
+// Each pair's bandwidth and latency, in base units as Prometheus asks (bytes per second,
+// seconds), for sweeps of up to kMaxPromPairNodes nodes unless `all_pairs`.
+template <typename Metric>
+void AppendPairSeries(const v1::Report& report, bool all_pairs, const Metric& metric, std::string& out) {
+  if (!all_pairs && report.health().nodes_size() > kMaxPromPairNodes) {
+    absl::StrAppendFormat(&out, "# fabricctl: per-pair series left out for %d nodes (--format prom-pairs writes them)\n",
+                          report.health().nodes_size());
+    return;
+  }
+  const std::vector<PromPairSample> samples = PromPairSamples(report);
+  for (const bool latency : {false, true}) {
+    const char* name = latency ? "fabricctl_pair_latency_seconds" : "fabricctl_pair_bandwidth_bytes_per_second";
+    metric(name, latency ? "Typical one-way latency of a pair at the smallest message size."
+                         : "Average bandwidth of a pair at the largest message size.");
+    for (const auto& x : samples) {
+      if (x.latency == latency) {
+        absl::StrAppendFormat(&out, "%s{%s} %.6g\n", name, PromPairLabels(x.node, x.peer, x.probe, x.rail), x.value);
+      }
+    }
+  }
+}
+
 std::string RenderProm(const v1::Report& report, bool per_node, bool all_pairs) {
   std::string out;
   auto metric = [&](const std::string& name, const std::string& help) {
@@ -145,25 +167,7 @@ std::string RenderProm(const v1::Report& report, bool per_node, bool all_pairs) 
                             PromStatusValue(n.status()));
     }
   }
-  const bool pairs = all_pairs || report.health().nodes_size() <= kMaxPromPairNodes;
-  if (per_node && !check && !pairs) {
-    absl::StrAppendFormat(&out, "# fabricctl: per-pair series left out for %d nodes (--format prom-pairs writes them)\n",
-                          report.health().nodes_size());
-  }
-  if (per_node && !check && pairs) {
-    // Base units, as Prometheus asks: bytes per second and seconds.
-    const std::vector<PromPairSample> samples = PromPairSamples(report);
-    for (const bool latency : {false, true}) {
-      const char* name = latency ? "fabricctl_pair_latency_seconds" : "fabricctl_pair_bandwidth_bytes_per_second";
-      metric(name, latency ? "Typical one-way latency of a pair at the smallest message size."
-                           : "Average bandwidth of a pair at the largest message size.");
-      for (const auto& x : samples) {
-        if (x.latency != latency) continue;
-        absl::StrAppendFormat(&out, "%s{%s} %.6g\n", name,
-                              PromPairLabels(x.node, x.peer, x.probe, x.rail), x.value);
-      }
-    }
-  }
+  if (per_node && !check) AppendPairSeries(report, all_pairs, metric, out);
   if (!check) AppendGroupSeries(report, metric, out);
   // Every kind at each of its levels, 0 when absent: a series that was 1 returns to 0 instead
   // of vanishing, so alerts resolve and graphs show the fix.
