@@ -210,13 +210,16 @@ to_dest_filter() {  # NS DEV DEST_IP|any PCT FLOWID [small]
 }
 
 # Every --flap link's classes: RATE for SECONDS, full rate for SECONDS, and so on, by one
-# process per class (its pid in $LAB, so that `down` stops it).
+# process per class (its pid in $LAB, so that `down` stops it). The first change comes at a
+# random point of the first period, the same for every class of this lab (a link's two ends flap
+# together): a port does not flap in step with the lab's start, nor with a sweep's rounds.
 flap_links() {
   [[ -f $LAB/flaps ]] || return 0
-  local ns class slow full period k=0
+  local ns class slow full period k=0 start
+  start=$(awk -v r="$RANDOM" 'BEGIN {printf "%.2f", r / 32768}')
   while read -r ns class slow full period; do
-    setsid bash -c "while :; do sleep $period; tc -n $ns class change dev eth0 parent 1: classid $class htb rate $slow; \
-      sleep $period; tc -n $ns class change dev eth0 parent 1: classid $class htb rate $full; done" \
+    setsid bash -c "sleep \$(awk 'BEGIN {print $start * $period}'); while :; do tc -n $ns class change dev eth0 parent 1: classid $class htb rate $slow; \
+      sleep $period; tc -n $ns class change dev eth0 parent 1: classid $class htb rate $full; sleep $period; done" \
       </dev/null >/dev/null 2>&1 &
     echo $! > "$LAB/flap-$k.pid"
     k=$((k + 1))
