@@ -109,6 +109,19 @@ int Run(uint32_t n) {
   return correct ? 0 : 1;
 }
 
+// n nodes placed in their leaf and spine groups (groups[0], groups[1]), levels named.
+AnalysisInput PlacedNodes(uint32_t n, const std::vector<std::vector<int32_t>>& groups) {
+  AnalysisInput in;
+  in.levels = {"leaf", "spine"};
+  for (uint32_t i = 0; i < n; ++i) {
+    NodeInput node;
+    node.name = "node-" + std::to_string(i);
+    node.place = {"leaf-" + std::to_string(groups[0][i]), "spine-" + std::to_string(groups[1][i])};
+    in.nodes.push_back(std::move(node));
+  }
+  return in;
+}
+
 // The topology plan over n nodes (leaves of 32 under spines of 16 leaves), a straggler and a
 // slow uplink planted.
 int RunTopology(uint32_t n) {
@@ -123,14 +136,7 @@ int RunTopology(uint32_t n) {
   auto t0 = std::chrono::steady_clock::now();
   const auto rounds = fabricctl::controller::TopologyRounds(n, groups);
   const double plan_s = Since(t0);
-  AnalysisInput in;
-  in.levels = {"leaf", "spine"};
-  for (uint32_t i = 0; i < n; ++i) {
-    NodeInput node;
-    node.name = "node-" + std::to_string(i);
-    node.place = {"leaf-" + std::to_string(groups[0][i]), "spine-" + std::to_string(groups[1][i])};
-    in.nodes.push_back(std::move(node));
-  }
+  AnalysisInput in = PlacedNodes(n, groups);
   for (const auto& round : rounds) {
     for (const auto& p : round) {
       PairInput pair;
@@ -187,14 +193,7 @@ int RunRails(uint32_t n, uint32_t rails) {
   size_t pairs = 0;
   auto t1 = std::chrono::steady_clock::now();
   for (uint32_t r = 0; r < rails; ++r) {
-    AnalysisInput in;
-    in.levels = {"leaf", "spine"};
-    for (uint32_t i = 0; i < n; ++i) {
-      NodeInput node;
-      node.name = "node-" + std::to_string(i);
-      node.place = {"leaf-" + std::to_string(groups[0][i]), "spine-" + std::to_string(groups[1][i])};
-      in.nodes.push_back(std::move(node));
-    }
+    AnalysisInput in = PlacedNodes(n, groups);
     for (const auto& round : rounds) {
       for (const auto& p : round) {
         PairInput pair;

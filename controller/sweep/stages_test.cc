@@ -20,62 +20,11 @@
 #include "controller/sweep/plan.h"
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/specs.h"
+#include "controller/sweep/stages_testing.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
 
-std::unique_ptr<Store> OpenStore(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path = std::string(dir ? dir : "/tmp") + "/" + name + ".db";
-  std::remove(path.c_str());
-  auto store = Store::Open(path);
-  REQUIRE(store.ok());
-  return *std::move(store);
-}
-
-std::vector<StoredNode> Registry(const std::vector<std::string>& names) {
-  std::vector<StoredNode> out;
-  for (const auto& name : names) {
-    StoredNode node;
-    node.inventory.set_node_name(name);
-    node.inventory.set_agent_address(FakeAgents::AddressOf(name));
-    out.push_back(node);
-  }
-  return out;
-}
-
-// A sweep over `names` with the fake agents; `fake` stays usable by the test.
-struct Harness {
-  explicit Harness(const std::string& test, std::vector<std::string> names) : names(std::move(names)) {
-    store = OpenStore(test);
-    auto agents = std::make_unique<FakeAgents>();
-    for (const auto& n : this->names) agents->Add(n);
-    fake = agents.get();
-    SweepOptions options;
-    options.config = DefaultConfig();
-    options.config.mutable_sweep()->set_retests(2);
-    // Fake agents answer at once: a budget in time would leave re-tests to chance. The budget's
-    // own test sets it.
-    options.config.mutable_sweep()->set_retest_budget(10);
-    runner = std::make_unique<SweepRunner>(store.get(), std::move(agents), options);
-  }
-  absl::StatusOr<v1::Report> Sweep(v1::Pairing pairing = v1::PAIRING_FULL) {
-    v1::SweepRequest request;
-    request.set_pairing(pairing);
-    request.add_probes(v1::TCP_BW);
-    return runner->Run(request, Registry(names), nullptr);
-  }
-  std::vector<std::string> names;
-  std::unique_ptr<Store> store;
-  FakeAgents* fake = nullptr;
-  std::unique_ptr<SweepRunner> runner;
-};
-
-std::vector<std::string> Kinds(const v1::Report& report) {
-  std::vector<std::string> kinds;
-  for (const auto& f : report.findings()) kinds.push_back(f.kind() + ":" + f.node());
-  return kinds;
-}
 
 TEST_CASE("specs: defaults, the request's probes, and unknown probes refused") {
   v1::Config config = DefaultConfig();
@@ -136,42 +85,6 @@ TEST_CASE("a healthy fleet: every pair once, no finding, servers stopped") {
   CHECK(report->summary().nodes_ok() == 4);
   CHECK(h.fake->Measurements("a", "b") == 2);  // both directions
   CHECK(h.fake->OpenServers() == 0);
-}
-
-TEST_CASE("re-test: a pair that fails once is measured again and counts as measured") {
-  Harness h("retest", {"a", "b", "c", "d"});
-  h.fake->FailNext("a", "b", absl::InternalError("connection reset"));
-  h.fake->FailNext("b", "a", absl::InternalError("connection reset"));
-  auto report = h.Sweep();
-  REQUIRE(report.ok());
-  CHECK(report->findings_size() == 0);
-  CHECK(h.fake->Measurements("a", "b") == 2);  // the re-test's, both directions
-  for (const auto& pair : report->health().pairs()) {
-    const bool ab = (pair.node() == "a" && pair.peer() == "b") || (pair.node() == "b" && pair.peer() == "a");
-    CHECK(pair.attempts() == (ab ? 2u : 1u));
-  }
-}
-
-TEST_CASE("re-test: a pair that keeps failing is a probe_failed finding on that pair") {
-  Harness h("retest_fail", {"a", "b", "c", "d"});
-  h.fake->FailNext("a", "b", absl::InternalError("connection reset"), 5);
-  h.fake->FailNext("b", "a", absl::InternalError("connection reset"), 5);
-  auto report = h.Sweep();
-  REQUIRE(report.ok());
-  REQUIRE(report->findings_size() == 1);
-  CHECK(report->findings(0).kind() == "probe_failed");
-  CHECK(report->findings(0).detail().find("connection reset") != std::string::npos);
-}
-
-TEST_CASE("localisation: a quick sweep re-pairs the ends of a slow pair and names the slow node") {
-  Harness h("localise", {"a", "b", "c", "d"});
-  h.fake->Add("d", 3);  // d offers 3 Gb/s, the others 10
-  auto report = h.Sweep(v1::PAIRING_QUICK);
-  REQUIRE(report.ok());
-  CHECK(Kinds(*report) == std::vector<std::string>{"straggler_node:d"});
-  CHECK(report->health().pairs_size() > 2);  // the quick round's two, and the re-pairings
-  REQUIRE(report->summary().drain_size() == 1);
-  CHECK(report->summary().drain(0) == "d");
 }
 
 TEST_CASE("a dead agent: node_unreachable, its pairs never measured") {
@@ -331,89 +244,6 @@ TEST_CASE("an agent that stops answering is asked once, then left out of the rou
   CHECK(Kinds(*report) == std::vector<std::string>{"node_unreachable:c"});
   // The round it died in, and one reachability check; not one call per round of five.
   CHECK(h.fake->CallsToDead() <= 4);
-}
-
-TEST_CASE("a slow node costs one round of re-tests, not one per peer") {
-  Harness h("slow_node", {"a", "b", "c", "d", "e", "f"});
-  h.fake->Add("c", 2);
-  auto report = h.Sweep();
-  REQUIRE(report.ok());
-  CHECK(Kinds(*report) == std::vector<std::string>{"straggler_node:c"});
-  int retested = 0;
-  for (const auto& pair : report->health().pairs()) retested += pair.attempts() > 1;
-  CHECK(retested == 1);
-}
-
-TEST_CASE("a node slow only in the first rounds: cleared by its re-tests, and no link named on one measurement") {
-  Harness h("passing_burst", {"a", "b", "c", "d", "e"});
-  h.fake->SlowFirst("d", 2, 8);  // every first measurement with d: 4 peers, 2 directions
-  auto report = h.Sweep();
-  REQUIRE(report.ok());
-  CHECK(Kinds(*report).empty());
-  // d's re-test recovered, so it is cleared, and its other flagged pairs were measured again
-  // rather than left as slow links on one measurement each.
-  for (const char* peer : {"a", "b", "c", "e"}) {
-    INFO(peer);
-    CHECK(h.fake->Measurements("d", peer) > h.fake->Measurements("a", "b"));
-  }
-}
-
-TEST_CASE("re-tests within a budget: the first round of each pass, later ones while it lasts") {
-  // Every client half takes 30 ms; d is slow in its first measurements only, so that each pass
-  // has several rounds of its flagged pairs (each pair shares d).
-  auto run = [](double budget) {
-    Harness h(absl::StrCat("budget_", budget), {"a", "b", "c", "d", "e"});
-    for (const char* n : {"a", "b", "c", "d", "e"}) h.fake->SetDelay(n, absl::Milliseconds(30));
-    h.fake->SlowFirst("d", 2, 8);
-    SweepOptions options;
-    options.config = DefaultConfig();
-    options.config.mutable_sweep()->set_retest_budget(budget);
-    h.runner->SetConfig(options.config);
-    auto report = h.Sweep();
-    REQUIRE(report.ok());
-    return *report;
-  };
-  const v1::Report tight = run(0.01), loose = run(10);
-  INFO("tight: " << tight.summary().ShortDebugString() << "\nloose: " << loose.summary().ShortDebugString());
-  // A budget of 1 % of the measuring rounds is spent by the first round of the first pass.
-  CHECK(tight.summary().retests_skipped() > 0);
-  CHECK(tight.summary().retest_rounds() >= 1);
-  CHECK(tight.summary().retest_rounds() < loose.summary().retest_rounds());
-  CHECK(loose.summary().retests_skipped() == 0);
-  CHECK(loose.summary().retested_pairs() > tight.summary().retested_pairs());
-  // Nothing is named on pairs the budget left unmeasured.
-  CHECK(Kinds(tight).empty());
-  CHECK(Kinds(loose).empty());
-}
-
-TEST_CASE("a slow link beside a host that only sends slowly: both named, the link on a re-test") {
-  Harness h("egress_and_link", {"a", "b", "c", "d", "e", "f"});
-  h.fake->SetEgress("e", 2);
-  h.fake->SetLink("b", "e", 0.2);  // b -> e at 2 as well, which e's transmit side does not explain
-  auto report = h.Sweep();
-  REQUIRE(report.ok());
-  std::vector<std::string> kinds;
-  for (const auto& f : report->findings()) {
-    std::vector<std::string> ends{f.node(), f.peer()};
-    std::sort(ends.begin(), ends.end());
-    kinds.push_back(f.kind() + ":" + ends[0] + ends[1]);
-  }
-  std::sort(kinds.begin(), kinds.end());
-  CHECK(kinds == std::vector<std::string>{"slow_link:be", "straggler_node:e"});
-}
-
-TEST_CASE("a link that flaps is named unstable from its disagreeing attempts, not best-of") {
-  Harness h("flapping", {"a", "b", "c", "d", "e", "f"});
-  h.fake->FlapLink("b", "d", 0.1);  // slow, fine, slow: its best is typical, its worst a tenth
-  auto report = h.Sweep();
-  REQUIRE(report.ok());
-  REQUIRE(report->findings_size() == 1);
-  const v1::Finding& f = report->findings(0);
-  CHECK(f.kind() == "unstable");
-  CHECK(std::min(f.node(), f.peer()) + std::max(f.node(), f.peer()) == "bd");
-  CHECK(f.severity() == v1::SEVERITY_WARNING);
-  CHECK(f.evidence().at("attempts") == "3");
-  CHECK(f.detail().find("attempts disagree over 3 attempts") != std::string::npos);
 }
 
 TEST_CASE("a host that only sends slowly is named for its transmit side") {

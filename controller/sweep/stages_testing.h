@@ -1,0 +1,75 @@
+#ifndef FABRICCTL_CONTROLLER_SWEEP_STAGES_TESTING_H_
+#define FABRICCTL_CONTROLLER_SWEEP_STAGES_TESTING_H_
+
+// The stages' tests' harness: a real SQLite store in the test's temporary directory and a fleet
+// of fake agents (fake_agent.h). For stages_test and stages_retest_test only.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/config.h"
+#include "catch2/catch.hpp"
+#include "controller/store.h"
+#include "controller/sweep.h"
+#include "controller/sweep/fake_agent.h"
+
+namespace fabricctl::controller::sweep {
+
+inline std::unique_ptr<Store> OpenStore(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir ? dir : "/tmp") + "/" + name + ".db";
+  std::remove(path.c_str());
+  auto store = Store::Open(path);
+  REQUIRE(store.ok());
+  return *std::move(store);
+}
+
+inline std::vector<StoredNode> Registry(const std::vector<std::string>& names) {
+  std::vector<StoredNode> out;
+  for (const auto& name : names) {
+    StoredNode node;
+    node.inventory.set_node_name(name);
+    node.inventory.set_agent_address(FakeAgents::AddressOf(name));
+    out.push_back(node);
+  }
+  return out;
+}
+
+// A sweep over `names` with the fake agents; `fake` stays usable by the test.
+struct Harness {
+  explicit Harness(const std::string& test, std::vector<std::string> names) : names(std::move(names)) {
+    store = OpenStore(test);
+    auto agents = std::make_unique<FakeAgents>();
+    for (const auto& n : this->names) agents->Add(n);
+    fake = agents.get();
+    SweepOptions options;
+    options.config = DefaultConfig();
+    options.config.mutable_sweep()->set_retests(2);
+    // Fake agents answer at once: a budget in time would leave re-tests to chance. The budget's
+    // own test sets it.
+    options.config.mutable_sweep()->set_retest_budget(10);
+    runner = std::make_unique<SweepRunner>(store.get(), std::move(agents), options);
+  }
+  absl::StatusOr<v1::Report> Sweep(v1::Pairing pairing = v1::PAIRING_FULL) {
+    v1::SweepRequest request;
+    request.set_pairing(pairing);
+    request.add_probes(v1::TCP_BW);
+    return runner->Run(request, Registry(names), nullptr);
+  }
+  std::vector<std::string> names;
+  std::unique_ptr<Store> store;
+  FakeAgents* fake = nullptr;
+  std::unique_ptr<SweepRunner> runner;
+};
+
+inline std::vector<std::string> Kinds(const v1::Report& report) {
+  std::vector<std::string> kinds;
+  for (const auto& f : report.findings()) kinds.push_back(f.kind() + ":" + f.node());
+  return kinds;
+}
+
+}  // namespace fabricctl::controller::sweep
+
+#endif  // FABRICCTL_CONTROLLER_SWEEP_STAGES_TESTING_H_
