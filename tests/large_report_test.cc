@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/config.h"
 #include "catch2/catch.hpp"
+#include "cli/history.h"
 #include "cli/sweep.h"
 #include "controller/service.h"
 #include "controller/sweep.h"
