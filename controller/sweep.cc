@@ -324,15 +324,17 @@ absl::Status SweepRunner::Measure(const v1::SweepRequest& request, const v1::Con
     sweep::RunRing(*agents_, fleet, runners.rail(0), *spec, g, rings.size(), progress, rings[g]);
   }
   if (!rings.empty()) sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, true);
-  // Localise what the analysis so far cannot place, on each rail: its rounds spend what is
-  // left of the re-tests' budget (the first always runs).
+  // Localise what the analysis so far cannot place, on each rail: as many rounds as a node
+  // needs peers to be judged (min_node_pairs) always run, with the good nodes taken in turn
+  // that is about every end's; later ones spend what is left of the re-tests' budget.
   std::vector<std::vector<Round>> by_rail(runners.size());
   for (size_t r = 0; r < runners.size(); ++r) {
     AnalysisInput in = sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r));
     by_rail[r] = PackRounds(sweep::LocalisationPairs(fleet, in, Analyze(in), runners.rail(r)));
   }
   const absl::Time start = absl::Now();
-  const size_t ran = runners.Run(by_rail, 1, "localise", nullptr, start + (retest_stats.budget - retest_stats.spent));
+  const size_t ran = runners.Run(by_rail, 1, "localise", nullptr, start + (retest_stats.budget - retest_stats.spent),
+                                 std::max<uint32_t>(1, config.thresholds().min_node_pairs()));
   retest_stats.spent += absl::Now() - start;
   retest_stats.Count(by_rail, ran);
   if (stopping_) return absl::CancelledError("cancelled");

@@ -79,7 +79,7 @@ state=$(fabricctl history --format json | python3 -c 'import json, sys; print(js
 check "the cut sweep is recorded interrupted ($state)" test "$state" = SWEEP_INTERRUPTED
 fabricctl sweep --format json --output "$WORK/again.json" >/dev/null 2>&1
 code=$?
-check "the sweep run again completes on b (exit $code)" test "$code" -le 1
+check "the sweep run again completes on b, a report whatever its verdict (exit $code)" test "$code" -le 2
 pairs=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["summary"]["pairs"])' "$WORK/again.json" 2>/dev/null)
 check "it measured the three pairs ($pairs)" test "$pairs" = 3
 controller a "$PORT_A"
