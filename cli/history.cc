@@ -1,5 +1,7 @@
 #include "cli/history.h"
 
+#include "cli/output.h"
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -11,14 +13,6 @@
 #include "proto/controller.grpc.pb.h"
 
 namespace fabricctl::cli {
-namespace {
-
-int Fail(std::ostream& err, const std::string& command, const absl::Status& status) {
-  err << "fabricctl " << command << ": " << status.message() << "\n";
-  return kExitUnknown;
-}
-
-}  // namespace
 
 int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit,
                       const std::string& format, std::ostream& out, std::ostream& err) {

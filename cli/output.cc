@@ -1,5 +1,7 @@
 #include "cli/output.h"
 
+#include "base/exit_code.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -96,6 +98,11 @@ absl::Status WriteOutput(const std::string& path, const std::string& contents) {
     return absl::InternalError(absl::StrCat("--output: writing '", path, "': ", std::strerror(error)));
   }
   return absl::OkStatus();
+}
+
+int Fail(std::ostream& err, const std::string& command, const absl::Status& status) {
+  err << "fabricctl " << command << ": " << status.message() << "\n";
+  return kExitUnknown;
 }
 
 }  // namespace fabricctl::cli

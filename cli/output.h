@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_CLI_OUTPUT_H_
 #define FABRICCTL_CLI_OUTPUT_H_
 
+#include <ostream>
 #include <string>
 
 #include "absl/status/status.h"
@@ -16,6 +17,9 @@ absl::Status CheckOutput(const std::string& path);
 // the target's directory, synced and renamed over it, with the old file's mode or 0666 less the
 // umask), or to stdout when `path` is empty or "-". Errors name the path.
 absl::Status WriteOutput(const std::string& path, const std::string& contents);
+
+// "fabricctl COMMAND: MESSAGE" on `err`; returns kExitUnknown (the command could not run).
+int Fail(std::ostream& err, const std::string& command, const absl::Status& status);
 
 }  // namespace fabricctl::cli
 

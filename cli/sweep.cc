@@ -125,10 +125,6 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
   return request;
 }
 
-int Fail(std::ostream& err, const std::string& command, const absl::Status& status) {
-  err << "fabricctl " << command << ": " << status.message() << "\n";
-  return kExitUnknown;
-}
 
 // Renders, writes, and turns the report's worst severity into the exit code, with the
 // one-line reason on stderr (the README's "Exit codes").
