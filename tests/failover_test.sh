@@ -42,6 +42,7 @@ online() {  # how many nodes the active controller lists online
   fabricctl nodes --format json 2>/dev/null |
     python3 -c 'import json, sys; print(sum(n.get("state") == "NODE_ONLINE" for n in json.load(sys.stdin).get("nodes", [])))' 2>/dev/null || echo 0
 }
+all_online() { test "$(online)" = "$1"; }  # evaluated on every try, not once
 wait_for() {  # SECONDS COMMAND...: until COMMAND succeeds; fails after SECONDS
   local until=$((SECONDS + $1)); shift
   until "$@"; do ((SECONDS < until)) || return 1; sleep 0.2; done
@@ -59,7 +60,7 @@ for i in 1 2 3; do
     --node-name "node-$i" --nccl-log-dir "$WORK/nccl" >"$WORK/agent-$i.log" 2>&1 &
   PIDS+=($!)
 done
-check "three agents register with a" wait_for 60 test "$(online)" = 3
+check "three agents register with a" wait_for 60 all_online 3
 
 # A full sweep of three nodes: three rounds of 3 s probes; a dies in the second.
 fabricctl sweep --format json --output "$WORK/cut.json" >"$WORK/cut.out" 2>&1 &
@@ -74,7 +75,7 @@ took=$(awk -v a="$killed" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
 echo "takeover: b serving $took s after a was killed"
 wait "$sweeper"
 check "the cut sweep's fabricctl fails (exit 3), with no report" test $? -eq 3
-check "the agents register with b" wait_for 60 test "$(online)" = 3
+check "the agents register with b" wait_for 60 all_online 3
 state=$(fabricctl history --format json | python3 -c 'import json, sys; print(json.load(sys.stdin)["sweeps"][0]["state"])')
 check "the cut sweep is recorded interrupted ($state)" test "$state" = SWEEP_INTERRUPTED
 fabricctl sweep --format json --output "$WORK/again.json" >/dev/null 2>&1
