@@ -126,9 +126,9 @@ sweep::RetestStats SweepRunner::Retest(sweep::RailRunners& runners,
     stats.Count(by_rail, ran);
     sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
   }
-  if (stats.skipped > 0) {
+  if (stats.skipped() > 0) {
     Logger("sweep")->warn("re-tests: {} flagged pairs not measured again: the budget of {} was spent",
-                          stats.skipped, absl::FormatDuration(stats.budget));
+                          stats.skipped(), absl::FormatDuration(stats.budget));
   }
   return stats;
 }

@@ -118,7 +118,7 @@ v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
   v1::Summary* summary = report.mutable_summary();
   summary->set_retest_rounds(outcome.retests.rounds);
   summary->set_retested_pairs(outcome.retests.pairs);
-  summary->set_retests_skipped(outcome.retests.skipped);
+  summary->set_retests_skipped(outcome.retests.skipped());
   *summary->mutable_retest_budget() = google::protobuf::util::TimeUtil::MicrosecondsToDuration(
       absl::ToInt64Microseconds(outcome.retests.budget));
   return report;

@@ -1,7 +1,9 @@
 #ifndef FABRICCTL_CONTROLLER_SWEEP_ASSEMBLE_H_
 #define FABRICCTL_CONTROLLER_SWEEP_ASSEMBLE_H_
 
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -27,16 +29,28 @@ struct RailOutcome {
 // Everything a sweep's report is made of.
 // What the re-tests and the localisation rounds did (SweepRunner::Retest, Measure), for the
 // report's summary: their budget and the time they took, their rounds, the pairs they
-// measured again and those the budget left.
+// measured again and those the budget left. A pair that several passes ask for and the budget
+// leaves each time is one pair left; one measured by a later pass is not left.
 struct RetestStats {
   absl::Duration budget, spent;
-  uint32_t rounds = 0, pairs = 0, skipped = 0;
+  uint32_t rounds = 0, pairs = 0;
+  std::set<std::pair<size_t, Pair>> left;  // (rail, pair): asked for last time, not measured
+  uint32_t skipped() const { return static_cast<uint32_t>(left.size()); }
   // Adds a phase whose first `ran` rounds of `by_rail` ran: their pairs measured, the rest's
-  // skipped.
+  // left.
   void Count(const std::vector<std::vector<Round>>& by_rail, size_t ran) {
     rounds += static_cast<uint32_t>(ran);
-    for (const auto& rail : by_rail) {
-      for (size_t k = 0; k < rail.size(); ++k) (k < ran ? pairs : skipped) += static_cast<uint32_t>(rail[k].size());
+    for (size_t r = 0; r < by_rail.size(); ++r) {
+      for (size_t k = 0; k < by_rail[r].size(); ++k) {
+        for (const Pair& p : by_rail[r][k]) {
+          if (k < ran) {
+            ++pairs;
+            left.erase({r, p});
+          } else {
+            left.insert({r, p});
+          }
+        }
+      }
     }
   }
 };

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/config.h"
 #include "catch2/catch.hpp"
+#include "controller/sweep/assemble.h"
 #include "controller/sweep/stages_testing.h"
 
 namespace fabricctl::controller::sweep {
@@ -98,6 +99,18 @@ TEST_CASE("re-tests within a budget: the first round of each pass, later ones wh
   // Nothing is named on pairs the budget left unmeasured.
   CHECK(Kinds(tight).empty());
   CHECK(Kinds(loose).empty());
+}
+
+TEST_CASE("re-tests within a budget: a pair left by two passes is one pair left, not two") {
+  RetestStats stats;
+  const std::vector<std::vector<Round>> pass = {{{{0, 1}}, {{0, 2}, {1, 3}}}};
+  stats.Count(pass, 1);  // the first round ran: (0, 1) measured, (0, 2) and (1, 3) left
+  stats.Count(pass, 1);  // the next pass leaves the same two
+  CHECK(stats.skipped() == 2);
+  CHECK(stats.pairs == 2);
+  stats.Count(pass, 2);  // a later pass measures them: nothing is left
+  CHECK(stats.skipped() == 0);
+  CHECK(stats.rounds == 4);
 }
 
 TEST_CASE("a slow link beside a host that only sends slowly: both named, the link on a re-test") {
