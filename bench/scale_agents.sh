@@ -3,34 +3,51 @@
 # loopback allows) registered with one fabric-controller, then a quick, a sampled (3 rounds) and
 # a topology-aware sweep (leaves of 32 agents) of tcp_bw (64 KiB messages) and tcp_lat, 200 ms
 # each. For each N: how long the agents took to register (from the first start to the last
-# registration the controller lists), each sweep's wall time and its overhead over the probes'
-# own time (per round, the longest pair's probe time; rounds added up), the sweep's re-tests,
-# the controller's peak RSS and CPU seconds, and the agents' memory (RSS, and PSS: what each
-# adds once the shared libraries are counted once).
+# registration the controller logs; the agents are started by one launcher per core), each
+# sweep's wall time and its overhead over the probes' own time (per round, the longest pair's
+# probe time; rounds added up), the sweep's re-tests, what it added to the store (per pair
+# measured and per node), the controller's peak RSS and CPU seconds, and the agents' memory
+# (RSS, and PSS: what each adds once the shared libraries are counted once).
 #
 #   bench/scale_agents.sh [N...]          (default 100 300 1000; writes bench/results/scale_agents.txt)
 #   PAIRINGS=full bench/scale_agents.sh 160   (other sweeps; writes bench/results/scale_agents-full.txt)
+#   DB=postgresql bench/scale_agents.sh 100   (the store in a PostgreSQL started here; -postgresql.txt)
+#   FABRIC_BIN=DIR ...                    (binaries from DIR, laid out as bazel-bin; no build)
 #
 # Goals on a 2-core machine: 1,000 agents registered within 10 s, a sampled sweep of 1,000 nodes
 # within 5 minutes, the controller under 1 GiB.
 source "$(dirname "$0")/lib.sh"
 SIZES=("$@")
 PAIRINGS=${PAIRINGS:-quick sample topology}
-PAIRINGS_SUFFIX=""
-[[ $PAIRINGS == "quick sample topology" ]] || PAIRINGS_SUFFIX=-${PAIRINGS// /-}
+DB=${DB:-sqlite}
+SUFFIX=""
+[[ $PAIRINGS == "quick sample topology" ]] || SUFFIX=-${PAIRINGS// /-}
+[[ $DB == sqlite ]] || SUFFIX=$SUFFIX-$DB
 ((${#SIZES[@]})) || SIZES=(100 300 1000)
-(cd "$ROOT" && bazel build //cli:fabricctl //agent:fabric-agent //controller:fabric-controller >/dev/null 2>&1) ||
-  { echo "bench: build failed" >&2; exit 3; }
-AGENT=$ROOT/bazel-bin/agent/fabric-agent CONTROLLER=$ROOT/bazel-bin/controller/fabric-controller
+if [[ -z ${FABRIC_BIN:-} ]]; then
+  (cd "$ROOT" && bazel build //cli:fabricctl //agent:fabric-agent //controller:fabric-controller >/dev/null 2>&1) ||
+    { echo "bench: build failed" >&2; exit 3; }
+fi
+BIN=${FABRIC_BIN:-$ROOT/bazel-bin}
+AGENT=$BIN/agent/fabric-agent CONTROLLER=$BIN/controller/fabric-controller FABRICCTL=$BIN/cli/fabricctl
 ulimit -n 65536 2>/dev/null || true
 WORK=$(mktemp -d)
+chmod 755 "$WORK"
 PIDS=()
 cleanup() {
   ((${#PIDS[@]})) && kill "${PIDS[@]}" 2>/dev/null
   wait 2>/dev/null
+  [[ $DB == postgresql ]] && stop_postgres
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+if [[ $DB == postgresql ]]; then
+  source "$ROOT/tests/postgres.sh"
+  need_tool psql postgresql-client
+  [[ -n $(postgres_bin) ]] || { echo "bench: PostgreSQL's server is not installed (scripts/setup.sh)" >&2; exit 3; }
+  start_postgres >/dev/null
+  trap cleanup EXIT  # start_postgres set its own
+fi
 
 # Seconds since the epoch, with fractions.
 now() { date +%s.%N; }
@@ -66,10 +83,58 @@ proc_figures() {
   awk -v h="$hwm" -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.0f %.1f", h / 1024, t / hz}'
 }
 
+# The store's logical size in bytes: SQLite's pages in use (the WAL's included), or the
+# PostgreSQL database's size.
+store_bytes() {
+  if [[ $DB == postgresql ]]; then
+    psql "$1" -Atc 'SELECT pg_database_size(current_database())'
+  else
+    python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=30)
+q = lambda p: c.execute("PRAGMA " + p).fetchone()[0]
+print((q("page_count") - q("freelist_count")) * q("page_size"))' "$1"
+  fi
+}
+
+# Starts N agents of the controller at $2 in $3 from one launcher per core (a shell starts one
+# process at a time); their pids in $3/pids.
+launch_agents() {
+  local n=$1 controller=$2 dir=$3 launchers k started=()
+  launchers=$(nproc)
+  for ((k = 0; k < launchers; k++)); do
+    (
+      for ((i = k + 1; i <= n; i += launchers)); do
+        "$AGENT" --config "$dir/fabricctl.yaml" --controller "$controller" --listen 127.0.0.1:0 \
+          --node-name "a-$i" --label "leaf=leaf-$(((i - 1) / 32 + 1))" --nccl-log-dir "$dir/nccl" \
+          >/dev/null 2>&1 &
+        echo $! >>"$dir/pids.$k"
+      done
+    ) &
+    started+=($!)
+  done
+  wait "${started[@]}"
+  cat "$dir"/pids.* >"$dir/pids"
+}
+
+# Seconds from $1 until the controller's log at $2 counts $3 registrations (at most 120 s).
+registered_after() {
+  local start=$1 log=$2 n=$3
+  until (($(grep -c ' registered from ' "$log") >= n)); do
+    awk -v s="$start" -v t="$(now)" 'BEGIN {exit !(t - s > 120)}' && break
+    sleep 0.05
+  done
+  awk -v a="$start" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}'
+}
+
 run_size() {
-  local n=$1 dir=$WORK/n$1 port
+  local n=$1 dir=$WORK/n$1 port db
   mkdir -p "$dir"
   port=$(free_port)
+  db=$dir/c.db
+  if [[ $DB == postgresql ]]; then
+    psql "$POSTGRES_URL" -qc "CREATE DATABASE n$n" >/dev/null
+    db=${POSTGRES_URL%/*}/n$n
+  fi
   cat > "$dir/fabricctl.yaml" <<YAML
 probes:
   sizes: "64K"
@@ -81,46 +146,41 @@ sweep:
 topology:
   levels: [leaf]
 YAML
-  "$CONTROLLER" --config "$dir/fabricctl.yaml" --listen "127.0.0.1:$port" --db "$dir/c.db" \
+  "$CONTROLLER" --config "$dir/fabricctl.yaml" --listen "127.0.0.1:$port" --db "$db" \
     >"$dir/controller.log" 2>&1 &
   local controller=$!
   PIDS+=("$controller")
-  wait_listen "$port"
-  local start agents=() i
+  until grep -q "listening on" "$dir/controller.log"; do
+    kill -0 "$controller" 2>/dev/null || { echo "bench: the controller did not start" >&2; cat "$dir/controller.log" >&2; exit 3; }
+    sleep 0.05
+  done
+  local start launch reg agents=()
   start=$(now)
-  for i in $(seq 1 "$n"); do
-    "$AGENT" --config "$dir/fabricctl.yaml" --controller "127.0.0.1:$port" --listen 127.0.0.1:0 \
-      --node-name "a-$i" --label "leaf=leaf-$(( (i - 1) / 32 + 1 ))" --nccl-log-dir "$dir/nccl" \
-      >/dev/null 2>&1 &
-    agents+=($!)
-  done
+  launch_agents "$n" "127.0.0.1:$port" "$dir"
+  launch=$(awk -v a="$start" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}')
+  mapfile -t agents <"$dir/pids"
   PIDS+=("${agents[@]}")
-  local launched registered online=0
-  launched=$(now)
-  local ctl=("$FABRICCTL" --config "$dir/fabricctl.yaml" --controller "127.0.0.1:$port")
-  while ((online < n)); do
-    online=$("${ctl[@]}" --timeout 30s nodes --format json 2>/dev/null |
-      python3 -c 'import json, sys; print(sum(x.get("state") == "NODE_ONLINE" for x in json.load(sys.stdin).get("nodes", [])))' 2>/dev/null || echo 0)
-    if awk -v s="$start" -v t="$(now)" 'BEGIN {exit !(t - s > 120)}'; then break; fi
-    ((online < n)) && sleep 0.2
-  done
-  registered=$(now)
-  local reg launch
-  reg=$(awk -v a="$start" -v b="$registered" 'BEGIN {printf "%.1f", b - a}')
-  launch=$(awk -v a="$start" -v b="$launched" 'BEGIN {printf "%.1f", b - a}')
-  echo "N=$n: $online of $n agents registered in $reg s (starting them took $launch s)"
-  local pairing
+  reg=$(registered_after "$start" "$dir/controller.log" "$n")
+  local ctl=("$FABRICCTL" --config "$dir/fabricctl.yaml" --controller "127.0.0.1:$port") online
+  online=$("${ctl[@]}" --timeout 30s nodes --format json 2>/dev/null |
+    python3 -c 'import json, sys; print(sum(x.get("state") == "NODE_ONLINE" for x in json.load(sys.stdin).get("nodes", [])))' 2>/dev/null || echo 0)
+  echo "N=$n: $online of $n agents registered in $reg s (starting them took $launch s, $(nproc) launchers)"
+  local pairing before after
   for pairing in $PAIRINGS; do
+    before=$(store_bytes "$db")
     "${ctl[@]}" --timeout 30m sweep --pairing "$pairing" --format json --output "$dir/$pairing.json" \
       >/dev/null 2>"$dir/$pairing.err" || true
     if [[ ! -s $dir/$pairing.json ]]; then
       echo "  $pairing: no report ($(tail -1 "$dir/$pairing.err"))"
       continue
     fi
+    after=$(store_bytes "$db")
     read -r wall probes rounds rr rp rs pairs findings < <(sweep_figures "$dir/$pairing.json")
     printf '  %-8s %6.1f s wall, probes %6.1f s over %s rounds (overhead %5.1f %%), %s pairs, re-tests %s pairs in %s rounds (%s skipped), %s findings\n' \
       "$pairing" "$wall" "$probes" "$rounds" "$(awk -v w="$wall" -v p="$probes" 'BEGIN {print (p > 0 ? (w / p - 1) * 100 : 0)}')" \
       "$pairs" "$rp" "$rr" "$rs" "$findings"
+    awk -v b="$before" -v a="$after" -v p="$pairs" -v n="$n" -v db="$DB" 'BEGIN {
+      d = a - b; printf "           store +%.0f KiB (%s): %.0f bytes per pair measured, %.1f KiB per node\n", d / 1024, db, p ? d / p : 0, d / n / 1024 }'
   done
   local rss cpu agent_rss agent_pss alive
   read -r rss cpu < <(proc_figures "$controller") || true
@@ -128,7 +188,7 @@ YAML
   agent_rss=$({ for p in "${agents[@]}"; do awk '/VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || true; done; } | median || echo 0)
   agent_pss=$({ for p in "${agents[@]}"; do awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || true; done; } | median || echo 0)
   echo "  controller: peak RSS $rss MiB, $cpu CPU seconds; agents ($alive of $n alive): median RSS $((agent_rss / 1024)) MiB, PSS $((agent_pss / 1024)) MiB"
-  echo "  store: $(du -ck "$dir"/c.db* | tail -1 | cut -f1) KiB after these sweeps (SQLite, WAL included)"
+  echo "  store: $(($(store_bytes "$db") / 1024)) KiB after these sweeps ($DB)"
   kill "${agents[@]}" "$controller" 2>/dev/null || true
   wait 2>/dev/null || true
   PIDS=()
@@ -136,6 +196,6 @@ YAML
 
 {
   machine
-  echo "command: PAIRINGS='$PAIRINGS' bench/scale_agents.sh ${SIZES[*]}  (agents on loopback; tcp_bw 64K + tcp_lat, 200 ms each, both directions)"
+  echo "command: PAIRINGS='$PAIRINGS' DB=$DB bench/scale_agents.sh ${SIZES[*]}  (agents on loopback; tcp_bw 64K + tcp_lat, 200 ms each, both directions)"
   for n in "${SIZES[@]}"; do run_size "$n"; done
-} | tee "$RESULTS/scale_agents${PAIRINGS_SUFFIX:-}.txt"
+} | tee "$RESULTS/scale_agents$SUFFIX.txt"

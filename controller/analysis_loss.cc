@@ -8,7 +8,8 @@
 // stragglers are (LocaliseNodes); the other lossy directions are their links'. With re-tests
 // on, a pair is lossy only on a figure that survived a re-test (the sweep re-tests lossy pairs),
 // and a node only when one of its lossy pairs did. Pairs a switch-level fault explains are
-// left out: their loss is the switch's.
+// left out: their loss is the switch's; so are the directions of a node named slow (a
+// bottleneck drops what TCP sends past it).
 #include <algorithm>
 #include <cmath>
 
@@ -101,8 +102,14 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     const PairInput& p = in.pairs[k];
     PairResult& r = out.pairs[k];
     const bool retested = !in.require_retest || p.attempts >= 2;
-    const bool forward = retested && r.lossy_forward && !Explains(j.loss_blamed, {p.client, p.server, true, true});
-    const bool reverse = retested && r.lossy_reverse && !Explains(j.loss_blamed, {p.server, p.client, true, true});
+    // A direction a node named slow explains loses what its bottleneck's queue drops: TCP
+    // finds a slow port's rate by losing packets at it. That loss is the slow node's symptom,
+    // not a second fault on the link.
+    auto explained = [&](uint32_t from, uint32_t to) {
+      return Explains(j.loss_blamed, {from, to, true, true}) || Explains(j.bw_blamed, {from, to, true, true});
+    };
+    const bool forward = retested && r.lossy_forward && !explained(p.client, p.server);
+    const bool reverse = retested && r.lossy_reverse && !explained(p.server, p.client);
     if (!forward && !reverse) continue;
     const std::string& a = in.nodes[p.client].name;
     const std::string& b = in.nodes[p.server].name;

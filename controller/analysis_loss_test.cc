@@ -41,6 +41,17 @@ TEST_CASE("A node lossy in what it sends to most peers is blamed, drained, its l
   CHECK(r.findings[0].detail().find("what it sends") != std::string::npos);
 }
 
+TEST_CASE("A slow node's loss is its bottleneck's: the node is named, not its lossy link") {
+  // node-2 at a third of the rate with every peer; TCP found that rate by losing packets at
+  // it, more on one direction than the rest.
+  AnalysisInput in = Sweep(8, [](uint32_t a, uint32_t b) { return a == 2 || b == 2 ? 33.0f : 100.0f - (a + b) % 3; });
+  for (auto& p : in.pairs) {
+    p.loss_rate = Is(p.client, p.server, 1, 2) ? 0.02f : p.client == 2 || p.server == 2 ? 0.002f : 0.00001f;
+    p.loss_rate_reverse = p.client == 2 || p.server == 2 ? 0.002f : 0.00001f;
+  }
+  REQUIRE(Kinds(Analyze(in)) == std::vector<std::string>{"straggler_node:node-2:"});
+}
+
 TEST_CASE("A fabric that loses alike everywhere, or below the floor, blames nobody") {
   CHECK(Analyze(WithLoss(6, [](uint32_t a, uint32_t b) { return 0.01f + 0.001f * ((a + b) % 4); })).findings.empty());
   CHECK(Analyze(WithLoss(6, [](uint32_t a, uint32_t b) { return Is(a, b, 2, 5) ? 0.0005f : 0.0f; })).findings.empty());

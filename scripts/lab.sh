@@ -33,7 +33,7 @@
 # small packets between them (a latency probe's messages) through a class starved of tokens,
 # where each waits about 1 ms: a long tail with the median untouched, without netem, which
 # this lab's kernels lack; --latency-host node-3 does that to every small packet node-3 sends
-# (a host with many times the latency, its bandwidth untouched). --leaves 2 spreads the hosts
+# to the other hosts (a host with many times the latency, its bandwidth untouched). --leaves 2 spreads the hosts
 # over two leaf bridges in turn by blocks (node-1..3 on leaf-1, node-4..6 on leaf-2 for six),
 # each joined to a spine bridge by an uplink (a veth pair), the controller on the spine; every
 # agent carries --label leaf=leaf-K, and the lab's configuration names the level
@@ -187,7 +187,7 @@ starved_class() {  # NS DEV
 }
 
 # A classic BPF filter (prio 1, before the per-destination classes) sending PCT % of the IPv4
-# packets to DEST_IP (`any`: to anyone), at random, to FLOWID; with `small`, only packets of 53
+# packets to DEST_IP (`any`: to anyone but the controller), at random, to FLOWID; with `small`, only packets of 53
 # to 299 bytes (a latency probe's messages; not bare ACKs, 52 bytes with TCP timestamps, nor
 # full segments). The IP header follows the 14-byte Ethernet header.
 to_dest_filter() {  # NS DEV DEST_IP|any PCT FLOWID [small]
@@ -197,6 +197,9 @@ to_dest_filter() {  # NS DEV DEST_IP|any PCT FLOWID [small]
   if [[ $3 != any ]]; then
     IFS=. read -r a b c d <<<"$3"
     code+=("32 0 0 30" "21 0 E $(( (a << 24) | (b << 16) | (c << 8) | d ))")  # ld [30]; jeq DEST
+  else  # anyone but the controller: a host's heartbeats and reports are not the fault
+    IFS=. read -r a b c d <<<"$CONTROLLER_IP"
+    code+=("32 0 0 30" "21 E 0 $(( (a << 24) | (b << 16) | (c << 8) | d ))")  # ld [30]; jeq CONTROLLER
   fi
   if [[ ${6:-} == small ]]; then code+=("40 0 0 16" "37 0 E 52" "53 E 0 300"); fi  # ldh [16]; 52 < len < 300
   if ((below < 4294967296)); then code+=("32 0 0 4294963256" "53 E 0 $below"); fi  # ld random; jge BELOW

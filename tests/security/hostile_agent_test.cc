@@ -206,6 +206,7 @@ TEST_CASE("a lying agent drains nobody else and names no series; its figures are
     }
   }
   CommandResult drain = c.Sweep("drain", {"--audits"});
+  INFO(drain.out << drain.err);
   std::vector<std::string> lines = absl::StrSplit(drain.out, '\n', absl::SkipEmpty());
   for (const auto& line : lines) CHECK(line.rfind("liar\t", 0) == 0);
   CommandResult prom = c.Sweep("prom", {"--audits"});
