@@ -109,8 +109,13 @@ struct Cluster {
   std::set<uint16_t> daemon_ports;
 
   explicit Cluster(int real_agents) {
+    // What these tests judge is what a liar's claims do; the honest agents' loopback figures
+    // on a loaded machine scatter by a third, and their moderate deficits, real ones, are
+    // other tests' business: only a gross one (below relative_bw) counts here.
+    const std::string dir = TempDir("hostile_agent_db");
+    std::ofstream(dir + "/fabricctl.yaml") << "thresholds:\n  max_robust_z: 1000\n";
     controller = std::make_unique<Subprocess>(std::vector<std::string>{
-        kController, "--listen", "127.0.0.1:0", "--db", TempDir("hostile_agent_db") + "/c.db"});
+        kController, "--config", dir + "/fabricctl.yaml", "--listen", "127.0.0.1:0", "--db", dir + "/c.db"});
     address = AddressOf(*controller);
     daemon_ports.insert(static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1))));
     for (int i = 0; i < real_agents; ++i) {
