@@ -187,7 +187,7 @@ YAML
   alive=$(for p in "${agents[@]}"; do [[ -e /proc/$p ]] && echo "$p"; done | wc -l)
   agent_rss=$({ for p in "${agents[@]}"; do awk '/VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || true; done; } | median || echo 0)
   agent_pss=$({ for p in "${agents[@]}"; do awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || true; done; } | median || echo 0)
-  echo "  controller: peak RSS $rss MiB, $cpu CPU seconds; agents ($alive of $n alive): median RSS $((agent_rss / 1024)) MiB, PSS $((agent_pss / 1024)) MiB"
+  echo "  controller: peak RSS $rss MiB, $cpu CPU seconds; agents ($alive of $n alive): median RSS $(awk -v k="$agent_rss" 'BEGIN {printf "%.0f", k / 1024}') MiB, PSS $(awk -v k="$agent_pss" 'BEGIN {printf "%.0f", k / 1024}') MiB"
   echo "  store: $(($(store_bytes "$db") / 1024)) KiB after these sweeps ($DB)"
   kill "${agents[@]}" "$controller" 2>/dev/null || true
   wait 2>/dev/null || true
