@@ -6,8 +6,9 @@
 # registration the controller logs; the agents are started by one launcher per core), each
 # sweep's wall time and its overhead over the probes' own time (per round, the longest pair's
 # probe time; rounds added up), the sweep's re-tests, what it added to the store (per pair
-# measured and per node), the controller's peak RSS and CPU seconds, and the agents' memory
-# (RSS, and PSS: what each adds once the shared libraries are counted once).
+# measured and per node), the controller's peak RSS and CPU seconds, the agents' memory
+# (RSS, and PSS: what each adds once the shared libraries are counted once), and how long the
+# running agents take to register with a new controller when the first is killed.
 #
 #   bench/scale_agents.sh [N...]          (default 100 300 1000; writes bench/results/scale_agents.txt)
 #   PAIRINGS=full bench/scale_agents.sh 160   (other sweeps; writes bench/results/scale_agents-full.txt)
@@ -126,6 +127,30 @@ registered_after() {
   awk -v a="$start" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}'
 }
 
+# Starts the controller of $1 on port $2 with the store $3, logging to $1/$4; its pid in
+# CONTROLLER_PID once it listens.
+start_controller() {
+  "$CONTROLLER" --config "$1/fabricctl.yaml" --listen "127.0.0.1:$2" --db "$3" >"$1/$4" 2>&1 &
+  CONTROLLER_PID=$!
+  PIDS+=("$CONTROLLER_PID")
+  until grep -q "listening on" "$1/$4"; do
+    kill -0 "$CONTROLLER_PID" 2>/dev/null || { echo "bench: the controller did not start" >&2; cat "$1/$4" >&2; exit 3; }
+    sleep 0.05
+  done
+}
+
+# The controller of $1 (pid $2, port $3) dies and a new one with an empty store ($4) takes its
+# place once every agent has noticed (a heartbeat, 10 s, and then some): how long until all
+# $5 agents have registered with it, which is what a restart or a standby's takeover costs.
+reregistered_after_restart() {
+  local dir=$1 port=$3 n=$5 start
+  kill -9 "$2" 2>/dev/null
+  sleep 12
+  start_controller "$dir" "$port" "$4" restarted.log
+  start=$(now)
+  registered_after "$start" "$dir/restarted.log" "$n"
+}
+
 run_size() {
   local n=$1 dir=$WORK/n$1 port db
   mkdir -p "$dir"
@@ -146,14 +171,8 @@ sweep:
 topology:
   levels: [leaf]
 YAML
-  "$CONTROLLER" --config "$dir/fabricctl.yaml" --listen "127.0.0.1:$port" --db "$db" \
-    >"$dir/controller.log" 2>&1 &
-  local controller=$!
-  PIDS+=("$controller")
-  until grep -q "listening on" "$dir/controller.log"; do
-    kill -0 "$controller" 2>/dev/null || { echo "bench: the controller did not start" >&2; cat "$dir/controller.log" >&2; exit 3; }
-    sleep 0.05
-  done
+  start_controller "$dir" "$port" "$db" controller.log
+  local controller=$CONTROLLER_PID
   local start launch reg agents=()
   start=$(now)
   launch_agents "$n" "127.0.0.1:$port" "$dir"
@@ -189,7 +208,13 @@ YAML
   agent_pss=$({ for p in "${agents[@]}"; do awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || true; done; } | median || echo 0)
   echo "  controller: peak RSS $rss MiB, $cpu CPU seconds; agents ($alive of $n alive): median RSS $(awk -v k="$agent_rss" 'BEGIN {printf "%.0f", k / 1024}') MiB, PSS $(awk -v k="$agent_pss" 'BEGIN {printf "%.0f", k / 1024}') MiB"
   echo "  store: $(($(store_bytes "$db") / 1024)) KiB after these sweeps ($DB)"
-  kill "${agents[@]}" "$controller" 2>/dev/null || true
+  local fresh=$dir/fresh.db
+  if [[ $DB == postgresql ]]; then
+    psql "$POSTGRES_URL" -qc "CREATE DATABASE n${n}_fresh" >/dev/null
+    fresh=${POSTGRES_URL%/*}/n${n}_fresh
+  fi
+  echo "  restart: the controller killed, a new one with an empty store had all $n agents registered again in $(reregistered_after_restart "$dir" "$controller" "$port" "$fresh" "$n") s"
+  kill "${agents[@]}" "$CONTROLLER_PID" 2>/dev/null || true
   wait 2>/dev/null || true
   PIDS=()
 }
