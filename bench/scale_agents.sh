@@ -72,7 +72,11 @@ for pair in r["health"].get("pairs", []):
 s = r["summary"]
 print(f'{seconds(s.get("elapsed")):.1f} {sum(per_round.values()):.1f} {len(per_round)} '
       f'{s.get("retest_rounds", 0)} {s.get("retested_pairs", 0)} {s.get("retests_skipped", 0)} '
-      f'{s.get("pairs", 0)} {len(r.get("findings", []))}')
+      f'{s.get("pairs", 0)} {len(r.get("findings", []))}', end=" ")
+kinds = {}
+for f in r.get("findings", []):
+    kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
+print(",~".join(f"{n}~{k}" for k, n in sorted(kinds.items(), key=lambda x: -x[1])) or "-")
 PY
 }
 
@@ -194,10 +198,11 @@ YAML
       continue
     fi
     after=$(store_bytes "$db")
-    read -r wall probes rounds rr rp rs pairs findings < <(sweep_figures "$dir/$pairing.json")
-    printf '  %-8s %6.1f s wall, probes %6.1f s over %s rounds (overhead %5.1f %%), %s pairs, re-tests %s pairs in %s rounds (%s skipped), %s findings\n' \
+    read -r wall probes rounds rr rp rs pairs findings kinds < <(sweep_figures "$dir/$pairing.json")
+    [[ $kinds == - ]] && kinds="" || kinds=" (${kinds//\~/ })"
+    printf '  %-8s %6.1f s wall, probes %6.1f s over %s rounds (overhead %5.1f %%), %s pairs, re-tests %s pairs in %s rounds (%s skipped), %s findings%s\n' \
       "$pairing" "$wall" "$probes" "$rounds" "$(awk -v w="$wall" -v p="$probes" 'BEGIN {print (p > 0 ? (w / p - 1) * 100 : 0)}')" \
-      "$pairs" "$rp" "$rr" "$rs" "$findings"
+      "$pairs" "$rp" "$rr" "$rs" "$findings" "$kinds"
     awk -v b="$before" -v a="$after" -v p="$pairs" -v n="$n" -v db="$DB" 'BEGIN {
       d = a - b; printf "           store +%.0f KiB (%s): %.0f bytes per pair measured, %.1f KiB per node\n", d / 1024, db, p ? d / p : 0, d / n / 1024 }'
   done

@@ -6,7 +6,8 @@
 // them). A node lossy
 // in what it sends (or receives) to more than half of its peers is blamed on that side, as
 // stragglers are (LocaliseNodes); the other lossy directions are their links'. With re-tests
-// on, a pair is lossy only on a figure that survived a re-test (the sweep re-tests lossy pairs),
+// on, a pair is lossy only on a figure that survived a re-test (the sweep re-tests lossy pairs,
+// and a direction's share is the least of its attempts': PairRun::least_loss),
 // and a node only when one of its lossy pairs did. Pairs a switch-level fault explains are
 // left out: their loss is the switch's; so are the directions of a node named slow (a
 // bottleneck drops what TCP sends past it).

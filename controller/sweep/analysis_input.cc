@@ -88,10 +88,8 @@ void FiguresOf(const PairRun& run, const SweepSpecs& specs, PairInput& p) {
       p.bw_worst_gbps = run.worst[specs.bw_index];
       p.bw_reverse_worst_gbps = run.worst_reverse[specs.bw_index];
       p.bw_next_worst_gbps = run.next_worst[specs.bw_index];
-      p.loss_rate = HeadlineLoss(run.results[specs.bw_index]);
-      if (static_cast<size_t>(specs.bw_index) < run.reverse.size()) {
-        p.loss_rate_reverse = HeadlineLoss(run.reverse[specs.bw_index]);
-      }
+      p.loss_rate = run.least_loss[specs.bw_index];
+      p.loss_rate_reverse = run.least_loss_reverse[specs.bw_index];
       p.bw_reverse_next_worst_gbps = run.next_worst_reverse[specs.bw_index];
     }
     if (specs.kinds[specs.bw_index] == v1::RDMA_READ_BW) {

@@ -38,6 +38,11 @@ void FakeAgents::FlapLink(const std::string& a, const std::string& b, double fac
   flaps_[Sorted(a, b)] = Flap{factor, 0};
 }
 
+void FakeAgents::LoseOnLink(const std::string& a, const std::string& b, double rate, int measurements) {
+  MutexLock lock(&mu_);
+  losses_[Sorted(a, b)] = Loss{rate, measurements};
+}
+
 void FakeAgents::SetLink(const std::string& a, const std::string& b, double factor,
                          const std::string& netdev) {
   MutexLock lock(&mu_);
@@ -296,6 +301,14 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
     p->set_size_bytes(sizes.empty() ? 0 : sizes.Get(sizes.size() - 1));
     p->set_bw_avg_gbps(gbps);
     p->set_bw_peak_gbps(gbps);
+    constexpr uint64_t kSegments = 100000;
+    double rate = 0;
+    if (auto loss = losses_.find(Sorted(*name, server->second)); loss != losses_.end() && loss->second.measurements != 0) {
+      rate = loss->second.rate;
+      if (loss->second.measurements > 0) --loss->second.measurements;
+    }
+    p->set_segments(kSegments);
+    p->set_retransmits(static_cast<uint64_t>(rate * kSegments));
   }
   return response;
 }

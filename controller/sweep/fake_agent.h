@@ -28,6 +28,9 @@ class FakeAgents : public AgentClient {
   // The link a-b flaps: its bandwidth probes run at `factor` of what its ends offer in the
   // first measurement of the pair (both directions), at full rate in the next, and so on.
   void FlapLink(const std::string& a, const std::string& b, double factor);
+  // The link a-b retransmits `rate` of the TCP segments its bandwidth probes send, in the next
+  // `measurements` of them (either direction; -1: all); every other one retransmits none.
+  void LoseOnLink(const std::string& a, const std::string& b, double rate, int measurements = -1);
   // From now on the node answers nothing (every call UNAVAILABLE).
   void Kill(const std::string& name);
   // The next `times` client halves run by `client` against `server` fail with `status`.
@@ -113,6 +116,11 @@ class FakeAgents : public AgentClient {
     int calls = 0;  // bandwidth client halves so far
   };
   std::map<std::pair<std::string, std::string>, Flap> flaps_ ABSL_GUARDED_BY(mu_);
+  struct Loss {
+    double rate = 0;
+    int measurements = -1;  // left to lose in (-1: all)
+  };
+  std::map<std::pair<std::string, std::string>, Loss> losses_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<std::string, std::pair<std::string, std::string>>, double> rail_links_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<std::string, std::string>, bool> dropped_ ABSL_GUARDED_BY(mu_);  // by sorted names
   std::map<std::pair<std::string, std::string>, std::vector<absl::Status>> failures_ ABSL_GUARDED_BY(mu_);

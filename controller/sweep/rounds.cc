@@ -214,6 +214,9 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
     run.worst_reverse.resize(results.size(), std::nanf(""));
     run.next_worst.assign(results.size(), std::nanf(""));
     for (const auto& r : results) run.best_tail.push_back(HeadlineTail(r));
+    for (const auto& r : results) run.least_loss.push_back(HeadlineLoss(r));
+    for (const auto& r : reverse) run.least_loss_reverse.push_back(HeadlineLoss(r));
+    run.least_loss_reverse.resize(results.size(), std::nanf(""));
     run.next_worst_reverse.assign(results.size(), std::nanf(""));
     run.results = std::move(results);
     run.reverse = std::move(reverse);
@@ -221,6 +224,9 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
     return;
   }
   ++run.attempts;
+  auto keep_least = [](float& least, const v1::ProbeResult& r) {
+    if (const float loss = HeadlineLoss(r); !std::isnan(loss) && !(least <= loss)) least = loss;
+  };
   // The two lowest figures so far (NaN: none yet).
   auto keep_worst = [](float& worst, float& next, const v1::ProbeResult& r) {
     const float bw = HeadlineBw(r);
@@ -244,16 +250,20 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
     auto& forward = swapped && directed ? run.reverse[k] : run.results[k];
     if (swapped && directed) {
       keep_worst(run.worst_reverse[k], run.next_worst_reverse[k], results[k]);
+      keep_least(run.least_loss_reverse[k], results[k]);
     } else {
       keep_worst(run.worst[k], run.next_worst[k], results[k]);
+      keep_least(run.least_loss[k], results[k]);
     }
     if (Better(results[k], forward)) forward = std::move(results[k]);
     if (!directed) continue;
     auto& backward = swapped ? run.results[k] : run.reverse[k];
     if (swapped) {
       keep_worst(run.worst[k], run.next_worst[k], reverse[k]);
+      keep_least(run.least_loss[k], reverse[k]);
     } else {
       keep_worst(run.worst_reverse[k], run.next_worst_reverse[k], reverse[k]);
+      keep_least(run.least_loss_reverse[k], reverse[k]);
     }
     if (Better(reverse[k], backward)) backward = std::move(reverse[k]);
   }

@@ -37,6 +37,9 @@ struct PairRun {
   // The lowest p99 latency of the attempts (HeadlineTail; NaN where none): a re-test clears a
   // chance tail even when its median is not the best.
   std::vector<float> best_tail;
+  // The lowest retransmitted share of the attempts, each way (HeadlineLoss; NaN where none): a
+  // re-test clears a chance loss, as it does a chance tail.
+  std::vector<float> least_loss, least_loss_reverse;
   uint32_t attempts = 0;
 };
 

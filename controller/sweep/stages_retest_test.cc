@@ -143,5 +143,19 @@ TEST_CASE("a link that flaps is named unstable from its disagreeing attempts, no
   CHECK(f.detail().find("attempts disagree over 3 attempts") != std::string::npos);
 }
 
+TEST_CASE("loss: a link that keeps losing is lossy_link; a chance loss its re-test clears is not") {
+  Harness h("loss", {"a", "b", "c", "d", "e", "f"});
+  h.fake->LoseOnLink("a", "b", 0.03, 2);  // the first measurement's two directions, then none
+  h.fake->LoseOnLink("c", "e", 0.03);     // every measurement
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  REQUIRE(report->findings_size() == 1);
+  const v1::Finding& f = report->findings(0);
+  CHECK(f.kind() == "lossy_link");
+  CHECK(std::min(f.node(), f.peer()) + std::max(f.node(), f.peer()) == "ce");
+  CHECK(h.fake->Measurements("a", "b") == 4);  // re-tested, both directions
+  CHECK(f.evidence().at("loss_rate") == "0.03000");
+}
+
 }  // namespace
 }  // namespace fabricctl::controller::sweep
