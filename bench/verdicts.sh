@@ -124,7 +124,7 @@ scenario slow-link-unshaped "slow_link node-1~node-4" 6 --rate none --slow-link 
 scenario transmit-only "straggler_node node-2" 6 --slow-egress node-2=100mbit
 scenario dropped-link "link_unreachable node-2~node-5" 6 --drop-link node-2-node-5
 scenario mtu "mtu_mismatch node-4" 5 --mtu node-4=1400
-scenario lossy-host "straggler_node node-4" 7 --lossy node-4=2
+scenario lossy-host "lossy_link node-4; straggler_node node-4" 7 --lossy node-4=2
 fi
 if want_set switches; then
 scenario slow-path-two-leaves "slow_path leaf-1 <-> leaf-2" 6 --leaves 2 --slow-uplink leaf-1=200mbit
