@@ -102,7 +102,7 @@ print((q("page_count") - q("freelist_count")) * q("page_size"))' "$1"
 }
 
 # Starts N agents of the controller at $2 in $3 from one launcher per core (a shell starts one
-# process at a time); their pids in $3/pids.
+# process at a time); their pids in $3/pids, their logs in $3/agents.K.log (one per launcher).
 launch_agents() {
   local n=$1 controller=$2 dir=$3 launchers k started=()
   launchers=$(nproc)
@@ -111,7 +111,7 @@ launch_agents() {
       for ((i = k + 1; i <= n; i += launchers)); do
         "$AGENT" --config "$dir/fabricctl.yaml" --controller "$controller" --listen 127.0.0.1:0 \
           --node-name "a-$i" --label "leaf=leaf-$(((i - 1) / 32 + 1))" --nccl-log-dir "$dir/nccl" \
-          >/dev/null 2>&1 &
+          >>"$dir/agents.$k.log" 2>&1 &
         echo $! >>"$dir/pids.$k"
       done
     ) &
@@ -121,14 +121,33 @@ launch_agents() {
   cat "$dir"/pids.* >"$dir/pids"
 }
 
-# Seconds from $1 until the controller's log at $2 counts $3 registrations (at most 120 s).
+# How many distinct nodes the controller's log at $1 says registered.
+registered_nodes() { grep -o 'node [^ ]* registered from' "$1" | sort -u | wc -l; }
+
+# Seconds from $1 until the controller's log at $2 has $3 distinct nodes registered; "over
+# 120" when it never does.
 registered_after() {
   local start=$1 log=$2 n=$3
-  until (($(grep -c ' registered from ' "$log") >= n)); do
-    awk -v s="$start" -v t="$(now)" 'BEGIN {exit !(t - s > 120)}' && break
+  until (($(registered_nodes "$log") >= n)); do
+    if awk -v s="$start" -v t="$(now)" 'BEGIN {exit !(t - s > 120)}'; then echo "over 120"; return; fi
     sleep 0.05
   done
   awk -v a="$start" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}'
+}
+
+# Registration attempts the agents of $1 logged as failed.
+failed_registrations() { cat "$1"/agents.*.log 2>/dev/null | grep -c 'cannot register' || true; }
+
+# Waits until none of the pids in the file $1 is alive (at most 60 s): agents started by a
+# launcher are not this shell's children.
+wait_gone() {
+  local until=$((SECONDS + 60)) pid
+  while ((SECONDS < until)); do
+    for pid in $(cat "$1"); do
+      [[ -e /proc/$pid ]] && { sleep 0.2; continue 2; }
+    done
+    return 0
+  done
 }
 
 # Starts the controller of $1 on port $2 with the store $3, logging to $1/$4; its pid in
@@ -144,15 +163,17 @@ start_controller() {
 }
 
 # The controller of $1 (pid $2, port $3) dies and a new one with an empty store ($4) takes its
-# place once every agent has noticed (a heartbeat, 10 s, and then some): how long until all
-# $5 agents have registered with it, which is what a restart or a standby's takeover costs.
+# place once every agent has noticed (a heartbeat, 10 s, and then some): RESTART_SECONDS is how
+# long until all $5 agents have registered with it, which is what a restart or a standby's
+# takeover costs; the new controller's pid in CONTROLLER_PID. Not in a subshell: it starts
+# the controller that run_size stops.
 reregistered_after_restart() {
   local dir=$1 port=$3 n=$5 start
   kill -9 "$2" 2>/dev/null
   sleep 12
   start_controller "$dir" "$port" "$4" restarted.log
   start=$(now)
-  registered_after "$start" "$dir/restarted.log" "$n"
+  RESTART_SECONDS=$(registered_after "$start" "$dir/restarted.log" "$n")
 }
 
 run_size() {
@@ -187,7 +208,7 @@ YAML
   local ctl=("$FABRICCTL" --config "$dir/fabricctl.yaml" --controller "127.0.0.1:$port") online
   online=$("${ctl[@]}" --timeout 30s nodes --format json 2>/dev/null |
     python3 -c 'import json, sys; print(sum(x.get("state") == "NODE_ONLINE" for x in json.load(sys.stdin).get("nodes", [])))' 2>/dev/null || echo 0)
-  echo "N=$n: $online of $n agents registered in $reg s (starting them took $launch s, $(nproc) launchers)"
+  echo "N=$n: $online of $n agents registered in $reg s (starting them took $launch s, $(nproc) launchers; $(failed_registrations "$dir") failed attempts)"
   local pairing before after
   for pairing in $PAIRINGS; do
     before=$(store_bytes "$db")
@@ -218,8 +239,12 @@ YAML
     psql "$POSTGRES_URL" -qc "CREATE DATABASE n${n}_fresh" >/dev/null
     fresh=${POSTGRES_URL%/*}/n${n}_fresh
   fi
-  echo "  restart: the controller killed, a new one with an empty store had all $n agents registered again in $(reregistered_after_restart "$dir" "$controller" "$port" "$fresh" "$n") s"
+  reregistered_after_restart "$dir" "$controller" "$port" "$fresh" "$n"
+  online=$("${ctl[@]}" --timeout 30s nodes --format json 2>/dev/null |
+    python3 -c 'import json, sys; print(sum(x.get("state") == "NODE_ONLINE" for x in json.load(sys.stdin).get("nodes", [])))' 2>/dev/null || echo 0)
+  echo "  restart: the controller killed, a new one with an empty store had $online of $n agents registered again in $RESTART_SECONDS s"
   kill "${agents[@]}" "$CONTROLLER_PID" 2>/dev/null || true
+  wait_gone "$dir/pids"
   wait 2>/dev/null || true
   PIDS=()
 }

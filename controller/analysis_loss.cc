@@ -10,9 +10,12 @@
 // and a direction's share is the least of its attempts': PairRun::least_loss),
 // and a node only when one of its lossy pairs did. Pairs a switch-level fault explains are
 // left out: their loss is the switch's; so are the directions of a node named slow (a
-// bottleneck drops what TCP sends past it).
+// bottleneck drops what TCP sends past it) unless one loses several times its others.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -28,6 +31,47 @@ constexpr double kLossFactor = 10;     // an order of magnitude above the fabric
 constexpr double kQuartileFactor = 3;  // well above the fabric's upper quartile
 
 std::string Percent(double rate) { return absl::StrFormat("%.2f %%", rate * 100); }
+
+bool OnSide(Side blamed, Side side) { return blamed == side || blamed == Side::kBoth; }
+
+// What each node blamed slow loses on each blamed side, direction by direction (pair index,
+// share), so that a direction can be held against the node's others.
+struct SlowNodeLoss {
+  std::vector<std::vector<std::pair<size_t, double>>> send, receive;  // by node
+
+  SlowNodeLoss(const AnalysisInput& in, const std::vector<Side>& slow)
+      : send(in.nodes.size()), receive(in.nodes.size()) {
+    for (size_t k = 0; k < in.pairs.size(); ++k) {
+      const PairInput& p = in.pairs[k];
+      Add(slow, p.client, p.server, k, p.loss_rate);
+      Add(slow, p.server, p.client, k, p.loss_rate_reverse);
+    }
+  }
+  void Add(const std::vector<Side>& slow, uint32_t from, uint32_t to, size_t k, double loss) {
+    if (std::isnan(loss)) return;
+    if (OnSide(slow[from], Side::kSend)) send[from].push_back({k, loss});
+    if (OnSide(slow[to], Side::kReceive)) receive[to].push_back({k, loss});
+  }
+  // The median share of the node's other directions on that side (NaN: none).
+  static double Others(const std::vector<std::pair<size_t, double>>& side, size_t k) {
+    std::vector<double> others;
+    for (const auto& [pair, loss] : side) {
+      if (pair != k) others.push_back(loss);
+    }
+    return others.empty() ? std::nan("") : Median(others);
+  }
+  // Whether the slow node at an end explains what the direction from -> to of pair k loses: a
+  // slow port is where TCP loses packets to find its rate, alike on all its directions; one
+  // that loses kQuartileFactor times more than its others is a lossy link of its own.
+  bool Explains(const std::vector<Side>& slow, uint32_t from, uint32_t to, size_t k, double loss) const {
+    for (const auto& [node, side, list] : {std::tuple{from, Side::kSend, &send}, std::tuple{to, Side::kReceive, &receive}}) {
+      if (!OnSide(slow[node], side)) continue;
+      const double others = Others((*list)[node], k);
+      if (std::isnan(others) || loss < kQuartileFactor * others) return true;
+    }
+    return false;
+  }
+};
 
 }  // namespace
 
@@ -99,18 +143,16 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.typical_loss);
     out.findings.push_back(std::move(f));
   }
+  const SlowNodeLoss slow(in, j.bw_blamed);
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
     PairResult& r = out.pairs[k];
     const bool retested = !in.require_retest || p.attempts >= 2;
-    // A direction a node named slow explains loses what its bottleneck's queue drops: TCP
-    // finds a slow port's rate by losing packets at it. That loss is the slow node's symptom,
-    // not a second fault on the link.
-    auto explained = [&](uint32_t from, uint32_t to) {
-      return Explains(j.loss_blamed, {from, to, true, true}) || Explains(j.bw_blamed, {from, to, true, true});
+    auto explained = [&](uint32_t from, uint32_t to, double loss) {
+      return Explains(j.loss_blamed, {from, to, true, true}) || slow.Explains(j.bw_blamed, from, to, k, loss);
     };
-    const bool forward = retested && r.lossy_forward && !explained(p.client, p.server);
-    const bool reverse = retested && r.lossy_reverse && !explained(p.server, p.client);
+    const bool forward = retested && r.lossy_forward && !explained(p.client, p.server, p.loss_rate);
+    const bool reverse = retested && r.lossy_reverse && !explained(p.server, p.client, p.loss_rate_reverse);
     if (!forward && !reverse) continue;
     const std::string& a = in.nodes[p.client].name;
     const std::string& b = in.nodes[p.server].name;

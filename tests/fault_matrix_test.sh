@@ -75,6 +75,8 @@ scenario() {
   else
     bad "$name: exit $got_exit (want $want_exit), findings [${got//$'\n'/; }] (want [${want//$'\n'/; }])"
     cat "$OUT/$name.err"
+    python3 -c 'import json, sys; [print("  " + f["kind"] + ": " + f.get("detail", "")) for f in json.load(open(sys.argv[1])).get("findings", [])]' \
+      "$OUT/$name.json" 2>/dev/null
   fi
 }
 

@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_CONTROLLER_SWEEP_ASSEMBLE_H_
 #define FABRICCTL_CONTROLLER_SWEEP_ASSEMBLE_H_
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -29,29 +30,33 @@ struct RailOutcome {
 // Everything a sweep's report is made of.
 // What the re-tests and the localisation rounds did (SweepRunner::Retest, Measure), for the
 // report's summary: their budget and the time they took, their rounds, the pairs they
-// measured again and those the budget left. A pair that several passes ask for and the budget
-// leaves each time is one pair left; one measured by a later pass is not left.
+// measured again and those the budget left. A pair is left when the last phase that asked for
+// it did not measure it: one that several passes ask for and the budget leaves each time is
+// one pair left, one measured by a later pass (or later in the same phase) is not.
 struct RetestStats {
   absl::Duration budget, spent;
   uint32_t rounds = 0, pairs = 0;
-  std::set<std::pair<size_t, Pair>> left;  // (rail, pair): asked for last time, not measured
+  std::set<std::pair<size_t, Pair>> left;  // (rail, pair in either order, lower end first)
   uint32_t skipped() const { return static_cast<uint32_t>(left.size()); }
   // Adds a phase whose first `ran` rounds of `by_rail` ran: their pairs measured, the rest's
   // left.
   void Count(const std::vector<std::vector<Round>>& by_rail, size_t ran) {
     rounds += static_cast<uint32_t>(ran);
+    std::set<std::pair<size_t, Pair>> measured;
     for (size_t r = 0; r < by_rail.size(); ++r) {
       for (size_t k = 0; k < by_rail[r].size(); ++k) {
         for (const Pair& p : by_rail[r][k]) {
+          const std::pair<size_t, Pair> key{r, {std::min(p.first, p.second), std::max(p.first, p.second)}};
           if (k < ran) {
             ++pairs;
-            left.erase({r, p});
+            measured.insert(key);
           } else {
-            left.insert({r, p});
+            left.insert(key);
           }
         }
       }
     }
+    for (const auto& key : measured) left.erase(key);
   }
 };
 

@@ -111,6 +111,9 @@ TEST_CASE("re-tests within a budget: a pair left by two passes is one pair left,
   stats.Count(pass, 2);  // a later pass measures them: nothing is left
   CHECK(stats.skipped() == 0);
   CHECK(stats.rounds == 4);
+  // A pair in a round that ran and again, the other way round, in one that did not: measured.
+  stats.Count({{{{0, 4}}, {{4, 0}}}}, 1);
+  CHECK(stats.skipped() == 0);
 }
 
 TEST_CASE("a slow link beside a host that only sends slowly: both named, the link on a re-test") {
