@@ -12,6 +12,10 @@
 
 namespace fabricctl::controller::sweep {
 
+// A re-test budget (a share of the measuring rounds' time) that no sweep of fake agents
+// reaches: they answer at once, so a budget in time would leave their re-tests to chance.
+constexpr double kUnboundedRetests = 1e6;
+
 // A fleet of agents in memory, for the stages' tests: each node answers at "<name>:7401" and
 // measures what it is told. A pair's bandwidth is the slower end's speed times the link's
 // factor; latency is 10 us divided by the same. Thread-safe.

@@ -36,7 +36,7 @@ struct RailHarness {
     SweepOptions options;
     options.config = DefaultConfig();
     options.config.mutable_sweep()->set_retests(2);
-    options.config.mutable_sweep()->set_retest_budget(10);  // fake agents answer at once (stages_testing.h)
+    options.config.mutable_sweep()->set_retest_budget(kUnboundedRetests);  // fake agents answer at once
     for (size_t r = 0; r < netdevs.size(); ++r) {
       v1::Rail* rail = options.config.add_rails();
       rail->set_name("rail" + std::to_string(r));
@@ -116,7 +116,7 @@ TEST_CASE("rails: a node without a rail is rail_missing there, judged on its oth
   }
   v1::Config config = DefaultConfig();
   config.mutable_sweep()->set_retests(2);
-  config.mutable_sweep()->set_retest_budget(10);
+  config.mutable_sweep()->set_retest_budget(kUnboundedRetests);
   for (const char* netdev : {"eth0", "eth1"}) {
     v1::Rail* rail = config.add_rails();
     rail->set_name(std::string("rail") + (netdev[3] == '0' ? "0" : "1"));
@@ -160,7 +160,7 @@ TEST_CASE("rails: each rail's own leaves; a slow path between two leaves of rail
   // Rail 0 is one leaf; rail 1 has two (node-1..3 and node-4..6), given as `leaf@rail1`.
   v1::Config config = DefaultConfig();
   config.mutable_sweep()->set_retests(2);
-  config.mutable_sweep()->set_retest_budget(10);
+  config.mutable_sweep()->set_retest_budget(kUnboundedRetests);
   config.mutable_topology()->add_levels("leaf");
   for (int r = 0; r < 2; ++r) {
     v1::Rail* rail = config.add_rails();

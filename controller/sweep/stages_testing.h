@@ -47,9 +47,10 @@ struct Harness {
     SweepOptions options;
     options.config = DefaultConfig();
     options.config.mutable_sweep()->set_retests(2);
-    // Fake agents answer at once: a budget in time would leave re-tests to chance. The budget's
-    // own test sets it.
-    options.config.mutable_sweep()->set_retest_budget(10);
+    // Fake agents answer at once: a budget in time would leave re-tests to chance (under a
+    // sanitizer one re-test round can take longer than ten measuring rounds did), so none is
+    // set; the budget's own test sets one, with agents that take their time.
+    options.config.mutable_sweep()->set_retest_budget(kUnboundedRetests);
     runner = std::make_unique<SweepRunner>(store.get(), std::move(agents), options);
   }
   absl::StatusOr<v1::Report> Sweep(v1::Pairing pairing = v1::PAIRING_FULL) {
