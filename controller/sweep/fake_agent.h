@@ -17,8 +17,9 @@ namespace fabricctl::controller::sweep {
 constexpr double kUnboundedRetests = 1e6;
 
 // A fleet of agents in memory, for the stages' tests: each node answers at "<name>:7401" and
-// measures what it is told. A pair's bandwidth is the slower end's speed times the link's
-// factor; latency is 10 us divided by the same. Thread-safe.
+// measures what it is told, in 5 ms unless told otherwise (SetDelay). A pair's bandwidth is
+// the slower end's speed times the link's factor; latency is 10 us divided by the same.
+// Thread-safe.
 class FakeAgents : public AgentClient {
  public:
   static std::string AddressOf(const std::string& name) { return name + ":7401"; }
@@ -106,7 +107,9 @@ class FakeAgents : public AgentClient {
     int gpus = 0;
     bool dead = false;
     int busy = 0;
-    absl::Duration delay;
+    // A client half takes its time, as a real one does: a round's pairs overlap, and the
+    // concurrency each result records is what its round held, not the scheduler's chance.
+    absl::Duration delay = absl::Milliseconds(5);
     std::map<std::string, double> nics;  // netdev -> Gb/s
   };
   // The agent at `address`, or UNAVAILABLE.
