@@ -170,6 +170,7 @@ start_controller() {
 reregistered_after_restart() {
   local dir=$1 port=$3 n=$5 start
   kill -9 "$2" 2>/dev/null
+  wait "$2" 2>/dev/null  # reaped here, without the shell's "Killed" line
   sleep 12
   start_controller "$dir" "$port" "$4" restarted.log
   start=$(now)
