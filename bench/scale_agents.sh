@@ -135,8 +135,14 @@ registered_after() {
   awk -v a="$start" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}'
 }
 
-# Registration attempts the agents of $1 logged as failed.
-failed_registrations() { cat "$1"/agents.*.log 2>/dev/null | grep -c 'cannot register' || true; }
+# Registration attempts the agents of $1 logged as failed, and the commonest reason.
+failed_registrations() {
+  local failed reason
+  failed=$(cat "$1"/agents.*.log 2>/dev/null | grep -c 'cannot register' || true)
+  reason=$(cat "$1"/agents.*.log 2>/dev/null | grep 'cannot register' |
+    sed 's/.*cannot register with controller [^ ]*: //; s/; retrying$//' | cut -c1-90 | sort | uniq -c | sort -rn | head -1 || true)
+  echo "$failed failed attempts${reason:+, most: ${reason#"${reason%%[! ]*}"}}"
+}
 
 # Waits until none of the pids in the file $1 is alive (at most 60 s): agents started by a
 # launcher are not this shell's children.
@@ -170,7 +176,7 @@ start_controller() {
 reregistered_after_restart() {
   local dir=$1 port=$3 n=$5 start
   kill -9 "$2" 2>/dev/null
-  wait "$2" 2>/dev/null  # reaped here, without the shell's "Killed" line
+  wait "$2" 2>/dev/null || true  # reaped here, without the shell's "Killed" line
   sleep 12
   start_controller "$dir" "$port" "$4" restarted.log
   start=$(now)
@@ -209,7 +215,7 @@ YAML
   local ctl=("$FABRICCTL" --config "$dir/fabricctl.yaml" --controller "127.0.0.1:$port") online
   online=$("${ctl[@]}" --timeout 30s nodes --format json 2>/dev/null |
     python3 -c 'import json, sys; print(sum(x.get("state") == "NODE_ONLINE" for x in json.load(sys.stdin).get("nodes", [])))' 2>/dev/null || echo 0)
-  echo "N=$n: $online of $n agents registered in $reg s (starting them took $launch s, $(nproc) launchers; $(failed_registrations "$dir") failed attempts)"
+  echo "N=$n: $online of $n agents registered in $reg s (starting them took $launch s, $(nproc) launchers; $(failed_registrations "$dir"))"
   local pairing before after
   for pairing in $PAIRINGS; do
     before=$(store_bytes "$db")
@@ -251,6 +257,7 @@ YAML
 }
 
 {
+  trap cleanup EXIT  # this group is a pipeline's subshell: its PIDS are its own
   machine
   echo "command: PAIRINGS='$PAIRINGS' DB=$DB bench/scale_agents.sh ${SIZES[*]}  (agents on loopback; tcp_bw 64K + tcp_lat, 200 ms each, both directions)"
   for n in "${SIZES[@]}"; do run_size "$n"; done
