@@ -33,8 +33,9 @@
 # small packets between them (a latency probe's messages) through a class starved of tokens,
 # where each waits about 1 ms: a long tail with the median untouched, without netem, which
 # this lab's kernels lack; --latency-host node-3 does that to every small packet node-3 sends
-# to the other hosts (a host with many times the latency, its bandwidth untouched). --leaves 2 spreads the hosts
-# over two leaf bridges in turn by blocks (node-1..3 on leaf-1, node-4..6 on leaf-2 for six),
+# to the other hosts (a host with many times the latency, its bandwidth untouched). --leaves 2
+# spreads the hosts over two leaf bridges in turn by blocks (node-1..3 on leaf-1, node-4..6 on
+# leaf-2 for six),
 # each joined to a spine bridge by an uplink (a veth pair), the controller on the spine; every
 # agent carries --label leaf=leaf-K, and the lab's configuration names the level
 # (topology: {levels: [leaf]}) unless --topology none; --topology lldp labels nobody: an lldpd
@@ -187,8 +188,8 @@ starved_class() {  # NS DEV
 }
 
 # A classic BPF filter (prio 1, before the per-destination classes) sending PCT % of the IPv4
-# packets to DEST_IP (`any`: to anyone but the controller), at random, to FLOWID; with `small`, only packets of 53
-# to 299 bytes (a latency probe's messages; not bare ACKs, 52 bytes with TCP timestamps, nor
+# packets to DEST_IP (`any`: to anyone but the controller), at random, to FLOWID; with
+# `small`, only packets of 53 to 299 bytes (a latency probe's messages; not bare ACKs, 52 bytes with TCP timestamps, nor
 # full segments). The IP header follows the 14-byte Ethernet header.
 to_dest_filter() {  # NS DEV DEST_IP|any PCT FLOWID [small]
   local below code=() a b c d
