@@ -35,8 +35,8 @@
 # this lab's kernels lack; --latency-host node-3 does that to every small packet node-3 sends
 # to the other hosts (a host with many times the latency, its bandwidth untouched). --leaves 2
 # spreads the hosts over two leaf bridges in turn by blocks (node-1..3 on leaf-1, node-4..6 on
-# leaf-2 for six),
-# each joined to a spine bridge by an uplink (a veth pair), the controller on the spine; every
+# leaf-2 for six), each joined to a spine bridge by an uplink (a veth pair), the controller on
+# the spine; every
 # agent carries --label leaf=leaf-K, and the lab's configuration names the level
 # (topology: {levels: [leaf]}) unless --topology none; --topology lldp labels nobody: an lldpd
 # per leaf announces the leaf's name on its ports, an lldpd per host listens, and the agents
