@@ -16,15 +16,16 @@
 # leaves given as labels, learned over LLDP, or not given at all), rails (hosts with two or
 # three NICs, each rail its own bridge, one NIC shaped), second (moderate deficits in small
 # labs, half the fleet slow with and without an expectation, lossy hosts and links, latency
-# hosts, a jittery link, a flapping link, an agent killed mid-sweep on an unshaped lab), or
-# all. Writes
+# hosts, a jittery link, a flapping link, an agent killed mid-sweep on an unshaped lab),
+# variants (the same classes of fault on other hosts, rates, counts and shapes than the sets
+# above: a check that no rule holds only for the labs it was first judged on), or all. Writes
 # bench/results/verdicts.txt (all) or verdicts-SET.txt.
 source "$(dirname "$0")/lib.sh"
 REPEATS=${1:-3}
 HEALTHY=${2:-20}
 SET=${3:-all}
-[[ $SET =~ ^(all|hosts|switches|rails|second)$ ]] ||
-  { echo "bench: SET is hosts, switches, rails, second or all, not '$SET'" >&2; exit 3; }
+[[ $SET =~ ^(all|hosts|switches|rails|second|variants)$ ]] ||
+  { echo "bench: SET is hosts, switches, rails, second, variants or all, not '$SET'" >&2; exit 3; }
 want_set() { [[ $SET == all || $SET == "$1" ]]; }
 [[ $(id -u) -eq 0 ]] || { echo "bench: needs root (network namespaces)" >&2; exit 3; }
 # FABRIC_BIN set: the binaries there (a copy, so that a build meanwhile does not change them).
@@ -161,6 +162,25 @@ scenario slow-nic-of-three-rails "slow_nic node-4" 6 --rails 3 --slow-nic node-4
 scenario slow-host-every-rail "straggler_node node-1" 5 --rails 2 --slow-nic node-1:0=200mbit --slow-nic node-1:1=200mbit
 scenario slow-path-rail0 "slow_path leaf-1 <-> leaf-2" 6 --rails 2 --leaves 2 --slow-uplink leaf-1=200mbit
 fi
+if want_set variants; then
+scenario slow-host-of-four "straggler_node node-4" 4 --throttle node-4=400mbit
+scenario two-slow-of-five "straggler_node node-1; straggler_node node-3" 5 \
+  --throttle node-1=450mbit --throttle node-3=150mbit
+scenario three-slow-of-nine "straggler_node node-2; straggler_node node-7; straggler_node node-9" 9 \
+  --throttle node-2=300mbit --throttle node-7=500mbit --throttle node-9=200mbit
+scenario unshaped-slow-of-four "straggler_node node-2" 4 --rate none --throttle node-2=600mbit
+scenario slow-link-of-five "slow_link node-2~node-5" 5 --slow-link node-2-node-5=500mbit
+scenario transmit-only-of-seven "straggler_node node-6" 7 --slow-egress node-6=400mbit
+scenario half-slow-of-six "fleet_split node-2,node-4,node-6" 6 \
+  --throttle node-2=400mbit --throttle node-4=400mbit --throttle node-6=400mbit
+scenario slow-uplink-of-four-leaves "slow_uplink leaf-3" 8 --leaves 4 --slow-uplink leaf-3=300mbit
+scenario slow-uplink-lldp "slow_uplink leaf-1" 9 --leaves 3 --topology lldp --slow-uplink leaf-1=400mbit
+scenario latency-host-of-four "straggler_node node-3" 4 --latency-host node-3
+scenario lossy-link-2pct-of-five "lossy_link node-1~node-5" 5 --lossy-link node-1-node-5=2
+scenario flapping-link-of-seven "unstable node-3~node-7" 7 --flap node-3-node-7=200mbit/3
+scenario slow-nic-of-four "slow_nic node-1" 4 --rails 2 --slow-nic node-1:0=300mbit
+scenario half-rate-nic-of-three-rails "slow_nic node-5" 5 --rails 3 --slow-nic node-5:1=500mbit
+fi
 
 {
   echo
@@ -203,6 +223,10 @@ fi
 if want_set rails; then
 healthy "5 hosts, two rails" 5 --rails 2
 healthy "6 hosts on 2 leaves, three rails" 6 --leaves 2 --rails 3
+fi
+if want_set variants; then
+healthy "4 hosts, unshaped" 4 --rate none
+healthy "7 hosts on 3 leaves, two rails" 7 --leaves 3 --rails 2
 fi
 
 # Wall time: 8 hosts healthy, then one host at 20 Mbit/s (50x slower than 1 Gbit/s).
