@@ -180,6 +180,16 @@ scenario lossy-link-2pct-of-five "lossy_link node-1~node-5" 5 --lossy-link node-
 scenario flapping-link-of-seven "unstable node-3~node-7" 7 --flap node-3-node-7=200mbit/3
 scenario slow-nic-of-four "slow_nic node-1" 4 --rails 2 --slow-nic node-1:0=300mbit
 scenario half-rate-nic-of-three-rails "slow_nic node-5" 5 --rails 3 --slow-nic node-5:1=500mbit
+# Two faults at once: each named on its own, neither folded into the other.
+scenario two-slow-links-one-host "slow_link node-2~node-4; slow_link node-2~node-6" 6 \
+  --slow-link node-2-node-4=300mbit --slow-link node-2-node-6=300mbit
+scenario slow-host-and-slow-link "straggler_node node-1; slow_link node-3~node-5" 6 \
+  --throttle node-1=300mbit --slow-link node-3-node-5=300mbit
+scenario slow-host-and-slow-uplink "straggler_node node-2; slow_uplink leaf-3" 9 --leaves 3 \
+  --throttle node-2=300mbit --slow-uplink leaf-3=300mbit
+scenario slow-nic-and-slow-host "slow_nic node-2; straggler_node node-4" 5 --rails 2 \
+  --slow-nic node-2:1=300mbit --slow-nic node-4:0=300mbit --slow-nic node-4:1=300mbit
+scenario lossy-host-of-four "lossy_link node-2; straggler_node node-2" 4 --lossy node-2=2
 fi
 
 {
