@@ -3,7 +3,7 @@
 // thresholds.min_loss_rate of its segments, ten times the fabric's typical share or more
 // (the median direction's: a fabric that loses alike everywhere blames nobody), and three times
 // the upper quartile's (a fabric whose directions scatter around a small loss blames none of
-// them). A node lossy
+// them), the median and quartile of the nodes that do not stand out (ReferenceLoss). A node lossy
 // in what it sends (or receives) to more than half of its peers is blamed on that side, as
 // stragglers are (LocaliseNodes); the other lossy directions are their links'. With re-tests
 // on, a pair is lossy only on a figure that survived a re-test (the sweep re-tests lossy pairs,
@@ -13,6 +13,7 @@
 // bottleneck drops what TCP sends past it) unless one loses several times its others.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -73,29 +74,111 @@ struct SlowNodeLoss {
   }
 };
 
+// One direction's retransmitted share, sender to receiver.
+struct Direction {
+  uint32_t from, to;
+  double rate;
+};
+
+// What a direction must lose to be lossy, and the fabric's typical share, from the directions
+// of the nodes that do not stand out. A node's directions are 2/n of all (both sides): half at
+// 4 nodes, above the upper quartile up to 8, so a lossy host would otherwise set its own bar.
+// The nodes are ranked by their larger median share (of what they send or receive); the k
+// worst are left out when the k-th of them reaches the bar the others' directions set. k is
+// the largest such, fewer than half of the nodes, found in O(log n) passes (doubling, then
+// bisecting). A fabric that loses alike everywhere leaves nobody out: its median sets the bar.
+struct LossReference {
+  double typical = 0, bar = 0;
+};
+
+class ReferenceLoss {
+ public:
+  ReferenceLoss(const std::vector<Direction>& dirs, size_t n, double floor)
+      : dirs_(dirs), floor_(floor), rank_(n, 0), share_(n, 0) {
+    std::vector<std::vector<double>> sends(n), receives(n);
+    for (const Direction& d : dirs) {
+      sends[d.from].push_back(d.rate);
+      receives[d.to].push_back(d.rate);
+    }
+    std::vector<uint32_t> worst_first(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      worst_first[i] = i;
+      for (const auto* side : {&sends[i], &receives[i]}) {
+        if (!side->empty()) share_[i] = std::max(share_[i], Median(*side));
+      }
+    }
+    std::stable_sort(worst_first.begin(), worst_first.end(),
+                     [&](uint32_t a, uint32_t b) { return share_[a] > share_[b]; });
+    for (uint32_t r = 0; r < n; ++r) rank_[worst_first[r]] = r;
+    ranked_.resize(n);
+    for (uint32_t r = 0; r < n; ++r) ranked_[r] = share_[worst_first[r]];
+  }
+
+  LossReference Get() const {
+    const size_t most = ranked_.empty() ? 0 : (ranked_.size() - 1) / 2;  // fewer than half
+    auto stands_out = [&](size_t k) { return k <= most && ranked_[k - 1] >= Without(k).bar; };
+    size_t good = 0, bad = most + 1;  // stands_out(good) or good == 0; !stands_out(bad)
+    for (size_t k = 1; k <= most; k *= 2) {
+      if (!stands_out(k)) {
+        bad = k;
+        break;
+      }
+      good = k;
+    }
+    while (bad - good > 1) {
+      const size_t mid = good + (bad - good) / 2;
+      (stands_out(mid) ? good : bad) = mid;
+    }
+    return Without(good);
+  }
+
+ private:
+  // The reference of the directions between nodes ranked k or later.
+  LossReference Without(size_t k) const {
+    std::vector<double> rates;
+    for (const Direction& d : dirs_) {
+      if (rank_[d.from] >= k && rank_[d.to] >= k) rates.push_back(d.rate);
+    }
+    LossReference ref;
+    if (rates.empty()) {
+      ref.bar = std::numeric_limits<double>::infinity();
+      return ref;
+    }
+    const size_t q = rates.size() * 3 / 4;
+    std::nth_element(rates.begin(), rates.begin() + q, rates.end());
+    const double quartile = rates[q];
+    ref.typical = Median(std::move(rates));
+    ref.bar = std::max({floor_, kLossFactor * ref.typical, kQuartileFactor * quartile});
+    return ref;
+  }
+
+  const std::vector<Direction>& dirs_;
+  const double floor_;
+  std::vector<uint32_t> rank_;  // by node: 0 for the node that loses most
+  std::vector<double> share_;   // by node: its larger median share
+  std::vector<double> ranked_;  // share_ by rank
+};
+
 }  // namespace
 
 void JudgeLoss(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
-  std::vector<double> rates;
+  std::vector<Direction> dirs;
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
-    for (float rate : {p.loss_rate, p.loss_rate_reverse}) {
-      if (!std::isnan(rate)) rates.push_back(rate);
-    }
+    if (!std::isnan(p.loss_rate)) dirs.push_back({p.client, p.server, p.loss_rate});
+    if (!std::isnan(p.loss_rate_reverse)) dirs.push_back({p.server, p.client, p.loss_rate_reverse});
   }
   j.loss_blamed.assign(in.nodes.size(), Side::kNone);
-  if (rates.empty()) return;
+  if (dirs.empty()) return;
   j.loss_known = true;
-  j.typical_loss = Median(rates);
   // The fabric's own scatter: a quarter of its directions retransmit more than the upper
   // quartile by chance (a CPU-bound host's veth drops a little everywhere, more here and there);
-  // a lossy one retransmits several times that. A host lossy to a few peers, or a link, is a
-  // small share of the directions, so the quartile stays the healthy ones'.
-  std::vector<double> sorted = rates;
-  const size_t q = sorted.size() * 3 / 4;
-  std::nth_element(sorted.begin(), sorted.begin() + q, sorted.end());
-  j.loss_bar = std::max({in.thresholds.min_loss_rate(), kLossFactor * j.typical_loss, kQuartileFactor * sorted[q]});
+  // a lossy one retransmits several times that. The quartile is the healthy nodes' (a link is
+  // a small share of the directions; a lossy host's are left out: ReferenceLoss).
+  const LossReference ref = ReferenceLoss(dirs, in.nodes.size(), in.thresholds.min_loss_rate()).Get();
+  j.typical_loss = ref.typical;
+  j.loss_bar = ref.bar;
   const double bar = j.loss_bar;
   std::vector<Observation> observations;
   std::vector<bool> confirmed(in.nodes.size(), !in.require_retest);

@@ -42,6 +42,21 @@ TEST_CASE("A node lossy in what it sends to most peers is blamed, drained, its l
   CHECK(r.findings[0].detail().find("what it sends") != std::string::npos);
 }
 
+TEST_CASE("A lossy host is blamed in a fleet of 3 or 4, where its directions are half of all") {
+  // Both ways at 4 nodes: 6 of 12 directions; what it sends at 3 nodes: 2 of 6. The bar is set
+  // by the other nodes' directions, not by the host's own.
+  auto both = Analyze(WithLoss(4, [](uint32_t from, uint32_t to) { return from == 1 || to == 1 ? 0.02f : 0.0001f; }));
+  CHECK(Kinds(both) == std::vector<std::string>{"lossy_link:node-1:"});
+  REQUIRE(!both.findings.empty());
+  CHECK(both.findings[0].detail().find("what it sends and receives") != std::string::npos);
+  auto sends = Analyze(WithLoss(3, [](uint32_t from, uint32_t) { return from == 2 ? 0.02f : 0.0001f; }));
+  CHECK(Kinds(sends) == std::vector<std::string>{"lossy_link:node-2:"});
+  // Two lossy senders of 6: a third of the directions, both named.
+  auto kinds = Kinds(Analyze(WithLoss(6, [](uint32_t from, uint32_t) { return from == 1 || from == 4 ? 0.02f : 0.0001f; })));
+  std::sort(kinds.begin(), kinds.end());
+  CHECK(kinds == std::vector<std::string>{"lossy_link:node-1:", "lossy_link:node-4:"});
+}
+
 // node-2 at a third of the rate with every peer of 12, each of its directions losing 0.05 %
 // (TCP finds a slow port's rate by losing packets at it), but node-1 -> node-2 `one`.
 AnalysisInput SlowNodeLosing(float one) {
