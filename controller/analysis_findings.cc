@@ -460,14 +460,18 @@ class PairJudge {
   }
 
   // The slow directions no blamed node explains, each of them evidence on its own (one
-  // measurement of one pair: a robust outlier, not a chance low of a noisy fabric).
+  // measurement of one pair: a robust outlier, not a chance low of a noisy fabric). A slow
+  // direction that is also lossy is its loss's (TCP slows down to what a lossy link lets
+  // through): lossy_link names the link, or its node, and says it is slow as well.
   void Slow(const PairInput& pair, PairResult& r, bool retested) {
     const bool forward_node = r.slow_forward && Explains(j_.bw_blamed, {pair.client, pair.server, true, true});
     const bool reverse_node = r.slow_reverse && Explains(j_.bw_blamed, {pair.server, pair.client, true, true});
+    const bool slow_forward = r.slow_forward && !r.lossy_forward;
+    const bool slow_reverse = r.slow_reverse && !r.lossy_reverse;
     // A direction with an end in a split fleet's slow group is the split's evidence.
     const bool split = j_.InSlowGroup(pair.client, pair.server);
-    const bool forward = r.slow_forward && !forward_node && !split && retested && j_.LinkEvidence(pair.bw_gbps);
-    const bool reverse = r.slow_reverse && !reverse_node && !split && retested && j_.LinkEvidence(pair.bw_reverse_gbps);
+    const bool forward = slow_forward && !forward_node && !split && retested && j_.LinkEvidence(pair.bw_gbps);
+    const bool reverse = slow_reverse && !reverse_node && !split && retested && j_.LinkEvidence(pair.bw_reverse_gbps);
     if (!forward && !reverse && (forward_node || reverse_node)) {
       r.verdict = std::max(r.verdict, Verdict::kCritical);  // its blamed end's
     } else if (split) {
@@ -492,7 +496,7 @@ class PairJudge {
       e["typical_bw_gbps"] = Num(j_.bw.typical);
       e["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
       Unexplained(pair, what, std::move(f));
-    } else if (!EndsKnown(pair) && ((r.slow_forward && !forward_node) || (r.slow_reverse && !reverse_node))) {
+    } else if (!EndsKnown(pair) && ((slow_forward && !forward_node) || (slow_reverse && !reverse_node))) {
       // Not evidence against the link on its own, but an end with too few peers to be
       // cleared: it cannot be told from the link either.
       r.verdict = std::max(r.verdict, Verdict::kWarning);

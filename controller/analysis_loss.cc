@@ -31,9 +31,13 @@ namespace {
 constexpr double kLossFactor = 10;     // an order of magnitude above the fabric's own share
 constexpr double kQuartileFactor = 3;  // well above the fabric's upper quartile
 
-std::string Percent(double rate) { return absl::StrFormat("%.2f %%", rate * 100); }
+std::string Percent(double rate) {
+  return absl::StrFormat("%.2f %%", rate * 100);
+}
 
-bool OnSide(Side blamed, Side side) { return blamed == side || blamed == Side::kBoth; }
+bool OnSide(Side blamed, Side side) {
+  return blamed == side || blamed == Side::kBoth;
+}
 
 // What each node blamed slow loses on each blamed side, direction by direction (pair index,
 // share), so that a direction can be held against the node's others.
@@ -239,14 +243,21 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     if (!forward && !reverse) continue;
     const std::string& a = in.nodes[p.client].name;
     const std::string& b = in.nodes[p.server].name;
-    std::vector<std::string> parts;
+    std::vector<std::string> parts, slow;
     if (forward) parts.push_back(absl::StrCat(a, " -> ", b, " ", Percent(p.loss_rate)));
     if (reverse) parts.push_back(absl::StrCat(b, " -> ", a, " ", Percent(p.loss_rate_reverse)));
+    // Its slow directions are its loss's (slow_link leaves them to this finding).
+    if (forward && r.slow_forward) slow.push_back(absl::StrFormat("%s -> %s %.2f Gb/s", a, b, p.bw_gbps));
+    if (reverse && r.slow_reverse) slow.push_back(absl::StrFormat("%s -> %s %.2f Gb/s", b, a, p.bw_reverse_gbps));
+    const std::string slow_too =
+        slow.empty() ? ""
+                     : absl::StrFormat("; slow as well (%s against a typical %.2f Gb/s), as TCP is over a lossy link",
+                                       absl::StrJoin(slow, ", "), j.bw.typical);
     r.verdict = std::max(r.verdict, Verdict::kWarning);
     v1::Finding f = report::MakePair(
         report::kind::kLossyLink, a, b,
         absl::StrCat(in.bandwidth_probe, " retransmitted ", absl::StrJoin(parts, ", "),
-                     " of its segments; ", criterion));
+                     " of its segments", slow_too, "; ", criterion));
     (*f.mutable_evidence())["loss_rate"] = absl::StrFormat("%.5f", forward ? p.loss_rate : p.loss_rate_reverse);
     (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.typical_loss);
     (*f.mutable_evidence())["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";

@@ -34,6 +34,19 @@ TEST_CASE("A link losing 2 % of its packets is lossy_link, with the rate") {
   CHECK(f.detail().find("2.00 %") != std::string::npos);
 }
 
+TEST_CASE("A lossy link that is slow too is one finding, lossy_link, that says so") {
+  AnalysisInput in = WithLoss(6, [](uint32_t a, uint32_t b) { return Is(a, b, 2, 5) ? 0.03f : 0.00001f; });
+  for (auto& p : in.pairs) {
+    if (Is(p.client, p.server, 2, 5)) p.bw_gbps = p.bw_reverse_gbps = 30;
+  }
+  auto r = Analyze(in);
+  REQUIRE(Kinds(r) == std::vector<std::string>{"lossy_link:node-2:node-5"});
+  CHECK(r.findings[0].detail().find("slow as well") != std::string::npos);
+  // Slow without the loss, the same link is slow_link.
+  for (auto& p : in.pairs) p.loss_rate = p.loss_rate_reverse = 0.00001f;
+  CHECK(Kinds(Analyze(in)) == std::vector<std::string>{"slow_link:node-2:node-5"});
+}
+
 TEST_CASE("A node lossy in what it sends to most peers is blamed, drained, its links not named") {
   auto r = Analyze(WithLoss(6, [](uint32_t from, uint32_t) { return from == 1 ? 0.01f : 0.0f; }));
   REQUIRE(Kinds(r) == std::vector<std::string>{"lossy_link:node-1:"});
