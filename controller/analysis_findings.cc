@@ -462,12 +462,15 @@ class PairJudge {
   // The slow directions no blamed node explains, each of them evidence on its own (one
   // measurement of one pair: a robust outlier, not a chance low of a noisy fabric). A slow
   // direction that is also lossy is its loss's (TCP slows down to what a lossy link lets
-  // through): lossy_link names the link, or its node, and says it is slow as well.
+  // through): the link's lossy_link names it and says it is slow as well.
   void Slow(const PairInput& pair, PairResult& r, bool retested) {
     const bool forward_node = r.slow_forward && Explains(j_.bw_blamed, {pair.client, pair.server, true, true});
     const bool reverse_node = r.slow_reverse && Explains(j_.bw_blamed, {pair.server, pair.client, true, true});
-    const bool slow_forward = r.slow_forward && !r.lossy_forward;
-    const bool slow_reverse = r.slow_reverse && !r.lossy_reverse;
+    // Lossy and not a lossy node's: the link's lossy_link finding (AddLossFindings) says it.
+    const bool forward_lossy = r.lossy_forward && !Explains(j_.loss_blamed, {pair.client, pair.server, true, true});
+    const bool reverse_lossy = r.lossy_reverse && !Explains(j_.loss_blamed, {pair.server, pair.client, true, true});
+    const bool slow_forward = r.slow_forward && !forward_lossy;
+    const bool slow_reverse = r.slow_reverse && !reverse_lossy;
     // A direction with an end in a split fleet's slow group is the split's evidence.
     const bool split = j_.InSlowGroup(pair.client, pair.server);
     const bool forward = slow_forward && !forward_node && !split && retested && j_.LinkEvidence(pair.bw_gbps);

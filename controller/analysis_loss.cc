@@ -88,9 +88,11 @@ struct Direction {
 // of the nodes that do not stand out. A node's directions are 2/n of all (both sides): half at
 // 4 nodes, above the upper quartile up to 8, so a lossy host would otherwise set its own bar.
 // The nodes are ranked by their larger median share (of what they send or receive); the k
-// worst are left out when the k-th of them reaches the bar the others' directions set. k is
-// the largest such, fewer than half of the nodes, found in O(log n) passes (doubling, then
-// bisecting). A fabric that loses alike everywhere leaves nobody out: its median sets the bar.
+// worst are left out when the k-th of them reaches the bar the others' directions set. k is at
+// most a quarter of the nodes measured (one from 3 nodes): a lossy host is an outlier, while a
+// group that loses alike (a leaf, a rail) is a fault of what they share, not of each of them,
+// and stays in the reference. k: the largest power of two that qualifies, refined by bisecting
+// up to the next (O(log n) passes). A fabric that loses alike everywhere leaves nobody out.
 struct LossReference {
   double typical = 0, bar = 0;
 };
@@ -116,19 +118,18 @@ class ReferenceLoss {
     for (uint32_t r = 0; r < n; ++r) rank_[worst_first[r]] = r;
     ranked_.resize(n);
     for (uint32_t r = 0; r < n; ++r) ranked_[r] = share_[worst_first[r]];
+    for (uint32_t i = 0; i < n; ++i) measured_ += !sends[i].empty() || !receives[i].empty();
   }
 
   LossReference Get() const {
-    const size_t most = ranked_.empty() ? 0 : (ranked_.size() - 1) / 2;  // fewer than half
+    const size_t most = measured_ < 3 ? 0 : std::max<size_t>(1, (measured_ - 1) / 4);
     auto stands_out = [&](size_t k) { return k <= most && ranked_[k - 1] >= Without(k).bar; };
-    size_t good = 0, bad = most + 1;  // stands_out(good) or good == 0; !stands_out(bad)
+    size_t good = 0;  // stands_out(good), or 0
     for (size_t k = 1; k <= most; k *= 2) {
-      if (!stands_out(k)) {
-        bad = k;
-        break;
-      }
-      good = k;
+      if (stands_out(k)) good = k;
     }
+    if (good == 0) return Without(0);
+    size_t bad = std::min(2 * good, most + 1);
     while (bad - good > 1) {
       const size_t mid = good + (bad - good) / 2;
       (stands_out(mid) ? good : bad) = mid;
@@ -161,6 +162,7 @@ class ReferenceLoss {
   std::vector<uint32_t> rank_;  // by node: 0 for the node that loses most
   std::vector<double> share_;   // by node: its larger median share
   std::vector<double> ranked_;  // share_ by rank
+  size_t measured_ = 0;         // nodes with a direction
 };
 
 }  // namespace
