@@ -100,25 +100,27 @@ struct LossReference {
 class ReferenceLoss {
  public:
   ReferenceLoss(const std::vector<Direction>& dirs, size_t n, double floor)
-      : dirs_(dirs), floor_(floor), rank_(n, 0), share_(n, 0) {
+      : dirs_(dirs), floor_(floor), rank_(n, 0), ranked_(n, 0) {
     std::vector<std::vector<double>> sends(n), receives(n);
     for (const Direction& d : dirs) {
       sends[d.from].push_back(d.rate);
       receives[d.to].push_back(d.rate);
     }
+    std::vector<double> share(n, 0);  // by node: its larger median share
     std::vector<uint32_t> worst_first(n);
     for (uint32_t i = 0; i < n; ++i) {
       worst_first[i] = i;
+      measured_ += !sends[i].empty() || !receives[i].empty();
       for (const auto* side : {&sends[i], &receives[i]}) {
-        if (!side->empty()) share_[i] = std::max(share_[i], Median(*side));
+        if (!side->empty()) share[i] = std::max(share[i], Median(*side));
       }
     }
     std::stable_sort(worst_first.begin(), worst_first.end(),
-                     [&](uint32_t a, uint32_t b) { return share_[a] > share_[b]; });
-    for (uint32_t r = 0; r < n; ++r) rank_[worst_first[r]] = r;
-    ranked_.resize(n);
-    for (uint32_t r = 0; r < n; ++r) ranked_[r] = share_[worst_first[r]];
-    for (uint32_t i = 0; i < n; ++i) measured_ += !sends[i].empty() || !receives[i].empty();
+                     [&](uint32_t a, uint32_t b) { return share[a] > share[b]; });
+    for (uint32_t r = 0; r < n; ++r) {
+      rank_[worst_first[r]] = r;
+      ranked_[r] = share[worst_first[r]];
+    }
   }
 
   LossReference Get() const {
@@ -160,8 +162,7 @@ class ReferenceLoss {
   const std::vector<Direction>& dirs_;
   const double floor_;
   std::vector<uint32_t> rank_;  // by node: 0 for the node that loses most
-  std::vector<double> share_;   // by node: its larger median share
-  std::vector<double> ranked_;  // share_ by rank
+  std::vector<double> ranked_;  // by rank: the node's larger median share
   size_t measured_ = 0;         // nodes with a direction
 };
 
