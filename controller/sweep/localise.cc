@@ -4,8 +4,6 @@
 #include <set>
 #include <cmath>
 #include <random>
-#include <utility>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "controller/localise_nodes.h"
@@ -83,18 +81,6 @@ std::vector<uint32_t> PathRetests(const AnalysisInput& in, const PathFault& f) {
   return picked;
 }
 
-// The pairs, those measured fewest times first, in the order given otherwise. Rounds are packed
-// in this order and a re-test budget runs them in turn, so that a flagged pair never measured
-// again is not left behind a pair's third attempt: two slow links of one node are otherwise
-// packed into rounds of their own, and each pass would spend its one round on the same link.
-std::vector<Pair> FewestAttemptsFirst(std::vector<std::pair<uint16_t, Pair>> pairs) {
-  std::stable_sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  std::vector<Pair> out;
-  out.reserve(pairs.size());
-  for (const auto& entry : pairs) out.push_back(entry.second);
-  return out;
-}
-
 // `first` then `rest`, each pair once, where it first appears.
 std::vector<Pair> FirstThenRest(const std::vector<Pair>& first, const std::vector<Pair>& rest) {
   std::vector<Pair> out;
@@ -148,12 +134,11 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
            (r.slow_reverse && !Explains(sides, {pair.server, pair.client, true, true}));
   };
   std::vector<std::vector<size_t>> candidates(n);  // a suspect's bad pairs, not yet re-tested first
-  // First the pairs that decide a node's or a switch element's verdict, then the links'; in
-  // each, the pairs measured fewest times first.
-  std::vector<std::pair<uint16_t, Pair>> first, rest;
+  // First the pairs that decide a node's or a switch element's verdict, then the links'.
+  std::vector<Pair> first, rest;
   bool only_bw = true;
   auto want = [&](size_t p, bool decides = false) {
-    (decides ? first : rest).push_back({in.pairs[p].attempts, {ordered[p]->client, ordered[p]->server}});
+    (decides ? first : rest).push_back({ordered[p]->client, ordered[p]->server});
     const PairResult& r = a.pairs[p];
     only_bw = only_bw && (r.slow || r.disagrees || r.lossy_forward || r.lossy_reverse) && !r.high_latency &&
               in.pairs[p].status == PairStatus::kMeasured;
@@ -189,9 +174,8 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     for (uint32_t p : PathRetests(in, f)) want(p, /*decides=*/true);
   }
   if (bandwidth_only) *bandwidth_only = only_bw;
-  const std::vector<Pair> deciders = FewestAttemptsFirst(std::move(first));
-  if (deciding) *deciding = std::set<Pair>(deciders.begin(), deciders.end()).size();
-  return FirstThenRest(deciders, FewestAttemptsFirst(std::move(rest)));
+  if (deciding) *deciding = std::set<Pair>(first.begin(), first.end()).size();
+  return FirstThenRest(first, rest);
 }
 
 }  // namespace fabricctl::controller::sweep
