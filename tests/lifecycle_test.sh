@@ -238,8 +238,12 @@ if [[ $(id -u) -eq 0 ]] && mkdir -p "$D/tiny" && mount -t tmpfs -o size=2m tmpfs
   dd if=/dev/zero of="$D/tiny/filler" bs=64k > /dev/null 2>&1  # until the disk is full
   wait "$SWEEP_PID"
   rc=$?
+  # Two agents on a loaded loopback may differ by more than min_effect between directions, so
+  # the verdict itself may be a warning; what matters is that one comes back (exit 0-2 and its
+  # summary line), not "could not run" (3).
+  grep -E '^(fabricctl sweep|WARNING|CRITICAL)' "$D/full-sweep.out"
   check "disk full mid-sweep: the verdict is still printed (exit $rc)" \
-    bash -c "[[ $rc == 0 ]] && grep -q '^fabricctl sweep 1: OK' '$D/full-sweep.out'"
+    bash -c "[[ $rc -le 2 ]] && grep -qE '^fabricctl sweep 1: (OK|WARNING|CRITICAL) - 2 nodes' '$D/full-sweep.out'"
   check "...the controller says the report was not stored, and keeps serving" \
     bash -c "grep -q 'the report is not stored' '$D/full.log' && kill -0 $CONTROLLER_PID"
   kill -TERM "$CONTROLLER_PID"; wait "$CONTROLLER_PID"
