@@ -117,7 +117,10 @@ lab() { FABRIC_BIN=/usr/bin FABRIC_LAB_DIR=$T/lab FABRIC_LAB_PREFIX=fabinst bash
 if lab up 2 --rate none > "$T/lab.log" 2>&1; then
   lab sweep --probes tcp_bw,tcp_lat --duration 300ms --format json --output "$T/sweep.json" 2>> "$T/lab.log"
   rc=$?
-  check "a sweep between two installed agents exits 0" test "$rc" = 0
+  # Two unshaped hosts: a direction of the pair may differ from the other by more than
+  # min_effect (a warning: one peer cannot tell node from link); the subject is that the
+  # installed binaries sweep and give a verdict, not "could not run" (3).
+  check "a sweep between two installed agents gives a verdict (exit $rc)" test "$rc" -le 2
   check "...and measured the pair" python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(not r.get("health", {}).get("pairs"))' "$T/sweep.json"
   lab down quiet
 else
