@@ -133,12 +133,24 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     return (r.slow_forward && !Explains(sides, {pair.client, pair.server, true, true})) ||
            (r.slow_reverse && !Explains(sides, {pair.server, pair.client, true, true}));
   };
+  // A link never re-tested whose figure is a clear deficit on its own (its worse direction
+  // below relative_bw x typical, no outlier test needed) waits on one re-test for its verdict,
+  // while a link re-tested already has one on two attempts: the former go first among the
+  // links, so that a small budget does not spend every pass on one of two slow links of a host
+  // (their re-tests share it: a round each). Marginal deficits keep the analysis's order: a
+  // noisy fabric flags many by chance, and CPU-bound figures fall low twice far more often than
+  // independent ones would, so one re-test each would confirm noise.
+  const double clear_below = in.thresholds.relative_bw();
+  auto unconfirmed_clear = [&](size_t p) {
+    const PairResult& r = a.pairs[p];
+    return in.pairs[p].attempts < 2 && r.slow && r.relative_bw < clear_below;
+  };
   std::vector<std::vector<size_t>> candidates(n);  // a suspect's bad pairs, not yet re-tested first
   // First the pairs that decide a node's or a switch element's verdict, then the links'.
-  std::vector<Pair> first, rest;
+  std::vector<Pair> first, clear, rest;
   bool only_bw = true;
   auto want = [&](size_t p, bool decides = false) {
-    (decides ? first : rest).push_back({ordered[p]->client, ordered[p]->server});
+    (decides ? first : unconfirmed_clear(p) ? clear : rest).push_back({ordered[p]->client, ordered[p]->server});
     const PairResult& r = a.pairs[p];
     only_bw = only_bw && (r.slow || r.disagrees || r.lossy_forward || r.lossy_reverse) && !r.high_latency &&
               in.pairs[p].status == PairStatus::kMeasured;
@@ -175,7 +187,8 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   }
   if (bandwidth_only) *bandwidth_only = only_bw;
   if (deciding) *deciding = std::set<Pair>(first.begin(), first.end()).size();
-  return FirstThenRest(first, rest);
+  clear.insert(clear.end(), rest.begin(), rest.end());
+  return FirstThenRest(first, clear);
 }
 
 }  // namespace fabricctl::controller::sweep

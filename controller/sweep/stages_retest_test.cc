@@ -1,5 +1,6 @@
 // The sweep's re-tests and localisation against fake agents (stages_testing.h): what is
 // measured again, how much, within what budget, and what is named from it.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,30 @@ TEST_CASE("re-tests within a budget: a pair left by two passes is one pair left,
   // A pair in a round that ran and again, the other way round, in one that did not: measured.
   stats.Count({{{{0, 4}}, {{4, 0}}}}, 1);
   CHECK(stats.skipped() == 0);
+}
+
+TEST_CASE("re-tests within a budget: a clear deficit not yet re-tested before a third attempt") {
+  // Two links of one node at 30 % of the rate: their re-tests share b, so they are two rounds,
+  // and a budget of 1 % runs only each pass's first round. The first pass re-tests one link;
+  // the second must take the other, not measure the first a third time, or the other is never
+  // named.
+  Harness h("budget_two_links", {"a", "b", "c", "d", "e", "f"});
+  for (const char* n : {"a", "b", "c", "d", "e", "f"}) h.fake->SetDelay(n, absl::Milliseconds(30));
+  h.fake->SetLink("b", "d", 0.3);
+  h.fake->SetLink("b", "f", 0.3);
+  v1::Config config = DefaultConfig();
+  config.mutable_sweep()->set_retest_budget(0.01);
+  h.runner->SetConfig(config);
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  INFO(report->summary().ShortDebugString());
+  REQUIRE(report->summary().retest_rounds() == 2);
+  std::vector<std::string> kinds;
+  for (const auto& f : report->findings()) {
+    kinds.push_back(f.kind() + ":" + std::min(f.node(), f.peer()) + std::max(f.node(), f.peer()));
+  }
+  std::sort(kinds.begin(), kinds.end());
+  CHECK(kinds == std::vector<std::string>{"slow_link:bd", "slow_link:bf"});
 }
 
 TEST_CASE("a slow link beside a host that only sends slowly: both named, the link on a re-test") {
