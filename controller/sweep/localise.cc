@@ -81,6 +81,46 @@ std::vector<uint32_t> PathRetests(const AnalysisInput& in, const PathFault& f) {
   return picked;
 }
 
+// A pair the first analysis flags: slow, high latency, failed, lossy, or refused.
+bool Bad(const AnalysisInput& in, const AnalysisResult& a, size_t p) {
+  const PairResult& r = a.pairs[p];
+  return r.slow || r.high_latency || r.unreachable || r.lossy_forward || r.lossy_reverse ||
+         in.pairs[p].status == PairStatus::kRefused;
+}
+
+// The nodes the first analysis blames (a straggler, or paths down) and their re-tests so far.
+// A suspect whose re-tests recovered more often than they stayed bad is cleared (it will not be
+// blamed): its flagged pairs are then re-tested like any other, so that no link is named on
+// one measurement.
+class Suspects {
+ public:
+  Suspects(const Fleet& fleet, const AnalysisInput& in, const AnalysisResult& a)
+      : a_(a), stayed_(fleet.nodes.size(), 0), recovered_(fleet.nodes.size(), 0) {
+    for (size_t p = 0; p < in.pairs.size(); ++p) {
+      const PairInput& pair = in.pairs[p];
+      if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
+      if (pair.status == PairStatus::kNotMeasured || pair.attempts < 2 || a.pairs[p].path >= 0) continue;
+      for (uint32_t end : {pair.client, pair.server}) ++(Bad(in, a, p) ? stayed_ : recovered_)[end];
+    }
+    sides.assign(fleet.nodes.size(), Side::kNone);
+    for (uint32_t i = 0; i < sides.size(); ++i) {
+      if (a.nodes[i].straggler && Is(i)) sides[i] = a.nodes[i].side;
+    }
+  }
+  bool Is(uint32_t i) const {
+    const bool cleared = stayed_[i] + recovered_[i] > 0 && !Agree(i);
+    return (a_.nodes[i].straggler || a_.nodes[i].path_down) && !cleared;
+  }
+  // Its re-tests agree with its blame already: no more of its pairs need measuring.
+  bool Agree(uint32_t i) const { return RetestsAgree(stayed_[i], recovered_[i]); }
+  // The blamed sides of the stragglers among the suspects.
+  std::vector<Side> sides;
+
+ private:
+  const AnalysisResult& a_;
+  std::vector<uint32_t> stayed_, recovered_;
+};
+
 // `first` then `rest`, each pair once, where it first appears.
 std::vector<Pair> FirstThenRest(const std::vector<Pair>& first, const std::vector<Pair>& rest) {
   std::vector<Pair> out;
@@ -102,36 +142,16 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   eager.require_retest = false;
   const AnalysisResult a = Analyze(eager);
   const size_t n = fleet.nodes.size();
-  auto bad = [&](size_t p) {
-    const PairResult& r = a.pairs[p];
-    return r.slow || r.high_latency || r.unreachable || r.lossy_forward || r.lossy_reverse ||
-           in.pairs[p].status == PairStatus::kRefused;
-  };
-  std::vector<uint32_t> stayed(n, 0), recovered(n, 0);
-  for (size_t p = 0; p < in.pairs.size(); ++p) {
-    const PairInput& pair = in.pairs[p];
-    if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
-    if (pair.status == PairStatus::kNotMeasured || pair.attempts < 2 || a.pairs[p].path >= 0) continue;
-    for (uint32_t end : {pair.client, pair.server}) ++(bad(p) ? stayed : recovered)[end];
-  }
-  // A suspect whose re-tests so far recovered more often than they stayed bad is cleared (it
-  // will not be blamed): its flagged pairs are then re-tested like any other, so that no link
-  // is named on one measurement.
-  auto suspect = [&](uint32_t i) {
-    const bool cleared = stayed[i] + recovered[i] > 0 && !RetestsAgree(stayed[i], recovered[i]);
-    return (a.nodes[i].straggler || a.nodes[i].path_down) && !cleared;
-  };
+  auto bad = [&](size_t p) { return Bad(in, a, p); };
+  const Suspects suspects(fleet, in, a);
+  auto suspect = [&](uint32_t i) { return suspects.Is(i); };
   // A slow direction the suspects' blamed sides do not explain (a slow link beside a host that
   // only sends slowly) is the link's to answer for: re-tested like any other.
-  std::vector<Side> sides(n, Side::kNone);
-  for (uint32_t i = 0; i < n; ++i) {
-    if (a.nodes[i].straggler && suspect(i)) sides[i] = a.nodes[i].side;
-  }
   auto unexplained_slow = [&](size_t p) {
     const PairResult& r = a.pairs[p];
     const PairInput& pair = in.pairs[p];
-    return (r.slow_forward && !Explains(sides, {pair.client, pair.server, true, true})) ||
-           (r.slow_reverse && !Explains(sides, {pair.server, pair.client, true, true}));
+    return (r.slow_forward && !Explains(suspects.sides, {pair.client, pair.server, true, true})) ||
+           (r.slow_reverse && !Explains(suspects.sides, {pair.server, pair.client, true, true}));
   };
   // A link never re-tested whose figure is a clear deficit on its own (its worse direction
   // below relative_bw x typical, no outlier test needed) waits on one re-test for its verdict,
@@ -176,7 +196,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     }
   }
   for (uint32_t i = 0; i < n; ++i) {
-    if (!suspect(i) || RetestsAgree(stayed[i], recovered[i]) || candidates[i].empty()) continue;
+    if (!suspect(i) || suspects.Agree(i) || candidates[i].empty()) continue;
     auto fewest = std::min_element(candidates[i].begin(), candidates[i].end(), [&](size_t x, size_t y) {
       return in.pairs[x].attempts < in.pairs[y].attempts;
     });
