@@ -484,6 +484,7 @@ Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
     ++out.nodes[in.pairs[p].client].pairs;
     ++out.nodes[in.pairs[p].server].pairs;
   }
+  for (size_t i = 0; i < in.nodes.size() && j.split.found; ++i) out.nodes[i].split_slow = j.split.slow[i];
   return j;
 }
 

@@ -114,6 +114,9 @@ struct NodeResult {
   bool straggler = false;
   Side side = Side::kNone;  // of a bandwidth straggler
   bool path_down = false;   // its probes fail with most of its peers
+  // In a split fleet's slow group (fleet_split.h): its pairs' figures are the split's evidence,
+  // not their links'.
+  bool split_slow = false;
 };
 
 struct PairResult {

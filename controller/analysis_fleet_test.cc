@@ -84,6 +84,9 @@ TEST_CASE("Half a fleet slow, with no expectation: one fleet_split naming the sl
     CHECK(f.detail().find("set expect.tcp_bw_gbps") != std::string::npos);
     CHECK(r.median_bw_gbps == Approx(100).epsilon(0.02));  // the fast group's figure
     for (const auto& node : r.nodes) CHECK_FALSE(node.straggler);
+    for (uint32_t i = 0; i < 8; ++i) {
+      CHECK(r.nodes[i].split_slow == (std::find(group.begin(), group.end(), i) != group.end()));
+    }
   }
 }
 

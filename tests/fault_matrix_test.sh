@@ -137,12 +137,13 @@ if lab up 6 > "$OUT/killed.up" 2>&1; then
   got_exit=$?
   got=$(findings_of "$OUT/killed.json" 2>/dev/null)
   # The subject is the dead agent: named unreachable, and nothing about it or its pairs beyond
-  # that (no link_unreachable, probe_failed or insufficient_data; no other finding naming it).
+  # that (no link_unreachable, probe_failed or insufficient_data; no other finding naming it),
+  # nor a live agent taken for dead or drained.
   # The five live hosts' own figures are judged as in the healthy scenarios; a pair-level
   # warning among them is printed, not this case's failure.
   others=$(grep -v "^node_unreachable node-2$" <<<"$got" | grep -v "^$")
   if [[ $got_exit -eq 2 && $'\n'$got$'\n' == *$'\nnode_unreachable node-2\n'* ]] &&
-    ! grep -qE "node-2([^0-9]|$)|^(link_unreachable|probe_failed|probe_timeout|insufficient_data|straggler_node) " <<<"$others"; then
+    ! grep -qE "node-2([^0-9]|$)|^(node_unreachable|link_unreachable|probe_failed|probe_timeout|insufficient_data|straggler_node) " <<<"$others"; then
     ok "agent killed mid-sweep: exit 2, findings [${got//$'\n'/; }]"
   else
     bad "agent killed mid-sweep: exit $got_exit, findings [${got//$'\n'/; }] (want [node_unreachable node-2], nothing else about node-2 or its pairs)"

@@ -68,7 +68,7 @@ sev = {"SEVERITY_OK": 0, "SEVERITY_WARNING": 1, "SEVERITY_CRITICAL": 2}
 def status(*reports):  # the last report that includes a node gives its status
     out = {}
     for r in reports:
-        out.update({n["node"]: level[n["status"]] for n in r["health"]["nodes"]})
+        out.update({n["node"]: level.get(n["status"], 3) for n in r["health"]["nodes"]})
     return " ".join(f"node={k}={v}" for k, v in sorted(out.items()))
 def worst(r):
     return sev.get(r["summary"].get("worst_severity", "SEVERITY_OK"), 0)

@@ -153,17 +153,23 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     return (r.slow_forward && !Explains(suspects.sides, {pair.client, pair.server, true, true})) ||
            (r.slow_reverse && !Explains(suspects.sides, {pair.server, pair.client, true, true}));
   };
-  // A link never re-tested whose figure is a clear deficit on its own (its worse direction
-  // below relative_bw x typical, no outlier test needed) waits on one re-test for its verdict,
-  // while a link re-tested already has one on two attempts: the former go first among the
-  // links, so that a small budget does not spend every pass on one of two slow links of a host
-  // (their re-tests share it: a round each). Marginal deficits keep the analysis's order: a
-  // noisy fabric flags many by chance, and CPU-bound figures fall low twice far more often than
-  // independent ones would, so one re-test each would confirm noise.
-  const double clear_below = in.thresholds.relative_bw();
+  // A link never re-tested with a clear deficit on its own (a slow direction no suspect
+  // explains below relative_bw x typical: slow without the outlier test) waits on one re-test
+  // for its verdict, while a link re-tested already has one on two attempts: the former go
+  // first among the links, so that a small budget does not spend every pass on one of two
+  // slow links of a host (their re-tests share it: a round each). Marginal deficits keep the
+  // analysis's order: a noisy fabric flags many by chance, and CPU-bound figures fall low twice
+  // far more often than independent ones would, so one re-test each would confirm noise. A
+  // split fleet's slow group's pairs are the split's evidence, named by no link verdict.
+  const double clear_bar = in.thresholds.relative_bw() * a.median_bw_gbps;
   auto unconfirmed_clear = [&](size_t p) {
     const PairResult& r = a.pairs[p];
-    return in.pairs[p].attempts < 2 && r.slow && r.relative_bw < clear_below;
+    const PairInput& pair = in.pairs[p];
+    if (pair.attempts >= 2 || a.nodes[pair.client].split_slow || a.nodes[pair.server].split_slow) return false;
+    return (r.slow_forward && pair.bw_gbps < clear_bar &&
+            !Explains(suspects.sides, {pair.client, pair.server, true, true})) ||
+           (r.slow_reverse && pair.bw_reverse_gbps < clear_bar &&
+            !Explains(suspects.sides, {pair.server, pair.client, true, true}));
   };
   std::vector<std::vector<size_t>> candidates(n);  // a suspect's bad pairs, not yet re-tested first
   // First the pairs that decide a node's or a switch element's verdict, then the links'.

@@ -29,7 +29,9 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
 // (a path, uplink or switch) whose re-tests do not yet agree, two of its pairs with different
 // ends. Pairs with an unreachable end are left out; each pair keeps its orientation. The
 // suspects' and switch elements' pairs come first (they decide drains and switch findings;
-// a re-test budget spends itself on them first), then the links', each pair once.
+// a re-test budget spends itself on them first), then the links', each pair once: first those
+// not re-tested yet with a clear deficit (a direction no suspect explains below relative_bw x
+// typical), then the others in the analysis's order.
 // `bandwidth_only` is set when every pair to re-test is flagged for bandwidth alone, so that
 // only the bandwidth probes need measuring again.
 // `deciding` (when given) receives how many of the returned pairs, from the first, decide a
