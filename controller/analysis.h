@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_CONTROLLER_ANALYSIS_H_
 #define FABRICCTL_CONTROLLER_ANALYSIS_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -221,10 +222,16 @@ AnalysisResult Analyze(const AnalysisInput& input);
 // deviation for normal data).
 double Median(std::vector<double> values);
 double ScaledMad(const std::vector<double>& values, double median);
-// Whether a node's re-tests agree with its blame: its re-tested pairs stayed bad at least once,
-// and at least as often as they recovered.
+// Whether re-tests agree with a blame: the re-tested pairs stayed bad at least once, and at
+// least as often as they recovered.
 inline bool RetestsAgree(uint32_t stayed, uint32_t recovered) {
   return stayed >= 1 && stayed >= recovered;
+}
+// A node's blame says that it is slow with most of its peers, and one peer's re-test cannot
+// tell the node from the link between them: a node with two bad pairs or more needs two of them
+// to stay bad on re-test (with two peers), and no more to recover than stayed.
+inline bool NodeRetestsAgree(uint32_t stayed, uint32_t recovered, uint32_t bad_pairs) {
+  return RetestsAgree(stayed, recovered) && stayed >= std::min<uint32_t>(2, bad_pairs);
 }
 // The z above which a standard normal variable lies with probability q (0 < q < 0.5).
 double NormalQuantileAbove(double q);

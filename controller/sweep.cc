@@ -307,6 +307,29 @@ void SweepRunner::CheckNodes(const v1::SweepRequest& request, const sweep::Sweep
   }
 }
 
+void SweepRunner::ConfirmLocalised(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
+                                   sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
+                                   const v1::Config& config, sweep::RetestStats& stats) {
+  const uint32_t retests = config.sweep().retests();
+  if (retests == 0 || stopping_) return;
+  std::vector<std::vector<Round>> by_rail(runners.size());
+  size_t rounds = 0;
+  for (size_t r = 0; r < runners.size(); ++r) {
+    std::vector<const sweep::PairRun*> ordered;
+    const AnalysisInput in = sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r), &ordered);
+    size_t deciding = 0;
+    std::vector<Pair> pairs = sweep::RetestPairs(fleet, in, ordered, nullptr, &deciding);
+    pairs.resize(std::min(pairs.size(), deciding));
+    by_rail[r] = PackRounds(pairs);
+    rounds = std::max(rounds, by_rail[r].size());
+  }
+  if (rounds == 0) return;
+  const absl::Time start = absl::Now();
+  const size_t ran = runners.Run(by_rail, 2 + retests, "retest", nullptr, start + (stats.budget - stats.spent), rounds);
+  stats.spent += absl::Now() - start;
+  stats.Count(by_rail, ran);
+}
+
 absl::Status SweepRunner::Measure(const v1::SweepRequest& request, const v1::Config& config,
                                   const sweep::SweepSpecs& specs, const sweep::Plan& plan,
                                   sweep::Fleet& fleet, const std::vector<sweep::RailPlan>& rails,
@@ -337,6 +360,7 @@ absl::Status SweepRunner::Measure(const v1::SweepRequest& request, const v1::Con
                                  std::max<uint32_t>(1, config.thresholds().min_node_pairs()));
   retest_stats.spent += absl::Now() - start;
   retest_stats.Count(by_rail, ran);
+  if (ran > 0) ConfirmLocalised(runners, rails, fleet, specs, config, retest_stats);
   if (stopping_) return absl::CancelledError("cancelled");
   return absl::OkStatus();
 }

@@ -90,6 +90,11 @@ class SweepRunner {
   sweep::RetestStats Retest(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
                             sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
                             const v1::Config& config, absl::Duration measuring);
+  // One pass more, after localisation, of the pairs that decide a suspect node's or a switch
+  // element's verdict (its new peers' pairs were measured once), when re-tests are on.
+  void ConfirmLocalised(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
+                        sweep::Fleet& fleet, const sweep::SweepSpecs& specs, const v1::Config& config,
+                        sweep::RetestStats& stats);
   // RunStages' steps: who answers and what they are (audits, gpu_copy); the rounds, re-tests,
   // all-reduce groups and localisation; the verdict and the report.
   void CheckNodes(const v1::SweepRequest& request, const sweep::SweepSpecs& specs,

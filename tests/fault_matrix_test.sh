@@ -45,6 +45,12 @@ print("\n".join(sorted(out)))
 PY
 }
 
+# What a failed case's findings said, each with its evidence's text.
+details() {
+  python3 -c 'import json, sys; [print("  " + f["kind"] + ": " + f.get("detail", "")) for f in json.load(open(sys.argv[1])).get("findings", [])]' \
+    "$1" 2>/dev/null
+}
+
 # Verdict quality over the whole matrix: findings named right (tp), named wrongly (fp), planted
 # and missed (fn), and the healthy sweeps that raised anything.
 tp=0 fp=0 fn=0 healthy=0 alarms=0
@@ -80,8 +86,7 @@ scenario() {
   else
     bad "$name: exit $got_exit (want $want_exit), findings [${got//$'\n'/; }] (want [${want//$'\n'/; }])"
     cat "$OUT/$name.err"
-    python3 -c 'import json, sys; [print("  " + f["kind"] + ": " + f.get("detail", "")) for f in json.load(open(sys.argv[1])).get("findings", [])]' \
-      "$OUT/$name.json" 2>/dev/null
+    details "$OUT/$name.json"
   fi
 }
 
@@ -122,6 +127,7 @@ if lab up 6 --lossy all=1 > "$OUT/lossy-fabric.up" 2>&1; then
   else
     bad "lossy-fabric: exit $got_exit, findings [${got//$'\n'/; }] (want exit 0 or 1 and no node named)"
     cat "$OUT/lossy-fabric.err"
+    details "$OUT/lossy-fabric.json"
   fi
 else
   bad "lossy-fabric: lab up"

@@ -91,16 +91,20 @@ bool Bad(const AnalysisInput& in, const AnalysisResult& a, size_t p) {
 // The nodes the first analysis blames (a straggler, or paths down) and their re-tests so far.
 // A suspect whose re-tests recovered more often than they stayed bad is cleared (it will not be
 // blamed): its flagged pairs are then re-tested like any other, so that no link is named on
-// one measurement.
+// one measurement. One whose re-tests agree (NodeRetestsAgree: two of its pairs stayed bad,
+// where it has two) needs no more.
 class Suspects {
  public:
   Suspects(const Fleet& fleet, const AnalysisInput& in, const AnalysisResult& a)
-      : a_(a), stayed_(fleet.nodes.size(), 0), recovered_(fleet.nodes.size(), 0) {
+      : a_(a), stayed_(fleet.nodes.size(), 0), recovered_(fleet.nodes.size(), 0), bad_(fleet.nodes.size(), 0) {
     for (size_t p = 0; p < in.pairs.size(); ++p) {
       const PairInput& pair = in.pairs[p];
       if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
-      if (pair.status == PairStatus::kNotMeasured || pair.attempts < 2 || a.pairs[p].path >= 0) continue;
-      for (uint32_t end : {pair.client, pair.server}) ++(Bad(in, a, p) ? stayed_ : recovered_)[end];
+      if (pair.status == PairStatus::kNotMeasured || a.pairs[p].path >= 0) continue;
+      for (uint32_t end : {pair.client, pair.server}) {
+        if (Bad(in, a, p)) ++bad_[end];
+        if (pair.attempts >= 2) ++(Bad(in, a, p) ? stayed_ : recovered_)[end];
+      }
     }
     sides.assign(fleet.nodes.size(), Side::kNone);
     for (uint32_t i = 0; i < sides.size(); ++i) {
@@ -108,17 +112,22 @@ class Suspects {
     }
   }
   bool Is(uint32_t i) const {
-    const bool cleared = stayed_[i] + recovered_[i] > 0 && !Agree(i);
+    const bool cleared = stayed_[i] + recovered_[i] > 0 && !RetestsAgree(stayed_[i], recovered_[i]);
     return (a_.nodes[i].straggler || a_.nodes[i].path_down) && !cleared;
   }
   // Its re-tests agree with its blame already: no more of its pairs need measuring.
-  bool Agree(uint32_t i) const { return RetestsAgree(stayed_[i], recovered_[i]); }
+  bool Agree(uint32_t i) const { return NodeRetestsAgree(stayed_[i], recovered_[i], bad_[i]); }
+  // How many more of its pairs must stay bad for its re-tests to agree.
+  uint32_t Wanted(uint32_t i) const {
+    const uint32_t need = std::min<uint32_t>(2, bad_[i]);
+    return need > stayed_[i] ? need - stayed_[i] : 1;
+  }
   // The blamed sides of the stragglers among the suspects.
   std::vector<Side> sides;
 
  private:
   const AnalysisResult& a_;
-  std::vector<uint32_t> stayed_, recovered_;
+  std::vector<uint32_t> stayed_, recovered_, bad_;
 };
 
 // `first` then `rest`, each pair once, where it first appears.
@@ -201,12 +210,13 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
       if (suspect(end) && !suspect(other)) candidates[end].push_back(p);
     }
   }
+  // A suspect's least measured bad pairs, as many as its re-tests still want (two peers).
   for (uint32_t i = 0; i < n; ++i) {
     if (!suspect(i) || suspects.Agree(i) || candidates[i].empty()) continue;
-    auto fewest = std::min_element(candidates[i].begin(), candidates[i].end(), [&](size_t x, size_t y) {
-      return in.pairs[x].attempts < in.pairs[y].attempts;
-    });
-    want(*fewest, /*decides=*/true);
+    std::stable_sort(candidates[i].begin(), candidates[i].end(),
+                     [&](size_t x, size_t y) { return in.pairs[x].attempts < in.pairs[y].attempts; });
+    const size_t wanted = std::min<size_t>(suspects.Wanted(i), candidates[i].size());
+    for (size_t k = 0; k < wanted; ++k) want(candidates[i][k], /*decides=*/true);
   }
   for (const PathFault& f : a.paths) {
     for (uint32_t p : PathRetests(in, f)) want(p, /*decides=*/true);
