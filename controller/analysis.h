@@ -202,7 +202,8 @@ struct AnalysisResult {
 //   explains no longer count against the others. Pairs that failed between two answering
 //   agents are localised the same way (link_unreachable on the node, or on the pair).
 //   With require_retest, a node is blamed only when its re-tested pairs stayed bad at least as
-//   often as they recovered. A blamed node is an outlier among the nodes: the upper median of
+//   often as they recovered, and two of them at least where it has two bad pairs
+//   (NodeRetestsAgree). A blamed node is an outlier among the nodes: the upper median of
 //   what it sends or receives, on a log scale, more than max_robust_z robust spreads (of the
 //   fast side, at least what a median of its figures varies by) below the nodes' upper median
 //   of those medians, or below the expected rate's floor that the typical figure meets.

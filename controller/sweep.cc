@@ -320,6 +320,13 @@ void SweepRunner::ConfirmLocalised(sweep::RailRunners& runners, const std::vecto
     size_t deciding = 0;
     std::vector<Pair> pairs = sweep::RetestPairs(fleet, in, ordered, nullptr, &deciding);
     pairs.resize(std::min(pairs.size(), deciding));
+    // Only what was measured once: the re-test passes had the others.
+    std::set<Pair> once;
+    for (const sweep::PairRun* run : ordered) {
+      if (run->attempts < 2) once.insert({run->client, run->server});
+    }
+    pairs.erase(std::remove_if(pairs.begin(), pairs.end(), [&](const Pair& p) { return once.count(p) == 0; }),
+                pairs.end());
     by_rail[r] = PackRounds(pairs);
     rounds = std::max(rounds, by_rail[r].size());
   }

@@ -90,8 +90,8 @@ class SweepRunner {
   sweep::RetestStats Retest(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
                             sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
                             const v1::Config& config, absl::Duration measuring);
-  // One pass more, after localisation, of the pairs that decide a suspect node's or a switch
-  // element's verdict (its new peers' pairs were measured once), when re-tests are on.
+  // One pass more, after localisation, of the pairs measured once (the localisation's) that
+  // decide a suspect node's or a switch element's verdict, when re-tests are on.
   void ConfirmLocalised(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
                         sweep::Fleet& fleet, const sweep::SweepSpecs& specs, const v1::Config& config,
                         sweep::RetestStats& stats);

@@ -91,12 +91,14 @@ bool Bad(const AnalysisInput& in, const AnalysisResult& a, size_t p) {
 // The nodes the first analysis blames (a straggler, or paths down) and their re-tests so far.
 // A suspect whose re-tests recovered more often than they stayed bad is cleared (it will not be
 // blamed): its flagged pairs are then re-tested like any other, so that no link is named on
-// one measurement. One whose re-tests agree (NodeRetestsAgree: two of its pairs stayed bad,
-// where it has two) needs no more.
+// one measurement. One that the analysis with re-tests required (`confirmed`) blames already
+// needs no more: the sweep stops where the verdict agrees (NodeRetestsAgree: two of its bad
+// pairs stayed bad, where it has two), by the verdict's own count.
 class Suspects {
  public:
-  Suspects(const Fleet& fleet, const AnalysisInput& in, const AnalysisResult& a)
-      : a_(a), stayed_(fleet.nodes.size(), 0), recovered_(fleet.nodes.size(), 0), bad_(fleet.nodes.size(), 0) {
+  Suspects(const Fleet& fleet, const AnalysisInput& in, const AnalysisResult& a, const AnalysisResult& confirmed)
+      : a_(a), confirmed_(confirmed), stayed_(fleet.nodes.size(), 0), recovered_(fleet.nodes.size(), 0),
+        bad_(fleet.nodes.size(), 0) {
     for (size_t p = 0; p < in.pairs.size(); ++p) {
       const PairInput& pair = in.pairs[p];
       if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
@@ -111,13 +113,16 @@ class Suspects {
       if (a.nodes[i].straggler && Is(i)) sides[i] = a.nodes[i].side;
     }
   }
+  // The analyses are held by reference: a temporary would not outlive the constructor.
+  Suspects(const Fleet&, const AnalysisInput&, const AnalysisResult&, AnalysisResult&&) = delete;
   bool Is(uint32_t i) const {
     const bool cleared = stayed_[i] + recovered_[i] > 0 && !RetestsAgree(stayed_[i], recovered_[i]);
     return (a_.nodes[i].straggler || a_.nodes[i].path_down) && !cleared;
   }
   // Its re-tests agree with its blame already: no more of its pairs need measuring.
-  bool Agree(uint32_t i) const { return NodeRetestsAgree(stayed_[i], recovered_[i], bad_[i]); }
-  // How many more of its pairs must stay bad for its re-tests to agree.
+  bool Agree(uint32_t i) const { return confirmed_.nodes[i].straggler || confirmed_.nodes[i].path_down; }
+  // How many more of its pairs to re-test this pass: as many as it lacks of two that stayed bad
+  // (of one, where it has one bad pair), and at least one.
   uint32_t Wanted(uint32_t i) const {
     const uint32_t need = std::min<uint32_t>(2, bad_[i]);
     return need > stayed_[i] ? need - stayed_[i] : 1;
@@ -127,8 +132,29 @@ class Suspects {
 
  private:
   const AnalysisResult& a_;
+  const AnalysisResult& confirmed_;
   std::vector<uint32_t> stayed_, recovered_, bad_;
 };
+
+// For each suspect whose re-tests do not agree yet, its least measured bad pairs, as many as it
+// wants: first those with a peer nobody suspects (`alone`), then those with another suspect
+// (`shared`: in a sparse pairing two suspects' pairs may be most of what either has, and one
+// re-test serves both).
+std::vector<size_t> SuspectRetests(const AnalysisInput& in, const Suspects& suspects,
+                                   std::vector<std::vector<size_t>>& alone,
+                                   std::vector<std::vector<size_t>>& shared) {
+  std::vector<size_t> out;
+  auto fewest_first = [&](size_t x, size_t y) { return in.pairs[x].attempts < in.pairs[y].attempts; };
+  for (uint32_t i = 0; i < alone.size(); ++i) {
+    if (!suspects.Is(i) || suspects.Agree(i)) continue;
+    size_t wanted = suspects.Wanted(i);
+    for (auto* list : {&alone[i], &shared[i]}) {
+      std::stable_sort(list->begin(), list->end(), fewest_first);
+      for (size_t k = 0; k < list->size() && wanted > 0; ++k, --wanted) out.push_back((*list)[k]);
+    }
+  }
+  return out;
+}
 
 // `first` then `rest`, each pair once, where it first appears.
 std::vector<Pair> FirstThenRest(const std::vector<Pair>& first, const std::vector<Pair>& rest) {
@@ -152,7 +178,8 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   const AnalysisResult a = Analyze(eager);
   const size_t n = fleet.nodes.size();
   auto bad = [&](size_t p) { return Bad(in, a, p); };
-  const Suspects suspects(fleet, in, a);
+  const AnalysisResult confirmed = Analyze(in);
+  const Suspects suspects(fleet, in, a, confirmed);
   auto suspect = [&](uint32_t i) { return suspects.Is(i); };
   // A slow direction the suspects' blamed sides do not explain (a slow link beside a host that
   // only sends slowly) is the link's to answer for: re-tested like any other.
@@ -180,7 +207,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
            (r.slow_reverse && pair.bw_reverse_gbps < clear_bar &&
             !Explains(suspects.sides, {pair.server, pair.client, true, true}));
   };
-  std::vector<std::vector<size_t>> candidates(n);  // a suspect's bad pairs, not yet re-tested first
+  std::vector<std::vector<size_t>> alone(n), shared(n);  // a suspect's bad pairs (SuspectRetests)
   // First the pairs that decide a node's or a switch element's verdict, then the links'.
   std::vector<Pair> first, clear, rest;
   bool only_bw = true;
@@ -207,17 +234,10 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     }
     for (uint32_t end : {pair.client, pair.server}) {
       const uint32_t other = end == pair.client ? pair.server : pair.client;
-      if (suspect(end) && !suspect(other)) candidates[end].push_back(p);
+      if (suspect(end)) (suspect(other) ? shared : alone)[end].push_back(p);
     }
   }
-  // A suspect's least measured bad pairs, as many as its re-tests still want (two peers).
-  for (uint32_t i = 0; i < n; ++i) {
-    if (!suspect(i) || suspects.Agree(i) || candidates[i].empty()) continue;
-    std::stable_sort(candidates[i].begin(), candidates[i].end(),
-                     [&](size_t x, size_t y) { return in.pairs[x].attempts < in.pairs[y].attempts; });
-    const size_t wanted = std::min<size_t>(suspects.Wanted(i), candidates[i].size());
-    for (size_t k = 0; k < wanted; ++k) want(candidates[i][k], /*decides=*/true);
-  }
+  for (size_t p : SuspectRetests(in, suspects, alone, shared)) want(p, /*decides=*/true);
   for (const PathFault& f : a.paths) {
     for (uint32_t p : PathRetests(in, f)) want(p, /*decides=*/true);
   }

@@ -66,7 +66,7 @@ TEST_CASE("a node slow only in the first rounds: cleared by its re-tests, and no
   auto report = h.Sweep();
   REQUIRE(report.ok());
   CHECK(Kinds(*report).empty());
-  // d's re-test recovered, so it is cleared, and its other flagged pairs were measured again
+  // d's re-tests recovered, so it is cleared, and its other flagged pairs were measured again
   // rather than left as slow links on one measurement each.
   for (const char* peer : {"a", "b", "c", "e"}) {
     INFO(peer);
