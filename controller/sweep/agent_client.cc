@@ -23,10 +23,22 @@ class GrpcAgentClient : public AgentClient {
   explicit GrpcAgentClient(std::shared_ptr<grpc::ChannelCredentials> credentials)
       : credentials_(std::move(credentials)) {}
 
+  // Whether the agent answers. A new channel's first connect can fail once where the agent is
+  // up (the sweep's first call to an agent that registered a moment ago), and a channel that
+  // failed answers at once until its reconnect backoff ends: an UNAVAILABLE first answer is
+  // asked again, waiting for the channel to be ready for what is left of the deadline. When
+  // that fails too, the first answer's reason stands (a dead agent's "connection refused" says
+  // more than a deadline).
   absl::StatusOr<v1::NodeInventory> GetInventory(const std::string& address,
                                                  absl::Duration deadline) override {
-    return Call(address, deadline, v1::GetInventoryRequest(),
-                &v1::AgentService::Stub::GetInventory);
+    const absl::Time until = absl::Now() + deadline;
+    auto first = Call(address, deadline, v1::GetInventoryRequest(), &v1::AgentService::Stub::GetInventory);
+    const absl::Duration left = until - absl::Now();
+    if (first.ok() || !absl::IsUnavailable(first.status()) || left <= absl::ZeroDuration()) return first;
+    auto again = Call(address, left, v1::GetInventoryRequest(), &v1::AgentService::Stub::GetInventory,
+                      /*even_cancelled=*/false, /*wait_for_ready=*/true);
+    if (again.ok() || absl::IsCancelled(again.status())) return again;
+    return first;
   }
   absl::StatusOr<v1::RunAuditsResponse> RunAudits(const std::string& address,
                                                   absl::Duration deadline) override {
@@ -72,10 +84,11 @@ class GrpcAgentClient : public AgentClient {
       const std::string& address, absl::Duration deadline, const Request& request,
       grpc::Status (v1::AgentService::Stub::*method)(grpc::ClientContext*, const Request&,
                                                      Response*),
-      bool even_cancelled = false) {
+      bool even_cancelled = false, bool wait_for_ready = false) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          absl::ToChronoMicroseconds(deadline));
+    context.set_wait_for_ready(wait_for_ready);
     v1::AgentService::Stub* stub;
     {
       MutexLock lock(&mu_);

@@ -16,28 +16,24 @@
 namespace fabricctl::controller::sweep {
 namespace {
 
-// A sweep of `n` nodes over `pairs` only, nodes 0 and 1 slow (30 against 100), each pair
-// measured `attempts[k]` times; with the fleet and the runs RetestPairs reads.
+// A sweep of `n` nodes over `pairs` only (each in either orientation), nodes 0 and 1 slow (30
+// against 100), every pair measured once; with the fleet and the runs RetestPairs reads.
 struct Sparse {
   Sparse(uint32_t n, const std::vector<Pair>& pairs) {
-    auto fig = [](uint32_t a, uint32_t b) { return a <= 1 || b <= 1 ? 30.0f : 100.0f; };
-    in = controller::Sweep(n, fig);
-    in.pairs.clear();
-    for (const Pair& p : pairs) {
-      PairInput pair;
-      pair.client = p.first;
-      pair.server = p.second;
-      pair.bw_gbps = fig(p.first, p.second);
-      pair.bw_reverse_gbps = fig(p.second, p.first);
-      pair.lat_us = 2.0f;
+    in = controller::Sweep(n, [](uint32_t a, uint32_t b) { return a <= 1 || b <= 1 ? 30.0f : 100.0f; });
+    const std::set<Pair> wanted(pairs.begin(), pairs.end());
+    std::vector<PairInput> kept;
+    for (PairInput& pair : in.pairs) {
+      if (!wanted.count({pair.client, pair.server}) && !wanted.count({pair.server, pair.client})) continue;
       pair.attempts = 1;
-      in.pairs.push_back(pair);
+      kept.push_back(pair);
       auto run = std::make_unique<PairRun>();
-      run->client = p.first;
-      run->server = p.second;
+      run->client = pair.client;
+      run->server = pair.server;
       run->attempts = 1;
       runs.push_back(std::move(run));
     }
+    in.pairs = kept;
     for (uint32_t i = 0; i < n; ++i) {
       fleet.nodes.push_back(std::make_unique<Node>());
       fleet.nodes.back()->name = "node-" + std::to_string(i);
