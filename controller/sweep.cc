@@ -316,7 +316,8 @@ void SweepRunner::ConfirmLocalised(sweep::RailRunners& runners, const std::vecto
   size_t rounds = 0;
   for (size_t r = 0; r < runners.size(); ++r) {
     std::vector<const sweep::PairRun*> ordered;
-    const AnalysisInput in = sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r), &ordered);
+    const AnalysisInput in =
+        sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r), &ordered);
     size_t deciding = 0;
     std::vector<Pair> pairs = sweep::RetestPairs(fleet, in, ordered, nullptr, &deciding);
     pairs.resize(std::min(pairs.size(), deciding));
@@ -332,7 +333,8 @@ void SweepRunner::ConfirmLocalised(sweep::RailRunners& runners, const std::vecto
   }
   if (rounds == 0) return;
   const absl::Time start = absl::Now();
-  const size_t ran = runners.Run(by_rail, 2 + retests, "retest", nullptr, start + (stats.budget - stats.spent), rounds);
+  const size_t ran =
+      runners.Run(by_rail, 2 + retests, "retest", nullptr, start + (stats.budget - stats.spent), rounds);
   stats.spent += absl::Now() - start;
   stats.Count(by_rail, ran);
 }

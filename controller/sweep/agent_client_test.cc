@@ -18,7 +18,8 @@ namespace {
 
 // An agent that answers GetInventory with its name.
 class NamedAgent : public v1::AgentService::Service {
-  grpc::Status GetInventory(grpc::ServerContext*, const v1::GetInventoryRequest*, v1::NodeInventory* out) override {
+  grpc::Status GetInventory(grpc::ServerContext*, const v1::GetInventoryRequest*,
+                            v1::NodeInventory* out) override {
     out->set_node_name("node-a");
     return grpc::Status::OK;
   }

@@ -46,7 +46,9 @@ struct Sparse {
     size_t deciding = 0;
     const std::vector<Pair> pairs = RetestPairs(fleet, in, ordered, nullptr, &deciding);
     std::set<Pair> out;
-    for (size_t k = 0; k < deciding; ++k) out.insert({std::min(pairs[k].first, pairs[k].second), std::max(pairs[k].first, pairs[k].second)});
+    for (size_t k = 0; k < deciding; ++k) {
+      out.insert({std::min(pairs[k].first, pairs[k].second), std::max(pairs[k].first, pairs[k].second)});
+    }
     return out;
   }
   void Retested(const Pair& p) {
