@@ -119,8 +119,11 @@ class Suspects {
     const bool cleared = stayed_[i] + recovered_[i] > 0 && !RetestsAgree(stayed_[i], recovered_[i]);
     return (a_.nodes[i].straggler || a_.nodes[i].path_down) && !cleared;
   }
-  // Its re-tests agree with its blame already: no more of its pairs need measuring.
-  bool Agree(uint32_t i) const { return confirmed_.nodes[i].straggler || confirmed_.nodes[i].path_down; }
+  // Its re-tests agree with its blame already: no more of its pairs need measuring. Asked of
+  // suspects only (`confirmed` is empty where the first analysis suspects nobody).
+  bool Agree(uint32_t i) const {
+    return Is(i) && (confirmed_.nodes[i].straggler || confirmed_.nodes[i].path_down);
+  }
   // How many more of its pairs to re-test this pass: as many as it lacks of two that stayed bad
   // (of one, where it has one bad pair), and at least one.
   uint32_t Wanted(uint32_t i) const {
@@ -178,7 +181,11 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   const AnalysisResult a = Analyze(eager);
   const size_t n = fleet.nodes.size();
   auto bad = [&](size_t p) { return Bad(in, a, p); };
-  const AnalysisResult confirmed = Analyze(in);
+  // The verdict with re-tests required, which says whose re-tests agree: needed only where the
+  // first analysis suspects a node (an analysis of a large sweep takes seconds).
+  const bool any_suspect = std::any_of(a.nodes.begin(), a.nodes.end(),
+                                       [](const NodeResult& r) { return r.straggler || r.path_down; });
+  const AnalysisResult confirmed = any_suspect ? Analyze(in) : AnalysisResult();
   const Suspects suspects(fleet, in, a, confirmed);
   auto suspect = [&](uint32_t i) { return suspects.Is(i); };
   // A slow direction the suspects' blamed sides do not explain (a slow link beside a host that
