@@ -32,11 +32,15 @@ class GrpcAgentClient : public AgentClient {
   absl::StatusOr<v1::NodeInventory> GetInventory(const std::string& address,
                                                  absl::Duration deadline) override {
     const absl::Time until = absl::Now() + deadline;
-    auto first = Call(address, deadline, v1::GetInventoryRequest(), &v1::AgentService::Stub::GetInventory);
+    auto first =
+        Call(address, deadline, v1::GetInventoryRequest(), &v1::AgentService::Stub::GetInventory);
     const absl::Duration left = until - absl::Now();
-    if (first.ok() || !absl::IsUnavailable(first.status()) || left <= absl::ZeroDuration()) return first;
-    auto again = Call(address, left, v1::GetInventoryRequest(), &v1::AgentService::Stub::GetInventory,
-                      /*even_cancelled=*/false, /*wait_for_ready=*/true);
+    if (first.ok() || !absl::IsUnavailable(first.status()) || left <= absl::ZeroDuration()) {
+      return first;
+    }
+    auto again = Call(address, left, v1::GetInventoryRequest(),
+                      &v1::AgentService::Stub::GetInventory, /*even_cancelled=*/false,
+                      /*wait_for_ready=*/true);
     if (again.ok() || absl::IsCancelled(again.status())) return again;
     return first;
   }
