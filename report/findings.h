@@ -11,7 +11,7 @@
 // *whether* a finding applies and writes its detail; it does not choose how bad it is.
 //
 // A new finding kind is one entry in kCatalogue (findings.cc), one constant below, a row in
-// the README's findings table and the name in proto/finding.proto's comment; findings_test
+// docs/findings.md's table and the name in proto/finding.proto's comment; findings_test
 // checks that the three lists agree.
 namespace fabricctl::report {
 
@@ -72,7 +72,7 @@ struct FindingKind {
   const char* alternate_when = "";
 };
 
-// Every kind, in the README's order.
+// Every kind, in the order of docs/findings.md.
 const std::vector<FindingKind>& Catalogue();
 
 // nullptr when `name` is not a kind.

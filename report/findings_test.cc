@@ -29,10 +29,10 @@ std::set<std::string> CatalogueNames() {
 std::string Name(v1::Severity s) { return s == v1::SEVERITY_CRITICAL ? "critical" : "warning"; }
 std::string Name(v1::Action a) { return a == v1::ACTION_DRAIN ? "drain" : "investigate"; }
 
-// The README's findings table ("| kind | severity | action | ..."): kind -> "severity action".
+// docs/findings.md's table ("| kind | severity | action | ..."): kind -> "severity action".
 std::map<std::string, std::string> ReadmeTable() {
   std::map<std::string, std::string> rows;
-  std::istringstream lines(ReadFile("README.md"));
+  std::istringstream lines(ReadFile("docs/findings.md"));
   std::string line;
   bool in_table = false;
   static const std::regex kRow(R"(^\| `([a-z_]+)` \| ([a-z]+) \| ([a-z]+) \|)");
@@ -61,7 +61,7 @@ TEST_CASE("every kind has one entry, a severity and an action") {
   }
 }
 
-TEST_CASE("the catalogue, the proto's list and the README's findings table agree") {
+TEST_CASE("the catalogue, the proto's list and docs/findings.md's findings table agree") {
   const std::string proto = ReadFile("proto/finding.proto");
   const size_t begin = proto.find("Stable machine name");
   const size_t end = proto.find("string kind = 1;");

@@ -9,7 +9,7 @@
 
 namespace fabricctl::report {
 
-// The output formats of a Report (the README's "Reports"). Each renders the whole report
+// The output formats of a Report (docs/reports.md). Each renders the whole report
 // into one string; none reads anything but the report.
 
 // For a terminal: summary line, findings, node x node heat map of headline bandwidth.

@@ -2,10 +2,11 @@
 # Prometheus and node_exporter for real (Debian's prometheus 2.42 and prometheus-node-exporter
 # 1.5): Prometheus scrapes the practice lab's controller and a node_exporter that reads the
 # textfile directory where `fabricctl check` and `fabricctl map` write, with the shipped alert
-# rules loaded; the series are read back through Prometheus' HTTP API. Checks the README's
-# recipe end to end: both files accepted side by side, each node's verdict kept when a later
-# sweep leaves the node out, counters, process metrics, and the node alert firing for the
-# right node. Needs root, iproute2, prometheus and prometheus-node-exporter; skips otherwise.
+# rules loaded; the series are read back through Prometheus' HTTP API. Checks the recipes of
+# docs/operations.md and docs/reports.md end to end: both files accepted side by side, each
+# node's verdict kept when a later sweep leaves the node out, counters, process metrics, and the
+# node alert firing for the right node. Needs root, iproute2, prometheus and
+# prometheus-node-exporter; skips otherwise.
 set -uo pipefail
 
 # shellcheck source=tests/testlib.sh
@@ -19,7 +20,7 @@ export FABRIC_LAB_PREFIX=fabprom
 DIR=${TEST_TMPDIR:-/tmp}/prom
 rm -rf "$DIR"
 mkdir -p "$DIR/tsdb"
-# Debian's textfile directory, the README's: the package's node_exporter reads it by default.
+# Debian's textfile directory, docs/operations.md's: the package's node_exporter reads it by default.
 # Files of ours already there are put back afterwards.
 TEXTFILE=/var/lib/prometheus/node-exporter
 mkdir -p "$TEXTFILE" "$DIR/saved"
@@ -43,7 +44,7 @@ in_ctl() { nsenter --net="/run/netns/$CTL_NS" "$@"; }
 in_ctl ip link set lo up
 
 # Four hosts on two leaves (node-1,2 and node-3,4), each with two NICs (rail0 and rail1); node-3's
-# rail-0 NIC throttled. A sweep: node-3 critical (slow_nic on rail0). Then the README's textfile recipe: a node's
+# rail-0 NIC throttled. A sweep: node-3 critical (slow_nic on rail0). Then docs/operations.md's textfile recipe: a node's
 # check and the latest sweep's map, side by side in node_exporter's directory.
 lab sweep --duration 500ms --format json --output "$DIR/sweep1.json" 2> "$DIR/sweep1.err"
 check "the first sweep exits 2 (node-3's rail-0 NIC slow)" test $? -eq 2

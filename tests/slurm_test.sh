@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Slurm for real: Debian's slurm-wlm (slurmctld, one slurmd per practice-lab host, each in the
 # host's network namespace) with munge, the shipped deploy/slurm/fabric-prolog as
-# PrologSlurmctld and deploy/slurm/fabric-health as HealthCheckProgram, exactly as the README's
-# recipe sets them. Jobs go in through sbatch and srun. Checks that a healthy lab lets jobs
-# run (two nodes, one node), that a planted fault (node-3's link throttled) holds a job back
+# PrologSlurmctld and deploy/slurm/fabric-health as HealthCheckProgram, exactly as the recipe
+# in docs/slurm.md sets them. Jobs go in through sbatch and srun. Checks that a healthy lab lets
+# jobs run (two nodes, one node), that a planted fault (node-3's link throttled) holds a job back
 # and drains node-3, and only node-3, with the finding kind in the reason, and that the health
 # check drains on a critical finding only. Needs root, iproute2, slurm-wlm and munge; skips
 # (saying why) otherwise.
@@ -54,7 +54,7 @@ CTL_NS=$(cat "$FABRIC_LAB_DIR/controller.ns")
 CONTROLLER=$(cat "$FABRIC_LAB_DIR/controller.address")
 in_ctl() { nsenter --net="/run/netns/$CTL_NS" "$@"; }
 
-# The README's recipe: the shipped scripts, their settings in a defaults file.
+# docs/slurm.md's recipe: the shipped scripts, their settings in a defaults file.
 # (SLURM_CONF: this test's slurm.conf is not in /etc/slurm, where scontrol looks.)
 cat > "$DIR/fabric-slurm" <<CONF
 export SLURM_CONF=$DIR/slurm.conf
