@@ -241,7 +241,9 @@ TEST_CASE("Topology: Slurm's topology.conf becomes the nodes' labels; nodes: ent
   CHECK(config->topology().levels(1) == "spine");
   CHECK(NodeLabelsFor(*config, "gpu1", {}) == std::map<std::string, std::string>{{"leaf", "leaf1"}, {"spine", "spine"}});
   CHECK(NodeLabelsFor(*config, "gpu2", {}).at("leaf") == "other");
-  CHECK(NodeLabelsFor(*config, "gpu3", {{"leaf", "own"}}).at("leaf") == "own");
+  // The administrator's placement wins over the node's own label; that fills only a gap.
+  CHECK(NodeLabelsFor(*config, "gpu3", {{"leaf", "own"}}).at("leaf") == "leaf2");
+  CHECK(NodeLabelsFor(*config, "gpu4", {{"leaf", "own"}}).at("leaf") == "own");
   std::ofstream(dir + "/topology.conf") << "SwitchName=a Nodes=gpu1\nSwitchName=b Nodes=gpu1\n";
   auto bad = LoadConfig(dir + "/fabric.yaml");
   REQUIRE(bad.ok());

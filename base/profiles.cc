@@ -54,7 +54,8 @@ std::map<std::string, std::string> NodeLabelsFor(const v1::Config& config, const
                                                  const std::map<std::string, std::string>& labels) {
   std::map<std::string, std::string> all = labels;
   for (const auto& entry : config.nodes()) {
-    if (entry.node() == node) all.insert(entry.labels().begin(), entry.labels().end());
+    if (entry.node() != node) continue;
+    for (const auto& [key, value] : entry.labels()) all[key] = value;  // the administrator's win
   }
   return all;
 }

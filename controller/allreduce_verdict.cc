@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "controller/analysis.h"
+#include "probes/common/result.h"
 #include "report/findings.h"
 
 namespace fabricctl::controller {
@@ -46,7 +47,7 @@ SlowLinks FindSlowLinks(const RingOutcome& ring, const v1::CollectivePoint& last
     const size_t worst = std::max_element(link.begin(), link.end()) - link.begin();
     out.why = absl::StrFormat(
         "the link out of %s took %.0f us to carry %d bytes on its own, %.1f times a typical link's",
-        ring.members[worst], link[worst], std::min<uint64_t>(last.size_bytes(), 8u << 20),
+        ring.members[worst], link[worst], std::min<uint64_t>(last.size_bytes(), probes::kLinkTimedBytes),
         link[worst] / median_link);
   }
   return out;

@@ -19,6 +19,8 @@ constexpr double kElementShare = 0.75;
 constexpr double kMinSpread = 0.01;
 // At most this many two-class splits of the figures are tried when groups are inferred.
 constexpr int kMaxSplits = 6;
+// The fewest nodes of a group inferred from the figures (GroupsAbove).
+constexpr size_t kMinInferredGroup = 3;
 // Inferred groups are named by their members, at most this many of them.
 constexpr size_t kNamedMembers = 6;
 
@@ -421,7 +423,11 @@ Level GroupsAbove(const AnalysisInput& in, const std::vector<float>& logs, doubl
   Level level;
   level.group.assign(n, -1);
   for (const auto& members : components) {
-    if (members.size() < 2) continue;
+    // Two nodes fast with each other are no group: one lying agent, fast with the faulty node
+    // it pairs with and as slow as that node with every other, would make a two-node "leaf"
+    // whose slow path drains nobody. A two-node leaf is a group where the administrator's
+    // topology says so (TopologyLevels).
+    if (members.size() < kMinInferredGroup) continue;
     std::vector<std::string> names;
     for (size_t k = 0; k < members.size() && k < kNamedMembers; ++k) names.push_back(in.nodes[members[k]].name);
     std::string name = absl::StrJoin(names, ",");

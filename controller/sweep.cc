@@ -349,7 +349,7 @@ absl::Status SweepRunner::Measure(const v1::SweepRequest& request, const v1::Con
   retest_stats = Retest(runners, rails, fleet, specs, config, absl::Now() - measuring);
   if (stopping_) return absl::CancelledError("cancelled");
   // The collectives run over the first rail's runner (their results are the node's, not a rail's).
-  if (specs.allreduce) rings = sweep::PlanRings(request, fleet);
+  if (specs.allreduce) rings = sweep::PlanRings(request, config, fleet);
   for (size_t g = 0; g < rings.size() && !stopping_; ++g) {
     auto spec = sweep::AllreduceSpec(request, config, specs.pair_timeout, rings[g].nccl, rings[g].rdma);
     if (!spec.ok()) return spec.status();

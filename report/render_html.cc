@@ -85,6 +85,7 @@ std::string Nodes(const v1::Report& report) {
     std::vector<std::string> labels;
     for (const auto& [k, v] : node.labels()) labels.push_back(absl::StrCat(k, "=", v));
     std::sort(labels.begin(), labels.end());
+    if (!node.placed_by().empty()) labels.push_back(absl::StrCat("(placed by ", node.placed_by(), ")"));
     std::string note;
     for (const auto& f : report.findings()) {
       if (f.node() == node.node() && f.kind() == "node_unreachable") note = "unreachable: " + f.detail();

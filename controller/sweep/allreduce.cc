@@ -62,11 +62,12 @@ std::string NoNccl(const Fleet& fleet, const std::vector<uint32_t>& ring, std::v
 
 }  // namespace
 
-std::vector<RingRun> PlanRings(const v1::SweepRequest& request, const Fleet& fleet) {
+std::vector<RingRun> PlanRings(const v1::SweepRequest& request, const v1::Config& config, const Fleet& fleet) {
   const std::string& by = request.allreduce_group_by();
   std::map<std::string, std::vector<uint32_t>> groups;
+  const Placement placement(config);
   for (uint32_t i : fleet.Live()) {
-    const auto& labels = fleet.nodes[i]->inventory.labels();
+    const auto labels = placement.LabelsOf(*fleet.nodes[i]);
     auto it = labels.find(by);
     groups[by.empty() ? "" : absl::StrCat(by, "=", it == labels.end() ? "" : it->second)].push_back(i);
   }
@@ -129,15 +130,18 @@ void Combine(const RingRun& rr, uint32_t world, const std::vector<char>& stand_d
   auto cause = std::find_if(ranks.begin(), ranks.end(), [&](const v1::ProbeResult& r) {
     return r.outcome() == v1::PROBE_FAILED && !stand_down[&r - ranks.data()];
   });
+  // The group's result names the rank that failed, not the group's first node.
   if (cause != ranks.end()) {
     collective.set_outcome(cause->outcome());
     collective.set_reason(cause->reason());
+    collective.set_node(cause->node());
   }
   for (const auto& r : ranks) {
     if (collective.outcome() != v1::PROBE_OK) break;
     if (r.outcome() != v1::PROBE_OK) {
       collective.set_outcome(r.outcome());
       collective.set_reason(r.reason());
+      collective.set_node(r.node());
       break;
     }
     if (r.collective_size() != ranks[0].collective_size()) {
@@ -240,7 +244,8 @@ v1::ProbeResult RunRank(AgentClient& agents, Node& node, const RingRun& rr, size
     auto response = agents.RunLocalProbe(node.address, run, timeout + kRpcSlack);
     if (response.ok()) {
       out = response->result();
-      AcceptResult(node.name, spec, max_gbps, &out);
+      // NCCL's ranks of one node share its NICs and NVLink: up to one fastest link each.
+      AcceptResult(node.name, spec, rr.nccl ? max_gbps * std::max<uint32_t>(1, rr.gpus[r]) : max_gbps, &out);
       out.set_node(node.name);
       return out;
     }

@@ -24,11 +24,13 @@ struct RingRun {
 };
 
 // The groups: every reachable node in one, or one per value of the node label
-// request.allreduce_group_by (a rack, a rail); groups of one node are left out. The back-end
+// request.allreduce_group_by (a rack, a rail; labels as Placement gives them); groups of one
+// node are left out. The back-end
 // per group: "auto" picks NCCL where every node has GPUs and NCCL, else the host ring over RDMA
 // where every node has an active RDMA port and enough memlock, else over TCP; "nccl", "rdma" and
 // "tcp" as asked (a group that cannot run as asked is skipped with the reason).
-std::vector<RingRun> PlanRings(const v1::SweepRequest& request, const Fleet& fleet);
+std::vector<RingRun> PlanRings(const v1::SweepRequest& request, const v1::Config& config,
+                               const Fleet& fleet);
 
 // Runs one group: every member opens its rank (StartProbeServer), then all run at once
 // (RunLocalProbe); when a rank cannot start, the others are stopped. The ranks' figures are

@@ -50,7 +50,9 @@ void AddNodes(const SweepOutcome& outcome, const v1::Config& config, report::Rep
       }
     }
     v1::NodeHealth* nh = builder.AddNode(fleet.Name(i), ToHealth(judged ? verdict : Verdict::kUnknown));
-    for (const auto& [k, v] : placement.LabelsOf(*fleet.nodes[i])) (*nh->mutable_labels())[k] = v;
+    std::string placed_by;
+    for (const auto& [k, v] : placement.LabelsOf(*fleet.nodes[i], &placed_by)) (*nh->mutable_labels())[k] = v;
+    nh->set_placed_by(placed_by);
     if (slowest != nullptr) nh->set_median_bw_gbps(slowest->median_bw_gbps);
     if (slowest != nullptr && !std::isnan(slowest->robust_z)) nh->set_robust_z(slowest->robust_z);
     for (const RailOutcome& rail : *outcome.rails) {

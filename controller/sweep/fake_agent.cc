@@ -6,6 +6,7 @@
 #include "base/status_macros.h"
 #include "probes/catalogue.h"
 #include "probes/common/params.h"
+#include "probes/common/result.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
@@ -353,7 +354,38 @@ absl::StatusOr<v1::RunLocalProbeResponse> FakeAgents::RunLocalProbe(
     return response;
   }
   servers_.erase(request.run_id());
-  return absl::UnimplementedError("the fake agents run no collectives");
+  if (request.spec().kind() != v1::ALLREDUCE || request.world_size() > 0) {
+    return absl::UnimplementedError("the fake agents run the host ring's all-reduce only");
+  }
+  v1::RunLocalProbeResponse response;
+  *response.mutable_result() = RingRank(*name, request);
+  return response;
+}
+
+void FakeAgents::LieAboutRingLink(const std::string& name, double send_time_us) {
+  MutexLock lock(&mu_);
+  agents_[name].ring_link_us = send_time_us;
+}
+
+v1::ProbeResult FakeAgents::RingRank(const std::string& name, const v1::RunLocalProbeRequest& request) {
+  const Agent& agent = agents_[name];
+  const double gbps = agent.egress_gbps > 0 ? std::min(agent.speed_gbps, agent.egress_gbps) : agent.speed_gbps;
+  const double n = std::max(2, request.ranks_size());
+  const double us_per_byte = 8 / (gbps * 1e3);
+  v1::ProbeResult r;
+  r.set_kind(v1::ALLREDUCE);
+  r.set_node(name);
+  r.set_outcome(v1::PROBE_OK);
+  for (uint64_t size : request.spec().measurement().sizes_bytes()) {
+    v1::CollectivePoint* p = r.add_collective();
+    p->set_size_bytes(size);
+    p->set_time_us(size * 2 * (n - 1) / n * us_per_byte);
+    p->set_algbw_gbytes(size / p->time_us() / 1e3);
+    p->set_busbw_gbytes(p->algbw_gbytes() * 2 * (n - 1) / n);
+    p->set_send_time_us(agent.ring_link_us >= 0 ? agent.ring_link_us
+                                                : std::min(size, probes::kLinkTimedBytes) * us_per_byte);
+  }
+  return r;
 }
 
 }  // namespace fabricctl::controller::sweep

@@ -60,6 +60,11 @@ class FakeAgents : public AgentClient {
   void DropLink(const std::string& a, const std::string& b);
   // The next `times` server halves asked of `name` find it busy (RESOURCE_EXHAUSTED).
   void Busy(const std::string& name, int times);
+  // The host ring's all-reduce (the allreduce probe over TCP or RDMA): every rank moves its
+  // share of each size, 2(n-1)/n of the buffer, at its node's speed, and times its link to the
+  // right on its own at the same speed. `name` reports `send_time_us` for that link instead (a
+  // rank that lies).
+  void LieAboutRingLink(const std::string& name, double send_time_us);
   // Client halves run by `name` take this long (unless cancelled).
   void SetDelay(const std::string& name, absl::Duration delay);
   // `name` has interface `netdev` (up, with an IPv4 address) offering `gbps`: probes placed on
@@ -105,6 +110,7 @@ class FakeAgents : public AgentClient {
     bool gpudirect_broken = false;
     bool no_rdma = false;
     int gpus = 0;
+    double ring_link_us = -1;  // LieAboutRingLink; -1: the truth
     bool dead = false;
     int busy = 0;
     // A client half takes its time, as a real one does: a round's pairs overlap, and the
@@ -112,6 +118,9 @@ class FakeAgents : public AgentClient {
     absl::Duration delay = absl::Milliseconds(5);
     std::map<std::string, double> nics;  // netdev -> Gb/s
   };
+  // One rank's all-reduce result (LieAboutRingLink).
+  v1::ProbeResult RingRank(const std::string& name, const v1::RunLocalProbeRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The agent at `address`, or UNAVAILABLE.
   absl::StatusOr<std::string> Alive(const std::string& address) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -139,27 +139,36 @@ Placement::Placement(const v1::Config& config) : config_(config) {
   for (const auto& entry : config.nodes()) entries_.emplace(entry.node(), &entry);
 }
 
-std::map<std::string, std::string> Placement::LabelsOf(const Node& node) const {
+std::map<std::string, std::string> Placement::LabelsOf(const Node& node, std::string* placed_by) const {
+  // Lowest precedence first, each source overriding the one before: the agent's own --label,
+  // then what its lldpd learned, then the administrator's (nodes:, Slurm's topology,
+  // ibnetdiscover). A node's agent places it only where nothing else does: one that lies
+  // about its place cannot join another node's leaf.
   const auto& own = node.inventory.labels();
   std::map<std::string, std::string> labels(own.begin(), own.end());
-  // The node's own labels win over its nodes: entry (as NodeLabelsFor has it).
-  if (auto it = entries_.find(node.name); it != entries_.end()) {
-    labels.insert(it->second->labels().begin(), it->second->labels().end());
-  }
   const auto& topology = config_.topology();
-  if (!topology.lldp() || topology.levels().empty()) return labels;
-  std::string netdev;
-  AgentInterfaceMtu(node.inventory, &netdev);
-  for (const auto& itf : node.inventory.interfaces()) {
-    if (itf.lldp().system_name().empty()) continue;
-    if (itf.name() == netdev) labels.insert({topology.levels(0), itf.lldp().system_name()});
-    // Each rail's leaf: the switch its interface is cabled to.
-    for (const auto& rail : config_.rails()) {
-      if (itf.name() == rail.netdev()) {
-        labels.insert({absl::StrCat(topology.levels(0), "@", rail.name()), itf.lldp().system_name()});
+  const std::string first = topology.levels().empty() ? "" : topology.levels(0);
+  std::string source = !first.empty() && labels.count(first) ? "agent label" : "";
+  if (topology.lldp() && !first.empty()) {
+    std::string netdev;
+    AgentInterfaceMtu(node.inventory, &netdev);
+    for (const auto& itf : node.inventory.interfaces()) {
+      if (itf.lldp().system_name().empty()) continue;
+      if (itf.name() == netdev) {
+        labels[first] = itf.lldp().system_name();
+        source = "lldp";
+      }
+      // Each rail's leaf: the switch its interface is cabled to.
+      for (const auto& rail : config_.rails()) {
+        if (itf.name() == rail.netdev()) labels[absl::StrCat(first, "@", rail.name())] = itf.lldp().system_name();
       }
     }
   }
+  if (auto it = entries_.find(node.name); it != entries_.end()) {
+    for (const auto& [key, value] : it->second->labels()) labels[key] = value;
+    if (!first.empty() && it->second->labels().count(first)) source = "configuration";
+  }
+  if (placed_by != nullptr) *placed_by = source;
   return labels;
 }
 

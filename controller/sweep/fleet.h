@@ -76,7 +76,11 @@ void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
 class Placement {
  public:
   explicit Placement(const v1::Config& config);
-  std::map<std::string, std::string> LabelsOf(const Node& node) const;
+  // The node's labels: the administrator's (nodes:, Slurm's topology, ibnetdiscover) over
+  // those LLDP gives (topology.lldp), over the agent's own --label. `placed_by`, when given,
+  // says which source gave its first topology level: "configuration", "lldp", "agent label",
+  // or "" when none did.
+  std::map<std::string, std::string> LabelsOf(const Node& node, std::string* placed_by = nullptr) const;
 
  private:
   const v1::Config& config_;

@@ -46,8 +46,9 @@ absl::StatusOr<Plan> PlanRounds(const v1::SweepRequest& request, const v1::Confi
     const std::string& label = config.sweep().group_by_label();
     if (!label.empty()) {
       std::map<std::string, uint32_t> ids;
+      const Placement placement(config);
       for (uint32_t i : live) {
-        const auto& labels = fleet.nodes[i]->inventory.labels();
+        const auto labels = placement.LabelsOf(*fleet.nodes[i]);
         auto it = labels.find(label);
         std::string group = it == labels.end() ? "" : it->second;
         groups.push_back(ids.emplace(group, ids.size()).first->second);

@@ -8,6 +8,7 @@
 #include "base/logging.h"
 #include "base/utf8.h"
 #include "google/protobuf/util/time_util.h"
+#include "probes/common/result.h"
 #include "report/findings.h"
 
 namespace fabricctl::controller::sweep {
@@ -34,7 +35,10 @@ bool Accept(const std::string& node, v1::Finding* f) {
                           Bounded(f->kind(), 64));
     return false;
   }
-  if (kind->subject == report::Subject::kPair || kind->subject == report::Subject::kFabric) {
+  // What one node can know of itself: the node, its ports, its devices. A pair, a link, a
+  // switch or the fabric is judged by the controller from every node's figures.
+  if (kind->subject != report::Subject::kNode && kind->subject != report::Subject::kPort &&
+      kind->subject != report::Subject::kDevice) {
     Logger("sweep")->warn("{}: dropped a '{}' finding: only the controller decides those", node,
                           f->kind());
     return false;
@@ -89,6 +93,19 @@ std::string ImpossibleFigure(const v1::ProbeResult& r, double max_gbps, double m
     }
     if (p.time_us() > max_us || p.send_time_us() > max_us) {
       return absl::StrCat("all-reduce time ", p.time_us(), " us beyond the deadline");
+    }
+    // Nothing moves bytes faster than the fabric: a rank's time is at least what it moved at
+    // `max_gbps` (twice the fastest link's rate). The all-reduce's own time moves the whole
+    // buffer at least once; the timed link carries up to kLinkTimedBytes (0: not timed).
+    const double us_per_byte = 8 / (max_gbps * 1e3);
+    if (p.time_us() < p.size_bytes() * us_per_byte || (p.size_bytes() > 0 && p.time_us() <= 0)) {
+      return absl::StrCat("all-reduce time ", p.time_us(), " us for ", p.size_bytes(),
+                          " bytes, faster than ", max_gbps, " Gb/s");
+    }
+    const double link_bytes = static_cast<double>(std::min<uint64_t>(p.size_bytes(), probes::kLinkTimedBytes));
+    if (p.send_time_us() != 0 && p.send_time_us() < link_bytes * us_per_byte) {
+      return absl::StrCat("link time ", p.send_time_us(), " us for ", link_bytes, " bytes, faster than ",
+                          max_gbps, " Gb/s");
     }
     if (p.wrong() > p.size_bytes() / sizeof(float)) {
       return absl::StrCat(p.wrong(), " wrong elements of ", p.size_bytes() / sizeof(float));

@@ -29,6 +29,10 @@ TEST_CASE("an agent's findings are about itself, of catalogue kinds, at catalogu
   *findings.Add() = Claim("fabricctl_injected{a=\"b\"}", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
   *findings.Add() = Claim("link_down\nnode-c", "node-c", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
   *findings.Add() = Claim("slow_link", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
+  // Switch kinds (a path, an uplink, a leaf) are the controller's too: a node cannot see them.
+  *findings.Add() = Claim("slow_switch", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE);
+  *findings.Add() = Claim("slow_path", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE);
+  *findings.Add() = Claim("slow_uplink", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE);
   // A warning-level kind asked for as a drain: the catalogue's level instead.
   *findings.Add() = Claim("acs_enabled", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
   // A kind's documented alternate level is the agent's to ask for.
@@ -36,7 +40,7 @@ TEST_CASE("an agent's findings are about itself, of catalogue kinds, at catalogu
   findings.Mutable(0)->set_peer("node-c");
   findings.Mutable(0)->set_detail("port down\x1b[2J\nsecond line");
 
-  CHECK(AcceptFindings("node-a", &findings) == 3);
+  CHECK(AcceptFindings("node-a", &findings) == 6);
   REQUIRE(findings.size() == 4);
   for (const auto& f : findings) {
     CHECK(f.node() == "node-a");

@@ -83,7 +83,7 @@ ProbeRun RunRingAllreduce(const ProbeParams& params, uint32_t rank,
     point.busbw_gbytes = AllreduceBusBwGBytes(point.size_bytes, seconds, n);
     point.wrong = wrong;
     // This rank's link on its own, with the ring quiet otherwise (see TimeRingLink).
-    auto link = TimeRingLink(*ring, std::min<size_t>(point.size_bytes, 8u << 20), deadline);
+    auto link = TimeRingLink(*ring, std::min<size_t>(point.size_bytes, kLinkTimedBytes), deadline);
     if (!link.ok()) return fail(link.status());
     point.send_time_us = absl::ToDoubleMicroseconds(*link);
     run.collective.push_back(point);

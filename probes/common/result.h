@@ -42,8 +42,12 @@ struct CollectivePoint {
   double algbw_gbytes = 0;    // GB/s (1e9)
   double busbw_gbytes = 0;
   uint64_t wrong = 0;         // elements that failed the data check
-  double send_time_us = 0;    // this rank's link to the right, timed on its own
+  double send_time_us = 0;    // this rank's link to the right, timed on its own (0: not timed)
 };
+
+// The bytes a rank's link to the right carries when it is timed on its own (send_time_us):
+// the point's size, at most this.
+inline constexpr uint64_t kLinkTimedBytes = 8u << 20;
 
 // Host-device copy bandwidth of one GPU at one size (pinned host memory), GB/s (1e9).
 struct CopyPoint {
