@@ -440,6 +440,10 @@ void ApplyDefaults(v1::Config* c) {
   auto* tls = c->mutable_tls();
   if (tls->controller_identity().empty()) tls->set_controller_identity("fabric-controller");
   if (tls->admin_identities().empty()) tls->add_admin_identities("fabricctl");
+  if (tls->operator_identities().empty()) {
+    tls->add_operator_identities("fabricctl");
+    tls->add_operator_identities("fabric-prolog");
+  }
 }
 
 }  // namespace

@@ -11,9 +11,10 @@
 namespace fabricctl::controller {
 namespace {
 
-// The registry's options with the configuration's administrators (tls.admin_identities).
-RegistryOptions WithAdmins(RegistryOptions options, const v1::TlsConfig& tls) {
-  options.admin_identities.assign(tls.admin_identities().begin(), tls.admin_identities().end());
+// The registry's options with the configuration's roles (tls.operator_identities,
+// tls.admin_identities).
+RegistryOptions WithRoles(RegistryOptions options, const v1::TlsConfig& tls) {
+  options.roles = Roles::Of(tls);
   return options;
 }
 
@@ -57,7 +58,7 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
       controller->store_.get(), security->ChannelCredentials(), sweep_options);
 
   controller->registry_ = std::make_unique<ControllerServiceImpl>(
-      controller->store_.get(), WithAdmins(options.registry, options.config.tls()),
+      controller->store_.get(), WithRoles(options.registry, options.config.tls()),
       controller->sweeps_.get());
 
   grpc::ServerBuilder builder;
@@ -102,7 +103,7 @@ void Controller::Shutdown(absl::Duration grace) {
 }
 
 void Controller::Reload(v1::Config config) {
-  registry_->SetAdmins({config.tls().admin_identities().begin(), config.tls().admin_identities().end()});
+  registry_->SetRoles(Roles::Of(config.tls()));
   sweeps_->SetConfig(std::move(config));
 }
 

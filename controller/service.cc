@@ -37,16 +37,24 @@ v1::NodeState NodeStateAt(const StoredNode& node, absl::Time now, absl::Duration
 ControllerServiceImpl::ControllerServiceImpl(Store* store, RegistryOptions options,
                                              SweepRunner* sweeps)
     : store_(store), options_(std::move(options)), sweeps_(sweeps) {
-  SetAdmins(options_.admin_identities);
+  SetRoles(options_.roles);
 }
 
-void ControllerServiceImpl::SetAdmins(std::vector<std::string> admins) {
-  if (admins.empty()) {  // a registry given no configuration: the configuration's default
-    const v1::Config defaults = DefaultConfig();
-    admins.assign(defaults.tls().admin_identities().begin(), defaults.tls().admin_identities().end());
+void ControllerServiceImpl::SetRoles(Roles roles) {
+  MutexLock lock(&roles_mu_);
+  roles_ = std::move(roles);
+}
+
+grpc::Status ControllerServiceImpl::Require(const grpc::ServerContext& context, Role role,
+                                            const std::string& what) {
+  Roles roles;
+  {
+    MutexLock lock(&roles_mu_);
+    roles = roles_;
   }
-  MutexLock lock(&admins_mu_);
-  admins_ = std::move(admins);
+  grpc::Status allowed = RequireRole(context, roles, role, what);
+  if (!allowed.ok()) Logger("registry")->warn("refused: {}", allowed.error_message());
+  return allowed;
 }
 
 grpc::Status ControllerServiceImpl::Register(grpc::ServerContext* context,
@@ -100,28 +108,10 @@ void ControllerServiceImpl::ForgetExpired() {
   }
 }
 
-grpc::Status ControllerServiceImpl::RequireAdmin(const grpc::ServerContext& context, const char* what) {
-  std::vector<std::string> admins;
-  {
-    MutexLock lock(&admins_mu_);
-    admins = admins_;
-  }
-  grpc::Status allowed = grpc::Status(grpc::StatusCode::PERMISSION_DENIED, what);
-  for (const auto& admin : admins) {
-    allowed = RequirePeerIdentity(context, admin, what);
-    if (allowed.ok()) break;
-  }
-  return allowed;
-}
-
 grpc::Status ControllerServiceImpl::PruneHistory(grpc::ServerContext* context,
                                                  const v1::PruneHistoryRequest* request,
                                                  v1::PruneHistoryResponse* response) {
-  const grpc::Status allowed = RequireAdmin(*context, "pruning the history takes an administrator's certificate");
-  if (!allowed.ok()) {
-    Logger("registry")->warn("history prune refused: {}", allowed.error_message());
-    return allowed;
-  }
+  if (auto s = Require(*context, Role::kAdmin, "prune the history"); !s.ok()) return s;
   if (sweeps_ == nullptr) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this controller keeps no history");
   v1::History policy = sweeps_->HistoryPolicy();
   if (request->has_keep()) {
@@ -143,11 +133,7 @@ grpc::Status ControllerServiceImpl::RemoveNodes(grpc::ServerContext* context,
                                           v1::RemoveNodesResponse* response) {
   // Forgetting nodes is for an operator: a node's certificate may register and heartbeat as
   // itself, never remove others (a removed node is left out of default sweeps).
-  const grpc::Status allowed = RequireAdmin(*context, "removing nodes takes an administrator's certificate");
-  if (!allowed.ok()) {
-    Logger("registry")->warn("removal refused: {}", allowed.error_message());
-    return allowed;
-  }
+  if (auto s = Require(*context, Role::kAdmin, "remove nodes"); !s.ok()) return s;
   if (request->names().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "names: name at least one node");
   }
@@ -175,6 +161,7 @@ grpc::Status ControllerServiceImpl::RemoveNodes(grpc::ServerContext* context,
 grpc::Status ControllerServiceImpl::ListNodes(grpc::ServerContext* context,
                                         const v1::ListNodesRequest* request,
                                         v1::ListNodesResponse* response) {
+  if (auto s = Require(*context, Role::kOperator, "list the nodes"); !s.ok()) return s;
   ForgetExpired();
   if (request->names_size() > kMaxListNames) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -202,6 +189,7 @@ grpc::Status ControllerServiceImpl::ListNodes(grpc::ServerContext* context,
 grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
                                           const v1::SweepRequest* request,
                                           grpc::ServerWriter<v1::SweepEvent>* writer) {
+  if (auto s = Require(*context, Role::kOperator, "start a sweep"); !s.ok()) return s;
   if (sweeps_ == nullptr) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this controller runs no sweeps");
   }
@@ -245,7 +233,7 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
       [&](const v1::SweepEvent& event) {
         if (!writer->Write(event)) write_failed = true;
       },
-      [&] { return write_failed || context->IsCancelled(); });
+      [&] { return write_failed || context->IsCancelled(); }, CallerOf(*context));
   if (!report.ok()) return ToGrpcStatus(report.status());
   // The report in chunks (the verdict and the drain list first), each write checked: a report
   // that did not reach its client is an error here too, never a silent success.
@@ -266,6 +254,7 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
 grpc::Status ControllerServiceImpl::StreamReport(grpc::ServerContext* context,
                                                  const v1::GetReportRequest* request,
                                                  grpc::ServerWriter<v1::ReportChunk>* writer) {
+  if (auto s = Require(*context, Role::kOperator, "read a report"); !s.ok()) return s;
   if (request->sweep_id() < 0) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "sweep_id is negative");
   }
@@ -281,6 +270,7 @@ grpc::Status ControllerServiceImpl::StreamReport(grpc::ServerContext* context,
 grpc::Status ControllerServiceImpl::GetReport(grpc::ServerContext* context,
                                               const v1::GetReportRequest* request,
                                               v1::Report* response) {
+  if (auto s = Require(*context, Role::kOperator, "read a report"); !s.ok()) return s;
   if (request->sweep_id() < 0) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "sweep_id is negative");
   }
@@ -293,6 +283,7 @@ grpc::Status ControllerServiceImpl::GetReport(grpc::ServerContext* context,
 grpc::Status ControllerServiceImpl::ListSweeps(grpc::ServerContext* context,
                                                const v1::ListSweepsRequest* request,
                                                v1::ListSweepsResponse* response) {
+  if (auto s = Require(*context, Role::kOperator, "read the history"); !s.ok()) return s;
   if (request->before_sweep_id() < 0) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "before_sweep_id is negative");
   }

@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "controller/inventory_check.h"
+#include "controller/roles.h"
 #include "controller/store.h"
 #include "controller/sweep.h"
 #include "proto/controller.grpc.pb.h"
@@ -26,9 +27,8 @@ struct RegistryOptions {
   absl::Duration forget_after = absl::ZeroDuration();
   // The clock; tests inject their own.
   std::function<absl::Time()> now = [] { return absl::Now(); };
-  // Under mutual TLS, the identities that may call RemoveNodes and PruneHistory (a node's
-  // certificate may not forget other nodes or the history); empty: {"fabricctl"}.
-  std::vector<std::string> admin_identities;
+  // Under mutual TLS, who may call what (roles.h): the configuration's tls section.
+  Roles roles = Roles::Of(v1::TlsConfig());
 };
 
 // A node's state by the staleness rule.
@@ -54,8 +54,8 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
                      grpc::ServerWriter<v1::SweepEvent>* writer) override;
   grpc::Status StreamReport(grpc::ServerContext* context, const v1::GetReportRequest* request,
                             grpc::ServerWriter<v1::ReportChunk>* writer) override;
-  // The administrators from now on (a reloaded configuration's tls.admin_identities).
-  void SetAdmins(std::vector<std::string> admins);
+  // The roles from now on (a reloaded configuration's tls section).
+  void SetRoles(Roles roles);
   grpc::Status GetReport(grpc::ServerContext* context, const v1::GetReportRequest* request,
                          v1::Report* response) override;
   grpc::Status ListSweeps(grpc::ServerContext* context, const v1::ListSweepsRequest* request,
@@ -66,14 +66,14 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
                             v1::PruneHistoryResponse* response) override;
 
  private:
-  // OK when the caller presents one of the administrators' certificates (or the channel is
-  // not mutual TLS, as RequirePeerIdentity says); PERMISSION_DENIED saying `what` otherwise.
-  grpc::Status RequireAdmin(const grpc::ServerContext& context, const char* what);
+  // OK when the caller holds `role` (roles.h); PERMISSION_DENIED saying `what` otherwise,
+  // logged.
+  grpc::Status Require(const grpc::ServerContext& context, Role role, const std::string& what);
   Store* store_;  // not owned
   RegistryOptions options_;
   SweepRunner* sweeps_;  // not owned
-  mutable Mutex admins_mu_;
-  std::vector<std::string> admins_ ABSL_GUARDED_BY(admins_mu_);
+  mutable Mutex roles_mu_;
+  Roles roles_ ABSL_GUARDED_BY(roles_mu_);
 
   // Removes the nodes silent for longer than options_.forget_after, when set.
   void ForgetExpired();

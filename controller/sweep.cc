@@ -139,7 +139,10 @@ SweepRunner::SweepRunner(Store* store, std::shared_ptr<grpc::ChannelCredentials>
 
 SweepRunner::SweepRunner(Store* store, std::unique_ptr<sweep::AgentClient> agents,
                          SweepOptions options)
-    : store_(store), agents_(std::move(agents)), options_(std::move(options)) {
+    : store_(store),
+      agents_(std::move(agents)),
+      options_(std::move(options)),
+      queue_(options_.max_sweeps_per_identity) {
   MutexLock lock(&config_mu_);
   config_ = options_.config;
 }
@@ -172,63 +175,49 @@ absl::StatusOr<Store::Pruned> SweepRunner::PruneHistory(const v1::History& polic
 
 void SweepRunner::Shutdown() { shutdown_ = true; }
 
-absl::Status SweepRunner::TakeTurn(const v1::SweepRequest& request,
-                                   const std::function<bool()>& cancelled) {
-  if (shutdown_) return absl::UnavailableError("the controller is shutting down");
-  // Queued behind the running sweep for at most the request's `wait`, leaving the queue when
-  // its client goes away or the controller stops. Each queued sweep holds a server thread: the
-  // queue is bounded.
-  const absl::Duration wait = std::min(
-      absl::Microseconds(TimeUtil::DurationToMicroseconds(request.wait())), absl::Hours(1));
-  const absl::Time give_up = absl::Now() + wait;
-  MutexLock lock(&turn_mu_);
-  if (running_ && queued_ >= options_.max_queued_sweeps) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        options_.max_queued_sweeps, " sweeps are already waiting on this controller; try later"));
-  }
-  ++queued_;
-  while (running_) {
-    turn_mu_.AwaitWithTimeout(+[](bool* running) { return !*running; }, &running_,
-                              absl::Milliseconds(100));
-    if (!running_) break;
-    absl::Status leave;
-    if (shutdown_) {
-      leave = absl::UnavailableError("the controller is shutting down");
-    } else if (cancelled && cancelled()) {
-      leave = absl::CancelledError("the client went away while its sweep waited for the running one");
-    } else if (absl::Now() >= give_up) {
-      leave = absl::FailedPreconditionError(
-          wait > absl::ZeroDuration()
-              ? absl::StrCat("a sweep is still running on this controller after waiting ",
-                             absl::FormatDuration(wait))
-              : "a sweep is already running on this controller (--wait DURATION queues behind it)");
-    }
-    if (!leave.ok()) {
-      --queued_;
-      return leave;
-    }
-  }
-  --queued_;
-  running_ = true;
-  return absl::OkStatus();
-}
-
-void SweepRunner::GiveBackTurn() {
-  {
-    MutexLock lock(&turn_mu_);
-    running_ = false;
-  }
-}
-
 absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
                                             const std::vector<StoredNode>& registry,
                                             const std::function<void(const v1::SweepEvent&)>& progress,
-                                            const std::function<bool()>& cancelled) {
-  RETURN_IF_ERROR(TakeTurn(request, cancelled));
-  struct GiveBack {
-    SweepRunner* runner;
-    ~GiveBack() { runner->GiveBackTurn(); }
-  } give_back{this};
+                                            const std::function<bool()>& cancelled,
+                                            const std::string& caller) {
+  if (shutdown_) return absl::UnavailableError("the controller is shutting down");
+  std::vector<std::string> names;
+  for (const StoredNode& node : registry) names.push_back(node.inventory.node_name());
+  const QueuedSweep sweep = QueuedSweep::Of(caller, request, names);
+  // Queued for at most the request's `wait`, leaving the queue when its client goes away or
+  // the controller stops.
+  const absl::Duration wait = std::min(
+      absl::Microseconds(TimeUtil::DurationToMicroseconds(request.wait())), absl::Hours(1));
+  auto leave = [&]() -> absl::Status {
+    if (shutdown_) return absl::UnavailableError("the controller is shutting down");
+    if (cancelled && cancelled()) {
+      return absl::CancelledError("the client went away while its sweep waited for the running one");
+    }
+    return absl::OkStatus();
+  };
+  const absl::Time give_up = absl::Now() + wait;
+  for (;;) {
+    ASSIGN_OR_RETURN(SweepQueue::Place place, queue_.Enter(sweep, give_up, leave, wait));
+    if (place.runs()) {
+      absl::StatusOr<v1::Report> report = RunWatched(request, registry, progress, cancelled);
+      place.result().Publish(report);
+      return report;
+    }
+    // Another sweep covers this one: its result, for these nodes. One that its own client
+    // cancelled answers nobody else: this one takes a place again.
+    absl::StatusOr<v1::Report> report = place.result().Wait(leave);
+    if (absl::IsCancelled(report.status()) && leave().ok()) continue;
+    if (!report.ok()) return report.status();
+    Logger("sweep")->info("sweep {}: its result answers {}'s request over {} of its nodes",
+                          report->sweep().sweep_id(), caller, sweep.nodes.size());
+    return RestrictReport(*report, sweep.nodes);
+  }
+}
+
+absl::StatusOr<v1::Report> SweepRunner::RunWatched(const v1::SweepRequest& request,
+                                                   const std::vector<StoredNode>& registry,
+                                                   const std::function<void(const v1::SweepEvent&)>& progress,
+                                                   const std::function<bool()>& cancelled) {
   stopping_ = false;
   agents_->Resume();
   // Watches for the client going away and for the controller shutting down; every call to an

@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "base/mutex.h"
 #include "absl/time/time.h"
 #include "controller/store.h"
+#include "controller/sweep_queue.h"
 #include "grpcpp/security/credentials.h"
 #include "proto/config.pb.h"
 #include "proto/controller.pb.h"
@@ -38,9 +41,9 @@ struct SweepOptions {
   // Pairs measured at once within a round (a round's pairs are disjoint, so all could run;
   // this bounds the controller's threads at scale).
   uint32_t max_parallel_pairs = 256;
-  // Sweeps that may wait (--wait) behind the running one; one more is refused at once
-  // (RESOURCE_EXHAUSTED).
-  uint32_t max_queued_sweeps = 16;
+  // Sweeps one identity may hold at once, running, waiting (--wait) or sharing another's
+  // result; one more of its own is refused at once (RESOURCE_EXHAUSTED). See SweepQueue.
+  uint32_t max_sweeps_per_identity = 64;
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
@@ -51,8 +54,9 @@ struct SweepOptions {
 // assemble and store the report. Every result is written to the store as it arrives. A node
 // that stops answering costs its pairs' deadlines, not the sweep.
 //
-// Thread-safe; one sweep at a time: a second waits up to its request's `wait` for the running
-// one to end, then gets FailedPrecondition.
+// Thread-safe; one sweep at a time, the others queued (SweepQueue: a turn in rotation among
+// the callers' identities, and a sweep covered by another shares that one's result); a sweep
+// waits up to its request's `wait` for its turn, then gets FailedPrecondition.
 class SweepRunner {
  public:
   // Agents reached over gRPC with `credentials`.
@@ -62,15 +66,19 @@ class SweepRunner {
   SweepRunner(Store* store, std::unique_ptr<sweep::AgentClient> agents, SweepOptions options);
   ~SweepRunner();
 
-  // `nodes` are the registry's entries for the sweep. `progress` receives the started and
-  // round events (the report is the return value). When `cancelled` turns true (the client
-  // went away), the calls to agents in flight are cancelled, so that the agents stop their
-  // probes and free themselves within a second; the sweep is recorded as interrupted and Run
-  // returns CANCELLED.
+  // `nodes` are the registry's entries for the sweep; `caller` the identity that asked (its
+  // certificate's name: the queue's unit of fairness). `progress` receives the started and
+  // round events (the report is the return value; a sweep that shares another's result gets
+  // none). When `cancelled` turns true (the client went away), the calls to agents in flight
+  // are cancelled, so that the agents stop their probes and free themselves within a second;
+  // the sweep is recorded as interrupted and Run returns CANCELLED.
   absl::StatusOr<v1::Report> Run(const v1::SweepRequest& request,
                                  const std::vector<StoredNode>& nodes,
                                  const std::function<void(const v1::SweepEvent&)>& progress,
-                                 const std::function<bool()>& cancelled = nullptr);
+                                 const std::function<bool()>& cancelled = nullptr,
+                                 const std::string& caller = "");
+  // The sweeps each caller holds now (running, waiting, sharing a result).
+  std::map<std::string, uint32_t> Queued() const { return queue_.Held(); }
 
   // Cancels the running sweep (recorded interrupted, Run returns CANCELLED) and refuses new
   // ones (UNAVAILABLE): the controller is stopping.
@@ -117,12 +125,13 @@ class SweepRunner {
   mutable Mutex config_mu_;
   v1::Config config_ ABSL_GUARDED_BY(config_mu_);
   std::atomic<bool> shutdown_{false};
-  // One sweep at a time: the turn, and the sweeps waiting for it (at most max_queued_sweeps).
-  absl::Status TakeTurn(const v1::SweepRequest& request, const std::function<bool()>& cancelled);
-  void GiveBackTurn();
-  Mutex turn_mu_;
-  bool running_ ABSL_GUARDED_BY(turn_mu_) = false;
-  uint32_t queued_ ABSL_GUARDED_BY(turn_mu_) = 0;
+  // One sweep at a time; the others wait their turn or share a result.
+  SweepQueue queue_;
+  // Runs the stages with a watch on `cancelled` and on Shutdown.
+  absl::StatusOr<v1::Report> RunWatched(const v1::SweepRequest& request,
+                                        const std::vector<StoredNode>& registry,
+                                        const std::function<void(const v1::SweepEvent&)>& progress,
+                                        const std::function<bool()>& cancelled);
   std::atomic<bool> stopping_{false};  // the running sweep was cancelled
 };
 

@@ -436,32 +436,5 @@ TEST_CASE("an agent that answers as another node is not that node") {
   CHECK(named);
 }
 
-TEST_CASE("sweeps waiting behind the running one are bounded") {
-  auto store = OpenStore("queue");
-  auto agents = std::make_unique<FakeAgents>();
-  FakeAgents* fake = agents.get();
-  for (const char* n : {"a", "b"}) agents->Add(n);
-  fake->SetDelay("a", absl::Seconds(3));
-  fake->SetDelay("b", absl::Seconds(3));
-  SweepOptions options;
-  options.config = DefaultConfig();
-  options.max_queued_sweeps = 1;
-  SweepRunner runner(store.get(), std::move(agents), options);
-  v1::SweepRequest request;
-  request.add_probes(v1::TCP_BW);
-  request.mutable_wait()->set_seconds(60);
-  std::atomic<int> exhausted{0};
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 3; ++i) {
-    threads.emplace_back([&] {
-      auto report = runner.Run(request, Registry({"a", "b"}), nullptr);
-      if (absl::IsResourceExhausted(report.status())) ++exhausted;
-    });
-    absl::SleepFor(absl::Milliseconds(300));
-  }
-  for (auto& t : threads) t.join();
-  CHECK(exhausted == 1);  // one running, one waiting, the third refused at once
-}
-
 }  // namespace
 }  // namespace fabricctl::controller::sweep

@@ -5,6 +5,7 @@
 // of fake agents (fake_agent.h). For stages_test and stages_retest_test only.
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,7 +40,10 @@ inline std::vector<StoredNode> Registry(const std::vector<std::string>& names) {
 
 // A sweep over `names` with the fake agents; `fake` stays usable by the test.
 struct Harness {
-  explicit Harness(const std::string& test, std::vector<std::string> names) : names(std::move(names)) {
+  // `tweak`, when given, changes the runner's options before it is made.
+  explicit Harness(const std::string& test, std::vector<std::string> names,
+                   const std::function<void(SweepOptions&)>& tweak = nullptr)
+      : names(std::move(names)) {
     store = OpenStore(test);
     auto agents = std::make_unique<FakeAgents>();
     for (const auto& n : this->names) agents->Add(n);
@@ -51,6 +55,7 @@ struct Harness {
     // sanitizer one re-test round can take longer than ten measuring rounds did), so none is
     // set; the budget's own test sets one, with agents that take their time.
     options.config.mutable_sweep()->set_retest_budget(kUnboundedRetests);
+    if (tweak) tweak(options);
     runner = std::make_unique<SweepRunner>(store.get(), std::move(agents), options);
   }
   absl::StatusOr<v1::Report> Sweep(v1::Pairing pairing = v1::PAIRING_FULL) {

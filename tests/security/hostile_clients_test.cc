@@ -151,6 +151,55 @@ TEST_CASE("Hostile clients: impostors, oversized fields and messages, garbage by
     CHECK(c.ControllerAs("fabricctl")->PruneHistory(&admin, request, &response).ok());
   }
 
+  SECTION("a node's certificate may not sweep, list nodes or read reports and history") {
+    // The flood that opened every Slurm prolog: any certificate of the cluster started or
+    // queued sweeps. Now each is refused at once, naming the identity and the role it lacks.
+    auto stub = c.ControllerAs("node-a");
+    auto deadline = [] { return std::chrono::system_clock::now() + std::chrono::seconds(10); };
+    auto refused = [](const grpc::Status& s, const std::string& what) {
+      CHECK(s.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+      CHECK(s.error_message().find("'node-a' may not " + what) != std::string::npos);
+      CHECK(s.error_message().find("operator") != std::string::npos);
+    };
+    {
+      grpc::ClientContext context;
+      context.set_deadline(deadline());
+      v1::SweepRequest request;
+      request.add_probes(v1::TCP_BW);
+      request.mutable_wait()->set_seconds(3600);
+      auto reader = stub->Sweep(&context, request);
+      v1::SweepEvent event;
+      CHECK_FALSE(reader->Read(&event));
+      refused(reader->Finish(), "start a sweep");
+    }
+    {
+      grpc::ClientContext context;
+      context.set_deadline(deadline());
+      v1::ListNodesResponse response;
+      refused(stub->ListNodes(&context, v1::ListNodesRequest(), &response), "list the nodes");
+    }
+    {
+      grpc::ClientContext context;
+      context.set_deadline(deadline());
+      v1::ListSweepsResponse response;
+      refused(stub->ListSweeps(&context, v1::ListSweepsRequest(), &response), "read the history");
+    }
+    {
+      grpc::ClientContext context;
+      context.set_deadline(deadline());
+      v1::Report response;
+      refused(stub->GetReport(&context, v1::GetReportRequest(), &response), "read a report");
+    }
+    // fabricctl with a node's certificate says why, exit 3.
+    std::vector<std::string> argv = {kCli, "sweep", "--controller", c.address, "--probes", "tcp_bw"};
+    for (const auto& a : c.Tls("node-a")) argv.push_back(a);
+    CommandResult sweep = RunCommand(argv);
+    CHECK(sweep.exit_code == 3);
+    CHECK(sweep.err.find("may not start a sweep") != std::string::npos);
+    // An operator's certificate (fabricctl's) may: nodes listed.
+    CHECK(c.NodeCount() == 1);
+  }
+
   SECTION("a 3 MB field, and a 5 MiB message, are refused; the registry stays readable") {
     auto stub = c.ControllerAs("node-a");
     v1::NodeInventory big;
