@@ -21,6 +21,12 @@ absl::StatusOr<std::unique_ptr<v1::ControllerService::Stub>> ConnectController(
   // audit lines) without letting a single message grow without bound.
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
+  // A sweep's call may be quiet for minutes (a long round). Pings tell a controller whose host
+  // vanished (no reset ever comes) from a slow one: unanswered for 10 s, the call fails
+  // UNAVAILABLE, and a Slurm prolog decides at once instead of at its sweep's deadline.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (const HostPort& address : *addresses) {
     auto security = TransportSecurity::Create(target.tls, {address.host});

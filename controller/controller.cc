@@ -38,15 +38,16 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   std::unique_ptr<Controller> controller(new Controller());
   // One controller per database, taken before the database is touched: a second one must not
   // mark the first one's running sweep interrupted.
-  // (On PostgreSQL, main holds the database's advisory lock instead: controller/leader.h.)
+  // (On PostgreSQL, main holds the database's lease instead: controller/leader.h.)
   if (!Database::IsPostgres(options.db_path)) {
     auto lock = LockFile::Acquire(options.db_path + ".lock", "database " + options.db_path);
     if (!lock.ok()) return lock.status();
     controller->lock_ = *std::move(lock);
   }
-  auto store = Store::Open(options.db_path);
+  auto store = Store::Open(options.db_path, options.db_password);
   if (!store.ok()) return store.status();
   controller->store_ = *std::move(store);
+  if (options.writable) controller->store_->SetWriteGate(options.writable);
   if (auto interrupted = controller->store_->MarkRunningInterrupted(absl::Now());
       interrupted.ok() && *interrupted > 0) {
     log->warn("{} sweep(s) were running when the controller last stopped: marked interrupted",
@@ -66,6 +67,10 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   // One daemon per address: without SO_REUSEPORT a second one on a busy port fails to start
   // instead of taking half the connections at random.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Clients ping a quiet call to tell a vanished controller from a slow sweep
+  // (cli/controller_client.cc): pings every few seconds are allowed, not a misbehaving peer's.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 4000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   builder.AddListeningPort(listen->ToString(), security->ServerCredentials(), &port);
   builder.RegisterService(controller->registry_.get());
   controller->server_ = builder.BuildAndStart();

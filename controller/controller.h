@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_CONTROLLER_CONTROLLER_H_
 #define FABRICCTL_CONTROLLER_CONTROLLER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,8 +22,13 @@ struct ControllerOptions {
   // HOST:PORT to serve gRPC on; port 0 picks a free port (see Controller::address()).
   std::string listen = "127.0.0.1:7400";
   // Database of the registry and history: an SQLite file (DB_PATH.lock beside it is held while
-  // the controller runs) or a postgresql:// URL (whose advisory lock main holds).
+  // the controller runs) or a postgresql:// URL (whose lease main holds: leader.h).
   std::string db_path = "fabric-controller.db";
+  // PostgreSQL's password, read from --db-password-file; empty: none, or libpq's own file.
+  std::string db_password;
+  // Asked before every write to the database; not OK: this controller must not write (it lost
+  // its lease). Null: always writable.
+  std::function<absl::Status()> writable;
   // HOST:PORT of the Prometheus endpoint (GET /metrics); empty: none.
   std::string metrics_listen;
   RegistryOptions registry;

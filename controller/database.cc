@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "controller/database_backends.h"
 
 namespace fabricctl::controller {
@@ -51,8 +52,17 @@ std::string Database::Describe(const std::string& where) {
   return IsPostgres(where) ? Scrub(where, where) : where;
 }
 
-absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& where) {
-  return IsPostgres(where) ? OpenPostgres(where) : OpenSqlite(where);
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& where,
+                                                          const std::string& password) {
+  return IsPostgres(where) ? OpenPostgres(where, password) : OpenSqlite(where);
+}
+
+absl::Status Database::RefuseInlinePassword(const std::string& where, const std::string& flag) {
+  if (!IsPostgres(where) || Passwords(where).empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      flag, ": the URL ", Describe(where), " carries a password, which any local user can read in "
+      "the process list (ps); put it in a file of mode 0600 named by --db-password-file, or in "
+      "libpq's password file (PGPASSFILE, or passfile= in the URL)"));
 }
 
 int64_t ColumnInt(const Database::Row& row, size_t i) {

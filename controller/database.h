@@ -34,7 +34,13 @@ class Database {
   static std::string Describe(const std::string& where);
   // `message` with any password of `where` in it replaced (libpq may repeat the URL).
   static std::string Scrub(const std::string& where, std::string message);
-  static absl::StatusOr<std::unique_ptr<Database>> Open(const std::string& where);
+  // `password`, when not empty, is PostgreSQL's (read from a file by the caller, never taken
+  // from the command line).
+  static absl::StatusOr<std::unique_ptr<Database>> Open(const std::string& where,
+                                                        const std::string& password = "");
+  // Why `where` may not be given on a command line: it carries a password (user:PASSWORD@, or
+  // password=), which any local user can read in the process list. OK otherwise.
+  static absl::Status RefuseInlinePassword(const std::string& where, const std::string& flag);
   virtual ~Database() = default;
 
   virtual Dialect dialect() const = 0;

@@ -149,13 +149,21 @@ class PostgresDatabase : public Database {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Database>> OpenPostgres(const std::string& url) {
-  // Bounds on a connection that goes quiet (a crashed host, a partition): the connect, TCP's
-  // keepalives and unacknowledged data, and any one statement. The URL's own settings, given
-  // last, win over these.
+absl::StatusOr<std::unique_ptr<Database>> OpenPostgres(const std::string& url, const std::string& password) {
+  // Bounds on a connection that goes quiet (a crashed host, a partition), on both ends: the
+  // connect, TCP's keepalives and unacknowledged data here, and on the server the session's
+  // own keepalives and user timeout (so that a vanished host's session, and what it holds,
+  // goes within seconds rather than at the kernel's two hours), and any one statement. The
+  // URL's own settings, given after these, win over them; a read-write server always (a hot
+  // standby behind a multi-host URL or a pooler takes no leases and no writes), and the
+  // password from --db-password-file when given.
   const char* keys[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
-                        "keepalives_count", "tcp_user_timeout", "options", "dbname", nullptr};
-  const char* values[] = {"10", "1", "5", "2", "3", "10000", "-c statement_timeout=120000", url.c_str(), nullptr};
+                        "keepalives_count", "tcp_user_timeout", "options", "dbname",
+                        "target_session_attrs", password.empty() ? nullptr : "password", nullptr};
+  const char* values[] = {"10", "1", "5", "2", "3", "10000",
+                          "-c statement_timeout=120000 -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 "
+                          "-c tcp_keepalives_count=3 -c tcp_user_timeout=10000",
+                          url.c_str(), "read-write", password.empty() ? nullptr : password.c_str(), nullptr};
   PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (conn == nullptr) return absl::ResourceExhaustedError("postgresql: cannot allocate a connection");
   if (PQstatus(conn) != CONNECTION_OK) {

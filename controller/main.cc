@@ -4,11 +4,13 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "base/config.h"
 #include "base/daemon.h"
 #include "base/exit_code.h"
 #include "base/process.h"
 #include "base/status_macros.h"
+#include "base/tls.h"
 #include "base/logging.h"
 #include "controller/controller.h"
 #include "controller/database.h"
@@ -44,29 +46,30 @@ absl::Status ResolveOptions(const std::string& heartbeat, const std::string& sta
   return absl::OkStatus();
 }
 
-// Serves until SIGTERM or SIGINT (SIGHUP reloads `config_path`); on PostgreSQL, once this
-// controller is the active one of those sharing the database, and only while it stays so.
-int Serve(controller::ControllerOptions options, const std::string& config_path) {
-  std::unique_ptr<controller::Leadership> leadership;
-  if (controller::Database::IsPostgres(options.db_path)) {
-    auto held = controller::WaitToLead(options.db_path);
-    if (!held.ok()) return Fail(held.status());
-    if (*held == nullptr) return kExitOk;  // stopped while standby
-    leadership = *std::move(held);
-    // A standby may have waited for days: the configuration as it is now.
-    if (!config_path.empty()) {
-      auto config = LoadConfig(config_path);
-      const absl::Status loaded = config.ok() ? LoadTopologyFiles(&*config, config_path) : config.status();
-      if (loaded.ok()) {
-        options.config = *std::move(config);
-      } else {
-        Logger("controller")->warn("taking over with the configuration read at start: {}", std::string(loaded.message()));
-      }
-    }
+// The configuration as it is now, for a controller that takes over (a standby may have waited
+// for days); the one read at start when it cannot be read.
+v1::Config CurrentConfig(const v1::Config& at_start, const std::string& config_path) {
+  if (config_path.empty()) return at_start;
+  auto config = LoadConfig(config_path);
+  const absl::Status loaded = config.ok() ? LoadTopologyFiles(&*config, config_path) : config.status();
+  if (loaded.ok()) return *std::move(config);
+  Logger("controller")->warn("taking over with the configuration read at start: {}", std::string(loaded.message()));
+  return at_start;
+}
+
+// Serves until SIGTERM or SIGINT (SIGHUP reloads `config_path`), as the active controller.
+// Returns whether it stopped because `watch` lost the lease.
+absl::StatusOr<bool> ServeActive(controller::ControllerOptions options, const std::string& config_path,
+                                 controller::Leadership* leadership) {
+  if (leadership != nullptr) {
+    options.writable = [leadership]() -> absl::Status {
+      if (leadership->Acting()) return absl::OkStatus();
+      return absl::UnavailableError("this controller lost its lease on the database: a standby may be active");
+    };
   }
   auto controller = controller::Controller::Start(std::move(options));
-  if (!controller.ok()) return Fail(controller.status());
-  controller::LeadershipWatch watch(leadership.get());
+  if (!controller.ok()) return controller.status();
+  controller::LeadershipWatch watch(leadership);
   // The one line on stdout: scripts and tests read the bound address from it.
   std::printf("fabric-controller listening on %s\n", (*controller)->address().c_str());
   if (!(*controller)->metrics_address().empty()) {
@@ -85,10 +88,43 @@ int Serve(controller::ControllerOptions options, const std::string& config_path)
   };
   hooks.healthy = [running] { return running->Healthy(); };
   std::string signal = RunDaemon("controller", hooks);
-  Logger("controller")->info("{}: shutting down", signal);
+  const bool lost = watch.Lost();
+  Logger("controller")->info("{}: {}", signal, lost ? "stopping: the lease is lost" : "shutting down");
   NotifyStopping("cancelling the running sweep");
   (*controller)->Shutdown(absl::Seconds(3));
-  return watch.Lost() ? kExitUnknown : kExitOk;
+  return lost;
+}
+
+// Serves until SIGTERM or SIGINT; on PostgreSQL, whenever this controller holds the lease of
+// those sharing the database: it waits as a standby until then, and goes back to waiting when
+// it loses the lease (a cut network), never acting without it.
+int Serve(controller::ControllerOptions options, const std::string& config_path) {
+  if (!controller::Database::IsPostgres(options.db_path)) {
+    auto served = ServeActive(std::move(options), config_path, nullptr);
+    return served.ok() ? kExitOk : Fail(served.status());
+  }
+  for (;;) {
+    auto held = controller::WaitToLead(options.db_path, options.db_password, controller::Leadership::Options());
+    if (!held.ok()) return Fail(held.status());
+    if (*held == nullptr) return kExitOk;  // stopped while standby
+    controller::ControllerOptions active = options;
+    active.config = CurrentConfig(options.config, config_path);
+    auto lost = ServeActive(std::move(active), config_path, held->get());
+    if (!lost.ok()) return Fail(lost.status());
+    if (!*lost) return kExitOk;
+    Logger("controller")->warn("standby again: waiting for the lease");
+  }
+}
+
+// --db-password-file: the password on the file's first line (never on the command line).
+absl::Status ReadPassword(const std::string& path, std::string* password) {
+  if (path.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, "--db-password-file"));
+  text = text.substr(0, text.find('\n'));
+  if (!text.empty() && text.back() == '\r') text.pop_back();
+  if (text.empty()) return absl::InvalidArgumentError(absl::StrCat("--db-password-file: ", path, " is empty"));
+  *password = std::move(text);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -110,6 +146,10 @@ int main(int argc, char** argv) {
                  "database of the registry and history: an SQLite file (default: controller.db in "
                  "$STATE_DIRECTORY, else /var/lib/fabricctl/controller.db) or a postgresql:// URL, "
                  "which a standby controller may share");
+  std::string password_file;
+  app.add_option("--db-password-file", password_file,
+                 "file whose first line is PostgreSQL's password (mode 0600); a --db URL may not "
+                 "carry one, since any local user can read the command line");
   app.add_option("--metrics-listen", options.metrics_listen,
                  "HOST:PORT for Prometheus scrapes of GET /metrics (default: none)");
   app.add_option("--heartbeat-interval", heartbeat, "how often agents heartbeat")
@@ -125,5 +165,7 @@ int main(int argc, char** argv) {
   options.config = *std::move(config);
   options.tls = common.tls;
   if (auto s = ResolveOptions(heartbeat, stale_after, forget_after, options); !s.ok()) return Fail(s);
+  if (auto s = controller::Database::RefuseInlinePassword(options.db_path, "--db"); !s.ok()) return Fail(s);
+  if (auto s = ReadPassword(password_file, &options.db_password); !s.ok()) return Fail(s);
   return Serve(std::move(options), common.config_path);
 }

@@ -121,8 +121,22 @@ absl::Status Migrate(Database& db, const std::string& where) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& where) {
-  ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(where));
+void Store::SetWriteGate(std::function<absl::Status()> writable) {
+  MutexLock lock(&gate_mu_);
+  writable_ = std::move(writable);
+}
+
+absl::Status Store::Writable() const {
+  std::function<absl::Status()> writable;
+  {
+    MutexLock lock(&gate_mu_);
+    writable = writable_;
+  }
+  return writable ? writable() : absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& where, const std::string& password) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(where, password));
   RETURN_IF_ERROR(Migrate(*db, Database::Describe(where)));
   return std::unique_ptr<Store>(new Store(std::move(db)));
 }
@@ -130,6 +144,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& where) {
 Store::~Store() = default;
 
 absl::Status Store::UpsertNode(const v1::NodeInventory& inventory, absl::Time now) {
+  RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
   return db_->Exec("INSERT INTO nodes(name, inventory, first_seen, last_seen) VALUES(?1, ?2, ?3, ?3) "
                    "ON CONFLICT(name) DO UPDATE SET inventory=excluded.inventory, last_seen=excluded.last_seen",
@@ -138,6 +153,7 @@ absl::Status Store::UpsertNode(const v1::NodeInventory& inventory, absl::Time no
 }
 
 absl::StatusOr<bool> Store::TouchNode(const std::string& name, absl::Time now) {
+  RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(const int64_t changed,
                    db_->Exec("UPDATE nodes SET last_seen=?2 WHERE name=?1", {name, absl::ToUnixMicros(now)}));
@@ -145,6 +161,7 @@ absl::StatusOr<bool> Store::TouchNode(const std::string& name, absl::Time now) {
 }
 
 absl::StatusOr<std::vector<std::string>> Store::RemoveNodes(const std::vector<std::string>& names) {
+  RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
   std::vector<std::string> removed;
   for (const std::string& name : names) {
@@ -155,6 +172,7 @@ absl::StatusOr<std::vector<std::string>> Store::RemoveNodes(const std::vector<st
 }
 
 absl::StatusOr<std::vector<std::string>> Store::ForgetNodesSeenBefore(absl::Time cutoff) {
+  RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
   const int64_t micros = absl::ToUnixMicros(cutoff);
   ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT name FROM nodes WHERE last_seen < ?1 ORDER BY name", {micros}));
@@ -186,6 +204,7 @@ absl::StatusOr<std::vector<StoredNode>> Store::ListNodes(const std::vector<std::
 }
 
 absl::StatusOr<int64_t> Store::CreateSweep(const v1::SweepRequest& request, absl::Time now) {
+  RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(auto rows, db_->Query("INSERT INTO sweeps(state, started, request) VALUES(?1, ?2, ?3) RETURNING id",
                                          {int64_t{v1::SWEEP_RUNNING}, absl::ToUnixMicros(now),
@@ -195,6 +214,7 @@ absl::StatusOr<int64_t> Store::CreateSweep(const v1::SweepRequest& request, absl
 }
 
 absl::Status Store::InsertResult(int64_t sweep_id, uint32_t round, uint32_t attempt, const v1::ProbeResult& result) {
+  RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
   return db_->Exec("INSERT INTO results(sweep_id, round, attempt, node, peer, kind, result) "
                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -217,6 +237,7 @@ absl::StatusOr<std::vector<v1::ProbeResult>> Store::ListResults(int64_t sweep_id
 }
 
 absl::Status Store::FinishSweep(int64_t sweep_id, const v1::Report& report) {
+  RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
   const auto& f = report.sweep().finished();
   // Only a running sweep: one another controller has since marked interrupted (it took over)
@@ -283,6 +304,7 @@ absl::StatusOr<std::vector<int64_t>> Store::FinishedSweepIdsAfter(int64_t after,
 }
 
 absl::StatusOr<int> Store::MarkRunningInterrupted(absl::Time now) {
+  RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(const int64_t changed, db_->Exec("UPDATE sweeps SET state=?1, finished=?2 WHERE state=?3",
                                                     {int64_t{v1::SWEEP_INTERRUPTED}, absl::ToUnixMicros(now),
@@ -299,6 +321,7 @@ absl::StatusOr<Store::Pruned> Store::PruneSweeps(absl::Time started_before, uint
       keep_newest == 0 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(keep_newest)};
   Pruned pruned;
   for (;;) {
+    RETURN_IF_ERROR(Writable());  // each transaction: the leadership may go meanwhile
     MutexLock lock(&mu_);
     Database& db = *db_;
     ASSIGN_OR_RETURN(auto rows, db.Query("SELECT id FROM sweeps WHERE state != ?1 AND (started < ?2 OR id NOT IN "

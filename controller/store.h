@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_CONTROLLER_STORE_H_
 #define FABRICCTL_CONTROLLER_STORE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,7 +35,12 @@ class Store {
  public:
   // Opens the database at `where` (an SQLite file, created if needed, or a postgresql:// URL)
   // and migrates its schema.
-  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& where);
+  // `password`: PostgreSQL's, when not in libpq's own password file (Database::Open).
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& where,
+                                                     const std::string& password = "");
+  // From now on every write first asks `writable` (an active controller's leadership: a
+  // controller that lost it must not write), and fails with its status when it is not OK.
+  void SetWriteGate(std::function<absl::Status()> writable);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -88,7 +94,11 @@ class Store {
 
  private:
   explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  // OK when a write may go ahead (SetWriteGate).
+  absl::Status Writable() const;
 
+  mutable Mutex gate_mu_;
+  std::function<absl::Status()> writable_ ABSL_GUARDED_BY(gate_mu_);
   mutable Mutex mu_;
   const std::unique_ptr<Database> db_ ABSL_PT_GUARDED_BY(mu_);
 };
