@@ -154,17 +154,47 @@ int Finish(const v1::Report& report, const std::string& format, const std::strin
 
 }  // namespace
 
+std::string SweepFailure(const absl::Status& status, bool started) {
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable: return started ? "incomplete" : "unreachable";
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kFailedPrecondition: return "refused";
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnauthenticated: return "permission";
+    case absl::StatusCode::kDeadlineExceeded: return "timeout";
+    case absl::StatusCode::kCancelled: return "cancelled";
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound: return "invalid";
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kDataLoss: return started ? "incomplete" : "error";
+    default: return "error";
+  }
+}
+
+namespace {
+
+// Fail(), and the failure's class in `status_file` (best effort: the exit code says enough).
+int FailSweep(const SweepCommandOptions& options, std::ostream& err, const absl::Status& status,
+              bool started) {
+  if (!options.status_file.empty()) {
+    std::ofstream(options.status_file, std::ios::trunc) << SweepFailure(status, started) << "\n";
+  }
+  return Fail(err, "sweep", status);
+}
+
+}  // namespace
+
 int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   // Validate the format before spending minutes on a sweep.
   if (auto probe = report::CheckFormat(options.format); !probe.ok()) {
-    return Fail(err, "sweep", probe);
+    return FailSweep(options, err, probe, false);
   }
   // And the output: a sweep's verdict must not be lost to a path it cannot be written to.
-  if (auto s = CheckOutput(options.output); !s.ok()) return Fail(err, "sweep", s);
+  if (auto s = CheckOutput(options.output); !s.ok()) return FailSweep(options, err, s, false);
   auto request = BuildRequest(options);
-  if (!request.ok()) return Fail(err, "sweep", request.status());
+  if (!request.ok()) return FailSweep(options, err, request.status(), false);
   auto stub = ConnectController(options.controller);
-  if (!stub.ok()) return Fail(err, "sweep", stub.status());
+  if (!stub.ok()) return FailSweep(options, err, stub.status(), false);
   grpc::ClientContext context;
   context.set_deadline(DeadlineAfter(options.sweep_timeout));
   auto reader = (*stub)->Sweep(&context, *request);
@@ -172,9 +202,11 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   report::ReportAssembler assembler;
   absl::Status assembled;
   std::optional<v1::Report> whole;
+  bool started = false;  // an event came: the controller took the sweep
   {
     SweepProgress progress(err, IsTerminal(2));
     while (reader->Read(&event)) {
+      started = true;
       if (event.has_started()) {
         progress.Started(event.started());
       } else if (event.has_round()) {
@@ -191,17 +223,20 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   if (!status.ok()) {
     if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-      return Fail(err, "sweep", DescribeRpcFailure(options.controller, status));
+      return FailSweep(options, err, DescribeRpcFailure(options.controller, status), started);
     }
-    return Fail(err, "sweep", absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                                           status.error_message()));
+    return FailSweep(options, err,
+                     absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message()),
+                     started);
   }
   if (whole) return Finish(*whole, options.format, options.output, "sweep", err);
-  if (!assembled.ok()) return Fail(err, "sweep", assembled);
+  if (!assembled.ok()) return FailSweep(options, err, absl::DataLossError(assembled.message()), true);
   auto report = assembler.Take();
   if (!report.ok()) {
-    return Fail(err, "sweep", absl::InternalError(absl::StrCat(
-                                  "the controller sent no whole report: ", report.status().message())));
+    return FailSweep(options, err,
+                     absl::DataLossError(absl::StrCat("the controller sent no whole report: ",
+                                                      report.status().message())),
+                     true);
   }
   return Finish(*report, options.format, options.output, "sweep", err);
 }
@@ -253,6 +288,10 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlag
   cmd->add_option("--duration", options->duration,
                   "time per size of the bandwidth probes and tcp_lat (4 = 4s, 500ms)");
   cmd->add_option("--baseline", options->baseline, "compare with this earlier sweep");
+  cmd->add_option("--status-file", options->status_file,
+                  "when the sweep gives no verdict (exit 3), write why here as one word: "
+                  "unreachable, refused, permission, incomplete, timeout, cancelled, invalid or "
+                  "error (for scripts: the Slurm prolog)");
   cmd->add_flag("--audits", options->audits, "also run every node's audits (as fabricctl check)");
   cmd->add_option("--allreduce-group", options->allreduce_group_by,
                   "allreduce: one ring per value of this node label (rack, rail)");

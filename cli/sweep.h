@@ -39,7 +39,21 @@ struct SweepCommandOptions {
   std::string wait;
   // Deadline of the whole sweep RPC.
   absl::Duration sweep_timeout = absl::Hours(2);
+  // When the sweep gives no verdict (exit 3), why, as one word for a script (the Slurm
+  // prolog) written here: see SweepFailure. Empty: not written.
+  std::string status_file;
 };
+
+// Why a sweep gave no verdict, as `--status-file` names it:
+//   unreachable  no controller took a connection (down, or its host gone before the sweep)
+//   refused      the controller refused it (its queue, a wait that ran out)
+//   permission   the certificate's identity may not sweep
+//   incomplete   the sweep started but its report did not arrive whole (the stream was cut)
+//   timeout      it ran past --sweep-timeout
+//   cancelled    stopped (a signal)
+//   invalid      a bad flag, node list, format or output
+//   error        anything else
+std::string SweepFailure(const absl::Status& status, bool started);
 
 // What `fabricctl sweep`'s flags hold before they become options (ResolveSweepFlags).
 struct SweepFlags {

@@ -95,10 +95,28 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   }
   log->info("serving on {} ({}), database {}", controller->address_,
             security->tls() ? "mutual TLS" : "plain text", Database::Describe(options.db_path));
+  controller->pruner_ = std::thread([c = controller.get()] { c->PruneHourly(); });
   return controller;
 }
 
+void Controller::PruneHourly() {
+  MutexLock lock(&prune_mu_);
+  while (!stopping_) {
+    prune_mu_.Unlock();
+    if (auto pruned = sweeps_->PruneHistory(sweeps_->HistoryPolicy()); !pruned.ok()) {
+      Logger("controller")->error("history: cannot prune: {}", std::string(pruned.status().message()));
+    }
+    prune_mu_.Lock();
+    prune_mu_.AwaitWithTimeout(&stopping_, absl::Hours(1));
+  }
+}
+
 void Controller::Shutdown(absl::Duration grace) {
+  {
+    MutexLock lock(&prune_mu_);
+    stopping_ = true;
+  }
+  if (pruner_.joinable()) pruner_.join();
   // The running sweep is cancelled first (its agents stop their probes within a second and it
   // is recorded interrupted), so that the server's grace period is not spent waiting for it.
   if (sweeps_) sweeps_->Shutdown();

@@ -4,9 +4,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "base/lock_file.h"
+#include "base/mutex.h"
 #include "base/tls.h"
 #include "controller/service.h"
 #include "controller/metrics.h"
@@ -69,6 +71,12 @@ class Controller {
   std::unique_ptr<MetricsServer> metrics_;
   std::string address_;
   std::string metrics_address_;
+  // The history's retention on the controller's own schedule (at start, then hourly), never
+  // as a side effect of a sweep: no member's sweeps can push history out.
+  void PruneHourly();
+  Mutex prune_mu_;
+  bool stopping_ ABSL_GUARDED_BY(prune_mu_) = false;
+  std::thread pruner_;  // declared last: joined first
 };
 
 }  // namespace fabricctl::controller

@@ -78,6 +78,24 @@ CREATE TABLE results (
 );
 CREATE INDEX results_by_sweep ON results(sweep_id);
 )sql"},
+    // What pruning keeps: the sweep each sweep was compared against (--baseline), and each
+    // node's last sweep that it passed.
+    {R"sql(
+ALTER TABLE sweeps ADD COLUMN baseline INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE node_passes (
+  node       TEXT PRIMARY KEY,
+  sweep_id   INTEGER NOT NULL,
+  passed     INTEGER NOT NULL       -- microseconds since the Unix epoch, the sweep's end
+);
+)sql",
+     R"sql(
+ALTER TABLE sweeps ADD COLUMN baseline BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE node_passes (
+  node       TEXT PRIMARY KEY,
+  sweep_id   BIGINT NOT NULL,
+  passed     BIGINT NOT NULL
+);
+)sql"},
 };
 constexpr int kSchemaVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 
@@ -206,9 +224,10 @@ absl::StatusOr<std::vector<StoredNode>> Store::ListNodes(const std::vector<std::
 absl::StatusOr<int64_t> Store::CreateSweep(const v1::SweepRequest& request, absl::Time now) {
   RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(auto rows, db_->Query("INSERT INTO sweeps(state, started, request) VALUES(?1, ?2, ?3) RETURNING id",
+  ASSIGN_OR_RETURN(auto rows, db_->Query("INSERT INTO sweeps(state, started, request, baseline) "
+                                         "VALUES(?1, ?2, ?3, ?4) RETURNING id",
                                          {int64_t{v1::SWEEP_RUNNING}, absl::ToUnixMicros(now),
-                                          Bytes{request.SerializeAsString()}}));
+                                          Bytes{request.SerializeAsString()}, request.baseline_sweep_id()}));
   if (rows.empty()) return absl::InternalError("store: a new sweep has no id");
   return ColumnInt(rows[0], 0);
 }
@@ -240,12 +259,25 @@ absl::Status Store::FinishSweep(int64_t sweep_id, const v1::Report& report) {
   RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
   const auto& f = report.sweep().finished();
-  // Only a running sweep: one another controller has since marked interrupted (it took over)
-  // stays so.
-  return db_->Exec("UPDATE sweeps SET state=?2, finished=?3, report=?4 WHERE id=?1 AND state=?5",
-                   {sweep_id, int64_t{report.sweep().state()}, f.seconds() * 1000000 + f.nanos() / 1000,
-                    Bytes{report.SerializeAsString()}, int64_t{v1::SWEEP_RUNNING}})
-      .status();
+  const int64_t finished = f.seconds() * 1000000 + f.nanos() / 1000;
+  Database& db = *db_;
+  return InTransaction(db, [&]() -> absl::Status {
+    // Only a running sweep: one another controller has since marked interrupted (it took over)
+    // stays so.
+    ASSIGN_OR_RETURN(const int64_t changed,
+                     db.Exec("UPDATE sweeps SET state=?2, finished=?3, report=?4 WHERE id=?1 AND state=?5",
+                             {sweep_id, int64_t{report.sweep().state()}, finished,
+                              Bytes{report.SerializeAsString()}, int64_t{v1::SWEEP_RUNNING}}));
+    if (changed == 0 || report.sweep().state() != v1::SWEEP_COMPLETED) return absl::OkStatus();
+    for (const v1::NodeHealth& node : report.health().nodes()) {
+      if (node.status() != v1::HEALTH_OK) continue;
+      RETURN_IF_ERROR(db.Exec("INSERT INTO node_passes(node, sweep_id, passed) VALUES(?1, ?2, ?3) "
+                              "ON CONFLICT(node) DO UPDATE SET sweep_id=excluded.sweep_id, passed=excluded.passed",
+                              {node.node(), sweep_id, finished})
+                          .status());
+    }
+    return absl::OkStatus();
+  });
 }
 
 absl::StatusOr<v1::Report> Store::GetReport(int64_t sweep_id) const {
@@ -324,8 +356,11 @@ absl::StatusOr<Store::Pruned> Store::PruneSweeps(absl::Time started_before, uint
     RETURN_IF_ERROR(Writable());  // each transaction: the leadership may go meanwhile
     MutexLock lock(&mu_);
     Database& db = *db_;
+    // Never a sweep a kept one was compared against, nor a node's last passing sweep.
     ASSIGN_OR_RETURN(auto rows, db.Query("SELECT id FROM sweeps WHERE state != ?1 AND (started < ?2 OR id NOT IN "
-                                         "(SELECT id FROM sweeps ORDER BY id DESC LIMIT ?3)) ORDER BY id LIMIT 1",
+                                         "(SELECT id FROM sweeps ORDER BY id DESC LIMIT ?3)) "
+                                         "AND id NOT IN (SELECT baseline FROM sweeps) "
+                                         "AND id NOT IN (SELECT sweep_id FROM node_passes) ORDER BY id LIMIT 1",
                                          params));
     if (rows.empty()) return pruned;
     const int64_t id = ColumnInt(rows[0], 0);

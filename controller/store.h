@@ -66,7 +66,8 @@ class Store {
                             const v1::ProbeResult& result);
   // All results of a sweep in insertion order.
   absl::StatusOr<std::vector<v1::ProbeResult>> ListResults(int64_t sweep_id) const;
-  // Marks a sweep finished and stores its report.
+  // Marks a sweep finished and stores its report; a completed sweep is then the last passing
+  // one of each node its report says is healthy (what pruning keeps).
   absl::Status FinishSweep(int64_t sweep_id, const v1::Report& report);
   // The report of `sweep_id` (0: the latest finished sweep). NotFound when there is none.
   absl::StatusOr<v1::Report> GetReport(int64_t sweep_id) const;
@@ -80,7 +81,8 @@ class Store {
   absl::StatusOr<std::vector<int64_t>> FinishedSweepIdsAfter(int64_t after, uint32_t limit,
                                                              Take take) const;
   // Deletes the sweeps (with their results and reports) that started before `started_before`
-  // or are not among the newest `keep_newest` (0: any number), except a running one; the
+  // or are not among the newest `keep_newest` (0: any number), except a running one, one that
+  // a kept sweep was compared against (its --baseline) and each node's last passing sweep; the
   // space is reused by later sweeps (the file does not shrink). A transaction per sweep, the
   // store free for other calls between them.
   // FinishSweep writes only a sweep still recorded as running.

@@ -216,6 +216,42 @@ TEST_CASE("History is pruned by age and by count, never a running sweep") {
   CHECK(pruned->sweeps == 0);
 }
 
+TEST_CASE("Pruning keeps each node's last passing sweep and every sweep a kept one compared against") {
+  auto store = Store::Open(TempDb("prune_kept.db"));
+  REQUIRE(store.ok());
+  Store& s = **store;
+  // Sweep 1: node a passed (its last pass for ever after). Sweeps 2-5: a fails every time, b
+  // passes; sweep 4 was compared against sweep 2.
+  std::vector<int64_t> ids;
+  for (int k = 1; k <= 5; ++k) {
+    v1::SweepRequest request;
+    if (k == 4) request.set_baseline_sweep_id(ids[1]);
+    auto id = s.CreateSweep(request, absl::FromUnixSeconds(k * 86400));
+    REQUIRE(id.ok());
+    v1::Report report;
+    report.mutable_sweep()->set_sweep_id(*id);
+    report.mutable_sweep()->set_state(v1::SWEEP_COMPLETED);
+    v1::NodeHealth* a = report.mutable_health()->add_nodes();
+    a->set_node("a");
+    a->set_status(k == 1 ? v1::HEALTH_OK : v1::HEALTH_CRITICAL);
+    v1::NodeHealth* b = report.mutable_health()->add_nodes();
+    b->set_node("b");
+    b->set_status(v1::HEALTH_OK);
+    REQUIRE(s.FinishSweep(*id, report).ok());
+    ids.push_back(*id);
+  }
+  // Keep two by count: no number of later sweeps pushes these out.
+  auto pruned = s.PruneSweeps(absl::InfinitePast(), 2);
+  REQUIRE(pruned.ok());
+  auto listed = s.ListSweeps(10);
+  REQUIRE(listed.ok());
+  std::vector<int64_t> kept;
+  for (const auto& info : *listed) kept.push_back(info.sweep_id());
+  // 5 and 4: the newest two (5 is b's last pass); 2: 4's baseline; 1: a's last pass.
+  CHECK(kept == std::vector<int64_t>{ids[4], ids[3], ids[1], ids[0]});
+  CHECK(pruned->sweeps == 1);  // sweep 3
+}
+
 }  // namespace fabricctl::controller
 
 namespace fabricctl::controller {

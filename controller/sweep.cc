@@ -454,9 +454,6 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   }
   Logger("sweep")->info("sweep {}: done in {}, {} findings", sweep_id,
                         absl::FormatDuration(options_.now() - started), report.findings_size());
-  if (auto pruned = PruneHistory(config.history()); !pruned.ok()) {
-    Logger("sweep")->error("history: cannot prune: {}", std::string(pruned.status().message()));
-  }
   return report;
 }
 

@@ -86,7 +86,8 @@ class SweepRunner {
   // The configuration for sweeps that start from now on (SIGHUP); a running sweep keeps its own.
   void SetConfig(v1::Config config);
   // The history policy of the current configuration, and pruning by a policy now (a running
-  // sweep is never pruned). Every finished sweep prunes by the current policy.
+  // sweep is never pruned). Called on the controller's schedule and by an administrator,
+  // never by a sweep.
   v1::History HistoryPolicy() const;
   absl::StatusOr<Store::Pruned> PruneHistory(const v1::History& policy);
 

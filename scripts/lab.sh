@@ -327,7 +327,8 @@ up() {
   # Each certificate carries only the address its process is dialled at: in namespaces, the
   # controller's and each agent's own; on loopback, loopback's (--loopback). fabricctl's is a
   # client's only.
-  local certs=(fabricctl)
+  # fabric-prolog: a Slurm prolog's own operator identity (prolog.yaml below).
+  local certs=(fabricctl fabric-prolog)
   if [[ $loopback == 0 ]]; then
     certs+=("fabric-controller=IP:$CONTROLLER_IP")
     for i in $(seq 1 "$n"); do certs+=("node-$i=IP:$SUBNET.$i"); done
@@ -417,6 +418,9 @@ tls:
   key: $certs_abs/fabricctl.key
   ca: $certs_abs/ca.pem
 YAML
+  # The same, as a Slurm prolog sees it: its own certificate (an operator's, not the
+  # administrator's), so that its sweeps queue apart from fabricctl's.
+  sed -e "s|$certs_abs/fabricctl\.|$certs_abs/fabric-prolog.|" "$LAB/lab.yaml" > "$LAB/prolog.yaml"
 
   echo "$ctl_ns" > "$LAB/controller.ns"
   start_controller "$listen_host:0"

@@ -66,11 +66,12 @@ for f in /etc/fabricctl/fabricctl.yaml /etc/default/fabric-agent /etc/default/fa
 done
 check "the Slurm scripts are executable" test -x /usr/lib/fabricctl/slurm/fabric-prolog -a -x /usr/lib/fabricctl/slurm/fabric-health
 # The installed prolog with the installed settings, as slurmctld would start it (minimal PATH, no
-# job's node list): an error of its own, logged, and by the default FABRIC_ON_ERROR the job runs.
+# job's node list): an error of its own, logged, and by the default FABRIC_ON_ERROR the job is
+# held: no verdict is no pass.
 rc=0
-env -i PATH=/usr/bin:/bin SLURM_JOB_ID=7 /usr/lib/fabricctl/slurm/fabric-prolog 2> "$T/prolog.err" || rc=$?
-check "the installed prolog without a node list: exit 0 (FABRIC_ON_ERROR=allow), saying why ($rc)" \
-  bash -c "[[ $rc == 0 ]] && grep -q 'job 7: neither SLURM_JOB_NODELIST nor SLURM_NODELIST is set; not sweeping; FABRIC_ON_ERROR=allow' '$T/prolog.err'"
+env -i PATH=/usr/bin:/bin SLURM_JOB_ID=7 FABRIC_GATE_METRICS= /usr/lib/fabricctl/slurm/fabric-prolog 2> "$T/prolog.err" || rc=$?
+check "the installed prolog without a node list: exit 1 (FABRIC_ON_ERROR=hold), saying why ($rc)" \
+  bash -c "[[ $rc == 1 ]] && grep -q 'job 7: neither SLURM_JOB_NODELIST nor SLURM_NODELIST is set; not sweeping; no fabric verdict (prolog): job held (FABRIC_ON_ERROR=hold)' '$T/prolog.err'"
 check "the daemons' user exists" bash -c 'getent passwd fabricctl > /dev/null'
 check "fabricctl --version on the PATH says $version" test "$(fabricctl --version)" = "fabricctl $version"
 if systemd-analyze verify --man=no /lib/systemd/system/fabric-agent.service \

@@ -25,18 +25,27 @@ case "$1 $2" in
     if [ -n "${SCONTROL_FAILS:-}" ]; then echo "scontrol: error: Invalid hostlist: $3" >&2; exit 1; fi
     printf '%s\n' gpu001 gpu002 gpu003 ;;
   "show node") echo "NodeName=$3 State=IDLE" ;;
-  *) printf '%s|' "$@" >> "$FAKE_LOG"; echo >> "$FAKE_LOG" ;;
+  *) printf '%s|' "$@" >> "$FAKE_LOG"; echo >> "$FAKE_LOG"
+     # slurmctld busy or refusing: the update fails.
+     if [ -n "${SCONTROL_UPDATE_FAILS:-}" ]; then echo "slurm_update error: Socket timed out" >&2; exit 1; fi ;;
 esac
 SH
 # fabricctl: copies $FAKE_DRAIN to its --output and exits 2 (critical); with $FAKE_SLEEP, writes
-# its pid to $FAKE_PID and sleeps instead (a sweep that would run for long).
+# its pid to $FAKE_PID and sleeps instead (a sweep that would run for long); with $FAKE_STATUS,
+# gives no verdict (exit 3) and writes that word to its --status-file.
 cat > "$T/bin/fabricctl" <<'SH'
 #!/bin/sh
-out=""
+out="" status=""
 while [ $# -gt 0 ]; do
   [ "$1" = --output ] && out=$2
+  [ "$1" = --status-file ] && status=$2
   shift
 done
+if [ -n "${FAKE_STATUS:-}" ]; then
+  echo "$FAKE_STATUS" > "$status"
+  echo "fabricctl: sweep: it failed" >&2
+  exit 3
+fi
 if [ -n "${FAKE_SLEEP:-}" ]; then
   echo $$ > "$FAKE_PID"
   exec sleep "$FAKE_SLEEP"
@@ -50,7 +59,7 @@ chmod +x "$T/bin/scontrol" "$T/bin/fabricctl"
 # this machine's /etc/default/fabric-slurm), FABRICCTL naming the fake.
 ENV=(env -i PATH="$T/bin:/usr/bin:/bin" TMPDIR="$T" FABRIC_SLURM_DEFAULTS="$T/no-defaults"
   FABRICCTL="$T/bin/fabricctl" FAKE_LOG="$T/scontrol.log" FAKE_DRAIN="$T/drain"
-  FAKE_PID="$T/fabricctl.pid")
+  FAKE_PID="$T/fabricctl.pid" FABRIC_GATE_METRICS="$T/gate.prom")
 # run NAME VAR=VALUE...: runs deploy/slurm/NAME in that environment plus VAR=VALUE...; its
 # stderr to $T/NAME.err, the scontrol calls to $T/scontrol.log (emptied first).
 run() {
@@ -95,13 +104,47 @@ check "a drain list of other nodes drains nothing and the job runs (exit $rc, wa
 check "and says so" \
   grep -q "job 43: critical fabric findings on gpu\[001-003\] drained no node; FABRIC_ON_UNDRAINED=allow" "$T/fabric-prolog.err"
 
-# A node list scontrol cannot expand: nothing to drain safely, an error (FABRIC_ON_ERROR).
+# A node list scontrol cannot expand: nothing to drain safely, an error (FABRIC_ON_ERROR, hold
+# by default).
 rc=0
-run fabric-prolog SLURM_JOB_ID=44 SLURM_JOB_NODELIST='gpu[001-003]' FABRIC_ON_ERROR=hold \
-  SCONTROL_FAILS=1 || rc=$?
-check "a node list scontrol cannot expand is an error: held by FABRIC_ON_ERROR=hold (exit $rc)" \
+run fabric-prolog SLURM_JOB_ID=44 SLURM_JOB_NODELIST='gpu[001-003]' SCONTROL_FAILS=1 || rc=$?
+check "a node list scontrol cannot expand is an error: held by FABRIC_ON_ERROR's default (exit $rc)" \
   test "$rc" = 1 -a ! -s "$T/scontrol.log"
-check "and says why" grep -q "job 44: scontrol show hostnames gpu\[001-003\] failed (scontrol: error: Invalid hostlist: gpu\[001-003\]); FABRIC_ON_ERROR=hold" "$T/fabric-prolog.err"
+check "and says why" grep -q "job 44: scontrol show hostnames gpu\[001-003\] failed (scontrol: error: Invalid hostlist: gpu\[001-003\]); no fabric verdict (prolog): job held (FABRIC_ON_ERROR=hold)" "$T/fabric-prolog.err"
+
+# A drain that slurmctld refuses: the job would start on the node it should not. Held, and the
+# node named, whatever FABRIC_ON_UNDRAINED says.
+printf 'gpu002\tstraggler_node\n' > "$T/drain"
+rc=0
+run fabric-prolog SLURM_JOB_ID=47 SLURM_JOB_NODELIST='gpu[001-003]' SCONTROL_UPDATE_FAILS=1 || rc=$?
+check "a failed drain holds the job (exit $rc, want 1)" test "$rc" = 1
+check "and names the node it could not drain" grep -q "job 47: scontrol could not drain gpu002" "$T/fabric-prolog.err"
+
+# No verdict: who could have caused it decides. A refused sweep (a queue a member filled, a
+# certificate without the operator's role, a report cut short) holds the job by default; every
+# controller down is the site's choice, the job runs by default. Each is counted for
+# node_exporter and logged with the job.
+rm -f "$T/gate.prom"
+for reason in refused permission incomplete; do
+  rc=0
+  run fabric-prolog SLURM_JOB_ID=48 SLURM_JOB_NODELIST='gpu[001-003]' FAKE_STATUS=$reason || rc=$?
+  check "a sweep without a verdict ($reason) holds the job by default (exit $rc)" test "$rc" = 1
+done
+check "and says why" grep -q "job 48: the sweep gave no verdict (exit 3); no fabric verdict (incomplete): job held (FABRIC_ON_ERROR=hold)" "$T/fabric-prolog.err"
+rc=0
+run fabric-prolog SLURM_JOB_ID=49 SLURM_JOB_NODELIST='gpu[001-003]' FAKE_STATUS=unreachable || rc=$?
+check "no controller reachable: the job runs by FABRIC_ON_UNREACHABLE's default (exit $rc)" test "$rc" = 0
+check "and it says the job runs unchecked" \
+  grep -q "job 49: .*no fabric verdict (unreachable): the job runs unchecked (FABRIC_ON_UNREACHABLE=allow)" "$T/fabric-prolog.err"
+rc=0
+run fabric-prolog SLURM_JOB_ID=50 SLURM_JOB_NODELIST='gpu[001-003]' FAKE_STATUS=unreachable FABRIC_ON_UNREACHABLE=hold || rc=$?
+check "FABRIC_ON_UNREACHABLE=hold holds it (exit $rc)" test "$rc" = 1
+rc=0
+run fabric-prolog SLURM_JOB_ID=51 SLURM_JOB_NODELIST='gpu[001-003]' FAKE_STATUS=refused FABRIC_ON_ERROR=allow || rc=$?
+check "FABRIC_ON_ERROR=allow lets a refused one run (exit $rc)" test "$rc" = 0
+gate=$(grep -v '^#' "$T/gate.prom" 2>/dev/null | sort | tr '\n' ';')
+check "each is counted by reason and action in the textfile ($gate)" test "$gate" = \
+  'fabricctl_gate_errors_total{reason="incomplete",action="hold"} 1;fabricctl_gate_errors_total{reason="permission",action="hold"} 1;fabricctl_gate_errors_total{reason="refused",action="allow"} 1;fabricctl_gate_errors_total{reason="refused",action="hold"} 1;fabricctl_gate_errors_total{reason="unreachable",action="allow"} 1;fabricctl_gate_errors_total{reason="unreachable",action="hold"} 1;'
 
 # --- fabric-health on gpu002 ---------------------------------------------------------------------
 printf '%s\n' \
@@ -141,13 +184,13 @@ stop() {
   orphan=yes
   for _ in $(seq 1 10); do alive "$pid" || { orphan=no; break; }; sleep 0.1; done
 }
-stop fabric-prolog SLURM_JOB_ID=45 SLURM_JOB_NODELIST='gpu[001-003]' FABRIC_ON_ERROR=hold
-check "SIGTERM: the prolog exits at once (${took}s) by FABRIC_ON_ERROR=hold (exit $rc, want 1)" \
+stop fabric-prolog SLURM_JOB_ID=45 SLURM_JOB_NODELIST='gpu[001-003]'
+check "SIGTERM: the prolog exits at once (${took}s), the job held by FABRIC_ON_ERROR's default (exit $rc, want 1)" \
   test "$took" -lt 10 -a "$rc" = 1
 check "and its fabricctl is stopped (still running: $orphan)" test "$orphan" = no
-check "and it says why" grep -q "job 45: stopped by a signal; the sweep was stopped; FABRIC_ON_ERROR=hold" "$T/fabric-prolog.err"
-stop fabric-prolog SLURM_JOB_ID=46 SLURM_JOB_NODELIST='gpu[001-003]'
-check "SIGTERM with FABRIC_ON_ERROR's default: the job runs (exit $rc, want 0; ${took}s)" \
+check "and it says why" grep -q "job 45: stopped by a signal; the sweep was stopped; no fabric verdict (cancelled): job held (FABRIC_ON_ERROR=hold)" "$T/fabric-prolog.err"
+stop fabric-prolog SLURM_JOB_ID=46 SLURM_JOB_NODELIST='gpu[001-003]' FABRIC_ON_ERROR=allow
+check "SIGTERM with FABRIC_ON_ERROR=allow: the job runs (exit $rc, want 0; ${took}s)" \
   test "$took" -lt 10 -a "$rc" = 0
 stop fabric-health SLURMD_NODENAME=gpu002
 check "SIGTERM: the health check exits 0 at once (${took}s, exit $rc) and stops its check (still running: $orphan)" \

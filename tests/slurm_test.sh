@@ -59,8 +59,10 @@ in_ctl() { nsenter --net="/run/netns/$CTL_NS" "$@"; }
 cat > "$DIR/fabric-slurm" <<CONF
 export SLURM_CONF=$DIR/slurm.conf
 FABRICCTL=$PWD/cli/fabricctl
-export FABRICCTL_CONFIG=$FABRIC_LAB_DIR/lab.yaml
+# The prolog's own operator certificate (fabric-prolog), not the administrator's.
+export FABRICCTL_CONFIG=$FABRIC_LAB_DIR/prolog.yaml
 FABRIC_SWEEP_ARGS="--controller $CONTROLLER --duration 500ms"
+FABRIC_GATE_METRICS=$DIR/gate.prom
 FABRIC_SWEEP_WAIT=2m
 # An error of the script's own must show here as a held job, not pass as an allowed one.
 FABRIC_ON_ERROR=hold

@@ -97,6 +97,87 @@ void LimitSendBuffer(int fd) {
 namespace {
 
 constexpr size_t kMaxRingToken = 64;
+// A connection to a rank's listener has this long to prove it is the left neighbour's.
+constexpr absl::Duration kProveWithin = absl::Seconds(2);
+// Connections waiting to prove themselves at once; a newcomer beyond makes the oldest go.
+constexpr size_t kMaxPending = 16;
+
+// A connection that has not yet said its hello, and what it has said so far.
+struct Pending {
+  net::UniqueFd fd;
+  absl::Time by;
+  std::string said;
+};
+
+// The bytes the hello still needs after `said`: the secret's length, the secret, the rank.
+size_t HelloNeeds(const std::string& said) {
+  if (said.empty()) return 1;
+  return 1 + static_cast<unsigned char>(said[0]) + sizeof(uint32_t) - said.size();
+}
+
+enum class Proof { kMore, kProven, kStranger };
+
+// What `said` proves so far: the secret comes first, so that a stranger is known (and dropped)
+// by its first bytes; then the rank, which must be the left neighbour's.
+Proof Judge(const std::string& said, const std::string& secret, uint32_t left) {
+  if (said.empty()) return Proof::kMore;
+  const size_t length = static_cast<unsigned char>(said[0]);
+  if (length != secret.size() || length > kMaxRingToken) return Proof::kStranger;
+  if (said.size() < 1 + length) return Proof::kMore;
+  if (!SameSecret(said.substr(1, length), secret)) return Proof::kStranger;
+  if (said.size() < 1 + length + sizeof(uint32_t)) return Proof::kMore;
+  uint32_t who = 0;
+  std::memcpy(&who, said.data() + 1 + length, sizeof(who));
+  return ntohl(who) == left ? Proof::kProven : Proof::kStranger;
+}
+
+// Reads what `p` has sent, never past its hello (its data follows at once); false when it is
+// a stranger, closed or failed.
+bool Listen(Pending& p, const std::string& secret, uint32_t left, bool* proven) {
+  char buffer[1 + kMaxRingToken + sizeof(uint32_t)];
+  const size_t want = std::min(HelloNeeds(p.said), sizeof(buffer));
+  const ssize_t k = ::recv(p.fd.get(), buffer, want, MSG_DONTWAIT);
+  if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) return false;
+  if (k > 0) p.said.append(buffer, static_cast<size_t>(k));
+  const Proof proof = Judge(p.said, secret, left);
+  *proven = proof == Proof::kProven;
+  return proof != Proof::kStranger;
+}
+
+// The left neighbour's connection to `listener`: the first that proves itself (its hello, the
+// listener's secret then its rank, within kProveWithin of connecting). Connections are heard
+// side by side: one that says anything else goes at once, one that stays quiet goes at its
+// time, and when kMaxPending wait, the oldest goes to make room, so a stranger's idle
+// connections cannot keep the neighbour out.
+absl::StatusOr<net::UniqueFd> AcceptLeft(const net::Listener& listener, const std::string& secret,
+                                         uint32_t left, absl::Time deadline) {
+  std::vector<Pending> pending;
+  while (absl::Now() < deadline) {
+    absl::Time wake = deadline;
+    for (const Pending& p : pending) wake = std::min(wake, p.by);
+    std::vector<pollfd> fds{{listener.fd.get(), POLLIN, 0}};
+    for (const Pending& p : pending) fds.push_back({p.fd.get(), POLLIN, 0});
+    const int ready = ::poll(fds.data(), fds.size(), MillisUntil(wake));
+    if (ready < 0 && errno != EINTR) return absl::InternalError(absl::StrCat("ring: poll: ", std::strerror(errno)));
+    std::vector<Pending> kept;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      bool proven = false;
+      const bool heard = ready > 0 && (fds[i + 1].revents & (POLLIN | POLLERR | POLLHUP));
+      if (heard && !Listen(pending[i], secret, left, &proven)) continue;
+      if (proven) return std::move(pending[i].fd);
+      if (absl::Now() < pending[i].by) kept.push_back(std::move(pending[i]));
+    }
+    pending = std::move(kept);
+    if (ready > 0 && (fds[0].revents & POLLIN)) {
+      auto fd = net::AcceptTcp(listener, absl::ZeroDuration());
+      if (fd.ok()) {
+        if (pending.size() >= kMaxPending) pending.erase(pending.begin());
+        pending.push_back({*std::move(fd), absl::Now() + kProveWithin, ""});
+      }
+    }
+  }
+  return absl::DeadlineExceededError("ring: the left neighbour never connected");
+}
 
 }  // namespace
 
@@ -116,42 +197,20 @@ absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>
       return;
     }
     LimitSendBuffer(fd->get());
-    // The rank, the secret's length and the secret of the right neighbour's listener.
-    std::string hello(5, '\0');
+    // The right neighbour's listener's secret (its length first), then this rank.
+    const std::string token = right.token.substr(0, kMaxRingToken);
+    std::string hello(1, static_cast<char>(token.size()));
+    hello += token;
     const uint32_t me = htonl(rank);
-    std::memcpy(hello.data(), &me, sizeof(me));
-    hello[4] = static_cast<char>(std::min<size_t>(right.token.size(), kMaxRingToken));
-    hello += right.token.substr(0, kMaxRingToken);
+    hello.append(reinterpret_cast<const char*>(&me), sizeof(me));
     connect_status = net::SendAll(fd->get(), hello.data(), hello.size(), deadline);
     links.right = *std::move(fd);
   });
-  const std::string& secret = ranks[rank].token;
-  absl::Status accept_status = absl::DeadlineExceededError("ring: the left neighbour never connected");
-  while (absl::Now() < deadline) {
-    auto fd = net::AcceptTcp(listener, deadline - absl::Now());
-    if (!fd.ok()) {
-      accept_status = fd.status();
-      break;
-    }
-    // A stranger gets a second to say who it is, not the ring's whole deadline.
-    const absl::Time said_by = std::min(deadline, absl::Now() + absl::Seconds(1));
-    uint32_t who = 0;
-    unsigned char length = 0;
-    if (!net::RecvAll(fd->get(), &who, sizeof(who), said_by).ok() ||
-        !net::RecvAll(fd->get(), &length, 1, said_by).ok() || length > kMaxRingToken) {
-      continue;
-    }
-    std::string token(length, '\0');
-    if (length > 0 && !net::RecvAll(fd->get(), token.data(), length, said_by).ok()) continue;
-    if (ntohl(who) != (rank + n - 1) % n) continue;  // not our left neighbour: drop it
-    if (!SameSecret(token, secret)) continue;          // not of this run: drop it
-    links.left = *std::move(fd);
-    accept_status = absl::OkStatus();
-    break;
-  }
+  auto left = AcceptLeft(listener, ranks[rank].token, (rank + n - 1) % n, deadline);
   connector.join();
   if (!connect_status.ok()) return connect_status;
-  if (!accept_status.ok()) return accept_status;
+  if (!left.ok()) return left.status();
+  links.left = *std::move(left);
   return links;
 }
 

@@ -27,10 +27,12 @@ struct RankAddress {
 };
 
 // Joins a ring of `ranks.size()` ranks over TCP: connects to the right neighbour's listener
-// and accepts the left neighbour's connection on `listener`. The connecting side says its rank
-// and the listener's secret (ranks[right].token); a connection that names another rank or
-// lacks this rank's secret (ranks[rank].token) is dropped, so a stranger cannot take the
-// left neighbour's place. Every rank calls this at about the same time.
+// and accepts the left neighbour's connection on `listener`. The connecting side says the
+// listener's secret (ranks[right].token) first, then its rank; a connection that lacks this
+// rank's secret (ranks[rank].token), names another rank or says nothing within 2 s is dropped,
+// and connections are heard side by side (up to 16 waiting; the oldest makes room), so a
+// stranger can neither take the left neighbour's place nor keep it out with idle
+// connections. Every rank calls this at about the same time.
 absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>& ranks,
                                    const net::Listener& listener, absl::Duration timeout);
 

@@ -110,5 +110,19 @@ TEST_CASE("An agent's --label cannot move its node into another node's leaf") {
   CHECK(placed_by == "agent label");
 }
 
+TEST_CASE("Sweeps do not prune the history: a member cannot push a sweep out by sweeping") {
+  // history.keep_sweeps: 3, and four small sweeps: sweep 1 used to be pruned by the fourth.
+  sweep::Harness h("no_prune_by_sweeps", {"a", "b"},
+                   [](SweepOptions& o) { o.config.mutable_history()->set_keep_sweeps(3); });
+  for (int i = 0; i < 4; ++i) REQUIRE(h.Sweep().ok());
+  auto sweeps = h.store->ListSweeps(10);
+  REQUIRE(sweeps.ok());
+  CHECK(sweeps->size() == 4);
+  // The retention is applied on the controller's schedule or an administrator's word.
+  auto pruned = h.runner->PruneHistory(h.runner->HistoryPolicy());
+  REQUIRE(pruned.ok());
+  CHECK(pruned->sweeps == 1);  // sweep 1, beyond the newest three
+}
+
 }  // namespace
 }  // namespace fabricctl::controller
