@@ -153,6 +153,13 @@ absl::Status BindSource(int fd, int family, const std::string& source) {
 
 }  // namespace
 
+bool CanBindToDevice(const std::string& device) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return false;
+  return ::setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, device.c_str(),
+                      static_cast<socklen_t>(device.size())) == 0 || errno != EPERM;
+}
+
 absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
                                     absl::Duration timeout, const std::atomic<bool>* stop,
                                     const std::string& source, const std::string& device) {

@@ -67,6 +67,11 @@ absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
                                     const std::string& source = "",
                                     const std::string& device = "");
 
+// Whether this process may bind a socket to the interface `device` (SO_BINDTODEVICE: any
+// process since Linux 5.7, before only with CAP_NET_RAW). Where it may not, ConnectTcp binds to
+// the source address alone, and the routes may send the traffic out of another interface.
+bool CanBindToDevice(const std::string& device);
+
 // Writes or reads exactly `n` bytes before `deadline`. A peer that closes first is
 // Unavailable ("connection closed by peer"); the deadline passing is DeadlineExceeded.
 absl::Status SendAll(int fd, const void* data, size_t n, absl::Time deadline);

@@ -58,9 +58,10 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   controller->sweeps_ = std::make_unique<SweepRunner>(
       controller->store_.get(), security->ChannelCredentials(), sweep_options);
 
-  controller->registry_ = std::make_unique<ControllerServiceImpl>(
-      controller->store_.get(), WithRoles(options.registry, options.config.tls()),
-      controller->sweeps_.get());
+  RegistryOptions registry = WithRoles(options.registry, options.config.tls());
+  registry.loopback_only = !security->tls() && !security->insecure_override();
+  controller->registry_ =
+      std::make_unique<ControllerServiceImpl>(controller->store_.get(), std::move(registry), controller->sweeps_.get());
 
   grpc::ServerBuilder builder;
   int port = 0;

@@ -70,6 +70,15 @@ grpc::Status ControllerServiceImpl::Register(grpc::ServerContext* context,
     Logger("registry")->warn("registration refused: {}", s.error_message());
     return s;
   }
+  if (options_.loopback_only) {
+    auto agent = ParseHostPort(inventory.agent_address(), "agent_address");
+    if (!agent.ok() || !IsLoopbackHost(agent->host)) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "this controller speaks plain text, allowed on loopback only: an agent at " +
+                              inventory.agent_address().substr(0, 256) +
+                              " needs mutual TLS (tls:) or --insecure on the controller");
+    }
+  }
   // Printable text only from here on: a name or a line with control characters in it would
   // reach terminals, XML and Prometheus through every report.
   v1::NodeInventory clean = inventory;

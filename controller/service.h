@@ -29,6 +29,10 @@ struct RegistryOptions {
   std::function<absl::Time()> now = [] { return absl::Now(); };
   // Under mutual TLS, who may call what (roles.h): the configuration's tls section.
   Roles roles = Roles::Of(v1::TlsConfig());
+  // The controller speaks plain text because everything is on loopback (no TLS, no
+  // --insecure): an agent that registers at another address is refused, as the controller
+  // would dial it in plain text off loopback.
+  bool loopback_only = false;
 };
 
 // A node's state by the staleness rule.

@@ -189,3 +189,23 @@ TEST_CASE("ListNodes with a name given twice lists the node once") {
 }
 
 }  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("A controller on plain-text loopback refuses an agent it would dial off loopback") {
+  auto store = FreshStore();
+  RegistryOptions options;
+  options.loopback_only = true;
+  ControllerServiceImpl service(store.get(), options);
+  grpc::ServerContext context;
+  v1::RegisterResponse registered;
+  auto local = Registration("node-1");
+  CHECK(service.Register(&context, &local, &registered).ok());
+  auto remote = Registration("node-2");
+  remote.mutable_inventory()->set_agent_address("198.18.0.7:7401");
+  const grpc::Status refused = service.Register(&context, &remote, &registered);
+  CHECK(refused.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+  CHECK(refused.error_message().find("198.18.0.7:7401 needs mutual TLS") != std::string::npos);
+}
+
+}  // namespace fabricctl::controller

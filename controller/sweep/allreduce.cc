@@ -111,9 +111,11 @@ void StartRanks(AgentClient& agents, const Fleet& fleet, const RingRun& rr, cons
       *start.mutable_spec() = spec;
       start.set_run_id(run_id);
       start.set_rank(first_rank[r]);
-      auto response = agents.StartProbeServer(fleet.nodes[rr.ring[r]]->address, start, kStartTimeout);
+      const Node& node = *fleet.nodes[rr.ring[r]];
+      auto response = agents.StartProbeServer(node.address, start, kStartTimeout);
       started[r] = response.status();
-      if (response.ok()) endpoints[r] = response->endpoint();
+      if (response.ok()) started[r] = OwnAddress(node, response->endpoint().address());
+      if (started[r].ok()) endpoints[r] = response->endpoint();
     });
   }
   for (auto& t : threads) t.join();

@@ -182,8 +182,14 @@ absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
   }
   servers_[request.run_id()] = *name;
   v1::StartProbeServerResponse response;
-  response.mutable_endpoint()->set_address(address);
+  const std::string& lie = agents_[*name].server_address;
+  response.mutable_endpoint()->set_address(lie.empty() ? address : lie);
   return response;
+}
+
+void FakeAgents::AnswerServerAs(const std::string& name, const std::string& address) {
+  MutexLock lock(&mu_);
+  agents_[name].server_address = address;
 }
 
 void FakeAgents::SetGpus(const std::string& name, int count) {

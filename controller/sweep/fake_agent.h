@@ -65,6 +65,9 @@ class FakeAgents : public AgentClient {
   // right on its own at the same speed. `name` reports `send_time_us` for that link instead (a
   // rank that lies).
   void LieAboutRingLink(const std::string& name, double send_time_us);
+  // The server halves `name` starts answer `address` as their endpoint (a lying agent that
+  // points its peers' probes at another host).
+  void AnswerServerAs(const std::string& name, const std::string& address);
   // Client halves run by `name` take this long (unless cancelled).
   void SetDelay(const std::string& name, absl::Duration delay);
   // `name` has interface `netdev` (up, with an IPv4 address) offering `gbps`: probes placed on
@@ -111,6 +114,7 @@ class FakeAgents : public AgentClient {
     bool no_rdma = false;
     int gpus = 0;
     double ring_link_us = -1;  // LieAboutRingLink; -1: the truth
+    std::string server_address;  // AnswerServerAs; empty: its own
     bool dead = false;
     int busy = 0;
     // A client half takes its time, as a real one does: a round's pairs overlap, and the

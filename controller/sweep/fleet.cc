@@ -135,6 +135,21 @@ void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
   });
 }
 
+absl::Status OwnAddress(const Node& node, const std::string& address) {
+  if (address.empty()) return absl::OkStatus();  // NCCL's ranks meet by their unique id, not here
+  auto endpoint = ParseHostPort(address, "endpoint");
+  if (!endpoint.ok()) return absl::PermissionDeniedError(absl::StrCat("its endpoint '", address.substr(0, 64), "' is no HOST:PORT"));
+  auto agent = ParseHostPort(node.address, "agent address");
+  if (agent.ok() && agent->host == endpoint->host) return absl::OkStatus();
+  for (const auto& itf : node.inventory.interfaces()) {
+    for (const auto& a : itf.addresses()) {
+      if (a == endpoint->host) return absl::OkStatus();
+    }
+  }
+  return absl::PermissionDeniedError(absl::StrCat("its endpoint's host ", endpoint->host.substr(0, 64),
+                                                  " is none of its own addresses"));
+}
+
 Placement::Placement(const v1::Config& config) : config_(config) {
   for (const auto& entry : config.nodes()) entries_.emplace(entry.node(), &entry);
 }

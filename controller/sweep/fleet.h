@@ -29,6 +29,12 @@ struct Node {
   std::atomic<bool> transport_failures{false};
 };
 
+// OK when `address` (HOST:PORT, what the node's agent answered as a probe server's or a ring
+// rank's endpoint) is the node's own: the host the controller dials its agent at, or an address
+// its inventory lists (or none at all). A lying agent must not point its peers' probes at
+// another host.
+absl::Status OwnAddress(const Node& node, const std::string& address);
+
 // The nodes of a sweep, in the registry's order; indices into `nodes` name them everywhere.
 struct Fleet {
   std::vector<std::unique_ptr<Node>> nodes;

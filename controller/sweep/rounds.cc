@@ -132,6 +132,14 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
   auto started = agents.StartProbeServer(server.address, start, kStartTimeout);
   if (absl::IsResourceExhausted(started.status())) return started.status();
   if (!started.ok()) return fail(server, "server half", started.status());
+  if (auto own = OwnAddress(server, started->endpoint().address()); !own.ok()) {
+    v1::StopProbeServerRequest stop;
+    stop.set_run_id(run_id);
+    (void)agents.StopProbeServer(server.address, stop, kStopTimeout);
+    result.set_cause(v1::CAUSE_INVALID_FIGURES);
+    result.set_failed_side(v1::SIDE_SERVER);
+    return fail(server, "server half", own);
+  }
 
   v1::RunProbeClientRequest run;
   *run.mutable_spec() = spec;

@@ -173,6 +173,17 @@ absl::Status ServeTimed(int fd, absl::Duration duration, std::vector<char>& buff
 
 ProbeRun Failed(const char* kind, const absl::Status& status) { return FailedRun(kind, status); }
 
+// "tcp", or on a rail the interface it leaves through; where the kernel refuses to bind the
+// socket to the interface, the result says so: the traffic then follows the routes from the
+// rail's address, and may leave through another NIC and hide a slow rail NIC.
+std::string TcpDevice(const ProbeParams& params) {
+  if (params.netdev.empty()) return "tcp";
+  if (net::CanBindToDevice(params.netdev)) return absl::StrCat("tcp via ", params.netdev);
+  return absl::StrCat("tcp from ", params.netdev, "'s address, not bound to ", params.netdev,
+                      " (the kernel refused SO_BINDTODEVICE: before Linux 5.7 it takes CAP_NET_RAW): "
+                      "the routes may send it out of another interface");
+}
+
 }  // namespace
 
 absl::Status TcpBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
@@ -346,7 +357,7 @@ absl::StatusOr<BwPoint> FigureOf(const std::vector<StreamTally>& tallies, uint64
 ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
   ProbeRun run;
   run.kind = name();
-  run.device = "tcp";
+  run.device = TcpDevice(params);
   const absl::Time started = absl::Now();
   for (uint64_t size : params.sizes_bytes) {
     std::vector<net::UniqueFd> streams;
@@ -402,7 +413,7 @@ absl::Status TcpLatProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
 ProbeRun TcpLatProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
   ProbeRun run;
   run.kind = name();
-  run.device = "tcp";
+  run.device = TcpDevice(params);
   const absl::Time started = absl::Now();
   for (uint64_t size : params.sizes_bytes) {
     auto fd = OpenPhase(params, size, 0, server);

@@ -110,6 +110,26 @@ TEST_CASE("An agent's --label cannot move its node into another node's leaf") {
   CHECK(placed_by == "agent label");
 }
 
+TEST_CASE("An agent cannot point its peers' probes at another host") {
+  sweep::Harness h("redirect", {"node-0", "node-1", "node-2", "node-3"});
+  h.fake->AnswerServerAs("node-2", sweep::FakeAgents::AddressOf("victim"));
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  int refused = 0;
+  for (const auto& pair : report->health().pairs()) {
+    for (const auto& r : pair.results()) {
+      if (r.reason().find("none of its own addresses") == std::string::npos) continue;
+      ++refused;
+      CHECK((r.node() == "node-2" || r.peer() == "node-2"));
+    }
+  }
+  CHECK(refused > 0);  // every probe node-2 served was refused before any client ran
+  for (const auto& f : report->findings()) {
+    INFO(f.kind() << " " << f.node() << " " << f.peer());
+    CHECK((f.node() == "node-2" || f.peer() == "node-2"));
+  }
+}
+
 TEST_CASE("Sweeps do not prune the history: a member cannot push a sweep out by sweeping") {
   // history.keep_sweeps: 3, and four small sweeps: sweep 1 used to be pruned by the fourth.
   sweep::Harness h("no_prune_by_sweeps", {"a", "b"},
