@@ -65,6 +65,11 @@ for f in /etc/fabricctl/fabricctl.yaml /etc/default/fabric-agent /etc/default/fa
   check "conffile $f" grep -q " $f " <<< "$conffiles"
 done
 check "the Slurm scripts are executable" test -x /usr/lib/fabricctl/slurm/fabric-prolog -a -x /usr/lib/fabricctl/slurm/fabric-health
+for f in /etc/fabricctl/fabricctl.yaml /etc/default/fabric-agent /etc/default/fabric-controller \
+  /etc/default/fabric-slurm; do
+  check "$f is readable by root and group fabricctl only ($(stat -c '%a %U:%G' "$f"))" \
+    test "$(stat -c '%a %U:%G' "$f")" = "640 root:fabricctl"
+done
 # The installed prolog with the installed settings, as slurmctld would start it (minimal PATH, no
 # job's node list): an error of its own, logged, and by the default FABRIC_ON_ERROR the job is
 # held: no verdict is no pass.

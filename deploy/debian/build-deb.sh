@@ -3,7 +3,7 @@
 #
 #   build-deb.sh OUT.deb VERSION DEST=SRC...
 #
-# Each DEST=SRC installs SRC at /DEST (usr/bin/* and the Slurm scripts mode 0755, the rest 0644). DEBIAN/ holds the
+# Each DEST=SRC installs SRC at /DEST (usr/bin/* and the Slurm scripts mode 0755, etc/* 0640, the rest 0644). DEBIAN/ holds the
 # control file (control.in with the version and the shared-library dependencies that
 # dpkg-shlibdeps finds for the binaries), conffiles, the maintainer scripts and md5sums. Man
 # pages come from each binary's --help through help2man (fabricctl's with its subcommands').
@@ -18,6 +18,9 @@ for item in "$@"; do
   dest=${item%%=*} src=${item#*=}
   mode=0644
   [[ $dest == usr/bin/* || $dest == usr/lib/fabricctl/slurm/* ]] && mode=0755
+  # Settings and configuration may hold what other local users must not read (a database URL,
+  # TLS paths, a controller's address): the owner and group fabricctl only (postinst).
+  [[ $dest == etc/* ]] && mode=0640
   install -D -m "$mode" "$src" "$stage/$dest"
 done
 bins=("$stage"/usr/bin/*)
