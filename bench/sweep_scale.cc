@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "controller/analysis.h"
+#include "controller/verdict/analysis.h"
 #include "base/config.h"
-#include "controller/pairing.h"
-#include "controller/rail_verdicts.h"
+#include "controller/sweep/pairing.h"
+#include "controller/verdict/rails.h"
 
 namespace {
 

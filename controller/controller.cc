@@ -4,7 +4,7 @@
 #include "base/lock_file.h"
 #include "base/logging.h"
 #include "base/net_address.h"
-#include "controller/database.h"
+#include "controller/store/database.h"
 #include "grpcpp/server_builder.h"
 #include "report/render.h"
 
@@ -38,7 +38,7 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   std::unique_ptr<Controller> controller(new Controller());
   // One controller per database, taken before the database is touched: a second one must not
   // mark the first one's running sweep interrupted.
-  // (On PostgreSQL, main holds the database's lease instead: controller/leader.h.)
+  // (On PostgreSQL, main holds the database's lease instead: controller/store/leader.h.)
   if (!Database::IsPostgres(options.db_path)) {
     auto lock = LockFile::Acquire(options.db_path + ".lock", "database " + options.db_path);
     if (!lock.ok()) return lock.status();

@@ -13,8 +13,8 @@
 #include "controller/service.h"
 #include "controller/metrics.h"
 #include "controller/metrics_http.h"
-#include "controller/store.h"
-#include "controller/sweep.h"
+#include "controller/store/store.h"
+#include "controller/sweep/runner.h"
 #include "grpcpp/server.h"
 #include "proto/config.pb.h"
 

@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "base/config.h"
-#include "controller/pairing.h"
+#include "controller/sweep/pairing.h"
 #include "controller/service.h"
-#include "controller/sweep.h"
+#include "controller/sweep/runner.h"
 #include "controller/sweep/fake_agent.h"
 #include "controller/sweep/specs.h"
 #include "grpcpp/grpcpp.h"

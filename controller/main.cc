@@ -13,8 +13,8 @@
 #include "base/tls.h"
 #include "base/logging.h"
 #include "controller/controller.h"
-#include "controller/database.h"
-#include "controller/leader.h"
+#include "controller/store/database.h"
+#include "controller/store/leader.h"
 
 namespace fabricctl {
 namespace {

@@ -11,7 +11,7 @@
 #include "absl/base/thread_annotations.h"
 #include "base/mutex.h"
 #include "absl/time/time.h"
-#include "controller/store.h"
+#include "controller/store/store.h"
 #include "proto/report.pb.h"
 
 namespace fabricctl::controller {

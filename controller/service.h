@@ -9,10 +9,10 @@
 #include "base/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "controller/inventory_check.h"
+#include "controller/sweep/inventory_check.h"
 #include "controller/roles.h"
-#include "controller/store.h"
-#include "controller/sweep.h"
+#include "controller/store/store.h"
+#include "controller/sweep/runner.h"
 #include "proto/controller.grpc.pb.h"
 
 namespace fabricctl::controller {

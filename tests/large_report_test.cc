@@ -13,7 +13,7 @@
 #include "cli/history.h"
 #include "cli/sweep.h"
 #include "controller/service.h"
-#include "controller/sweep.h"
+#include "controller/sweep/runner.h"
 #include "controller/sweep/fake_agent.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/server_builder.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The store's tests (controller/store_test.cc) against a real PostgreSQL started here: every
+# The store's tests (controller/store/store_test.cc) against a real PostgreSQL started here: every
 # case that is not about SQLite's own file runs on both databases.
 set -uo pipefail
 source tests/postgres.sh

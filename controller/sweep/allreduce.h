@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/allreduce_verdict.h"
+#include "controller/verdict/allreduce.h"
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/rounds.h"

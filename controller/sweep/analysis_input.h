@@ -4,7 +4,7 @@
 #include <map>
 #include <vector>
 
-#include "controller/analysis.h"
+#include "controller/verdict/analysis.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/specs.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "controller/analysis.h"
+#include "controller/verdict/analysis.h"
 #include "controller/sweep/allreduce.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/rounds.h"

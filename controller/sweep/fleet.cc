@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/net_address.h"
 #include "base/utf8.h"
-#include "controller/inventory_check.h"
+#include "controller/sweep/inventory_check.h"
 #include "controller/sweep/trust.h"
 #include "probes/gpu/copy_audit.h"
 

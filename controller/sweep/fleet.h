@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "controller/store.h"
+#include "controller/store/store.h"
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/trust.h"
 #include "proto/controller.pb.h"

@@ -5,7 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "controller/pairing.h"
+#include "controller/sweep/pairing.h"
 #include "controller/sweep/fleet.h"
 #include "proto/config.pb.h"
 #include "proto/controller.pb.h"

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "controller/analysis.h"
-#include "controller/pairing.h"
-#include "controller/store.h"
+#include "controller/verdict/analysis.h"
+#include "controller/sweep/pairing.h"
+#include "controller/store/store.h"
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/load_meter.h"

@@ -10,8 +10,8 @@
 
 #include "base/config.h"
 #include "catch2/catch.hpp"
-#include "controller/store.h"
-#include "controller/sweep.h"
+#include "controller/store/store.h"
+#include "controller/sweep/runner.h"
 #include "controller/sweep/fake_agent.h"
 #include "controller/sweep/fleet.h"
 

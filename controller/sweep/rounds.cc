@@ -9,7 +9,7 @@
 #include "base/parallel.h"
 #include "base/logging.h"
 #include "google/protobuf/util/time_util.h"
-#include "controller/analysis.h"
+#include "controller/verdict/analysis.h"
 #include "controller/sweep/trust.h"
 #include "probes/catalogue.h"
 #include "probes/common/params.h"

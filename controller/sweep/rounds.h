@@ -11,8 +11,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "base/mutex.h"
-#include "controller/pairing.h"
-#include "controller/store.h"
+#include "controller/sweep/pairing.h"
+#include "controller/store/store.h"
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/load_meter.h"

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "catch2/catch.hpp"
-#include "controller/analysis.h"
-#include "controller/analysis_testing.h"
+#include "controller/verdict/analysis.h"
+#include "controller/verdict/testing.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/stages_testing.h"
 #include "controller/sweep/trust.h"

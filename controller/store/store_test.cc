@@ -1,0 +1,289 @@
+#include "controller/store/store.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+namespace fabricctl::controller {
+namespace {
+
+// Run under tests/postgres/with_postgres.sh, the same cases run against a real PostgreSQL:
+// $FABRIC_TEST_POSTGRES is its URL.
+const char* Postgres() {
+  const char* url = std::getenv("FABRIC_TEST_POSTGRES");
+  return url != nullptr && *url ? url : nullptr;
+}
+
+// A fresh database: an SQLite file in the test's directory, or a new PostgreSQL database.
+std::string TempDb(const std::string& name) {
+  if (const char* url = Postgres()) {
+    std::string db = name;
+    for (char& c : db) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    auto admin = Database::Open(url);
+    REQUIRE(admin.ok());
+    REQUIRE((*admin)->Script("DROP DATABASE IF EXISTS " + db).ok());
+    REQUIRE((*admin)->Script("CREATE DATABASE " + db).ok());
+    const std::string base = url;
+    return base.substr(0, base.rfind('/') + 1) + db;
+  }
+  const char* dir = std::getenv("TEST_TMPDIR");
+  std::string path = std::string(dir ? dir : "/tmp") + "/" + name;
+  for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
+  return path;
+}
+
+v1::NodeInventory Node(const std::string& name, const std::string& address) {
+  v1::NodeInventory inv;
+  inv.set_node_name(name);
+  inv.set_agent_address(address);
+  return inv;
+}
+
+}  // namespace
+
+TEST_CASE("Nodes are upserted, touched and listed in name order") {
+  auto store = Store::Open(TempDb("upsert.db"));
+  REQUIRE(store.ok());
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  REQUIRE((*store)->UpsertNode(Node("node-b", "127.0.0.1:2"), t0).ok());
+  REQUIRE((*store)->UpsertNode(Node("node-a", "127.0.0.1:1"), t0 + absl::Seconds(1)).ok());
+
+  auto touched = (*store)->TouchNode("node-b", t0 + absl::Seconds(5));
+  REQUIRE(touched.ok());
+  CHECK(*touched);
+  auto unknown = (*store)->TouchNode("node-z", t0);
+  REQUIRE(unknown.ok());
+  CHECK_FALSE(*unknown);
+
+  // Re-registration replaces the inventory and keeps first_seen.
+  REQUIRE((*store)->UpsertNode(Node("node-b", "127.0.0.1:9"), t0 + absl::Seconds(7)).ok());
+
+  auto nodes = (*store)->ListNodes({});
+  REQUIRE(nodes.ok());
+  REQUIRE(nodes->size() == 2);
+  CHECK((*nodes)[0].inventory.node_name() == "node-a");
+  CHECK((*nodes)[1].inventory.agent_address() == "127.0.0.1:9");
+  CHECK((*nodes)[1].first_seen == t0);
+  CHECK((*nodes)[1].last_seen == t0 + absl::Seconds(7));
+
+  auto only = (*store)->ListNodes({"node-b"});
+  REQUIRE(only.ok());
+  REQUIRE(only->size() == 1);
+  CHECK((*only)[0].inventory.node_name() == "node-b");
+}
+
+TEST_CASE("What was written survives closing and reopening the database") {
+  std::string path = TempDb("reopen.db");
+  {
+    auto store = Store::Open(path);
+    REQUIRE(store.ok());
+    REQUIRE((*store)->UpsertNode(Node("node-a", "127.0.0.1:1"), absl::FromUnixSeconds(5)).ok());
+  }
+  auto reopened = Store::Open(path);
+  REQUIRE(reopened.ok());
+  auto nodes = (*reopened)->ListNodes({});
+  REQUIRE(nodes.ok());
+  REQUIRE(nodes->size() == 1);
+  CHECK((*nodes)[0].last_seen == absl::FromUnixSeconds(5));
+}
+
+TEST_CASE("A PostgreSQL server that does not answer is an error saying so") {
+  auto store = Store::Open("postgresql://fabric:secret@127.0.0.1:1/fabric?connect_timeout=2");
+  REQUIRE_FALSE(store.ok());
+  const std::string message(store.status().message());
+  CHECK(message.find("--db: cannot connect to PostgreSQL") == 0);
+  CHECK(message.find("secret") == std::string::npos);
+}
+
+TEST_CASE("A PostgreSQL URL is logged without its passwords") {
+  CHECK(Database::Describe("postgresql://fabric:s3cret@db.example:5432/fabric?sslmode=require&password=other") ==
+        "postgresql://fabric:***@db.example:5432/fabric?sslmode=require&password=***");
+  CHECK(Database::Describe("postgresql://fabric@db/fabric") == "postgresql://fabric@db/fabric");
+  CHECK(Database::Describe("/var/lib/fabricctl/controller.db") == "/var/lib/fabricctl/controller.db");
+  CHECK(Database::Scrub("postgres://u:pw1@h/d", "could not parse postgres://u:pw1@h/d") == "could not parse postgres://u:***@h/d");
+}
+
+TEST_CASE("A database that cannot be opened is an error naming the path") {
+  if (Postgres()) return;  // SQLite's file
+  auto store = Store::Open("/nonexistent-dir/fabric.db");
+  REQUIRE_FALSE(store.ok());
+  CHECK(std::string(store.status().message()).find("'/nonexistent-dir/fabric.db'") !=
+        std::string::npos);
+}
+
+}  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("Sweeps, results and reports are kept as history") {
+  const std::string path = TempDb("history.db");
+  int64_t first, second;
+  {
+    auto store = Store::Open(path);
+    REQUIRE(store.ok());
+    v1::SweepRequest request;
+    request.add_nodes("a");
+    request.add_nodes("b");
+    auto id = (*store)->CreateSweep(request, absl::FromUnixSeconds(100));
+    REQUIRE(id.ok());
+    first = *id;
+    v1::ProbeResult result;
+    result.set_node("a");
+    result.set_peer("b");
+    result.set_kind(v1::TCP_BW);
+    result.add_bw()->set_bw_avg_gbps(9.5);
+    REQUIRE((*store)->InsertResult(first, 0, 1, result).ok());
+    v1::Report report;
+    report.mutable_sweep()->set_sweep_id(first);
+    report.mutable_sweep()->set_state(v1::SWEEP_COMPLETED);
+    report.mutable_sweep()->mutable_finished()->set_seconds(160);
+    REQUIRE((*store)->FinishSweep(first, report).ok());
+    // A second sweep left running when the controller stops.
+    auto running = (*store)->CreateSweep(request, absl::FromUnixSeconds(200));
+    REQUIRE(running.ok());
+    second = *running;
+    REQUIRE((*store)->InsertResult(second, 0, 1, result).ok());
+  }
+  auto store = Store::Open(path);
+  REQUIRE(store.ok());
+  auto interrupted = (*store)->MarkRunningInterrupted(absl::FromUnixSeconds(300));
+  REQUIRE(interrupted.ok());
+  CHECK(*interrupted == 1);
+  auto sweeps = (*store)->ListSweeps(10);
+  REQUIRE(sweeps.ok());
+  REQUIRE(sweeps->size() == 2);
+  CHECK((*sweeps)[0].sweep_id() == second);
+  CHECK((*sweeps)[0].state() == v1::SWEEP_INTERRUPTED);
+  CHECK((*sweeps)[0].nodes_size() == 2);
+  CHECK((*sweeps)[1].state() == v1::SWEEP_COMPLETED);
+  // Completed results survive, the interrupted sweep's included.
+  auto results = (*store)->ListResults(second);
+  REQUIRE(results.ok());
+  REQUIRE(results->size() == 1);
+  CHECK((*results)[0].bw(0).bw_avg_gbps() == 9.5);
+  auto latest = (*store)->GetReport(0);
+  REQUIRE(latest.ok());
+  CHECK(latest->sweep().sweep_id() == first);
+  CHECK(absl::IsNotFound((*store)->GetReport(second).status()));
+}
+
+TEST_CASE("History is pruned by age and by count, never a running sweep") {
+  auto store = Store::Open(TempDb("prune.db"));
+  REQUIRE(store.ok());
+  Store& s = **store;
+  v1::SweepRequest request;
+  v1::ProbeResult result;
+  result.set_node("a");
+  result.set_peer("b");
+  std::vector<int64_t> ids;
+  // Five finished sweeps a day apart (days 1-5), three results each, and one running (day 0).
+  auto running = s.CreateSweep(request, absl::FromUnixSeconds(0));
+  REQUIRE(running.ok());
+  REQUIRE(s.InsertResult(*running, 0, 1, result).ok());
+  for (int day = 1; day <= 5; ++day) {
+    auto id = s.CreateSweep(request, absl::FromUnixSeconds(day * 86400));
+    REQUIRE(id.ok());
+    for (int k = 0; k < 3; ++k) REQUIRE(s.InsertResult(*id, 0, 1, result).ok());
+    v1::Report report;
+    report.mutable_sweep()->set_sweep_id(*id);
+    REQUIRE(s.FinishSweep(*id, report).ok());
+    ids.push_back(*id);
+  }
+  // Older than day 2.5: days 1 and 2 go; the running sweep (day 0) stays.
+  auto pruned = s.PruneSweeps(absl::FromUnixSeconds(2 * 86400 + 43200), 0);
+  REQUIRE(pruned.ok());
+  CHECK(pruned->sweeps == 2);
+  CHECK(pruned->results == 6);
+  CHECK(s.ListResults(ids[0])->empty());
+  CHECK(absl::IsNotFound(s.GetReport(ids[1]).status()));
+  // At most two: day 3 goes (the running one is among the newest by id, and stays anyway).
+  pruned = s.PruneSweeps(absl::InfinitePast(), 2);
+  REQUIRE(pruned.ok());
+  CHECK(pruned->sweeps == 1);
+  auto left = s.ListSweeps(10);
+  REQUIRE(left.ok());
+  std::vector<int64_t> kept;
+  for (const auto& info : *left) kept.push_back(info.sweep_id());
+  CHECK(kept == std::vector<int64_t>{ids[4], ids[3], *running});
+  CHECK(s.ListResults(*running)->size() == 1);
+  // Nothing to prune is no error.
+  pruned = s.PruneSweeps(absl::InfinitePast(), 0);
+  REQUIRE(pruned.ok());
+  CHECK(pruned->sweeps == 0);
+}
+
+TEST_CASE("Pruning keeps each node's last passing sweep and every sweep a kept one compared against") {
+  auto store = Store::Open(TempDb("prune_kept.db"));
+  REQUIRE(store.ok());
+  Store& s = **store;
+  // Sweep 1: node a passed (its last pass for ever after). Sweeps 2-5: a fails every time, b
+  // passes; sweep 4 was compared against sweep 2.
+  std::vector<int64_t> ids;
+  for (int k = 1; k <= 5; ++k) {
+    v1::SweepRequest request;
+    if (k == 4) request.set_baseline_sweep_id(ids[1]);
+    auto id = s.CreateSweep(request, absl::FromUnixSeconds(k * 86400));
+    REQUIRE(id.ok());
+    v1::Report report;
+    report.mutable_sweep()->set_sweep_id(*id);
+    report.mutable_sweep()->set_state(v1::SWEEP_COMPLETED);
+    v1::NodeHealth* a = report.mutable_health()->add_nodes();
+    a->set_node("a");
+    a->set_status(k == 1 ? v1::HEALTH_OK : v1::HEALTH_CRITICAL);
+    v1::NodeHealth* b = report.mutable_health()->add_nodes();
+    b->set_node("b");
+    b->set_status(v1::HEALTH_OK);
+    REQUIRE(s.FinishSweep(*id, report).ok());
+    ids.push_back(*id);
+  }
+  // Keep two by count: no number of later sweeps pushes these out.
+  auto pruned = s.PruneSweeps(absl::InfinitePast(), 2);
+  REQUIRE(pruned.ok());
+  auto listed = s.ListSweeps(10);
+  REQUIRE(listed.ok());
+  std::vector<int64_t> kept;
+  for (const auto& info : *listed) kept.push_back(info.sweep_id());
+  // 5 and 4: the newest two (5 is b's last pass); 2: 4's baseline; 1: a's last pass.
+  CHECK(kept == std::vector<int64_t>{ids[4], ids[3], ids[1], ids[0]});
+  CHECK(pruned->sweeps == 1);  // sweep 3
+}
+
+}  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("A damaged database is refused at start with the integrity check's words") {
+  if (Postgres()) return;  // SQLite's file
+  const std::string path = TempDb("damaged.db");
+  {
+    auto store = Store::Open(path);
+    REQUIRE(store.ok());
+    for (int i = 0; i < 200; ++i) {
+      REQUIRE((*store)->UpsertNode(Node("node-" + std::to_string(i), "10.0.0.1:7401"),
+                                   absl::Now()).ok());
+    }
+  }  // closed: the WAL is checkpointed into the file
+  // Scribble over the middle of the file: B-tree pages, not the header.
+  FILE* f = std::fopen(path.c_str(), "r+b");
+  REQUIRE(f != nullptr);
+  REQUIRE(std::fseek(f, 0, SEEK_END) == 0);
+  const long size = std::ftell(f);
+  REQUIRE(size >= 3 * 4096);
+  REQUIRE(std::fseek(f, 4096 + 8, SEEK_SET) == 0);  // page 2's header and cells
+  const std::string junk(4000, '\x5a');
+  REQUIRE(std::fwrite(junk.data(), 1, junk.size(), f) == junk.size());
+  std::fclose(f);
+  auto reopened = Store::Open(path);
+  REQUIRE_FALSE(reopened.ok());
+  const std::string message(reopened.status().message());
+  INFO(message);
+  CHECK(message.find("--db '" + path + "': ") == 0);
+  CHECK((message.find("integrity check failed") != std::string::npos ||
+         message.find("malformed") != std::string::npos));
+}
+
+}  // namespace fabricctl::controller

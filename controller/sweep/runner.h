@@ -1,0 +1,141 @@
+#ifndef FABRICCTL_CONTROLLER_SWEEP_RUNNER_H_
+#define FABRICCTL_CONTROLLER_SWEEP_RUNNER_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <string>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "base/mutex.h"
+#include "absl/time/time.h"
+#include "controller/store/store.h"
+#include "controller/sweep/queue.h"
+#include "grpcpp/security/credentials.h"
+#include "proto/config.pb.h"
+#include "proto/controller.pb.h"
+#include "proto/report.pb.h"
+
+namespace fabricctl::controller {
+
+namespace sweep {
+class AgentClient;
+class RailRunners;
+struct Fleet;
+struct RailPlan;
+struct Plan;
+struct RetestStats;
+struct RingRun;
+struct SweepSpecs;
+using ProgressFn = std::function<void(const v1::SweepEvent&)>;
+}
+
+struct SweepOptions {
+  // Expectations, thresholds and defaults (config.sweep, config.probes).
+  v1::Config config;
+  // Deadline of the reachability check of each node.
+  absl::Duration inventory_timeout = absl::Seconds(5);
+  // Pairs measured at once within a round (a round's pairs are disjoint, so all could run;
+  // this bounds the controller's threads at scale).
+  uint32_t max_parallel_pairs = 256;
+  // Sweeps one identity may hold at once, running, waiting (--wait) or sharing another's
+  // result; one more of its own is refused at once (RESOURCE_EXHAUSTED). See SweepQueue.
+  uint32_t max_sweeps_per_identity = 64;
+  std::function<absl::Time()> now = [] { return absl::Now(); };
+};
+
+// Runs sweeps, as a list of stages (controller/sweep/): resolve the probes' specs, select the
+// nodes and check which answer (and audit them when asked), plan rounds of disjoint pairs,
+// measure every pair of a round at once through the agents, re-test failing pairs, re-pair the
+// ends of slow pairs measured once (localisation), run the all-reduce groups, judge, and
+// assemble and store the report. Every result is written to the store as it arrives. A node
+// that stops answering costs its pairs' deadlines, not the sweep.
+//
+// Thread-safe; one sweep at a time, the others queued (SweepQueue: a turn in rotation among
+// the callers' identities, and a sweep covered by another shares that one's result); a sweep
+// waits up to its request's `wait` for its turn, then gets FailedPrecondition.
+class SweepRunner {
+ public:
+  // Agents reached over gRPC with `credentials`.
+  SweepRunner(Store* store, std::shared_ptr<grpc::ChannelCredentials> credentials,
+              SweepOptions options);
+  // Agents reached through `agents` (tests use a fake).
+  SweepRunner(Store* store, std::unique_ptr<sweep::AgentClient> agents, SweepOptions options);
+  ~SweepRunner();
+
+  // `nodes` are the registry's entries for the sweep; `caller` the identity that asked (its
+  // certificate's name: the queue's unit of fairness). `progress` receives the started and
+  // round events (the report is the return value; a sweep that shares another's result gets
+  // none). When `cancelled` turns true (the client went away), the calls to agents in flight
+  // are cancelled, so that the agents stop their probes and free themselves within a second;
+  // the sweep is recorded as interrupted and Run returns CANCELLED.
+  absl::StatusOr<v1::Report> Run(const v1::SweepRequest& request,
+                                 const std::vector<StoredNode>& nodes,
+                                 const std::function<void(const v1::SweepEvent&)>& progress,
+                                 const std::function<bool()>& cancelled = nullptr,
+                                 const std::string& caller = "");
+  // The sweeps each caller holds now (running, waiting, sharing a result).
+  std::map<std::string, uint32_t> Queued() const { return queue_.Held(); }
+
+  // Cancels the running sweep (recorded interrupted, Run returns CANCELLED) and refuses new
+  // ones (UNAVAILABLE): the controller is stopping.
+  void Shutdown();
+  // The configuration for sweeps that start from now on (SIGHUP); a running sweep keeps its own.
+  void SetConfig(v1::Config config);
+  // The history policy of the current configuration, and pruning by a policy now (a running
+  // sweep is never pruned). Called on the controller's schedule and by an administrator,
+  // never by a sweep.
+  v1::History HistoryPolicy() const;
+  absl::StatusOr<Store::Pruned> PruneHistory(const v1::History& policy);
+
+ private:
+  v1::Config Config() const;
+  absl::StatusOr<v1::Report> RunStages(const v1::SweepRequest& request,
+                                       const std::vector<StoredNode>& nodes,
+                                       const std::function<void(const v1::SweepEvent&)>& progress);
+  sweep::RetestStats Retest(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
+                            sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
+                            const v1::Config& config, absl::Duration measuring);
+  // One pass more, after localisation, of the pairs measured once (the localisation's) that
+  // decide a suspect node's or a switch element's verdict, when re-tests are on.
+  void ConfirmLocalised(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
+                        sweep::Fleet& fleet, const sweep::SweepSpecs& specs, const v1::Config& config,
+                        sweep::RetestStats& stats);
+  // RunStages' steps: who answers and what they are (audits, gpu_copy); the rounds, re-tests,
+  // all-reduce groups and localisation; the verdict and the report.
+  void CheckNodes(const v1::SweepRequest& request, const sweep::SweepSpecs& specs,
+                  sweep::Fleet& fleet);
+  absl::Status Measure(const v1::SweepRequest& request, const v1::Config& config,
+                       const sweep::SweepSpecs& specs, const sweep::Plan& plan, sweep::Fleet& fleet,
+                       const std::vector<sweep::RailPlan>& rails, sweep::RailRunners& runners,
+                       std::vector<sweep::RingRun>& rings, const sweep::ProgressFn& progress,
+                       sweep::RetestStats& retest_stats);
+  v1::Report Judge(const v1::SweepRequest& request, const v1::Config& config,
+                   const sweep::SweepSpecs& specs, const sweep::Fleet& fleet,
+                   const std::vector<sweep::RailPlan>& rails, const sweep::RailRunners& runners,
+                   std::vector<sweep::RingRun>& rings,
+                   const v1::Report& baseline, const v1::SweepInfo& info, absl::Time started,
+                   const sweep::RetestStats& retests);
+
+  Store* store_;
+  std::unique_ptr<sweep::AgentClient> agents_;
+  SweepOptions options_;  // its config is the first; config_ the current one
+  mutable Mutex config_mu_;
+  v1::Config config_ ABSL_GUARDED_BY(config_mu_);
+  std::atomic<bool> shutdown_{false};
+  // One sweep at a time; the others wait their turn or share a result.
+  SweepQueue queue_;
+  // Runs the stages with a watch on `cancelled` and on Shutdown.
+  absl::StatusOr<v1::Report> RunWatched(const v1::SweepRequest& request,
+                                        const std::vector<StoredNode>& registry,
+                                        const std::function<void(const v1::SweepEvent&)>& progress,
+                                        const std::function<bool()>& cancelled);
+  std::atomic<bool> stopping_{false};  // the running sweep was cancelled
+};
+
+}  // namespace fabricctl::controller
+
+#endif  // FABRICCTL_CONTROLLER_SWEEP_RUNNER_H_

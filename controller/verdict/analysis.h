@@ -1,0 +1,242 @@
+#ifndef FABRICCTL_CONTROLLER_VERDICT_ANALYSIS_H_
+#define FABRICCTL_CONTROLLER_VERDICT_ANALYSIS_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "proto/config.pb.h"
+#include "proto/finding.pb.h"
+
+namespace fabricctl::controller {
+
+// What the analysis knows of one node of a sweep.
+struct NodeInput {
+  std::string name;
+  bool reachable = true;
+  std::string unreachable_reason;
+  // MTU of the interface that carries the node's agent address; 0 when unknown.
+  uint32_t netdev_mtu = 0;
+  std::string netdev;  // that interface's name
+  // Set when an RDMA probe was asked for and this node has no usable RDMA device.
+  std::string rdma_unavailable_reason;
+  // False when the node's profile expects no RDMA of it (a CPU-only or storage node): its
+  // missing RDMA device is then a warning, not a drain. `profile` names the matching profile.
+  bool rdma_expected = true;
+  std::string profile;
+  // Set when a probe asked for GPU memory and this node's could not be registered for RDMA.
+  std::string gpudirect_unavailable_reason;
+  // Where the node sits: its group at each of AnalysisInput::levels ("" where unknown), and
+  // the port of its leaf switch it is cabled to, where LLDP or ibnetdiscover said.
+  std::vector<std::string> place;
+  std::string switch_port;
+};
+
+// How a pair's measurement ended.
+enum class PairStatus : uint8_t {
+  kMeasured,
+  kRefused,      // an agent refused or could not start the probe: no evidence about the path
+  kUnreachable,  // the probe failed or ran out of time between two agents that answer
+  kNotMeasured,  // an end was unreachable
+};
+
+// One measured pair, compact (8.4 M of these for a 4,096-node full sweep). Headline figures:
+// average bandwidth at the largest message size (client to server, and server to client when
+// measured), typical latency at the smallest; NaN when the sweep had no such probe or it did
+// not measure.
+struct PairInput {
+  uint32_t client = 0;  // node indices
+  uint32_t server = 0;
+  float bw_gbps = std::numeric_limits<float>::quiet_NaN();
+  float bw_reverse_gbps = std::numeric_limits<float>::quiet_NaN();
+  // The worst attempt's figures, each way (NaN where not measured; the best's after one), and
+  // the second worst (NaN after fewer than two attempts).
+  float bw_worst_gbps = std::numeric_limits<float>::quiet_NaN();
+  float bw_reverse_worst_gbps = std::numeric_limits<float>::quiet_NaN();
+  float bw_next_worst_gbps = std::numeric_limits<float>::quiet_NaN();
+  float bw_reverse_next_worst_gbps = std::numeric_limits<float>::quiet_NaN();
+  float lat_us = std::numeric_limits<float>::quiet_NaN();
+  // The share of segments retransmitted by each direction's sender (TCP_INFO), where it rests
+  // on kMinLossSegments segments or more; NaN otherwise.
+  float loss_rate = std::numeric_limits<float>::quiet_NaN();
+  float loss_rate_reverse = std::numeric_limits<float>::quiet_NaN();
+  // The latency's 99th percentile at the smallest size, where it rests on enough samples.
+  float lat_p99_us = std::numeric_limits<float>::quiet_NaN();
+  // How many probes the sweep had running while each kept figure was taken (ProbeResult's
+  // concurrency; 0: unknown): the yardstick comes from the figures taken under full load.
+  float bw_concurrency = 0, bw_reverse_concurrency = 0, lat_concurrency = 0;
+  PairStatus status = PairStatus::kMeasured;
+  // How many times the pair was measured; above 1, the figures are the best of the attempts.
+  uint16_t attempts = 1;
+  // An RDMA probe was asked for and the pair could only use TCP.
+  bool tcp_fallback = false;
+  // Index into AnalysisInput::reasons for failures; -1 when none.
+  int32_t reason = -1;
+};
+
+struct AnalysisInput {
+  std::vector<NodeInput> nodes;
+  std::vector<PairInput> pairs;
+  std::vector<std::string> reasons;
+  v1::Expectations expect;
+  v1::Thresholds thresholds;
+  // The bandwidth probe is an RDMA probe, so expect.link_rate_gbps applies to it (a TCP
+  // probe is judged only against its peers).
+  bool bandwidth_is_rdma = false;
+  std::string bandwidth_probe;  // "rdma_write_bw", "tcp_bw"; for finding details
+  std::string latency_probe;
+  // Flagged pairs were re-tested: a node is blamed only when its re-tested pairs agree, and a
+  // pair is unstable only after kUnstableAttempts attempts.
+  bool require_retest = false;
+  // The topology's levels, lowest first (label keys such as "leaf", "spine"); empty: none.
+  std::vector<std::string> levels;
+};
+
+// Segments a direction must have sent before its retransmitted share is judged.
+inline constexpr uint64_t kMinLossSegments = 1000;
+
+// Attempts a pair needs, with re-tests on, before it can be called unstable: the first and two
+// re-tests, so that one chance low beside a good figure is not enough on its own.
+inline constexpr uint16_t kUnstableAttempts = 3;
+
+enum class Verdict : uint8_t { kOk, kWarning, kCritical, kUnknown };
+
+// Which of a node's directions a fault is in: what it sends, what it receives, or both.
+enum class Side : uint8_t { kNone = 0, kSend = 1, kReceive = 2, kBoth = 3 };
+
+struct NodeResult {
+  Verdict verdict = Verdict::kOk;
+  float median_bw_gbps = std::numeric_limits<float>::quiet_NaN();
+  float robust_z = std::numeric_limits<float>::quiet_NaN();
+  uint32_t pairs = 0;  // peers it was measured with
+  bool straggler = false;
+  Side side = Side::kNone;  // of a bandwidth straggler
+  bool path_down = false;   // its probes fail with most of its peers
+  // In a split fleet's slow group (fleet_split.h): its pairs' figures are the split's evidence,
+  // not their links'.
+  bool split_slow = false;
+};
+
+struct PairResult {
+  Verdict verdict = Verdict::kOk;
+  bool slow = false;          // either direction
+  bool slow_forward = false;  // client -> server
+  bool slow_reverse = false;  // server -> client
+  bool high_latency = false;
+  bool high_tail = false;  // its latency's p99 stands out (high_latency then too)
+  bool lossy_forward = false, lossy_reverse = false;  // retransmits far more than the fabric
+  // Its attempts disagree: a direction fine at its best and far below typical at its worst
+  // (the sweep measures it again), and `unstable` when two of its attempts were far below (a
+  // flapping link or NIC; one low attempt that its re-tests cleared was a passing event).
+  bool disagrees = false;
+  bool unstable = false;
+  bool unreachable = false;
+  // The worse direction's bandwidth over the typical one.
+  float relative_bw = std::numeric_limits<float>::quiet_NaN();
+  // Index into AnalysisResult::paths of the switch-level fault that explains it; -1: none.
+  int32_t path = -1;
+};
+
+// A fault of what groups of nodes share rather than of a node: the path between two groups
+// (two leaves), one group's uplink (a leaf to the rest of the fabric), a group's switch itself
+// (its members slow even to each other), or the switches above a set of groups (every two
+// leaves of a spine slow to each other, each fine within: the spine).
+struct PathFault {
+  enum class Kind : uint8_t { kPath, kUplink, kSwitch, kAbove };
+  Kind kind = Kind::kPath;
+  // The topology level's label key ("leaf"), or "" for groups found from the figures alone.
+  std::string level;
+  // Group names: a and b for a path; a for an uplink or a switch; for the switches above, a is
+  // their parent group's name ("" at the top level) and b lists the groups below them.
+  std::string a, b;
+  std::vector<uint32_t> members_a, members_b;  // node indices
+  // The slow pairs it explains (indices into AnalysisInput::pairs), and how many of its pairs
+  // were measured at all (the slow ones included).
+  std::vector<uint32_t> pairs;
+  uint32_t measured = 0;
+  // The pairs it is judged against (within groups of its level): their typical figure.
+  double reference_gbps = std::nan("");
+  // The median of its slow pairs' worse direction.
+  double slow_median_gbps = std::nan("");
+  // Of its pairs that were re-tested, how many stayed slow and how many recovered.
+  uint32_t stayed = 0, recovered = 0;
+};
+
+struct AnalysisResult {
+  std::vector<NodeResult> nodes;
+  std::vector<PairResult> pairs;
+  std::vector<v1::Finding> findings;
+  // Faults of the fabric between nodes (paths, uplinks, switches) that explain slow pairs.
+  std::vector<PathFault> paths;
+  float best_bw_gbps = std::numeric_limits<float>::quiet_NaN();
+  // The fabric's typical bandwidth: the median over nodes of each node's median figure.
+  float median_bw_gbps = std::numeric_limits<float>::quiet_NaN();
+  float best_lat_us = std::numeric_limits<float>::quiet_NaN();
+};
+
+// Turns a sweep's measurements into verdicts and findings. Every figure is judged against the
+// fabric's own typical one, never against the best pair (the luckiest measurement):
+//
+// - typical bandwidth: the median over nodes of each node's (upper) median directed figure, so
+//   that fewer than half the nodes being slow cannot move it; spread: 1.4826 x the MAD of the
+//   healthy side's figures around it (at or above typical; latency: at or below), so faults
+//   cannot widen their own yardstick. When the nodes' reaches (each one's second-best figure)
+//   split in two (fleet_split.h), the typical figure is the fast group's among itself, the
+//   slow group's pairs are the split's evidence, and without an expected rate one fleet_split
+//   finding names the slow group's nodes that nothing else blames. Where figures taken with
+//   fewer probes running are better than the full rounds' by more than min_effect, only the
+//   full rounds' (PairInput's concurrency at least 0.8 x the upper quartile) set the typical
+//   figure and spread; the lighter ones are judged against them.
+// - a direction of a pair is slow when it is below thresholds.relative_bw x typical, or when it
+//   is at least thresholds.min_effect below typical and a robust outlier (z below
+//   -thresholds.max_robust_z); also below thresholds.min_bw_efficiency x the expected rate
+//   (expect.link_rate_gbps for RDMA, expect.tcp_bw_gbps for tcp_bw). Latency is high above
+//   thresholds.relative_lat x the typical latency when also a robust outlier, or above
+//   thresholds.max_lat_us.
+// - a node is blamed when it has been measured with at least thresholds.min_node_pairs peers
+//   and more than half of them are bad in a direction: slow in what it sends (transmit), in
+//   what it receives (receive), or both: straggler_node; most-blamed first, and the pairs it
+//   explains no longer count against the others. Pairs that failed between two answering
+//   agents are localised the same way (link_unreachable on the node, or on the pair).
+//   With require_retest, a node is blamed only when its re-tested pairs stayed bad at least as
+//   often as they recovered, and two of them at least where it has two bad pairs
+//   (NodeRetestsAgree). A blamed node is an outlier among the nodes: the upper median of
+//   what it sends or receives, on a log scale, more than max_robust_z robust spreads (of the
+//   fast side, at least what a median of its figures varies by) below the nodes' upper median
+//   of those medians, or below the expected rate's floor that the typical figure meets.
+// - a bad pair no blamed node explains is a slow_link / high_latency_link / link_unreachable
+//   when both ends have enough peers to be cleared; otherwise the end with too few peers is
+//   insufficient_data. A slow direction counts against its link only when it is evidence on
+//   its own: below the expected rate's floor, or a robust outlier on a log scale (ln(figure / typical)
+//   below -z spreads of the unexplained directions, z = max(max_robust_z, the normal quantile
+//   of 0.01 / their number)).
+// - an absolute floor (RDMA) or latency ceiling that the typical figure itself misses blames
+//   no node or link: one fabric_degraded finding about the fabric.
+// Also: node_unreachable, probe_failed (refused probes), tcp_fallback, rdma_unavailable, and
+// mtu_mismatch (a node's MTU differs from expect.netdev_mtu, or from the most common one).
+AnalysisResult Analyze(const AnalysisInput& input);
+
+// Robust z-score helpers: median, and MAD scaled by 1.4826 (consistent with the standard
+// deviation for normal data).
+double Median(std::vector<double> values);
+double ScaledMad(const std::vector<double>& values, double median);
+// Whether re-tests agree with a blame: the re-tested pairs stayed bad at least once, and at
+// least as often as they recovered.
+inline bool RetestsAgree(uint32_t stayed, uint32_t recovered) {
+  return stayed >= 1 && stayed >= recovered;
+}
+// A node's blame says that it is slow with most of its peers, and one peer's re-test cannot
+// tell the node from the link between them: a node with two bad pairs or more needs two of them
+// to stay bad on re-test (with two peers), and no more to recover than stayed.
+inline bool NodeRetestsAgree(uint32_t stayed, uint32_t recovered, uint32_t bad_pairs) {
+  return RetestsAgree(stayed, recovered) && stayed >= std::min<uint32_t>(2, bad_pairs);
+}
+// The z above which a standard normal variable lies with probability q (0 < q < 0.5).
+double NormalQuantileAbove(double q);
+
+}  // namespace fabricctl::controller
+
+#endif  // FABRICCTL_CONTROLLER_VERDICT_ANALYSIS_H_

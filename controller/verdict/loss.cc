@@ -1,0 +1,271 @@
+// Loss as evidence: each bandwidth direction's retransmitted share of its TCP segments, judged
+// against the fabric's own share. A direction is lossy when its sender retransmitted at least
+// thresholds.min_loss_rate of its segments, ten times the fabric's typical share or more
+// (the median direction's: a fabric that loses alike everywhere blames nobody), and three times
+// the upper quartile's (a fabric whose directions scatter around a small loss blames none of
+// them), the median and quartile of the nodes that do not stand out (ReferenceLoss). A node lossy
+// in what it sends (or receives) to more than half of its peers is blamed on that side, as
+// stragglers are (LocaliseNodes); the other lossy directions are their links'. With re-tests
+// on, a pair is lossy only on a figure that survived a re-test (the sweep re-tests lossy pairs,
+// and a direction's share is the least of its attempts': PairRun::least_loss),
+// and a node only when one of its lossy pairs did. Pairs a switch-level fault explains are
+// left out: their loss is the switch's; so are the directions of a node named slow (a
+// bottleneck drops what TCP sends past it) unless one loses several times its others.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "controller/verdict/passes.h"
+#include "controller/verdict/blame.h"
+#include "report/findings.h"
+
+namespace fabricctl::controller {
+namespace {
+
+constexpr double kLossFactor = 10;     // an order of magnitude above the fabric's own share
+constexpr double kQuartileFactor = 3;  // well above the fabric's upper quartile
+
+std::string Percent(double rate) {
+  return absl::StrFormat("%.2f %%", rate * 100);
+}
+
+bool OnSide(Side blamed, Side side) {
+  return blamed == side || blamed == Side::kBoth;
+}
+
+// What each node blamed slow loses on each blamed side, direction by direction (pair index,
+// share), so that a direction can be held against the node's others.
+struct SlowNodeLoss {
+  std::vector<std::vector<std::pair<size_t, double>>> send, receive;  // by node
+
+  SlowNodeLoss(const AnalysisInput& in, const std::vector<Side>& slow)
+      : send(in.nodes.size()), receive(in.nodes.size()) {
+    for (size_t k = 0; k < in.pairs.size(); ++k) {
+      const PairInput& p = in.pairs[k];
+      Add(slow, p.client, p.server, k, p.loss_rate);
+      Add(slow, p.server, p.client, k, p.loss_rate_reverse);
+    }
+  }
+  void Add(const std::vector<Side>& slow, uint32_t from, uint32_t to, size_t k, double loss) {
+    if (std::isnan(loss)) return;
+    if (OnSide(slow[from], Side::kSend)) send[from].push_back({k, loss});
+    if (OnSide(slow[to], Side::kReceive)) receive[to].push_back({k, loss});
+  }
+  // The median share of the node's other directions on that side (NaN: none).
+  static double Others(const std::vector<std::pair<size_t, double>>& side, size_t k) {
+    std::vector<double> others;
+    for (const auto& [pair, loss] : side) {
+      if (pair != k) others.push_back(loss);
+    }
+    return others.empty() ? std::nan("") : Median(others);
+  }
+  // Whether the slow node at an end explains what the direction from -> to of pair k loses: a
+  // slow port is where TCP loses packets to find its rate, alike on all its directions; one
+  // that loses kQuartileFactor times more than its others is a lossy link of its own.
+  bool Explains(const std::vector<Side>& slow, uint32_t from, uint32_t to, size_t k, double loss) const {
+    for (const auto& [node, side, list] : {std::tuple{from, Side::kSend, &send}, std::tuple{to, Side::kReceive, &receive}}) {
+      if (!OnSide(slow[node], side)) continue;
+      const double others = Others((*list)[node], k);
+      if (std::isnan(others) || loss < kQuartileFactor * others) return true;
+    }
+    return false;
+  }
+};
+
+// One direction's retransmitted share, sender to receiver.
+struct Direction {
+  uint32_t from, to;
+  double rate;
+};
+
+// What a direction must lose to be lossy, and the fabric's typical share, from the directions
+// of the nodes that do not stand out. A node's directions are 2/n of all (both sides): half at
+// 4 nodes, above the upper quartile up to 8, so a lossy host would otherwise set its own bar.
+// The nodes are ranked by their larger median share (of what they send or receive); the k
+// worst are left out when the k-th of them reaches the bar the others' directions set. k is at
+// most a quarter of the nodes measured (one from 3 nodes): a lossy host is an outlier, while a
+// group that loses alike (a leaf, a rail) is a fault of what they share, not of each of them,
+// and stays in the reference. k: the largest power of two that qualifies, refined by bisecting
+// up to the next (O(log n) passes). A fabric that loses alike everywhere leaves nobody out.
+struct LossReference {
+  double typical = 0, bar = 0;
+};
+
+class ReferenceLoss {
+ public:
+  ReferenceLoss(const std::vector<Direction>& dirs, size_t n, double floor)
+      : dirs_(dirs), floor_(floor), rank_(n, 0), ranked_(n, 0) {
+    std::vector<std::vector<double>> sends(n), receives(n);
+    for (const Direction& d : dirs) {
+      sends[d.from].push_back(d.rate);
+      receives[d.to].push_back(d.rate);
+    }
+    std::vector<double> share(n, 0);  // by node: its larger median share
+    std::vector<uint32_t> worst_first(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      worst_first[i] = i;
+      measured_ += !sends[i].empty() || !receives[i].empty();
+      for (const auto* side : {&sends[i], &receives[i]}) {
+        if (!side->empty()) share[i] = std::max(share[i], Median(*side));
+      }
+    }
+    std::stable_sort(worst_first.begin(), worst_first.end(),
+                     [&](uint32_t a, uint32_t b) { return share[a] > share[b]; });
+    for (uint32_t r = 0; r < n; ++r) {
+      rank_[worst_first[r]] = r;
+      ranked_[r] = share[worst_first[r]];
+    }
+  }
+
+  LossReference Get() const {
+    const size_t most = measured_ < 3 ? 0 : std::max<size_t>(1, (measured_ - 1) / 4);
+    auto stands_out = [&](size_t k) { return k <= most && ranked_[k - 1] >= Without(k).bar; };
+    size_t good = 0;  // stands_out(good), or 0
+    for (size_t k = 1; k <= most; k *= 2) {
+      if (stands_out(k)) good = k;
+    }
+    if (good == 0) return Without(0);
+    size_t bad = std::min(2 * good, most + 1);
+    while (bad - good > 1) {
+      const size_t mid = good + (bad - good) / 2;
+      (stands_out(mid) ? good : bad) = mid;
+    }
+    return Without(good);
+  }
+
+ private:
+  // The reference of the directions between nodes ranked k or later.
+  LossReference Without(size_t k) const {
+    std::vector<double> rates;
+    for (const Direction& d : dirs_) {
+      if (rank_[d.from] >= k && rank_[d.to] >= k) rates.push_back(d.rate);
+    }
+    LossReference ref;
+    if (rates.empty()) {
+      ref.bar = std::numeric_limits<double>::infinity();
+      return ref;
+    }
+    const size_t q = rates.size() * 3 / 4;
+    std::nth_element(rates.begin(), rates.begin() + q, rates.end());
+    const double quartile = rates[q];
+    ref.typical = Median(std::move(rates));
+    ref.bar = std::max({floor_, kLossFactor * ref.typical, kQuartileFactor * quartile});
+    return ref;
+  }
+
+  const std::vector<Direction>& dirs_;
+  const double floor_;
+  std::vector<uint32_t> rank_;  // by node: 0 for the node that loses most
+  std::vector<double> ranked_;  // by rank: the node's larger median share
+  size_t measured_ = 0;         // nodes with a direction
+};
+
+}  // namespace
+
+void JudgeLoss(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
+  std::vector<Direction> dirs;
+  for (size_t k = 0; k < in.pairs.size(); ++k) {
+    const PairInput& p = in.pairs[k];
+    if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
+    if (!std::isnan(p.loss_rate)) dirs.push_back({p.client, p.server, p.loss_rate});
+    if (!std::isnan(p.loss_rate_reverse)) dirs.push_back({p.server, p.client, p.loss_rate_reverse});
+  }
+  j.loss_blamed.assign(in.nodes.size(), Side::kNone);
+  if (dirs.empty()) return;
+  j.loss_known = true;
+  // The fabric's own scatter: a quarter of its directions retransmit more than the upper
+  // quartile by chance (a CPU-bound host's veth drops a little everywhere, more here and there);
+  // a lossy one retransmits several times that. The quartile is the healthy nodes' (a link is
+  // a small share of the directions; a lossy host's are left out: ReferenceLoss).
+  const LossReference ref = ReferenceLoss(dirs, in.nodes.size(), in.thresholds.min_loss_rate()).Get();
+  j.typical_loss = ref.typical;
+  j.loss_bar = ref.bar;
+  const double bar = j.loss_bar;
+  std::vector<Observation> observations;
+  std::vector<bool> confirmed(in.nodes.size(), !in.require_retest);
+  for (size_t k = 0; k < in.pairs.size(); ++k) {
+    const PairInput& p = in.pairs[k];
+    if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
+    PairResult& r = out.pairs[k];
+    r.lossy_forward = !std::isnan(p.loss_rate) && p.loss_rate >= bar && p.loss_rate > 0;
+    r.lossy_reverse = !std::isnan(p.loss_rate_reverse) && p.loss_rate_reverse >= bar && p.loss_rate_reverse > 0;
+    if (!std::isnan(p.loss_rate)) observations.push_back({p.client, p.server, r.lossy_forward, true});
+    if (!std::isnan(p.loss_rate_reverse)) observations.push_back({p.server, p.client, r.lossy_reverse, true});
+    if ((r.lossy_forward || r.lossy_reverse) && p.attempts >= 2) confirmed[p.client] = confirmed[p.server] = true;
+  }
+  j.loss_blamed = LocaliseNodes(in.nodes.size(), observations,
+                                std::max<uint32_t>(1, in.thresholds.min_node_pairs()), confirmed);
+}
+
+void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
+  if (!j.loss_known) return;
+  const double bar = j.loss_bar;
+  const std::string criterion = absl::StrCat(
+      "lossy is a sender retransmitting at least ", Percent(bar), " of its segments (",
+      Percent(in.thresholds.min_loss_rate()), " at least, ten times the fabric's typical ",
+      Percent(j.typical_loss), " and three times its upper quartile)");
+  for (uint32_t i = 0; i < in.nodes.size(); ++i) {
+    if (j.loss_blamed[i] == Side::kNone) continue;
+    std::vector<double> mine;
+    for (const PairInput& p : in.pairs) {
+      const bool sends = j.loss_blamed[i] != Side::kReceive, receives = j.loss_blamed[i] != Side::kSend;
+      if ((p.client == i && sends) || (p.server == i && receives)) mine.push_back(p.loss_rate);
+      if ((p.server == i && sends) || (p.client == i && receives)) mine.push_back(p.loss_rate_reverse);
+    }
+    mine.erase(std::remove_if(mine.begin(), mine.end(), [](double x) { return std::isnan(x); }), mine.end());
+    const char* side = j.loss_blamed[i] == Side::kBoth ? "what it sends and receives"
+                       : j.loss_blamed[i] == Side::kSend ? "what it sends"
+                                                          : "what it receives";
+    const std::string& name = in.nodes[i].name;
+    out.nodes[i].verdict = std::max(out.nodes[i].verdict, Verdict::kCritical);
+    v1::Finding f = report::Make(
+        report::kind::kLossyLink, name,
+        absl::StrCat(name, ": ", in.bandwidth_probe, " loses ", side, " with most of its peers: a median ",
+                     Percent(Median(mine)), " of segments retransmitted; ", criterion),
+        report::Level::kAlternate);
+    (*f.mutable_evidence())["loss_rate"] = absl::StrFormat("%.5f", Median(mine));
+    (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.typical_loss);
+    out.findings.push_back(std::move(f));
+  }
+  const SlowNodeLoss slow(in, j.bw_blamed);
+  for (size_t k = 0; k < in.pairs.size(); ++k) {
+    const PairInput& p = in.pairs[k];
+    PairResult& r = out.pairs[k];
+    const bool retested = !in.require_retest || p.attempts >= 2;
+    auto explained = [&](uint32_t from, uint32_t to, double loss) {
+      return Explains(j.loss_blamed, {from, to, true, true}) || slow.Explains(j.bw_blamed, from, to, k, loss);
+    };
+    const bool forward = retested && r.lossy_forward && !explained(p.client, p.server, p.loss_rate);
+    const bool reverse = retested && r.lossy_reverse && !explained(p.server, p.client, p.loss_rate_reverse);
+    if (!forward && !reverse) continue;
+    const std::string& a = in.nodes[p.client].name;
+    const std::string& b = in.nodes[p.server].name;
+    std::vector<std::string> parts, slow;
+    if (forward) parts.push_back(absl::StrCat(a, " -> ", b, " ", Percent(p.loss_rate)));
+    if (reverse) parts.push_back(absl::StrCat(b, " -> ", a, " ", Percent(p.loss_rate_reverse)));
+    // Its slow directions are its loss's (slow_link leaves them to this finding).
+    if (forward && r.slow_forward) slow.push_back(absl::StrFormat("%s -> %s %.2f Gb/s", a, b, p.bw_gbps));
+    if (reverse && r.slow_reverse) slow.push_back(absl::StrFormat("%s -> %s %.2f Gb/s", b, a, p.bw_reverse_gbps));
+    const std::string slow_too =
+        slow.empty() ? ""
+                     : absl::StrFormat("; slow as well (%s against a typical %.2f Gb/s), as TCP is over a lossy link",
+                                       absl::StrJoin(slow, ", "), j.bw.typical);
+    r.verdict = std::max(r.verdict, Verdict::kWarning);
+    v1::Finding f = report::MakePair(
+        report::kind::kLossyLink, a, b,
+        absl::StrCat(in.bandwidth_probe, " retransmitted ", absl::StrJoin(parts, ", "),
+                     " of its segments", slow_too, "; ", criterion));
+    (*f.mutable_evidence())["loss_rate"] = absl::StrFormat("%.5f", forward ? p.loss_rate : p.loss_rate_reverse);
+    (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.typical_loss);
+    (*f.mutable_evidence())["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
+    out.findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace fabricctl::controller
