@@ -9,31 +9,10 @@
 #include "controller/verdict/fleet_split.h"
 #include "controller/verdict/blame.h"
 #include "controller/verdict/paths.h"
+#include "controller/verdict/robust_stats.h"
 
 namespace fabricctl::controller {
 namespace {
-
-constexpr double kMadScale = 1.4826;
-
-// The middle of `values` (lower or upper of the two middles for an even count).
-float MiddleOf(std::vector<float>& values, bool upper) {
-  if (values.empty()) return std::nanf("");
-  const size_t mid = upper ? values.size() / 2 : (values.size() - 1) / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  return values[mid];
-}
-
-// 1.4826 x the MAD around `center` of the values on its good side (at or above it where higher
-// is better, at or below it otherwise; 0 when there are none): the healthy figures' own noise,
-// which faults (they only make figures worse) leave alone, so that faults that are a sizeable
-// share of the figures cannot widen the yardstick they are judged by.
-double GoodSideSpread(const std::vector<double>& values, double center, bool higher_is_better) {
-  std::vector<double> good;
-  for (double x : values) {
-    if (higher_is_better ? x >= center : x <= center) good.push_back(x);
-  }
-  return good.empty() ? 0 : ScaledMad(good, center);
-}
 
 // The fabric's typical figure and spread from per-node figures: the median over nodes of each
 // node's own middle figure (`upper`: bandwidth, higher is better, and the better of an even
@@ -87,7 +66,7 @@ double FastSpread(const std::vector<double>& values, double center) {
 // nodes differ by degrees, the slowest of a continuum is not one, whatever its share of slow
 // pairs. Faults only slow figures down, so the spread comes from the fast side (the medians at
 // or above the center: a few slow nodes in a small fleet do not widen it), and is never taken
-// below what a median of the node's k figures varies by anyway (1.2533 x the figures' own
+// below what a median of the node's k figures varies by anyway (kMedianError x the figures' own
 // fast-side spread / sqrt k). Below an absolute floor (`floor`, 0: none) that the rest of the
 // fabric meets, a node needs no more: the expectation says what slow is. In a split fleet whose
 // slow group is half the nodes or more, the slow group's nodes are no outliers (only the floor
@@ -140,7 +119,7 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const Judged& j, const A
     for (size_t i = 0; i < n; ++i) {
       if (std::isnan(logs[i])) continue;
       const double spread = std::max(
-          node_spread, 1.2533 * figure_spread / std::sqrt(static_cast<double>((*side)[i].size())));
+          node_spread, kMedianError * figure_spread / std::sqrt(static_cast<double>((*side)[i].size())));
       out[i] = out[i] ||
                (relative(i) && (spread > 0 ? (logs[i] - center) / spread < -t.max_robust_z() : logs[i] < center)) ||
                (floor > 0 && std::exp(logs[i]) < floor);
@@ -150,33 +129,6 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const Judged& j, const A
 }
 
 }  // namespace
-
-double NormalQuantileAbove(double q) {
-  // Bisection on the upper tail 0.5 erfc(z / sqrt 2), decreasing in z.
-  double lo = 0, hi = 40;
-  for (int i = 0; i < 100; ++i) {
-    const double mid = (lo + hi) / 2;
-    (0.5 * std::erfc(mid / std::sqrt(2.0)) > q ? lo : hi) = mid;
-  }
-  return (lo + hi) / 2;
-}
-
-double Median(std::vector<double> values) {
-  if (values.empty()) return std::nan("");
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  double upper = values[mid];
-  if (values.size() % 2 == 1) return upper;
-  double lower = *std::max_element(values.begin(), values.begin() + mid);
-  return (lower + upper) / 2;
-}
-
-double ScaledMad(const std::vector<double>& values, double median) {
-  std::vector<double> deviations;
-  deviations.reserve(values.size());
-  for (double v : values) deviations.push_back(std::abs(v - median));
-  return kMadScale * Median(std::move(deviations));
-}
 
 bool Reference::Below(double x, const v1::Thresholds& t) const {
   if (!valid || std::isnan(x)) return false;
@@ -212,8 +164,12 @@ namespace {
 // misses it (then it tells no pair from another).
 double EffectiveFloor(const Judged& j) { return j.bw_floor_missed ? 0 : j.link_floor; }
 
-// The least concurrency a figure may have been taken at to count towards the yardstick: 0.8 x
-// the upper quartile of the known figures' concurrency (0: every figure counts). The sweep's
+// A figure taken with at least this share of a full round's probes running counts as taken
+// under full load (a round missing a pair or two is still full).
+constexpr double kFullLoadShare = 0.8;
+
+// The least concurrency a figure may have been taken at to count towards the yardstick:
+// kFullLoadShare x the upper quartile of the known figures' concurrency (0: every figure counts). The sweep's
 // rounds are planned full; a figure taken with fewer probes running (its round's other pairs
 // failed at once, a re-test, a localisation round) is judged against the yardstick but does
 // not set it where that matters: when the lighter figures are better than the loaded ones by
@@ -228,7 +184,7 @@ double LoadBar(const std::vector<std::pair<float, float>>& figures, bool higher_
   if (loads.empty()) return 0;
   const size_t q = loads.size() * 3 / 4;
   std::nth_element(loads.begin(), loads.begin() + q, loads.end());
-  const double bar = 0.8 * loads[q];
+  const double bar = kFullLoadShare * loads[q];
   std::vector<double> light, loaded;
   for (const auto& [value, c] : figures) (c < bar ? light : loaded).push_back(value);
   if (light.empty() || loaded.empty()) return 0;
@@ -333,7 +289,7 @@ void TailFigures(const AnalysisInput& in, Judged& j, const AnalysisResult& out) 
   for (double x : tails) logs.push_back(std::log(x / j.tail.typical));
   // Tails scatter upwards more than down: the larger of the two-sided spread and the high side's.
   j.tail_log_spread = std::max(ScaledMad(logs, 0), GoodSideSpread(logs, 0, /*higher_is_better=*/true));
-  j.tail_z = std::max(in.thresholds.max_robust_z(), NormalQuantileAbove(0.01 / std::max<size_t>(1, logs.size())));
+  j.tail_z = ChanceBar(in.thresholds.max_robust_z(), logs.size());
 }
 
 // Each pair, each direction: slow against the typical figure or the floor, high latency
@@ -424,8 +380,7 @@ void LinkSpread(const AnalysisInput& in, Judged& j) {
     }
   }
   if (!logs.empty()) j.bw_log_spread = std::max(ScaledMad(logs, 0), FastSpread(logs, 0));
-  j.bw_link_z =
-      std::max(in.thresholds.max_robust_z(), NormalQuantileAbove(0.01 / std::max<size_t>(1, logs.size())));
+  j.bw_link_z = ChanceBar(in.thresholds.max_robust_z(), logs.size());
 }
 
 // Attempts that disagree: a direction whose best figure is not slow while its worst is slow and

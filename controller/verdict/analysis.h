@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "proto/config.pb.h"
+#include "controller/verdict/robust_stats.h"
 #include "proto/finding.pb.h"
 
 namespace fabricctl::controller {
@@ -181,7 +182,7 @@ struct AnalysisResult {
 // fabric's own typical one, never against the best pair (the luckiest measurement):
 //
 // - typical bandwidth: the median over nodes of each node's (upper) median directed figure, so
-//   that fewer than half the nodes being slow cannot move it; spread: 1.4826 x the MAD of the
+//   that fewer than half the nodes being slow cannot move it; spread: kMadScale x the MAD of the
 //   healthy side's figures around it (at or above typical; latency: at or below), so faults
 //   cannot widen their own yardstick. When the nodes' reaches (each one's second-best figure)
 //   split in two (fleet_split.h), the typical figure is the fast group's among itself, the
@@ -212,17 +213,13 @@ struct AnalysisResult {
 //   insufficient_data. A slow direction counts against its link only when it is evidence on
 //   its own: below the expected rate's floor, or a robust outlier on a log scale (ln(figure / typical)
 //   below -z spreads of the unexplained directions, z = max(max_robust_z, the normal quantile
-//   of 0.01 / their number)).
+//   of kChanceLevel / their number)).
 // - an absolute floor (RDMA) or latency ceiling that the typical figure itself misses blames
 //   no node or link: one fabric_degraded finding about the fabric.
 // Also: node_unreachable, probe_failed (refused probes), tcp_fallback, rdma_unavailable, and
 // mtu_mismatch (a node's MTU differs from expect.netdev_mtu, or from the most common one).
 AnalysisResult Analyze(const AnalysisInput& input);
 
-// Robust z-score helpers: median, and MAD scaled by 1.4826 (consistent with the standard
-// deviation for normal data).
-double Median(std::vector<double> values);
-double ScaledMad(const std::vector<double>& values, double median);
 // Whether re-tests agree with a blame: the re-tested pairs stayed bad at least once, and at
 // least as often as they recovered.
 inline bool RetestsAgree(uint32_t stayed, uint32_t recovered) {
@@ -234,8 +231,6 @@ inline bool RetestsAgree(uint32_t stayed, uint32_t recovered) {
 inline bool NodeRetestsAgree(uint32_t stayed, uint32_t recovered, uint32_t bad_pairs) {
   return RetestsAgree(stayed, recovered) && stayed >= std::min<uint32_t>(2, bad_pairs);
 }
-// The z above which a standard normal variable lies with probability q (0 < q < 0.5).
-double NormalQuantileAbove(double q);
 
 }  // namespace fabricctl::controller
 

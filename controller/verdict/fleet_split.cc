@@ -41,7 +41,7 @@ std::vector<double> Reaches(const AnalysisInput& in, const std::vector<char>& ex
   return reach;
 }
 
-// 1.4826 x MAD of `values` around their median; 0 for none.
+// ScaledMad of `values` around their median; 0 for none.
 double SpreadOf(const std::vector<double>& values) {
   return values.empty() ? 0 : ScaledMad(values, Median(values));
 }

@@ -16,7 +16,7 @@ namespace fabricctl::controller {
 struct Reference {
   bool valid = false;
   double typical = 0;
-  double spread = 0;  // 1.4826 x MAD of the good side (fast bandwidth, low latency)
+  double spread = 0;  // GoodSideSpread (fast bandwidth, low latency)
   // Bandwidth below the thresholds: relative_bw of typical, or min_effect below typical and a
   // robust outlier.
   bool Below(double x, const v1::Thresholds& t) const;
@@ -46,13 +46,13 @@ struct Judged {
   // The fabric's typical figure itself misses the absolute floor (or latency ceiling): every
   // pair misses it alike, so it blames no node or link; one fabric_degraded finding says so.
   bool bw_floor_missed = false, lat_ceiling_missed = false;
-  // Spread of ln(figure / typical) over the directions no blamed node explains (1.4826 x MAD
+  // Spread of ln(figure / typical) over the directions no blamed node explains (ScaledMad
   // around 0, or of the fast side's alone where that is larger): bandwidth noise is a ratio,
   // so a single pair is judged on a log scale.
   double bw_log_spread = 0;
   // How many of those spreads below typical one pair's figure must be: max_robust_z, or more
   // where the sweep has so many figures that a healthy one gets that far by chance (a 1 %
-  // chance over the whole sweep, Bonferroni: the normal quantile of 0.01 / figures).
+  // chance over the whole sweep, Bonferroni: ChanceBar).
   double bw_link_z = 0;
   // Whether one direction's figure, already slow, is evidence against its link on its own:
   // below the link rate's floor, or a robust outlier on the log scale.

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "controller/verdict/robust_stats.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -349,19 +350,6 @@ std::vector<Level> TopologyLevels(const AnalysisInput& in) {
 // Lines (log figures) between fast and slow pairs, coarsest first: Otsu's two-class split of
 // the figures, kept only when the classes stand apart (a fabric's noise split in two does
 // not), then the upper class split again the same way.
-// The median of sorted values [begin, end), and 1.4826 x their MAD (through `scratch`).
-// (The upper middle deviation: at these sizes the two middles are the same figure.)
-std::pair<double, double> SortedMedianMad(std::vector<float>::const_iterator begin,
-                                          std::vector<float>::const_iterator end,
-                                          std::vector<float>& scratch) {
-  const size_t n = static_cast<size_t>(end - begin);
-  const double median = n % 2 ? begin[n / 2] : (begin[n / 2 - 1] + begin[n / 2]) / 2.0;
-  scratch.clear();
-  for (auto it = begin; it != end; ++it) scratch.push_back(static_cast<float>(std::abs(*it - median)));
-  std::nth_element(scratch.begin(), scratch.begin() + n / 2, scratch.end());
-  return {median, 1.4826 * scratch[n / 2]};
-}
-
 std::vector<double> SplitLines(std::vector<float> values, const v1::Thresholds& t) {
   std::sort(values.begin(), values.end());
   std::vector<double> lines;
@@ -379,8 +367,8 @@ std::vector<double> SplitLines(std::vector<float> values, const v1::Thresholds& 
       const double between = static_cast<double>(k) * (n - k) * (a - b) * (a - b);
       if (between > best) best = between, cut = k;
     }
-    const double ms = SortedMedianMad(values.begin() + lo, values.begin() + lo + cut, scratch).first;
-    const auto [mf, fast_spread] = SortedMedianMad(values.begin() + lo + cut, values.end(), scratch);
+    const double ms = SortedMedianAndMad(values.begin() + lo, values.begin() + lo + cut, scratch).first;
+    const auto [mf, fast_spread] = SortedMedianAndMad(values.begin() + lo + cut, values.end(), scratch);
     // Apart: the medians by min_effect, and the gap between the slow class's best figure and
     // the fast class's median both min_effect and twice max_robust_z of the fast class's
     // spread (the slow class's best an outlier even below the fast class's worst; how widely
