@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "controller/verdict/blame.h"
+#include "controller/verdict/retests.h"
 #include "probes/catalogue.h"
 
 namespace fabricctl::controller::sweep {
@@ -81,33 +82,24 @@ std::vector<uint32_t> PathRetests(const AnalysisInput& in, const PathFault& f) {
   return picked;
 }
 
-// A pair the first analysis flags: slow, high latency, failed, lossy, or refused.
-bool Bad(const AnalysisInput& in, const AnalysisResult& a, size_t p) {
-  const PairResult& r = a.pairs[p];
-  return r.slow || r.high_latency || r.unreachable || r.lossy_forward || r.lossy_reverse ||
-         in.pairs[p].status == PairStatus::kRefused;
-}
-
-// The nodes the first analysis blames (a straggler, or paths down) and their re-tests so far.
-// A suspect whose re-tests recovered more often than they stayed bad is cleared (it will not be
-// blamed): its flagged pairs are then re-tested like any other, so that no link is named on
-// one measurement. One that the analysis with re-tests required (`confirmed`) blames already
-// needs no more: the sweep stops where the verdict agrees (NodeRetestsAgree: two of its bad
-// pairs stayed bad, where it has two), by the verdict's own count.
+// The nodes the first analysis blames (Suspect: a straggler, or paths down) and their re-tests
+// so far. A suspect whose re-tests recovered more often than they stayed bad is cleared (it
+// will not be blamed): its flagged pairs are then re-tested like any other, so that no link is
+// named on one measurement. One that the analysis with re-tests required (`confirmed`) blames
+// already needs no more: the sweep stops where the verdict agrees (RetestTally::Agree: two of
+// its bad pairs stayed bad, where it has two), by the verdict's own count.
 class Suspects {
  public:
   Suspects(const Fleet& fleet, const AnalysisInput& in, const AnalysisResult& a, const AnalysisResult& confirmed)
-      : a_(a), confirmed_(confirmed), stayed_(fleet.nodes.size(), 0), recovered_(fleet.nodes.size(), 0),
-        bad_(fleet.nodes.size(), 0) {
-    for (size_t p = 0; p < in.pairs.size(); ++p) {
-      const PairInput& pair = in.pairs[p];
-      if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
-      if (pair.status == PairStatus::kNotMeasured || a.pairs[p].path >= 0) continue;
-      for (uint32_t end : {pair.client, pair.server}) {
-        if (Bad(in, a, p)) ++bad_[end];
-        if (pair.attempts >= 2) ++(Bad(in, a, p) ? stayed_ : recovered_)[end];
-      }
-    }
+      : a_(a), confirmed_(confirmed) {
+    tally_ = TallyRetests(
+        in,
+        [&](size_t p) {
+          const PairInput& pair = in.pairs[p];
+          return fleet.nodes[pair.client]->reachable && fleet.nodes[pair.server]->reachable &&
+                 pair.status != PairStatus::kNotMeasured && a.pairs[p].path < 0;
+        },
+        [&](size_t p) { return PairFlagged(in, a, p); });
     sides.assign(fleet.nodes.size(), Side::kNone);
     for (uint32_t i = 0; i < sides.size(); ++i) {
       if (a.nodes[i].straggler && Is(i)) sides[i] = a.nodes[i].side;
@@ -115,28 +107,19 @@ class Suspects {
   }
   // The analyses are held by reference: a temporary would not outlive the constructor.
   Suspects(const Fleet&, const AnalysisInput&, const AnalysisResult&, AnalysisResult&&) = delete;
-  bool Is(uint32_t i) const {
-    const bool cleared = stayed_[i] + recovered_[i] > 0 && !RetestsAgree(stayed_[i], recovered_[i]);
-    return (a_.nodes[i].straggler || a_.nodes[i].path_down) && !cleared;
-  }
+  bool Is(uint32_t i) const { return Suspect(a_.nodes[i]) && !tally_[i].Cleared(); }
   // Its re-tests agree with its blame already: no more of its pairs need measuring. Asked of
   // suspects only (`confirmed` is empty where the first analysis suspects nobody).
-  bool Agree(uint32_t i) const {
-    return Is(i) && (confirmed_.nodes[i].straggler || confirmed_.nodes[i].path_down);
-  }
-  // How many more of its pairs to re-test this pass: as many as it lacks of two that stayed bad
-  // (of one, where it has one bad pair), and at least one.
-  uint32_t Wanted(uint32_t i) const {
-    const uint32_t need = std::min<uint32_t>(2, bad_[i]);
-    return need > stayed_[i] ? need - stayed_[i] : 1;
-  }
+  bool Agree(uint32_t i) const { return Is(i) && Suspect(confirmed_.nodes[i]); }
+  // How many more of its pairs to re-test this pass.
+  uint32_t Wanted(uint32_t i) const { return tally_[i].Wanted(); }
   // The blamed sides of the stragglers among the suspects.
   std::vector<Side> sides;
 
  private:
   const AnalysisResult& a_;
   const AnalysisResult& confirmed_;
-  std::vector<uint32_t> stayed_, recovered_, bad_;
+  std::vector<RetestTally> tally_;
 };
 
 // For each suspect whose re-tests do not agree yet, its least measured bad pairs, as many as it
@@ -180,11 +163,10 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   eager.require_retest = false;
   const AnalysisResult a = Analyze(eager);
   const size_t n = fleet.nodes.size();
-  auto bad = [&](size_t p) { return Bad(in, a, p); };
+  auto bad = [&](size_t p) { return PairFlagged(in, a, p); };
   // The verdict with re-tests required, which says whose re-tests agree: needed only where the
   // first analysis suspects a node (an analysis of a large sweep takes seconds).
-  const bool any_suspect = std::any_of(a.nodes.begin(), a.nodes.end(),
-                                       [](const NodeResult& r) { return r.straggler || r.path_down; });
+  const bool any_suspect = std::any_of(a.nodes.begin(), a.nodes.end(), Suspect);
   const AnalysisResult confirmed = any_suspect ? Analyze(in) : AnalysisResult();
   const Suspects suspects(fleet, in, a, confirmed);
   auto suspect = [&](uint32_t i) { return suspects.Is(i); };

@@ -24,7 +24,7 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
 // The pairs to re-test before a verdict, from an analysis of the figures so far that blames
 // without waiting for re-tests: every bad pair (slow, high latency, failed or refused) that no
 // blamed node explains; and for each blamed node whose re-tests do not yet agree
-// (NodeRetestsAgree: two of its bad pairs re-tested and still bad, with two peers, where it has
+// (RetestTally::Agree: two of its bad pairs re-tested and still bad, with two peers, where it has
 // two), its least measured bad pairs, as many as it still lacks, so that a slow node costs two
 // rounds of re-tests, not one per peer; for each switch-level suspect
 // (a path, uplink or switch) whose re-tests do not yet agree, two of its pairs with different

@@ -9,6 +9,7 @@
 #include "controller/verdict/fleet_split.h"
 #include "controller/verdict/blame.h"
 #include "controller/verdict/paths.h"
+#include "controller/verdict/retests.h"
 #include "controller/verdict/robust_stats.h"
 
 namespace fabricctl::controller {
@@ -35,23 +36,17 @@ Reference TypicalOf(std::vector<std::vector<float>>& by_node, bool upper, NodeMe
   return ref;
 }
 
-// Re-test agreement per node (NodeRetestsAgree): eligible for blame when its re-tested pairs
+// Re-test agreement per node (RetestTally::Agree): eligible for blame when its re-tested pairs
 // stayed bad at least as often as they recovered, twice when it has two bad pairs or more (all
 // nodes, when re-tests are not required).
 std::vector<bool> Eligible(const AnalysisInput& in, const std::vector<char>& bad,
                            const std::vector<char>& measured) {
   const size_t n = in.nodes.size();
   if (!in.require_retest) return std::vector<bool>(n, true);
-  std::vector<uint32_t> stayed(n, 0), recovered(n, 0), bad_pairs(n, 0);
-  for (size_t p = 0; p < in.pairs.size(); ++p) {
-    if (!measured[p]) continue;
-    for (uint32_t end : {in.pairs[p].client, in.pairs[p].server}) {
-      if (bad[p]) ++bad_pairs[end];
-      if (in.pairs[p].attempts >= 2) ++(bad[p] ? stayed : recovered)[end];
-    }
-  }
+  const std::vector<RetestTally> tally =
+      TallyRetests(in, [&](size_t p) { return measured[p] != 0; }, [&](size_t p) { return bad[p] != 0; });
   std::vector<bool> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = NodeRetestsAgree(stayed[i], recovered[i], bad_pairs[i]);
+  for (size_t i = 0; i < n; ++i) out[i] = tally[i].Agree();
   return out;
 }
 

@@ -204,7 +204,7 @@ struct AnalysisResult {
 //   agents are localised the same way (link_unreachable on the node, or on the pair).
 //   With require_retest, a node is blamed only when its re-tested pairs stayed bad at least as
 //   often as they recovered, and two of them at least where it has two bad pairs
-//   (NodeRetestsAgree). A blamed node is an outlier among the nodes: the upper median of
+//   (RetestTally::Agree, retests.h). A blamed node is an outlier among the nodes: the upper median of
 //   what it sends or receives, on a log scale, more than max_robust_z robust spreads (of the
 //   fast side, at least what a median of its figures varies by) below the nodes' upper median
 //   of those medians, or below the expected rate's floor that the typical figure meets.
@@ -219,18 +219,6 @@ struct AnalysisResult {
 // Also: node_unreachable, probe_failed (refused probes), tcp_fallback, rdma_unavailable, and
 // mtu_mismatch (a node's MTU differs from expect.netdev_mtu, or from the most common one).
 AnalysisResult Analyze(const AnalysisInput& input);
-
-// Whether re-tests agree with a blame: the re-tested pairs stayed bad at least once, and at
-// least as often as they recovered.
-inline bool RetestsAgree(uint32_t stayed, uint32_t recovered) {
-  return stayed >= 1 && stayed >= recovered;
-}
-// A node's blame says that it is slow with most of its peers, and one peer's re-test cannot
-// tell the node from the link between them: a node with two bad pairs or more needs two of them
-// to stay bad on re-test (with two peers), and no more to recover than stayed.
-inline bool NodeRetestsAgree(uint32_t stayed, uint32_t recovered, uint32_t bad_pairs) {
-  return RetestsAgree(stayed, recovered) && stayed >= std::min<uint32_t>(2, bad_pairs);
-}
 
 }  // namespace fabricctl::controller
 

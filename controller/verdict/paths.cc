@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "controller/verdict/retests.h"
 #include "controller/verdict/robust_stats.h"
 
 namespace fabricctl::controller {
