@@ -16,12 +16,21 @@ void InitCivetweb() {
   std::call_once(once, [] { mg_init_library(0); });
 }
 
-void Reply(mg_connection* c, int status, const char* reason, const char* type,
-           const std::string& body, bool head, const char* extra_header = "") {
+// An HTTP response: its status line, type and body, and any header more.
+struct Response {
+  int status;
+  const char* reason;
+  const char* type;
+  std::string body;
+  const char* extra_header = "";
+};
+
+// Sends `r` (its headers only, to a HEAD).
+void Reply(mg_connection* c, const Response& r, bool head) {
   mg_printf(c,
             "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
-            status, reason, type, body.size(), extra_header);
-  if (!head) mg_write(c, body.data(), body.size());
+            r.status, r.reason, r.type, r.body.size(), r.extra_header);
+  if (!head) mg_write(c, r.body.data(), r.body.size());
 }
 
 }  // namespace
@@ -31,16 +40,16 @@ int MetricsServer::Handle(mg_connection* connection, void* self) {
   const char* method = request->request_method;
   const bool get = std::strcmp(method, "GET") == 0, head = std::strcmp(method, "HEAD") == 0;
   if (!get && !head) {
-    Reply(connection, 405, "Method Not Allowed", "text/plain", "GET or HEAD /metrics\n", false,
-          "Allow: GET, HEAD\r\n");
+    Reply(connection, {405, "Method Not Allowed", "text/plain", "GET or HEAD /metrics\n", "Allow: GET, HEAD\r\n"},
+          false);
     return 405;
   }
   if (std::strcmp(request->local_uri, "/metrics") != 0) {
-    Reply(connection, 404, "Not Found", "text/plain", "only /metrics is served here\n", head);
+    Reply(connection, {404, "Not Found", "text/plain", "only /metrics is served here\n"}, head);
     return 404;
   }
-  const std::string body = static_cast<MetricsServer*>(self)->render_();
-  Reply(connection, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body, head);
+  Reply(connection, {200, "OK", "text/plain; version=0.0.4; charset=utf-8", static_cast<MetricsServer*>(self)->render_()},
+        head);
   return 200;
 }
 

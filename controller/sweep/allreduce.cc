@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "controller/sweep/context.h"
 #include "controller/sweep/trust.h"
 #include "google/protobuf/util/time_util.h"
 #include "probes/common/stats.h"
@@ -97,28 +98,42 @@ std::vector<RingRun> PlanRings(const v1::SweepRequest& request, const v1::Config
 
 namespace {
 
-// Opens every member's rank at once; the endpoints in ring order, and each start's status.
-void StartRanks(AgentClient& agents, const Fleet& fleet, const RingRun& rr, const v1::ProbeSpec& spec,
-                const std::string& run_id, const std::vector<uint32_t>& first_rank,
-                std::vector<v1::Endpoint>& endpoints, std::vector<absl::Status>& started) {
-  const size_t n = rr.ring.size();
-  endpoints.assign(n, v1::Endpoint());
-  started.assign(n, absl::OkStatus());
+// One group's launch: its ranks and where they run, and what opening them gave.
+struct Launch {
+  AgentClient& agents;
+  const Fleet& fleet;
+  const RingRun& rr;
+  const v1::ProbeSpec& spec;
+  std::string run_id;
+  std::vector<uint32_t> first_rank;  // each member's first rank (FirstRanks)
+  uint32_t world = 0;
+  std::vector<v1::Endpoint> endpoints;  // ring order
+  std::vector<absl::Status> started;    // each member's start
+  bool all_started = false;
+};
+
+// Opens every member's rank at once: the endpoints in ring order, and each start's status.
+void StartRanks(Launch& launch) {
+  const size_t n = launch.rr.ring.size();
+  launch.endpoints.assign(n, v1::Endpoint());
+  launch.started.assign(n, absl::OkStatus());
   std::vector<std::thread> threads;
   for (size_t r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
+    threads.emplace_back([&launch, r] {
       v1::StartProbeServerRequest start;
-      *start.mutable_spec() = spec;
-      start.set_run_id(run_id);
-      start.set_rank(first_rank[r]);
-      const Node& node = *fleet.nodes[rr.ring[r]];
-      auto response = agents.StartProbeServer(node.address, start, kStartTimeout);
-      started[r] = response.status();
-      if (response.ok()) started[r] = OwnAddress(node, response->endpoint().address());
-      if (started[r].ok()) endpoints[r] = response->endpoint();
+      *start.mutable_spec() = launch.spec;
+      start.set_run_id(launch.run_id);
+      start.set_rank(launch.first_rank[r]);
+      const Node& node = *launch.fleet.nodes[launch.rr.ring[r]];
+      auto response = launch.agents.StartProbeServer(node.address, start, kStartTimeout);
+      launch.started[r] = response.status();
+      if (response.ok()) launch.started[r] = OwnAddress(node, response->endpoint().address());
+      if (launch.started[r].ok()) launch.endpoints[r] = response->endpoint();
     });
   }
   for (auto& t : threads) t.join();
+  launch.all_started = std::all_of(launch.started.begin(), launch.started.end(),
+                                   [](const absl::Status& s) { return s.ok(); });
 }
 
 // Combines the ranks' results into the group's (nccl-tests averages the time across ranks; a
@@ -220,33 +235,32 @@ void Describe(const Fleet& fleet, const RingRun& rr, const v1::ProbeSpec& spec, 
   }
 }
 
-// What the rank ran (with every rank started), or why not; `stand_down` when it was stopped
+// What member `r` ran (with every rank started), or why not; `stand_down` when it was stopped
 // because another rank could not start.
-v1::ProbeResult RunRank(AgentClient& agents, Node& node, const RingRun& rr, size_t r,
-                        const v1::ProbeSpec& spec, const std::string& run_id,
-                        const std::vector<v1::Endpoint>& endpoints, uint32_t first_rank,
-                        uint32_t world, absl::Status started, bool all_started, double max_gbps,
-                        char* stand_down) {
+v1::ProbeResult RunRank(const Launch& launch, size_t r, Node& node, char* stand_down) {
+  const RingRun& rr = launch.rr;
+  const v1::ProbeSpec& spec = launch.spec;
   v1::ProbeResult out;
   out.set_kind(v1::ALLREDUCE);
   out.set_node(node.name);
-  absl::Status s = started;
-  if (s.ok() && all_started) {
+  absl::Status s = launch.started[r];
+  if (s.ok() && launch.all_started) {
     v1::RunLocalProbeRequest run;
     *run.mutable_spec() = spec;
-    run.set_run_id(run_id);
-    run.set_rank(first_rank);
-    for (const auto& e : endpoints) *run.add_ranks() = e;
+    run.set_run_id(launch.run_id);
+    run.set_rank(launch.first_rank[r]);
+    for (const auto& e : launch.endpoints) *run.add_ranks() = e;
     if (rr.nccl) {
-      run.set_world_size(world);
+      run.set_world_size(launch.world);
       run.set_local_ranks(rr.gpus[r]);
     }
     const absl::Duration timeout =
         absl::Microseconds(google::protobuf::util::TimeUtil::DurationToMicroseconds(spec.timeout()));
-    auto response = agents.RunLocalProbe(node.address, run, timeout + kRpcSlack);
+    auto response = launch.agents.RunLocalProbe(node.address, run, timeout + kRpcSlack);
     if (response.ok()) {
       out = response->result();
       // NCCL's ranks of one node share its NICs and NVLink: up to one fastest link each.
+      const double max_gbps = launch.fleet.max_gbps;
       AcceptResult(node.name, spec, rr.nccl ? max_gbps * std::max<uint32_t>(1, rr.gpus[r]) : max_gbps, &out);
       out.set_node(node.name);
       return out;
@@ -256,8 +270,8 @@ v1::ProbeResult RunRank(AgentClient& agents, Node& node, const RingRun& rr, size
     // Some rank could not start: free this one's slot, also where its own start failed here
     // but may still finish there (a late answer); unknown runs are NotFound.
     v1::StopProbeServerRequest stop;
-    stop.set_run_id(run_id);
-    (void)agents.StopProbeServer(node.address, stop, kStopTimeout);
+    stop.set_run_id(launch.run_id);
+    (void)launch.agents.StopProbeServer(node.address, stop, kStopTimeout);
     if (s.ok()) {
       s = absl::AbortedError("another rank could not start");
       *stand_down = 1;
@@ -271,47 +285,42 @@ v1::ProbeResult RunRank(AgentClient& agents, Node& node, const RingRun& rr, size
 
 }  // namespace
 
-void RunRing(AgentClient& agents, Fleet& fleet, RoundRunner& runner, const v1::ProbeSpec& spec,
-             size_t index, size_t groups, const ProgressFn& progress, RingRun& rr) {
-  const std::string run_id = absl::StrCat("s", runner.sweep_id(), "-allreduce-", index);
+void RunRing(AgentClient& agents, SweepContext& sweep, const v1::ProbeSpec& spec, size_t index) {
+  RoundRunner& runner = sweep.runners.rail(0);
+  Fleet& fleet = sweep.fleet;
+  RingRun& rr = sweep.rings[index];
+  Launch launch{agents, fleet, rr, spec, absl::StrCat("s", runner.sweep_id(), "-allreduce-", index)};
   const size_t n = rr.ring.size();
-  std::vector<uint32_t> first_rank;
-  const uint32_t world = FirstRanks(rr, &first_rank);
+  launch.world = FirstRanks(rr, &launch.first_rank);
   v1::ProbeResult& collective = rr.outcome.collective;
-  Describe(fleet, rr, spec, world, collective);
+  Describe(fleet, rr, spec, launch.world, collective);
   if (!rr.skipped.empty()) {
     collective.set_outcome(v1::PROBE_SKIPPED);
     collective.set_reason(rr.skipped);
     runner.StoreExtra(collective);
     return;
   }
-  std::vector<v1::Endpoint> endpoints;
-  std::vector<absl::Status> started;
-  StartRanks(agents, fleet, rr, spec, run_id, first_rank, endpoints, started);
-  const bool all_started =
-      std::all_of(started.begin(), started.end(), [](const absl::Status& s) { return s.ok(); });
+  StartRanks(launch);
   rr.outcome.rank_results.assign(n, v1::ProbeResult());
   std::vector<char> stand_down(n, 0);
   std::vector<std::thread> threads;
   for (size_t r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
-      rr.outcome.rank_results[r] =
-          RunRank(agents, *fleet.nodes[rr.ring[r]], rr, r, spec, run_id, endpoints, first_rank[r],
-                  world, started[r], all_started, fleet.max_gbps, &stand_down[r]);
+      rr.outcome.rank_results[r] = RunRank(launch, r, *fleet.nodes[rr.ring[r]], &stand_down[r]);
     });
   }
   for (auto& t : threads) t.join();
-  Combine(rr, world, stand_down, collective);
+  Combine(rr, launch.world, stand_down, collective);
   runner.StoreExtra(collective);
-  if (progress) {
+  if (sweep.progress) {
     v1::SweepEvent event;
     auto* e = event.mutable_round();
     e->set_round(static_cast<uint32_t>(index + 1));
-    e->set_rounds(static_cast<uint32_t>(groups));
+    e->set_rounds(static_cast<uint32_t>(sweep.rings.size()));
     e->set_pairs(static_cast<uint32_t>(n));
     e->set_pairs_failed(collective.outcome() == v1::PROBE_OK ? 0 : 1);
     e->set_phase("allreduce");
-    progress(event);
+    sweep.progress(event);
   }
 }
 

@@ -13,6 +13,8 @@
 
 namespace fabricctl::controller::sweep {
 
+struct SweepContext;
+
 // One all-reduce group of a sweep and how it runs.
 struct RingRun {
   std::vector<uint32_t> ring;  // fleet node index of each member, ring order
@@ -36,8 +38,7 @@ std::vector<RingRun> PlanRings(const v1::SweepRequest& request, const v1::Config
 // (RunLocalProbe); when a rank cannot start, the others are stopped. The ranks' figures are
 // combined as nccl-tests does (times averaged over ranks, wrong elements added); the result is
 // stored. `index` numbers the group in run ids and progress events.
-void RunRing(AgentClient& agents, Fleet& fleet, RoundRunner& runner, const v1::ProbeSpec& spec,
-             size_t index, size_t groups, const ProgressFn& progress, RingRun& ring);
+void RunRing(AgentClient& agents, SweepContext& sweep, const v1::ProbeSpec& spec, size_t index);
 
 }  // namespace fabricctl::controller::sweep
 

@@ -140,17 +140,14 @@ AnalysisInput BuildRailInput(const Fleet& fleet, const SweepSpecs& specs, const 
   return in;
 }
 
-RailRunners::RailRunners(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
-                         const std::vector<RailPlan>& rails, std::vector<bool> reverse,
-                         uint32_t max_parallel_pairs, ProgressFn progress,
-                         const std::atomic<bool>* stop, absl::Duration inventory_timeout)
-    : agents_(agents), fleet_(fleet), progress_(std::move(progress)), stop_(stop),
-      inventory_timeout_(inventory_timeout) {
+RailRunners::RailRunners(AgentClient& agents, Fleet& fleet, const std::vector<RailPlan>& rails,
+                         RoundSettings settings)
+    : agents_(agents), fleet_(fleet), progress_(settings.progress), stop_(settings.stop),
+      inventory_timeout_(settings.inventory_timeout) {
   const uint32_t share =
-      std::max<uint32_t>(1, max_parallel_pairs / std::max<size_t>(1, rails.size()));
+      std::max<uint32_t>(1, settings.max_parallel_pairs / std::max<size_t>(1, rails.size()));
   for (const RailPlan& rail : rails) {
-    runners_.push_back(
-        std::make_unique<RoundRunner>(agents, store, sweep_id, fleet, rail.specs, reverse, share, load_));
+    runners_.push_back(std::make_unique<RoundRunner>(agents, fleet, settings, rail.specs, share, load_));
     runners_.back()->PlaceOnRail(rail.name, rail.absent);
   }
 }

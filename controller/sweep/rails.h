@@ -65,10 +65,8 @@ v1::RailState RailStateOf(const v1::NodeInventory& inventory, const v1::Rail& ra
 // round.
 class RailRunners {
  public:
-  RailRunners(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
-              const std::vector<RailPlan>& rails, std::vector<bool> reverse,
-              uint32_t max_parallel_pairs, ProgressFn progress, const std::atomic<bool>* stop,
-              absl::Duration inventory_timeout);
+  RailRunners(AgentClient& agents, Fleet& fleet, const std::vector<RailPlan>& rails,
+              RoundSettings settings);
 
   // `by_rail[i]`: rail i's rounds (a rail with fewer rounds sits out the later ones). No round
   // after the first `must_run` (at least one) starts at or past `stop_after`. Returns how many

@@ -70,11 +70,19 @@ bool Better(const v1::ProbeResult& candidate, const v1::ProbeResult& kept) {
 
 namespace {
 
+// What one measurement of a pair is: its probe, its run's id, its deadline, and the most
+// bandwidth a result may claim.
+struct Measurement {
+  const v1::ProbeSpec& spec;
+  std::string run_id;
+  absl::Duration timeout;
+  double max_gbps;
+};
+
 // One attempt at the pair; RESOURCE_EXHAUSTED (an agent busy with another run's probe) is
 // returned for the caller to wait and try again.
 absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, Node& server,
-                                            const v1::ProbeSpec& spec, const std::string& run_id,
-                                            absl::Duration timeout, double max_gbps);
+                                            const Measurement& m);
 
 }  // namespace
 
@@ -86,9 +94,8 @@ v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
   const absl::Time give_up = absl::Now() + std::max(timeout, absl::Seconds(1));
   absl::Duration pause = absl::Milliseconds(100);
   for (uint32_t attempt = 0;; ++attempt) {
-    auto result = MeasureOnce(agents, client, server, spec,
-                              attempt == 0 ? run_id : absl::StrCat(run_id, "-w", attempt), timeout,
-                              max_gbps);
+    auto result = MeasureOnce(agents, client, server,
+                              {spec, attempt == 0 ? run_id : absl::StrCat(run_id, "-w", attempt), timeout, max_gbps});
     if (result.ok()) return *std::move(result);
     // Busy: wait for the other run's probe to end, within the pair's own budget.
     if (absl::Now() + pause >= give_up) {
@@ -109,8 +116,9 @@ v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
 namespace {
 
 absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, Node& server,
-                                            const v1::ProbeSpec& spec, const std::string& run_id,
-                                            absl::Duration timeout, double max_gbps) {
+                                            const Measurement& m) {
+  const v1::ProbeSpec& spec = m.spec;
+  const std::string& run_id = m.run_id;
   v1::ProbeResult result;
   result.set_kind(spec.kind());
   result.set_node(client.name);
@@ -146,7 +154,7 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
   run.set_run_id(run_id);
   run.set_peer(server.name);
   *run.mutable_server() = started->endpoint();
-  auto ran = agents.RunProbeClient(client.address, run, timeout + kRpcSlack);
+  auto ran = agents.RunProbeClient(client.address, run, m.timeout + kRpcSlack);
 
   v1::StopProbeServerRequest stop;
   stop.set_run_id(run_id);
@@ -156,7 +164,7 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
   if (absl::IsResourceExhausted(ran.status())) return ran.status();
   if (!ran.ok()) return fail(client, "client half", ran.status());
   v1::ProbeResult measured = ran->result();
-  AcceptResult(client.name, spec, max_gbps, &measured);
+  AcceptResult(client.name, spec, m.max_gbps, &measured);
   measured.set_node(client.name);
   measured.set_peer(server.name);
   *measured.mutable_started() = result.started();
@@ -175,15 +183,14 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
 
 }  // namespace
 
-RoundRunner::RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
-                         std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
-                         uint32_t max_parallel_pairs, LoadMeter& load)
+RoundRunner::RoundRunner(AgentClient& agents, Fleet& fleet, const RoundSettings& settings,
+                         std::vector<v1::ProbeSpec> specs, uint32_t max_parallel_pairs, LoadMeter& load)
     : agents_(agents),
-      store_(store),
-      sweep_id_(sweep_id),
+      store_(*settings.store),
+      sweep_id_(settings.sweep_id),
       fleet_(fleet),
       specs_(std::move(specs)),
-      reverse_(std::move(reverse)),
+      reverse_(settings.reverse),
       max_parallel_pairs_(std::max<uint32_t>(1, max_parallel_pairs)),
       load_(load) {}
 

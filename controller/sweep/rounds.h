@@ -77,16 +77,29 @@ v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
 // failure; the better measurement beats the worse (a re-test that recovers was a transient).
 bool Better(const v1::ProbeResult& candidate, const v1::ProbeResult& kept);
 
+// Where a sweep's results go and how its rounds run.
+struct RoundSettings {
+  Store* store = nullptr;  // every result is written here, under `sweep_id`
+  int64_t sweep_id = 0;
+  // reverse[k]: measure the sweep's spec k from server to client too (the bandwidth probes).
+  std::vector<bool> reverse;
+  uint32_t max_parallel_pairs = 256;  // a sweep's pairs measured at once, every rail's together
+  ProgressFn progress;                // one event per round (RailRunners)
+  const std::atomic<bool>* stop = nullptr;  // no round starts once it is set
+  // How long a node whose RPCs failed in transport may take to say it is still there.
+  absl::Duration inventory_timeout = absl::Seconds(5);
+};
+
 // Measures rounds of pairs through the agents and keeps, per pair, the best result of each
 // probe. Every result is written to the store as it arrives. Rounds are numbered in the order
 // they run (the plan's, then re-tests, then localisation, then the collectives).
 class RoundRunner {
  public:
-  // `reverse[k]`: measure specs[k] from server to client too (the bandwidth probes). Every
-  // result records the concurrency `load` saw during it (shared by a sweep's rails).
-  RoundRunner(AgentClient& agents, Store& store, int64_t sweep_id, Fleet& fleet,
-              std::vector<v1::ProbeSpec> specs, std::vector<bool> reverse,
-              uint32_t max_parallel_pairs, LoadMeter& load);
+  // `specs`: the probes of every pair, `max_parallel_pairs` of them at once (this runner's
+  // share of the settings'). Every result records the concurrency `load` saw during it (shared
+  // by a sweep's rails).
+  RoundRunner(AgentClient& agents, Fleet& fleet, const RoundSettings& settings,
+              std::vector<v1::ProbeSpec> specs, uint32_t max_parallel_pairs, LoadMeter& load);
 
   // One round: max_parallel_pairs pairs at once, each of that many threads taking the next
   // pair as soon as it has finished one (no batches: a round of more pairs than that takes

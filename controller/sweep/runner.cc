@@ -15,6 +15,7 @@
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/allreduce.h"
 #include "controller/sweep/assemble.h"
+#include "controller/sweep/context.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/retest_plan.h"
 #include "controller/sweep/plan.h"
@@ -90,11 +91,12 @@ size_t RoundsHolding(const std::vector<Round>& rounds, const std::set<Pair>& wan
 // that decides a suspect node's or a switch element's verdict (RetestPairs lists them first),
 // run whatever they cost; the others only while the budget lasts; what is left over is
 // counted.
-sweep::RetestStats SweepRunner::Retest(sweep::RailRunners& runners,
-                                       const std::vector<sweep::RailPlan>& rails, sweep::Fleet& fleet,
-                                       const sweep::SweepSpecs& specs, const v1::Config& config,
-                                       absl::Duration measuring) {
-  sweep::RetestStats stats;
+void SweepRunner::Retest(sweep::SweepContext& sweep, absl::Duration measuring) {
+  const v1::Config& config = sweep.config;
+  const sweep::SweepSpecs& specs = sweep.specs;
+  sweep::Fleet& fleet = sweep.fleet;
+  sweep::RailRunners& runners = sweep.runners;
+  sweep::RetestStats& stats = sweep.retests;
   stats.budget = measuring * config.sweep().retest_budget();
   const uint32_t retests = config.sweep().retests();
   sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
@@ -105,7 +107,7 @@ sweep::RetestStats SweepRunner::Retest(sweep::RailRunners& runners,
     for (size_t r = 0; r < runners.size(); ++r) {
       std::vector<const sweep::PairRun*> ordered;
       const AnalysisInput in =
-          sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r), &ordered);
+          sweep::BuildRailInput(fleet, specs, config, sweep.rails[r], runners.rail(r), &ordered);
       bool rail_bandwidth_only = false;
       size_t deciding = 0;
       const std::vector<Pair> pairs = sweep::RetestPairs(fleet, in, ordered, &rail_bandwidth_only, &deciding);
@@ -130,7 +132,6 @@ sweep::RetestStats SweepRunner::Retest(sweep::RailRunners& runners,
     Logger("sweep")->warn("re-tests: {} flagged pairs not measured again: the budget of {} was spent",
                           stats.skipped(), absl::FormatDuration(stats.budget));
   }
-  return stats;
 }
 
 SweepRunner::SweepRunner(Store* store, std::shared_ptr<grpc::ChannelCredentials> credentials,
@@ -296,9 +297,10 @@ void SweepRunner::CheckNodes(const v1::SweepRequest& request, const sweep::Sweep
   }
 }
 
-void SweepRunner::ConfirmLocalised(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
-                                   sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
-                                   const v1::Config& config, sweep::RetestStats& stats) {
+void SweepRunner::ConfirmLocalised(sweep::SweepContext& sweep) {
+  const v1::Config& config = sweep.config;
+  sweep::RailRunners& runners = sweep.runners;
+  sweep::RetestStats& stats = sweep.retests;
   const uint32_t retests = config.sweep().retests();
   if (retests == 0 || stopping_) return;
   std::vector<std::vector<Round>> by_rail(runners.size());
@@ -306,9 +308,9 @@ void SweepRunner::ConfirmLocalised(sweep::RailRunners& runners, const std::vecto
   for (size_t r = 0; r < runners.size(); ++r) {
     std::vector<const sweep::PairRun*> ordered;
     const AnalysisInput in =
-        sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r), &ordered);
+        sweep::BuildRailInput(sweep.fleet, sweep.specs, config, sweep.rails[r], runners.rail(r), &ordered);
     size_t deciding = 0;
-    std::vector<Pair> pairs = sweep::RetestPairs(fleet, in, ordered, nullptr, &deciding);
+    std::vector<Pair> pairs = sweep::RetestPairs(sweep.fleet, in, ordered, nullptr, &deciding);
     pairs.resize(std::min(pairs.size(), deciding));
     // Only what was measured once: the re-test passes had the others.
     std::set<Pair> once;
@@ -328,47 +330,46 @@ void SweepRunner::ConfirmLocalised(sweep::RailRunners& runners, const std::vecto
   stats.Count(by_rail, ran);
 }
 
-absl::Status SweepRunner::Measure(const v1::SweepRequest& request, const v1::Config& config,
-                                  const sweep::SweepSpecs& specs, const sweep::Plan& plan,
-                                  sweep::Fleet& fleet, const std::vector<sweep::RailPlan>& rails,
-                                  sweep::RailRunners& runners, std::vector<sweep::RingRun>& rings,
-                                  const sweep::ProgressFn& progress, sweep::RetestStats& retest_stats) {
+absl::Status SweepRunner::Measure(sweep::SweepContext& sweep) {
+  const v1::Config& config = sweep.config;
+  sweep::Fleet& fleet = sweep.fleet;
+  sweep::RailRunners& runners = sweep.runners;
   const absl::Time measuring = absl::Now();
-  runners.RunAll(plan.rounds, 1, "measure");
-  retest_stats = Retest(runners, rails, fleet, specs, config, absl::Now() - measuring);
+  runners.RunAll(sweep.plan.rounds, 1, "measure");
+  Retest(sweep, absl::Now() - measuring);
   if (stopping_) return absl::CancelledError("cancelled");
   // The collectives run over the first rail's runner (their results are the node's, not a rail's).
-  if (specs.allreduce) rings = sweep::PlanRings(request, config, fleet);
-  for (size_t g = 0; g < rings.size() && !stopping_; ++g) {
-    auto spec = sweep::AllreduceSpec(request, config, specs.pair_timeout, rings[g].nccl, rings[g].rdma);
+  if (sweep.specs.allreduce) sweep.rings = sweep::PlanRings(sweep.request, config, fleet);
+  for (size_t g = 0; g < sweep.rings.size() && !stopping_; ++g) {
+    auto spec = sweep::AllreduceSpec(sweep.request, config, sweep.specs.pair_timeout, sweep.rings[g].nccl,
+                                     sweep.rings[g].rdma);
     if (!spec.ok()) return spec.status();
-    sweep::RunRing(*agents_, fleet, runners.rail(0), *spec, g, rings.size(), progress, rings[g]);
+    sweep::RunRing(*agents_, sweep, *spec, g);
   }
-  if (!rings.empty()) sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, true);
+  if (!sweep.rings.empty()) sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, true);
   // Localise what the analysis so far cannot place, on each rail: as many rounds as a node
   // needs peers to be judged (min_node_pairs) always run, with the good nodes taken in turn
   // that is about every end's; later ones spend what is left of the re-tests' budget.
   std::vector<std::vector<Round>> by_rail(runners.size());
   for (size_t r = 0; r < runners.size(); ++r) {
-    AnalysisInput in = sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r));
+    AnalysisInput in = sweep::BuildRailInput(fleet, sweep.specs, config, sweep.rails[r], runners.rail(r));
     by_rail[r] = PackRounds(sweep::LocalisationPairs(fleet, in, Analyze(in), runners.rail(r)));
   }
+  sweep::RetestStats& stats = sweep.retests;
   const absl::Time start = absl::Now();
-  const size_t ran = runners.Run(by_rail, 1, "localise", nullptr, start + (retest_stats.budget - retest_stats.spent),
+  const size_t ran = runners.Run(by_rail, 1, "localise", nullptr, start + (stats.budget - stats.spent),
                                  std::max<uint32_t>(1, config.thresholds().min_node_pairs()));
-  retest_stats.spent += absl::Now() - start;
-  retest_stats.Count(by_rail, ran);
-  if (ran > 0) ConfirmLocalised(runners, rails, fleet, specs, config, retest_stats);
+  stats.spent += absl::Now() - start;
+  stats.Count(by_rail, ran);
+  if (ran > 0) ConfirmLocalised(sweep);
   if (stopping_) return absl::CancelledError("cancelled");
   return absl::OkStatus();
 }
 
-v1::Report SweepRunner::Judge(const v1::SweepRequest& request, const v1::Config& config,
-                              const sweep::SweepSpecs& specs, const sweep::Fleet& fleet,
-                              const std::vector<sweep::RailPlan>& rails,
-                              const sweep::RailRunners& runners, std::vector<sweep::RingRun>& rings,
-                              const v1::Report& baseline, const v1::SweepInfo& info,
-                              absl::Time started, const sweep::RetestStats& retests) {
+v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
+  const v1::Config& config = sweep.config;
+  const sweep::Fleet& fleet = sweep.fleet;
+  const std::vector<sweep::RailPlan>& rails = sweep.rails;
   // Each rail judged on its own, then the rails' verdicts combined (CombineRails).
   std::vector<sweep::RailOutcome> outcomes(rails.size());
   std::vector<RailVerdict> verdicts;
@@ -377,7 +378,7 @@ v1::Report SweepRunner::Judge(const v1::SweepRequest& request, const v1::Config&
     o.rail = rails[r].name;
     o.absent = rails[r].absent;
     o.absent_reason = rails[r].absent_reason;
-    o.input = sweep::BuildRailInput(fleet, specs, config, rails[r], runners.rail(r), &o.pairs);
+    o.input = sweep::BuildRailInput(fleet, sweep.specs, config, rails[r], sweep.runners.rail(r), &o.pairs);
     o.analysis = Analyze(o.input);
     RailVerdict v{rails[r].name, rails[r].netdev, o.analysis.findings, {}, {}};
     for (uint32_t i = 0; i < rails[r].absent.size(); ++i) {
@@ -386,9 +387,9 @@ v1::Report SweepRunner::Judge(const v1::SweepRequest& request, const v1::Config&
     }
     verdicts.push_back(std::move(v));
   }
-  sweep::SweepOutcome outcome{&fleet, &outcomes, &rings, CombineRails(verdicts), retests};
+  sweep::SweepOutcome outcome{&fleet, &outcomes, &sweep.rings, CombineRails(verdicts), sweep.retests};
   const AnalysisInput& first = outcomes[0].input;
-  for (sweep::RingRun& rr : rings) {
+  for (sweep::RingRun& rr : sweep.rings) {
     for (const PairInput& pair : first.pairs) {
       const auto& ring = rr.ring;
       if (!std::isnan(pair.bw_gbps) && std::count(ring.begin(), ring.end(), pair.client) &&
@@ -398,13 +399,13 @@ v1::Report SweepRunner::Judge(const v1::SweepRequest& request, const v1::Config&
     }
     for (auto& f : JudgeAllreduce(rr.outcome, config.thresholds())) outcome.findings.push_back(f);
   }
-  if (request.baseline_sweep_id() != 0) {
-    for (auto& f : Regressions(baseline, request.baseline_sweep_id(), PairFigures(fleet, outcomes),
+  if (sweep.request.baseline_sweep_id() != 0) {
+    for (auto& f : Regressions(sweep.baseline, sweep.request.baseline_sweep_id(), PairFigures(fleet, outcomes),
                                config.thresholds().relative_bw(), first.bandwidth_probe)) {
       outcome.findings.push_back(f);
     }
   }
-  return sweep::AssembleReport(outcome, config, info, started, options_.now());
+  return sweep::AssembleReport(outcome, config, sweep.info, sweep.started, options_.now());
 }
 
 absl::StatusOr<v1::Report> SweepRunner::RunStages(
@@ -436,15 +437,14 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   Logger("sweep")->info("sweep {}: {} nodes ({} reachable), {} rounds, probes {}", sweep_id,
                         fleet.nodes.size(), fleet.Live().size(), plan.rounds.size(),
                         specs.specs.size());
-  sweep::RailRunners runners(*agents_, *store_, sweep_id, fleet, rails,
-                             specs.ReverseFlags(config.sweep().both_directions()),
-                             options_.max_parallel_pairs, progress, &stopping_,
-                             options_.inventory_timeout);
-  std::vector<sweep::RingRun> rings;
-  sweep::RetestStats retests;
-  RETURN_IF_ERROR(Measure(request, config, specs, plan, fleet, rails, runners, rings, progress, retests));
-  v1::Report report =
-      Judge(request, config, specs, fleet, rails, runners, rings, baseline, info, started, retests);
+  sweep::RailRunners runners(*agents_, fleet, rails,
+                             {store_, sweep_id, specs.ReverseFlags(config.sweep().both_directions()),
+                              options_.max_parallel_pairs, progress, &stopping_, options_.inventory_timeout});
+  const sweep::ProgressFn progress_fn = progress;
+  sweep::SweepContext sweep{request, config, specs, fleet, plan, rails, runners, progress_fn, info, started,
+                            std::move(baseline)};
+  RETURN_IF_ERROR(Measure(sweep));
+  v1::Report report = MakeReport(sweep);
   // A full disk (or any store failure) now loses the history's copy, not the verdict: the
   // report still goes to the client, and the sweep stays as far as it was written (the next
   // start marks it interrupted).

@@ -23,14 +23,9 @@ namespace fabricctl::controller {
 
 namespace sweep {
 class AgentClient;
-class RailRunners;
 struct Fleet;
-struct RailPlan;
-struct Plan;
-struct RetestStats;
-struct RingRun;
+struct SweepContext;
 struct SweepSpecs;
-using ProgressFn = std::function<void(const v1::SweepEvent&)>;
 }
 
 struct SweepOptions {
@@ -96,29 +91,20 @@ class SweepRunner {
   absl::StatusOr<v1::Report> RunStages(const v1::SweepRequest& request,
                                        const std::vector<StoredNode>& nodes,
                                        const std::function<void(const v1::SweepEvent&)>& progress);
-  sweep::RetestStats Retest(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
-                            sweep::Fleet& fleet, const sweep::SweepSpecs& specs,
-                            const v1::Config& config, absl::Duration measuring);
-  // One pass more, after localisation, of the pairs measured once (the localisation's) that
-  // decide a suspect node's or a switch element's verdict, when re-tests are on.
-  void ConfirmLocalised(sweep::RailRunners& runners, const std::vector<sweep::RailPlan>& rails,
-                        sweep::Fleet& fleet, const sweep::SweepSpecs& specs, const v1::Config& config,
-                        sweep::RetestStats& stats);
-  // RunStages' steps: who answers and what they are (audits, gpu_copy); the rounds, re-tests,
-  // all-reduce groups and localisation; the verdict and the report.
+  // RunStages' steps, each borrowing the sweep in progress: who answers and what they are
+  // (audits, gpu_copy); the rounds, re-tests, all-reduce groups and localisation; the verdict
+  // and the report.
   void CheckNodes(const v1::SweepRequest& request, const sweep::SweepSpecs& specs,
                   sweep::Fleet& fleet);
-  absl::Status Measure(const v1::SweepRequest& request, const v1::Config& config,
-                       const sweep::SweepSpecs& specs, const sweep::Plan& plan, sweep::Fleet& fleet,
-                       const std::vector<sweep::RailPlan>& rails, sweep::RailRunners& runners,
-                       std::vector<sweep::RingRun>& rings, const sweep::ProgressFn& progress,
-                       sweep::RetestStats& retest_stats);
-  v1::Report Judge(const v1::SweepRequest& request, const v1::Config& config,
-                   const sweep::SweepSpecs& specs, const sweep::Fleet& fleet,
-                   const std::vector<sweep::RailPlan>& rails, const sweep::RailRunners& runners,
-                   std::vector<sweep::RingRun>& rings,
-                   const v1::Report& baseline, const v1::SweepInfo& info, absl::Time started,
-                   const sweep::RetestStats& retests);
+  absl::Status Measure(sweep::SweepContext& sweep);
+  // Re-tests what the figures so far flag, within a budget: a share of `measuring`, the time
+  // the measuring rounds took.
+  void Retest(sweep::SweepContext& sweep, absl::Duration measuring);
+  // One pass more, after localisation, of the pairs measured once (the localisation's) that
+  // decide a suspect node's or a switch element's verdict, when re-tests are on.
+  void ConfirmLocalised(sweep::SweepContext& sweep);
+  // The verdict of every rail, the all-reduce groups and the baseline, as a report.
+  v1::Report MakeReport(sweep::SweepContext& sweep);
 
   Store* store_;
   std::unique_ptr<sweep::AgentClient> agents_;
