@@ -71,7 +71,7 @@ int Run(uint32_t n) {
           (p.first == slow_link.second && p.second == slow_link.first)) {
         bw = 250.0f;
       }
-      pair.bw_gbps = bw;
+      pair.forward.bw_gbps = bw;
       pair.lat_us = 3.0f + noise(random) * 0.05f;
       in.pairs.push_back(pair);
     }
@@ -146,8 +146,8 @@ int RunTopology(uint32_t n) {
                                (groups[0][p.second] == static_cast<int32_t>(slow_leaf));
       float bw = across_slow ? 120.0f : 390.0f;
       if (p.first == straggler || p.second == straggler) bw = std::min(bw, 180.0f);
-      pair.bw_gbps = bw + noise(random);
-      pair.bw_reverse_gbps = bw + noise(random);
+      pair.forward.bw_gbps = bw + noise(random);
+      pair.reverse.bw_gbps = bw + noise(random);
       in.pairs.push_back(pair);
     }
   }
@@ -200,8 +200,8 @@ int RunRails(uint32_t n, uint32_t rails) {
         pair.client = p.first;
         pair.server = p.second;
         const float bw = r == slow_rail && (p.first == slow_node || p.second == slow_node) ? 180.0f : 390.0f;
-        pair.bw_gbps = bw + noise(random);
-        pair.bw_reverse_gbps = bw + noise(random);
+        pair.forward.bw_gbps = bw + noise(random);
+        pair.reverse.bw_gbps = bw + noise(random);
         in.pairs.push_back(pair);
       }
     }

@@ -78,27 +78,21 @@ NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Confi
 // server to client) and latency; NaN where not measured.
 void FiguresOf(const PairRun& run, const SweepSpecs& specs, PairInput& p) {
   if (specs.bw_index >= 0) {
-    p.bw_gbps = HeadlineBw(run.results[specs.bw_index]);
-    p.bw_concurrency = run.results[specs.bw_index].concurrency();
+    p.forward.bw_gbps = HeadlineBw(run.results[specs.bw_index]);
+    p.forward.concurrency = run.results[specs.bw_index].concurrency();
     if (static_cast<size_t>(specs.bw_index) < run.reverse.size()) {
-      p.bw_reverse_gbps = HeadlineBw(run.reverse[specs.bw_index]);
-      p.bw_reverse_concurrency = run.reverse[specs.bw_index].concurrency();
+      p.reverse.bw_gbps = HeadlineBw(run.reverse[specs.bw_index]);
+      p.reverse.concurrency = run.reverse[specs.bw_index].concurrency();
     }
     if (static_cast<size_t>(specs.bw_index) < run.worst.size()) {
-      p.bw_worst_gbps = run.worst[specs.bw_index];
-      p.bw_reverse_worst_gbps = run.worst_reverse[specs.bw_index];
-      p.bw_next_worst_gbps = run.next_worst[specs.bw_index];
-      p.loss_rate = run.least_loss[specs.bw_index];
-      p.loss_rate_reverse = run.least_loss_reverse[specs.bw_index];
-      p.bw_reverse_next_worst_gbps = run.next_worst_reverse[specs.bw_index];
+      p.forward.worst_gbps = run.worst[specs.bw_index];
+      p.reverse.worst_gbps = run.worst_reverse[specs.bw_index];
+      p.forward.next_worst_gbps = run.next_worst[specs.bw_index];
+      p.forward.loss_rate = run.least_loss[specs.bw_index];
+      p.reverse.loss_rate = run.least_loss_reverse[specs.bw_index];
+      p.reverse.next_worst_gbps = run.next_worst_reverse[specs.bw_index];
     }
-    if (specs.kinds[specs.bw_index] == v1::RDMA_READ_BW) {
-      std::swap(p.bw_gbps, p.bw_reverse_gbps);
-      std::swap(p.bw_concurrency, p.bw_reverse_concurrency);
-      std::swap(p.bw_worst_gbps, p.bw_reverse_worst_gbps);
-      std::swap(p.bw_next_worst_gbps, p.bw_reverse_next_worst_gbps);
-      std::swap(p.loss_rate, p.loss_rate_reverse);
-    }
+    if (specs.kinds[specs.bw_index] == v1::RDMA_READ_BW) std::swap(p.forward, p.reverse);
   }
   if (specs.lat_index >= 0) {
     p.lat_us = HeadlineLat(run.results[specs.lat_index]);

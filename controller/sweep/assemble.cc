@@ -76,8 +76,8 @@ void AddPairs(const Fleet& fleet, const RailOutcome& rail, report::ReportBuilder
     ph->set_peer(fleet.Name(run.server));
     ph->set_rail(rail.rail);
     ph->set_status(ToHealth(rail.analysis.pairs[i].verdict));
-    if (!std::isnan(in.pairs[i].bw_gbps)) ph->set_bw_gbps(in.pairs[i].bw_gbps);
-    if (!std::isnan(in.pairs[i].bw_reverse_gbps)) ph->set_bw_reverse_gbps(in.pairs[i].bw_reverse_gbps);
+    if (!std::isnan(in.pairs[i].forward.bw_gbps)) ph->set_bw_gbps(in.pairs[i].forward.bw_gbps);
+    if (!std::isnan(in.pairs[i].reverse.bw_gbps)) ph->set_bw_reverse_gbps(in.pairs[i].reverse.bw_gbps);
     if (!std::isnan(in.pairs[i].lat_us)) ph->set_lat_us(in.pairs[i].lat_us);
     const float relative = rail.analysis.pairs[i].relative_bw;
     if (!std::isnan(relative)) ph->set_relative_bw(relative);

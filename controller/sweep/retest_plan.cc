@@ -175,8 +175,8 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   auto unexplained_slow = [&](size_t p) {
     const PairResult& r = a.pairs[p];
     const PairInput& pair = in.pairs[p];
-    return (r.slow_forward && !Explains(suspects.sides, {pair.client, pair.server, true, true})) ||
-           (r.slow_reverse && !Explains(suspects.sides, {pair.server, pair.client, true, true}));
+    return (r.forward.slow && !Explains(suspects.sides, {pair.client, pair.server, true, true})) ||
+           (r.reverse.slow && !Explains(suspects.sides, {pair.server, pair.client, true, true}));
   };
   // A link never re-tested with a clear deficit on its own (a slow direction no suspect
   // explains below relative_bw x typical: slow without the outlier test) waits on one re-test
@@ -191,9 +191,9 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
     const PairResult& r = a.pairs[p];
     const PairInput& pair = in.pairs[p];
     if (pair.attempts >= 2 || a.nodes[pair.client].split_slow || a.nodes[pair.server].split_slow) return false;
-    return (r.slow_forward && pair.bw_gbps < clear_bar &&
+    return (r.forward.slow && pair.forward.bw_gbps < clear_bar &&
             !Explains(suspects.sides, {pair.client, pair.server, true, true})) ||
-           (r.slow_reverse && pair.bw_reverse_gbps < clear_bar &&
+           (r.reverse.slow && pair.reverse.bw_gbps < clear_bar &&
             !Explains(suspects.sides, {pair.server, pair.client, true, true}));
   };
   std::vector<std::vector<size_t>> alone(n), shared(n);  // a suspect's bad pairs (SuspectRetests)
@@ -203,7 +203,7 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   auto want = [&](size_t p, bool decides = false) {
     (decides ? first : unconfirmed_clear(p) ? clear : rest).push_back({ordered[p]->client, ordered[p]->server});
     const PairResult& r = a.pairs[p];
-    only_bw = only_bw && (r.slow || r.disagrees || r.lossy_forward || r.lossy_reverse) && !r.high_latency &&
+    only_bw = only_bw && (r.slow || r.disagrees || r.forward.lossy || r.reverse.lossy) && !r.high_latency &&
               in.pairs[p].status == PairStatus::kMeasured;
   };
   for (size_t p = 0; p < in.pairs.size(); ++p) {

@@ -59,11 +59,11 @@ std::vector<PairFigure> PairFigures(const sweep::Fleet& fleet,
   std::vector<PairFigure> out;
   for (const sweep::RailOutcome& rail : rails) {
     for (const PairInput& p : rail.input.pairs) {
-      if (!std::isnan(p.bw_gbps)) {
-        out.push_back({fleet.Name(p.client), fleet.Name(p.server), p.bw_gbps, rail.rail});
+      if (!std::isnan(p.forward.bw_gbps)) {
+        out.push_back({fleet.Name(p.client), fleet.Name(p.server), p.forward.bw_gbps, rail.rail});
       }
-      if (!std::isnan(p.bw_reverse_gbps)) {
-        out.push_back({fleet.Name(p.server), fleet.Name(p.client), p.bw_reverse_gbps, rail.rail});
+      if (!std::isnan(p.reverse.bw_gbps)) {
+        out.push_back({fleet.Name(p.server), fleet.Name(p.client), p.reverse.bw_gbps, rail.rail});
       }
     }
   }
@@ -392,9 +392,9 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
   for (sweep::RingRun& rr : sweep.rings) {
     for (const PairInput& pair : first.pairs) {
       const auto& ring = rr.ring;
-      if (!std::isnan(pair.bw_gbps) && std::count(ring.begin(), ring.end(), pair.client) &&
+      if (!std::isnan(pair.forward.bw_gbps) && std::count(ring.begin(), ring.end(), pair.client) &&
           std::count(ring.begin(), ring.end(), pair.server)) {
-        rr.outcome.pairwise_gbps.push_back(pair.bw_gbps);
+        rr.outcome.pairwise_gbps.push_back(pair.forward.bw_gbps);
       }
     }
     for (auto& f : JudgeAllreduce(rr.outcome, config.thresholds())) outcome.findings.push_back(f);

@@ -78,11 +78,11 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const Judged& j, const A
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured || r.pairs[k].path >= 0) continue;
-    for (const auto& [from, to, bw] : {std::tuple{p.client, p.server, p.bw_gbps},
-                                       std::tuple{p.server, p.client, p.bw_reverse_gbps}}) {
+    for (const auto& d : p.Directions()) {
+      const float bw = d.figures.bw_gbps;
       if (std::isnan(bw) || bw <= 0) continue;
-      if (counts(from, to)) sends[from].push_back(bw);
-      if (counts(to, from)) receives[to].push_back(bw);
+      if (counts(d.from, d.to)) sends[d.from].push_back(bw);
+      if (counts(d.to, d.from)) receives[d.to].push_back(bw);
     }
   }
   // The figures' own spread on a log scale, fast side (each direction is one send).
@@ -194,8 +194,8 @@ std::pair<double, double> FullLoads(const AnalysisInput& in, const AnalysisResul
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
-    for (const auto& [figure, c] : {std::pair{p.bw_gbps, p.bw_concurrency}, std::pair{p.bw_reverse_gbps, p.bw_reverse_concurrency}}) {
-      if (!std::isnan(figure) && c > 0) bw.push_back({figure, c});
+    for (const auto& d : p.Directions()) {
+      if (!std::isnan(d.figures.bw_gbps) && d.figures.concurrency > 0) bw.push_back({d.figures.bw_gbps, d.figures.concurrency});
     }
     if (!std::isnan(p.lat_us) && p.lat_concurrency > 0) lat.push_back({p.lat_us, p.lat_concurrency});
   }
@@ -217,7 +217,8 @@ void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured) continue;
     // A pair a switch-level fault explains says nothing of the fabric's typical figure.
-    for (const auto& [bw, c] : {std::pair{p.bw_gbps, p.bw_concurrency}, std::pair{p.bw_reverse_gbps, p.bw_reverse_concurrency}}) {
+    for (const auto& d : p.Directions()) {
+      const float bw = d.figures.bw_gbps, c = d.figures.concurrency;
       if (std::isnan(bw) || out.pairs[k].path >= 0) continue;
       best_bw = std::max(best_bw, static_cast<double>(bw));
       if (c > 0 && c < bw_load) continue;  // a lighter load than the yardstick's
@@ -309,17 +310,14 @@ void JudgePairs(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
     j.dead[p] = pair.status == PairStatus::kUnreachable;
     r.unreachable = j.dead[p];
     if (pair.status != PairStatus::kMeasured) continue;
-    r.slow_forward = slow(pair.bw_gbps);
-    r.slow_reverse = slow(pair.bw_reverse_gbps);
-    j.bw_bad[p] = r.slow_forward || r.slow_reverse || r.path >= 0;
+    r.forward.slow = slow(pair.forward.bw_gbps);
+    r.reverse.slow = slow(pair.reverse.bw_gbps);
+    j.bw_bad[p] = r.forward.slow || r.reverse.slow || r.path >= 0;
     r.slow = j.bw_bad[p];
     // A pair a switch-level fault explains is no evidence about its ends or its link.
-    j.bw_measured[p] = r.path < 0 && (!std::isnan(pair.bw_gbps) || !std::isnan(pair.bw_reverse_gbps));
+    j.bw_measured[p] = r.path < 0 && (!std::isnan(pair.forward.bw_gbps) || !std::isnan(pair.reverse.bw_gbps));
     if (j.bw_measured[p] && j.bw.valid && j.bw.typical > 0) {
-      float worst = std::isnan(pair.bw_reverse_gbps) ? pair.bw_gbps
-                    : std::isnan(pair.bw_gbps)        ? pair.bw_reverse_gbps
-                                                      : std::min(pair.bw_gbps, pair.bw_reverse_gbps);
-      r.relative_bw = static_cast<float>(worst / j.bw.typical);
+      r.relative_bw = static_cast<float>(pair.WorseBw() / j.bw.typical);
     }
     j.lat_measured[p] = !std::isnan(pair.lat_us) && pair.lat_us > 0;
     j.lat_bad[p] = j.lat_measured[p] && (j.lat.Above(pair.lat_us, t.relative_lat(), t.max_robust_z()) ||
@@ -342,8 +340,8 @@ void BlameNodes(const AnalysisInput& in, Judged& j, const AnalysisResult& out) {
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
     if (j.bw_measured[p] && !(split_speaks && j.InSlowGroup(pair.client, pair.server))) {
-      if (!std::isnan(pair.bw_gbps)) bw_obs.push_back({pair.client, pair.server, out.pairs[p].slow_forward, true});
-      if (!std::isnan(pair.bw_reverse_gbps)) bw_obs.push_back({pair.server, pair.client, out.pairs[p].slow_reverse, true});
+      if (!std::isnan(pair.forward.bw_gbps)) bw_obs.push_back({pair.client, pair.server, out.pairs[p].forward.slow, true});
+      if (!std::isnan(pair.reverse.bw_gbps)) bw_obs.push_back({pair.server, pair.client, out.pairs[p].reverse.slow, true});
     }
     if (j.lat_measured[p]) lat_obs.push_back({pair.client, pair.server, static_cast<bool>(j.lat_bad[p]), false});
     if (j.path_measured[p]) dead_obs.push_back({pair.client, pair.server, static_cast<bool>(j.dead[p]), false});
@@ -365,10 +363,10 @@ void LinkSpread(const AnalysisInput& in, Judged& j) {
   for (size_t p = 0; p < in.pairs.size() && j.bw.valid && j.bw.typical > 0; ++p) {
     const PairInput& pair = in.pairs[p];
     if (!j.bw_measured[p]) continue;
-    for (const auto& [from, to, bw] : {std::tuple{pair.client, pair.server, pair.bw_gbps},
-                                       std::tuple{pair.server, pair.client, pair.bw_reverse_gbps}}) {
-      if (std::isnan(bw) || bw <= 0 || Explains(j.bw_blamed, {from, to, true, true}) ||
-          j.InSlowGroup(from, to)) {
+    for (const auto& d : pair.Directions()) {
+      const float bw = d.figures.bw_gbps;
+      if (std::isnan(bw) || bw <= 0 || Explains(j.bw_blamed, {d.from, d.to, true, true}) ||
+          j.InSlowGroup(d.from, d.to)) {
         continue;
       }
       logs.push_back(std::log(bw / j.bw.typical));
@@ -400,10 +398,10 @@ void JudgeStability(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
       return !std::isnan(x) && j.bw.valid && x < j.bw.typical * (1 - t.min_effect()) && j.LinkEvidence(x);
     };
     // The best attempt fine by both tests: the attempts then truly disagree.
-    const bool forward_fine = !r.slow_forward && !low(pair.bw_gbps) && !r.lossy_forward && !fabric_loses;
-    const bool reverse_fine = !r.slow_reverse && !low(pair.bw_reverse_gbps) && !r.lossy_reverse && !fabric_loses;
-    r.disagrees = (forward_fine && low(pair.bw_worst_gbps)) || (reverse_fine && low(pair.bw_reverse_worst_gbps));
-    r.unstable = (forward_fine && low(pair.bw_next_worst_gbps)) || (reverse_fine && low(pair.bw_reverse_next_worst_gbps));
+    const bool forward_fine = !r.forward.slow && !low(pair.forward.bw_gbps) && !r.forward.lossy && !fabric_loses;
+    const bool reverse_fine = !r.reverse.slow && !low(pair.reverse.bw_gbps) && !r.reverse.lossy && !fabric_loses;
+    r.disagrees = (forward_fine && low(pair.forward.worst_gbps)) || (reverse_fine && low(pair.reverse.worst_gbps));
+    r.unstable = (forward_fine && low(pair.forward.next_worst_gbps)) || (reverse_fine && low(pair.reverse.next_worst_gbps));
     j.stability_known[p] = pair.attempts >= needed;
     if (j.stability_known[p]) {
       observations.push_back({pair.client, pair.server, r.unstable, false});

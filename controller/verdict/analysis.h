@@ -2,6 +2,7 @@
 #define FABRICCTL_CONTROLLER_VERDICT_ANALYSIS_H_
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -44,31 +45,34 @@ enum class PairStatus : uint8_t {
   kNotMeasured,  // an end was unreachable
 };
 
-// One measured pair, compact (8.4 M of these for a 4,096-node full sweep). Headline figures:
-// average bandwidth at the largest message size (client to server, and server to client when
-// measured), typical latency at the smallest; NaN when the sweep had no such probe or it did
-// not measure.
+// One direction of a measured pair: its headline bandwidth (the best attempt's average at the
+// largest message size), what its other attempts measured, how much its sender retransmitted,
+// and under what load. NaN where not measured.
+struct DirectionInput {
+  float bw_gbps = std::numeric_limits<float>::quiet_NaN();
+  // The worst attempt's figure (the best's after one attempt), and the second worst (NaN after
+  // fewer than two attempts).
+  float worst_gbps = std::numeric_limits<float>::quiet_NaN();
+  float next_worst_gbps = std::numeric_limits<float>::quiet_NaN();
+  // The share of segments its sender retransmitted (TCP_INFO), where it rests on
+  // kMinLossSegments segments or more; NaN otherwise.
+  float loss_rate = std::numeric_limits<float>::quiet_NaN();
+  // How many probes the sweep had running while the kept figure was taken (ProbeResult's
+  // concurrency; 0: unknown): the yardstick comes from the figures taken under full load.
+  float concurrency = 0;
+};
+
+// One measured pair, compact (8.4 M of these for a 4,096-node full sweep): its two directions,
+// client to server (forward) and back (reverse, when measured), and its typical latency at the
+// smallest size; NaN when the sweep had no such probe or it did not measure.
 struct PairInput {
   uint32_t client = 0;  // node indices
   uint32_t server = 0;
-  float bw_gbps = std::numeric_limits<float>::quiet_NaN();
-  float bw_reverse_gbps = std::numeric_limits<float>::quiet_NaN();
-  // The worst attempt's figures, each way (NaN where not measured; the best's after one), and
-  // the second worst (NaN after fewer than two attempts).
-  float bw_worst_gbps = std::numeric_limits<float>::quiet_NaN();
-  float bw_reverse_worst_gbps = std::numeric_limits<float>::quiet_NaN();
-  float bw_next_worst_gbps = std::numeric_limits<float>::quiet_NaN();
-  float bw_reverse_next_worst_gbps = std::numeric_limits<float>::quiet_NaN();
+  DirectionInput forward, reverse;
   float lat_us = std::numeric_limits<float>::quiet_NaN();
-  // The share of segments retransmitted by each direction's sender (TCP_INFO), where it rests
-  // on kMinLossSegments segments or more; NaN otherwise.
-  float loss_rate = std::numeric_limits<float>::quiet_NaN();
-  float loss_rate_reverse = std::numeric_limits<float>::quiet_NaN();
   // The latency's 99th percentile at the smallest size, where it rests on enough samples.
   float lat_p99_us = std::numeric_limits<float>::quiet_NaN();
-  // How many probes the sweep had running while each kept figure was taken (ProbeResult's
-  // concurrency; 0: unknown): the yardstick comes from the figures taken under full load.
-  float bw_concurrency = 0, bw_reverse_concurrency = 0, lat_concurrency = 0;
+  float lat_concurrency = 0;  // as DirectionInput::concurrency
   PairStatus status = PairStatus::kMeasured;
   // How many times the pair was measured; above 1, the figures are the best of the attempts.
   uint16_t attempts = 1;
@@ -76,6 +80,22 @@ struct PairInput {
   bool tcp_fallback = false;
   // Index into AnalysisInput::reasons for failures; -1 when none.
   int32_t reason = -1;
+
+  // A direction as evidence: who sends, who receives, its figures.
+  struct Direction {
+    uint32_t from, to;
+    const DirectionInput& figures;
+    bool reverse;  // server to client
+  };
+  std::array<Direction, 2> Directions() const {
+    return {{{client, server, forward, false}, {server, client, reverse, true}}};
+  }
+  // The worse of the two directions' bandwidths, of those measured (NaN: neither).
+  float WorseBw() const {
+    if (std::isnan(reverse.bw_gbps)) return forward.bw_gbps;
+    if (std::isnan(forward.bw_gbps)) return reverse.bw_gbps;
+    return std::min(forward.bw_gbps, reverse.bw_gbps);
+  }
 };
 
 struct AnalysisInput {
@@ -121,14 +141,19 @@ struct NodeResult {
   bool split_slow = false;
 };
 
+// One direction's verdict: slow against the typical figure or the floor; retransmitting far
+// more than the fabric does.
+struct DirectionResult {
+  bool slow = false;
+  bool lossy = false;
+};
+
 struct PairResult {
   Verdict verdict = Verdict::kOk;
-  bool slow = false;          // either direction
-  bool slow_forward = false;  // client -> server
-  bool slow_reverse = false;  // server -> client
+  bool slow = false;  // either direction
+  DirectionResult forward, reverse;  // client -> server, server -> client
   bool high_latency = false;
   bool high_tail = false;  // its latency's p99 stands out (high_latency then too)
-  bool lossy_forward = false, lossy_reverse = false;  // retransmits far more than the fabric
   // Its attempts disagree: a direction fine at its best and far below typical at its worst
   // (the sweep measures it again), and `unstable` when two of its attempts were far below (a
   // flapping link or NIC; one low attempt that its re-tests cleared was a passing event).

@@ -127,7 +127,7 @@ TEST_CASE("In a fleet whose nodes differ by degrees, the slowest of the continuu
   const float factor[] = {0.5f, 0.6f, 0.72f, 0.85f, 1.0f, 1.15f, 1.3f, 1.5f};
   auto r = Analyze(Sweep(8, [&](uint32_t from, uint32_t to) { return 100.0f * factor[from] * (1 + 0.02f * ((from + to) % 3)); }));
   int slow_sends = 0;
-  for (size_t p = 0; p < r.pairs.size(); ++p) slow_sends += r.pairs[p].slow_forward + r.pairs[p].slow_reverse;
+  for (size_t p = 0; p < r.pairs.size(); ++p) slow_sends += r.pairs[p].forward.slow + r.pairs[p].reverse.slow;
   CHECK(slow_sends >= 7);  // each of node-0's sends is slow by the per-direction rule
   for (const auto& k : Kinds(r)) CHECK(k.rfind("straggler_node", 0) != 0);
   for (const auto& node : r.nodes) CHECK_FALSE(node.straggler);
@@ -182,7 +182,7 @@ TEST_CASE("A partitioned pair is link_unreachable naming both ends, never a thir
   for (auto& p : in.pairs) {
     if (Is(p.client, p.server, 0, 2)) {
       p.status = PairStatus::kUnreachable;
-      p.bw_gbps = p.bw_reverse_gbps = p.lat_us = std::nanf("");
+      p.forward.bw_gbps = p.reverse.bw_gbps = p.lat_us = std::nanf("");
       p.reason = 0;
       p.attempts = 3;
     }
@@ -200,7 +200,7 @@ TEST_CASE("A node whose data path is down is named once; its pairs are explained
   for (auto& p : in.pairs) {
     if (Involves(p.client, p.server, 4)) {
       p.status = PairStatus::kUnreachable;
-      p.bw_gbps = p.bw_reverse_gbps = p.lat_us = std::nanf("");
+      p.forward.bw_gbps = p.reverse.bw_gbps = p.lat_us = std::nanf("");
     }
   }
   auto r = Analyze(in);
@@ -254,7 +254,7 @@ TEST_CASE("With re-tests required, a node is blamed only when its re-tests agree
     for (auto& p : in.pairs) {
       if (!Is(p.client, p.server, 1, peer)) continue;
       p.attempts = 2;
-      if (recovered) p.bw_gbps = p.bw_reverse_gbps = 100.0f;
+      if (recovered) p.forward.bw_gbps = p.reverse.bw_gbps = 100.0f;
     }
   };
   CHECK_FALSE(Analyze(in).nodes[1].straggler);
@@ -401,7 +401,7 @@ TEST_CASE("Unreachable nodes, and probes an agent refused") {
   for (auto& pair : in.pairs) {
     if (Involves(pair.client, pair.server, 3)) {
       pair.status = PairStatus::kNotMeasured;
-      pair.bw_gbps = pair.bw_reverse_gbps = pair.lat_us = std::nanf("");
+      pair.forward.bw_gbps = pair.reverse.bw_gbps = pair.lat_us = std::nanf("");
     }
   }
   size_t refused = 0;

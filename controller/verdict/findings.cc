@@ -62,13 +62,13 @@ SideFigures FiguresOf(const AnalysisInput& in, const AnalysisResult& out, uint32
     // Forward: client sends. Reverse: server sends.
     const bool fwd_mine = send ? pair.client == node : pair.server == node;
     const bool rev_mine = send ? pair.server == node : pair.client == node;
-    if (fwd_mine && !std::isnan(pair.bw_gbps)) {
-      f.all.push_back(pair.bw_gbps);
-      f.slow += out.pairs[p].slow_forward;
+    if (fwd_mine && !std::isnan(pair.forward.bw_gbps)) {
+      f.all.push_back(pair.forward.bw_gbps);
+      f.slow += out.pairs[p].forward.slow;
     }
-    if (rev_mine && !std::isnan(pair.bw_reverse_gbps)) {
-      f.all.push_back(pair.bw_reverse_gbps);
-      f.slow += out.pairs[p].slow_reverse;
+    if (rev_mine && !std::isnan(pair.reverse.bw_gbps)) {
+      f.all.push_back(pair.reverse.bw_gbps);
+      f.slow += out.pairs[p].reverse.slow;
     }
   }
   return f;
@@ -174,9 +174,9 @@ std::string PairFigures(const AnalysisInput& in, const PairInput& pair) {
   const std::string& a = in.nodes[pair.client].name;
   const std::string& b = in.nodes[pair.server].name;
   std::vector<std::string> parts;
-  if (!std::isnan(pair.bw_gbps)) parts.push_back(absl::StrCat(a, " -> ", b, " ", Num(pair.bw_gbps), " Gb/s"));
-  if (!std::isnan(pair.bw_reverse_gbps)) {
-    parts.push_back(absl::StrCat(b, " -> ", a, " ", Num(pair.bw_reverse_gbps), " Gb/s"));
+  if (!std::isnan(pair.forward.bw_gbps)) parts.push_back(absl::StrCat(a, " -> ", b, " ", Num(pair.forward.bw_gbps), " Gb/s"));
+  if (!std::isnan(pair.reverse.bw_gbps)) {
+    parts.push_back(absl::StrCat(b, " -> ", a, " ", Num(pair.reverse.bw_gbps), " Gb/s"));
   }
   std::string text = absl::StrJoin(parts, ", ");
   if (pair.attempts > 1) absl::StrAppend(&text, " (best of ", pair.attempts, " attempts)");
@@ -464,17 +464,17 @@ class PairJudge {
   // direction that is also lossy is its loss's (TCP slows down to what a lossy link lets
   // through): the link's lossy_link names it and says it is slow as well.
   void Slow(const PairInput& pair, PairResult& r, bool retested) {
-    const bool forward_node = r.slow_forward && Explains(j_.bw_blamed, {pair.client, pair.server, true, true});
-    const bool reverse_node = r.slow_reverse && Explains(j_.bw_blamed, {pair.server, pair.client, true, true});
+    const bool forward_node = r.forward.slow && Explains(j_.bw_blamed, {pair.client, pair.server, true, true});
+    const bool reverse_node = r.reverse.slow && Explains(j_.bw_blamed, {pair.server, pair.client, true, true});
     // Lossy and not a lossy node's: the link's lossy_link finding (AddLossFindings) says it.
-    const bool forward_lossy = r.lossy_forward && !Explains(j_.loss_blamed, {pair.client, pair.server, true, true});
-    const bool reverse_lossy = r.lossy_reverse && !Explains(j_.loss_blamed, {pair.server, pair.client, true, true});
-    const bool slow_forward = r.slow_forward && !forward_lossy;
-    const bool slow_reverse = r.slow_reverse && !reverse_lossy;
+    const bool forward_lossy = r.forward.lossy && !Explains(j_.loss_blamed, {pair.client, pair.server, true, true});
+    const bool reverse_lossy = r.reverse.lossy && !Explains(j_.loss_blamed, {pair.server, pair.client, true, true});
+    const bool slow_forward = r.forward.slow && !forward_lossy;
+    const bool slow_reverse = r.reverse.slow && !reverse_lossy;
     // A direction with an end in a split fleet's slow group is the split's evidence.
     const bool split = j_.InSlowGroup(pair.client, pair.server);
-    const bool forward = slow_forward && !forward_node && !split && retested && j_.LinkEvidence(pair.bw_gbps);
-    const bool reverse = slow_reverse && !reverse_node && !split && retested && j_.LinkEvidence(pair.bw_reverse_gbps);
+    const bool forward = slow_forward && !forward_node && !split && retested && j_.LinkEvidence(pair.forward.bw_gbps);
+    const bool reverse = slow_reverse && !reverse_node && !split && retested && j_.LinkEvidence(pair.reverse.bw_gbps);
     if (!forward && !reverse && (forward_node || reverse_node)) {
       r.verdict = std::max(r.verdict, Verdict::kCritical);  // its blamed end's
     } else if (split) {
@@ -494,8 +494,8 @@ class PairJudge {
                            ? "; both ends are fine with their other peers"
                            : "; the other direction is its blamed end's"));
       auto& e = *f.mutable_evidence();
-      if (!std::isnan(pair.bw_gbps)) e["bw_gbps"] = Num(pair.bw_gbps);
-      if (!std::isnan(pair.bw_reverse_gbps)) e["bw_reverse_gbps"] = Num(pair.bw_reverse_gbps);
+      if (!std::isnan(pair.forward.bw_gbps)) e["bw_gbps"] = Num(pair.forward.bw_gbps);
+      if (!std::isnan(pair.reverse.bw_gbps)) e["bw_reverse_gbps"] = Num(pair.reverse.bw_gbps);
       e["typical_bw_gbps"] = Num(j_.bw.typical);
       e["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
       Unexplained(pair, what, std::move(f));
@@ -521,8 +521,8 @@ class PairJudge {
                                         std::isnan(next) ? "" : absl::StrCat(", ", Num(next)), " and at best ",
                                         Num(best), " Gb/s"));
     };
-    add(A(pair), B(pair), pair.bw_gbps, pair.bw_worst_gbps, pair.bw_next_worst_gbps);
-    add(B(pair), A(pair), pair.bw_reverse_gbps, pair.bw_reverse_worst_gbps, pair.bw_reverse_next_worst_gbps);
+    add(A(pair), B(pair), pair.forward.bw_gbps, pair.forward.worst_gbps, pair.forward.next_worst_gbps);
+    add(B(pair), A(pair), pair.reverse.bw_gbps, pair.reverse.worst_gbps, pair.reverse.next_worst_gbps);
     const std::string what = absl::StrCat(in_.bandwidth_probe, " attempts disagree over ", pair.attempts,
                                           " attempts: ", absl::StrJoin(directions, ", "));
     v1::Finding f = report::MakePair(
@@ -535,8 +535,8 @@ class PairJudge {
     auto& e = *f.mutable_evidence();
     e["attempts"] = absl::StrCat(pair.attempts);
     e["typical_bw_gbps"] = Num(j_.bw.typical);
-    if (!std::isnan(pair.bw_worst_gbps)) e["worst_bw_gbps"] = Num(pair.bw_worst_gbps);
-    if (!std::isnan(pair.bw_reverse_worst_gbps)) e["worst_bw_reverse_gbps"] = Num(pair.bw_reverse_worst_gbps);
+    if (!std::isnan(pair.forward.worst_gbps)) e["worst_bw_gbps"] = Num(pair.forward.worst_gbps);
+    if (!std::isnan(pair.reverse.worst_gbps)) e["worst_bw_reverse_gbps"] = Num(pair.reverse.worst_gbps);
     Unexplained(pair, what, std::move(f));
   }
 

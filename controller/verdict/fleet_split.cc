@@ -28,7 +28,8 @@ std::vector<double> Reaches(const AnalysisInput& in, const std::vector<char>& ex
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured || excluded[k]) continue;
-    for (const auto& [bw, c] : {std::pair{p.bw_gbps, p.bw_concurrency}, std::pair{p.bw_reverse_gbps, p.bw_reverse_concurrency}}) {
+    for (const auto& d : p.Directions()) {
+      const float bw = d.figures.bw_gbps, c = d.figures.concurrency;
       if (std::isnan(bw) || bw <= 0 || (c > 0 && c < load_bar)) continue;
       add(p.client, bw);
       add(p.server, bw);
@@ -58,7 +59,8 @@ double NoiseWithin(const AnalysisInput& in, const std::vector<char>& excluded,
     if (p.status != PairStatus::kMeasured || excluded[k] || slow[p.client] != slow[p.server]) continue;
     const int group = slow[p.client] ? 1 : 0;
     const size_t before = logs[group].size();
-    for (const auto& [bw, c] : {std::pair{p.bw_gbps, p.bw_concurrency}, std::pair{p.bw_reverse_gbps, p.bw_reverse_concurrency}}) {
+    for (const auto& d : p.Directions()) {
+      const float bw = d.figures.bw_gbps, c = d.figures.concurrency;
       if (!std::isnan(bw) && bw > 0 && !(c > 0 && c < load_bar)) logs[group].push_back(std::log(bw));
     }
     pairs[group] += logs[group].size() > before;

@@ -23,7 +23,7 @@ AnalysisInput UnderLoad(uint32_t n, const std::function<bool(uint32_t, uint32_t)
   });
   for (auto& p : in.pairs) {
     const float c = alone(p.client, p.server) ? 1.0f : static_cast<float>(n / 2);
-    p.bw_concurrency = p.bw_reverse_concurrency = p.lat_concurrency = c;
+    p.forward.concurrency = p.reverse.concurrency = p.lat_concurrency = c;
   }
   return in;
 }
@@ -53,7 +53,7 @@ TEST_CASE("Pairs measured alone do not set the yardstick that full rounds are ju
   // The same figures with no concurrency recorded: the full-load pair looks slow against the
   // lone pairs (what this rule is for).
   AnalysisInput unknown = in;
-  for (auto& p : unknown.pairs) p.bw_concurrency = p.bw_reverse_concurrency = p.lat_concurrency = 0;
+  for (auto& p : unknown.pairs) p.forward.concurrency = p.reverse.concurrency = p.lat_concurrency = 0;
   const AnalysisResult blind = Analyze(unknown);
   CHECK(blind.median_bw_gbps > 12.0f);
   // 0-1 and 2-3 stand out (2-3 is node 3's, which node_unreachable already speaks for).
@@ -68,7 +68,7 @@ TEST_CASE("Pairs measured alone do not set the yardstick that full rounds are ju
 TEST_CASE("A slow link measured under full load is still slow against the full rounds") {
   AnalysisInput in = UnderLoad(8, [](uint32_t a, uint32_t b) { return (a == 2 && b == 6) || (a == 6 && b == 2); }, 10);
   for (auto& p : in.pairs) {
-    if ((p.client == 1 && p.server == 5) || (p.client == 5 && p.server == 1)) p.bw_gbps = p.bw_reverse_gbps = 4;
+    if ((p.client == 1 && p.server == 5) || (p.client == 5 && p.server == 1)) p.forward.bw_gbps = p.reverse.bw_gbps = 4;
   }
   CHECK(Kinds(Analyze(in)) == std::vector<std::string>{"slow_link:node-5:node-1"});
 }
@@ -77,7 +77,7 @@ TEST_CASE("A slow link measured alone is judged against the full rounds and stil
   // Its lighter load flatters it: 5 Gb/s alone is slow against 10 under load.
   AnalysisInput in = UnderLoad(8, [](uint32_t a, uint32_t b) { return (a == 1 && b == 5) || (a == 5 && b == 1); }, 10);
   for (auto& p : in.pairs) {
-    if ((p.client == 1 && p.server == 5) || (p.client == 5 && p.server == 1)) p.bw_gbps = p.bw_reverse_gbps = 5;
+    if ((p.client == 1 && p.server == 5) || (p.client == 5 && p.server == 1)) p.forward.bw_gbps = p.reverse.bw_gbps = 5;
   }
   CHECK(Kinds(Analyze(in)) == std::vector<std::string>{"slow_link:node-5:node-1"});
 }
@@ -97,7 +97,7 @@ TEST_CASE("Latency under full load is judged against the full rounds' latency") 
   KillNode3(in);
   for (auto& p : in.pairs) {
     p.lat_concurrency = AfterDeath(p.client, p.server) ? 1.0f : 2.0f;
-    p.bw_concurrency = p.bw_reverse_concurrency = p.lat_concurrency;
+    p.forward.concurrency = p.reverse.concurrency = p.lat_concurrency;
   }
   CHECK(Kinds(Analyze(in)) == std::vector<std::string>{"node_unreachable:node-3:"});
   for (auto& p : in.pairs) p.lat_concurrency = 0;  // without the loads, a loaded pair stands out

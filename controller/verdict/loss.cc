@@ -48,8 +48,8 @@ struct SlowNodeLoss {
       : send(in.nodes.size()), receive(in.nodes.size()) {
     for (size_t k = 0; k < in.pairs.size(); ++k) {
       const PairInput& p = in.pairs[k];
-      Add(slow, p.client, p.server, k, p.loss_rate);
-      Add(slow, p.server, p.client, k, p.loss_rate_reverse);
+      Add(slow, p.client, p.server, k, p.forward.loss_rate);
+      Add(slow, p.server, p.client, k, p.reverse.loss_rate);
     }
   }
   void Add(const std::vector<Side>& slow, uint32_t from, uint32_t to, size_t k, double loss) {
@@ -173,8 +173,8 @@ void JudgeLoss(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
-    if (!std::isnan(p.loss_rate)) dirs.push_back({p.client, p.server, p.loss_rate});
-    if (!std::isnan(p.loss_rate_reverse)) dirs.push_back({p.server, p.client, p.loss_rate_reverse});
+    if (!std::isnan(p.forward.loss_rate)) dirs.push_back({p.client, p.server, p.forward.loss_rate});
+    if (!std::isnan(p.reverse.loss_rate)) dirs.push_back({p.server, p.client, p.reverse.loss_rate});
   }
   j.loss_blamed.assign(in.nodes.size(), Side::kNone);
   if (dirs.empty()) return;
@@ -193,11 +193,11 @@ void JudgeLoss(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
     PairResult& r = out.pairs[k];
-    r.lossy_forward = !std::isnan(p.loss_rate) && p.loss_rate >= bar && p.loss_rate > 0;
-    r.lossy_reverse = !std::isnan(p.loss_rate_reverse) && p.loss_rate_reverse >= bar && p.loss_rate_reverse > 0;
-    if (!std::isnan(p.loss_rate)) observations.push_back({p.client, p.server, r.lossy_forward, true});
-    if (!std::isnan(p.loss_rate_reverse)) observations.push_back({p.server, p.client, r.lossy_reverse, true});
-    if ((r.lossy_forward || r.lossy_reverse) && p.attempts >= 2) confirmed[p.client] = confirmed[p.server] = true;
+    r.forward.lossy = !std::isnan(p.forward.loss_rate) && p.forward.loss_rate >= bar && p.forward.loss_rate > 0;
+    r.reverse.lossy = !std::isnan(p.reverse.loss_rate) && p.reverse.loss_rate >= bar && p.reverse.loss_rate > 0;
+    if (!std::isnan(p.forward.loss_rate)) observations.push_back({p.client, p.server, r.forward.lossy, true});
+    if (!std::isnan(p.reverse.loss_rate)) observations.push_back({p.server, p.client, r.reverse.lossy, true});
+    if ((r.forward.lossy || r.reverse.lossy) && p.attempts >= 2) confirmed[p.client] = confirmed[p.server] = true;
   }
   j.loss_blamed = LocaliseNodes(in.nodes.size(), observations,
                                 std::max<uint32_t>(1, in.thresholds.min_node_pairs()), confirmed);
@@ -215,8 +215,8 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     std::vector<double> mine;
     for (const PairInput& p : in.pairs) {
       const bool sends = j.loss_blamed[i] != Side::kReceive, receives = j.loss_blamed[i] != Side::kSend;
-      if ((p.client == i && sends) || (p.server == i && receives)) mine.push_back(p.loss_rate);
-      if ((p.server == i && sends) || (p.client == i && receives)) mine.push_back(p.loss_rate_reverse);
+      if ((p.client == i && sends) || (p.server == i && receives)) mine.push_back(p.forward.loss_rate);
+      if ((p.server == i && sends) || (p.client == i && receives)) mine.push_back(p.reverse.loss_rate);
     }
     mine.erase(std::remove_if(mine.begin(), mine.end(), [](double x) { return std::isnan(x); }), mine.end());
     const char* side = j.loss_blamed[i] == Side::kBoth ? "what it sends and receives"
@@ -241,17 +241,17 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     auto explained = [&](uint32_t from, uint32_t to, double loss) {
       return Explains(j.loss_blamed, {from, to, true, true}) || slow.Explains(j.bw_blamed, from, to, k, loss);
     };
-    const bool forward = retested && r.lossy_forward && !explained(p.client, p.server, p.loss_rate);
-    const bool reverse = retested && r.lossy_reverse && !explained(p.server, p.client, p.loss_rate_reverse);
+    const bool forward = retested && r.forward.lossy && !explained(p.client, p.server, p.forward.loss_rate);
+    const bool reverse = retested && r.reverse.lossy && !explained(p.server, p.client, p.reverse.loss_rate);
     if (!forward && !reverse) continue;
     const std::string& a = in.nodes[p.client].name;
     const std::string& b = in.nodes[p.server].name;
     std::vector<std::string> parts, slow;
-    if (forward) parts.push_back(absl::StrCat(a, " -> ", b, " ", Percent(p.loss_rate)));
-    if (reverse) parts.push_back(absl::StrCat(b, " -> ", a, " ", Percent(p.loss_rate_reverse)));
+    if (forward) parts.push_back(absl::StrCat(a, " -> ", b, " ", Percent(p.forward.loss_rate)));
+    if (reverse) parts.push_back(absl::StrCat(b, " -> ", a, " ", Percent(p.reverse.loss_rate)));
     // Its slow directions are its loss's (slow_link leaves them to this finding).
-    if (forward && r.slow_forward) slow.push_back(absl::StrFormat("%s -> %s %.2f Gb/s", a, b, p.bw_gbps));
-    if (reverse && r.slow_reverse) slow.push_back(absl::StrFormat("%s -> %s %.2f Gb/s", b, a, p.bw_reverse_gbps));
+    if (forward && r.forward.slow) slow.push_back(absl::StrFormat("%s -> %s %.2f Gb/s", a, b, p.forward.bw_gbps));
+    if (reverse && r.reverse.slow) slow.push_back(absl::StrFormat("%s -> %s %.2f Gb/s", b, a, p.reverse.bw_gbps));
     const std::string slow_too =
         slow.empty() ? ""
                      : absl::StrFormat("; slow as well (%s against a typical %.2f Gb/s), as TCP is over a lossy link",
@@ -261,7 +261,7 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
         report::kind::kLossyLink, a, b,
         absl::StrCat(in.bandwidth_probe, " retransmitted ", absl::StrJoin(parts, ", "),
                      " of its segments", slow_too, "; ", criterion));
-    (*f.mutable_evidence())["loss_rate"] = absl::StrFormat("%.5f", forward ? p.loss_rate : p.loss_rate_reverse);
+    (*f.mutable_evidence())["loss_rate"] = absl::StrFormat("%.5f", forward ? p.forward.loss_rate : p.reverse.loss_rate);
     (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.typical_loss);
     (*f.mutable_evidence())["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
     out.findings.push_back(std::move(f));

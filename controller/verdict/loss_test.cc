@@ -17,8 +17,8 @@ bool Is(uint32_t a, uint32_t b, uint32_t x, uint32_t y) { return (a == x && b ==
 AnalysisInput WithLoss(uint32_t n, const Figure& rate) {
   AnalysisInput in = Sweep(n, [](uint32_t a, uint32_t b) { return 100.0f - (a + b) % 3; });
   for (auto& p : in.pairs) {
-    p.loss_rate = rate(p.client, p.server);
-    p.loss_rate_reverse = rate(p.server, p.client);
+    p.forward.loss_rate = rate(p.client, p.server);
+    p.reverse.loss_rate = rate(p.server, p.client);
   }
   return in;
 }
@@ -37,13 +37,13 @@ TEST_CASE("A link losing 2 % of its packets is lossy_link, with the rate") {
 TEST_CASE("A lossy link that is slow too is one finding, lossy_link, that says so") {
   AnalysisInput in = WithLoss(6, [](uint32_t a, uint32_t b) { return Is(a, b, 2, 5) ? 0.03f : 0.00001f; });
   for (auto& p : in.pairs) {
-    if (Is(p.client, p.server, 2, 5)) p.bw_gbps = p.bw_reverse_gbps = 30;
+    if (Is(p.client, p.server, 2, 5)) p.forward.bw_gbps = p.reverse.bw_gbps = 30;
   }
   auto r = Analyze(in);
   REQUIRE(Kinds(r) == std::vector<std::string>{"lossy_link:node-2:node-5"});
   CHECK(r.findings[0].detail().find("slow as well") != std::string::npos);
   // Slow without the loss, the same link is slow_link.
-  for (auto& p : in.pairs) p.loss_rate = p.loss_rate_reverse = 0.00001f;
+  for (auto& p : in.pairs) p.forward.loss_rate = p.reverse.loss_rate = 0.00001f;
   CHECK(Kinds(Analyze(in)) == std::vector<std::string>{"slow_link:node-2:node-5"});
 }
 
@@ -82,8 +82,8 @@ AnalysisInput SlowNodeLosing(float one) {
   AnalysisInput in = Sweep(12, [](uint32_t a, uint32_t b) { return a == 2 || b == 2 ? 33.0f : 100.0f - (a + b) % 3; });
   for (auto& p : in.pairs) {
     const bool slow = p.client == 2 || p.server == 2;
-    p.loss_rate = Is(p.client, p.server, 1, 2) ? one : slow ? 0.0005f : 0.00001f;
-    p.loss_rate_reverse = slow ? 0.0005f : 0.00001f;
+    p.forward.loss_rate = Is(p.client, p.server, 1, 2) ? one : slow ? 0.0005f : 0.00001f;
+    p.reverse.loss_rate = slow ? 0.0005f : 0.00001f;
   }
   return in;
 }

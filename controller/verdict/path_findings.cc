@@ -31,10 +31,10 @@ std::string GroupName(const PathFault& f, const std::string& group) {
 
 // The worse direction of a pair, as "a -> b 0.21 Gb/s".
 std::string WorstDirection(const AnalysisInput& in, const PairInput& p) {
-  const bool reverse = !std::isnan(p.bw_reverse_gbps) && (std::isnan(p.bw_gbps) || p.bw_reverse_gbps < p.bw_gbps);
+  const bool reverse = !std::isnan(p.reverse.bw_gbps) && (std::isnan(p.forward.bw_gbps) || p.reverse.bw_gbps < p.forward.bw_gbps);
   const uint32_t from = reverse ? p.server : p.client, to = reverse ? p.client : p.server;
   return absl::StrCat(in.nodes[from].name, " -> ", in.nodes[to].name, " ",
-                      Num(reverse ? p.bw_reverse_gbps : p.bw_gbps), " Gb/s");
+                      Num(reverse ? p.reverse.bw_gbps : p.forward.bw_gbps), " Gb/s");
 }
 
 std::string ListedPairs(const AnalysisInput& in, const PathFault& f) {

@@ -30,7 +30,8 @@ constexpr size_t kNamedMembers = 6;
 float WorstLog(const PairInput& p) {
   if (p.status != PairStatus::kMeasured) return std::nan("");
   double worst = std::nan("");
-  for (float bw : {p.bw_gbps, p.bw_reverse_gbps}) {
+  for (const auto& d : p.Directions()) {
+    const float bw = d.figures.bw_gbps;
     if (std::isnan(bw) || bw <= 0) continue;
     worst = std::isnan(worst) ? bw : std::min<double>(worst, bw);
   }

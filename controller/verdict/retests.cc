@@ -18,7 +18,7 @@ std::vector<RetestTally> TallyRetests(const AnalysisInput& in, const std::functi
 
 bool PairFlagged(const AnalysisInput& in, const AnalysisResult& a, size_t p) {
   const PairResult& r = a.pairs[p];
-  return r.slow || r.high_latency || r.unreachable || r.lossy_forward || r.lossy_reverse ||
+  return r.slow || r.high_latency || r.unreachable || r.forward.lossy || r.reverse.lossy ||
          in.pairs[p].status == PairStatus::kRefused;
 }
 

@@ -23,8 +23,8 @@ AnalysisInput Flapping(uint32_t n, const std::function<bool(uint32_t, uint32_t)>
   for (auto& p : in.pairs) {
     if (!flapping(p.client, p.server)) continue;
     p.attempts = kUnstableAttempts;
-    p.bw_worst_gbps = p.bw_next_worst_gbps = worst;
-    p.bw_reverse_worst_gbps = p.bw_reverse_next_worst_gbps = worst;
+    p.forward.worst_gbps = p.forward.next_worst_gbps = worst;
+    p.reverse.worst_gbps = p.reverse.next_worst_gbps = worst;
   }
   return in;
 }
@@ -52,11 +52,11 @@ TEST_CASE("A node unstable with most of its peers is the one that flaps, drained
 
 TEST_CASE("On a fabric that loses packets everywhere, or a lossy link, disagreement is loss's") {
   auto lossy = Flapping(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 8);
-  for (auto& p : lossy.pairs) p.loss_rate = p.loss_rate_reverse = 0.01f;  // 1 % everywhere
+  for (auto& p : lossy.pairs) p.forward.loss_rate = p.reverse.loss_rate = 0.01f;  // 1 % everywhere
   CHECK(Analyze(lossy).findings.empty());
-  for (auto& p : lossy.pairs) p.loss_rate = p.loss_rate_reverse = 0.0f;
+  for (auto& p : lossy.pairs) p.forward.loss_rate = p.reverse.loss_rate = 0.0f;
   for (auto& p : lossy.pairs) {
-    if (Is(p.client, p.server, 1, 4)) p.loss_rate = p.loss_rate_reverse = 0.02f;
+    if (Is(p.client, p.server, 1, 4)) p.forward.loss_rate = p.reverse.loss_rate = 0.02f;
   }
   CHECK(Kinds(Analyze(lossy)) == std::vector<std::string>{"lossy_link:node-1:node-4"});
 }
@@ -77,9 +77,9 @@ TEST_CASE("Attempts within the noise, too few of them, or a chance low: nothing"
   // One low attempt that two re-tests cleared was a passing event: the attempts disagree (the
   // sweep measured it again), and it is not unstable.
   auto passing = Flapping(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 8);
-  for (auto& p : passing.pairs) p.bw_next_worst_gbps = p.bw_reverse_next_worst_gbps = std::nanf("");
+  for (auto& p : passing.pairs) p.forward.next_worst_gbps = p.reverse.next_worst_gbps = std::nanf("");
   for (auto& p : passing.pairs) {
-    if (Is(p.client, p.server, 1, 4)) p.bw_next_worst_gbps = p.bw_reverse_next_worst_gbps = 97;
+    if (Is(p.client, p.server, 1, 4)) p.forward.next_worst_gbps = p.reverse.next_worst_gbps = 97;
   }
   auto passed = Analyze(passing);
   CHECK(passed.findings.empty());
@@ -102,9 +102,9 @@ TEST_CASE("Attempts within the noise, too few of them, or a chance low: nothing"
     const AnalysisResult flagged = Analyze(first);
     for (size_t p = 0; p < first.pairs.size(); ++p) {
       PairInput& pair = first.pairs[p];
-      pair.bw_worst_gbps = pair.bw_gbps;
-      pair.bw_reverse_worst_gbps = pair.bw_reverse_gbps;
-      std::vector<float> forward{pair.bw_gbps}, backward{pair.bw_reverse_gbps};
+      pair.forward.worst_gbps = pair.forward.bw_gbps;
+      pair.reverse.worst_gbps = pair.reverse.bw_gbps;
+      std::vector<float> forward{pair.forward.bw_gbps}, backward{pair.reverse.bw_gbps};
       pair.attempts = 1;
       if (!flagged.pairs[p].slow) continue;
       for (int again = 0; again < 2; ++again) {
@@ -113,9 +113,9 @@ TEST_CASE("Attempts within the noise, too few of them, or a chance low: nothing"
       }
       std::sort(forward.begin(), forward.end());
       std::sort(backward.begin(), backward.end());
-      pair.bw_worst_gbps = forward[0], pair.bw_next_worst_gbps = forward[1], pair.bw_gbps = forward[2];
-      pair.bw_reverse_worst_gbps = backward[0], pair.bw_reverse_next_worst_gbps = backward[1];
-      pair.bw_reverse_gbps = backward[2];
+      pair.forward.worst_gbps = forward[0], pair.forward.next_worst_gbps = forward[1], pair.forward.bw_gbps = forward[2];
+      pair.reverse.worst_gbps = backward[0], pair.reverse.next_worst_gbps = backward[1];
+      pair.reverse.bw_gbps = backward[2];
       pair.attempts = kUnstableAttempts;
     }
     raised += !Analyze(first).findings.empty();

@@ -33,8 +33,8 @@ inline AnalysisInput Sweep(uint32_t n, const Figure& bw, const Figure& lat = nul
       PairInput pair;
       pair.client = p.first;
       pair.server = p.second;
-      pair.bw_gbps = bw(p.first, p.second);
-      pair.bw_reverse_gbps = bw(p.second, p.first);
+      pair.forward.bw_gbps = bw(p.first, p.second);
+      pair.reverse.bw_gbps = bw(p.second, p.first);
       pair.lat_us = lat ? lat(p.first, p.second) : 2.0f;
       pair.attempts = 2;
       in.pairs.push_back(pair);
@@ -56,8 +56,8 @@ inline AnalysisResult WithRetests(AnalysisInput in, const Figure& bw) {
     if (!first.pairs[p].slow) continue;
     PairInput& pair = in.pairs[p];
     for (int again = 0; again < 2; ++again) {
-      pair.bw_gbps = std::max(pair.bw_gbps, bw(pair.client, pair.server));
-      pair.bw_reverse_gbps = std::max(pair.bw_reverse_gbps, bw(pair.server, pair.client));
+      pair.forward.bw_gbps = std::max(pair.forward.bw_gbps, bw(pair.client, pair.server));
+      pair.reverse.bw_gbps = std::max(pair.reverse.bw_gbps, bw(pair.server, pair.client));
     }
     pair.attempts = 3;
   }
