@@ -18,7 +18,7 @@ namespace {
 // The fabric's typical figure and spread from per-node figures: the median over nodes of each
 // node's own middle figure (`upper`: bandwidth, higher is better, and the better of an even
 // count's two middles), and the good side's spread of every figure around it.
-Reference TypicalOf(std::vector<std::vector<float>>& by_node, bool upper, NodeMedians* medians) {
+Reference TypicalOf(std::vector<std::vector<float>>& by_node, bool upper, std::vector<float>* medians) {
   Reference ref;
   std::vector<double> node_middles;
   std::vector<double> all;
@@ -66,18 +66,19 @@ double FastSpread(const std::vector<double>& values, double center) {
 // fabric meets, a node needs no more: the expectation says what slow is. In a split fleet whose
 // slow group is half the nodes or more, the slow group's nodes are no outliers (only the floor
 // judges them), and the others are judged among themselves, on their figures with each other.
-std::vector<bool> OutlierNodes(const AnalysisInput& in, const Judged& j, const AnalysisResult& r,
+std::vector<bool> OutlierNodes(const AnalysisInput& in, const PathLocalisation& paths, const FleetSplit& split,
                                double typical, double floor) {
   const v1::Thresholds& t = in.thresholds;
   const size_t n = in.nodes.size();
-  const bool majority_split = j.MajoritySplit();
-  auto relative = [&](uint32_t i) { return !(majority_split && j.split.slow[i]); };
+  const bool majority_split =
+      split.found && 2 * static_cast<size_t>(std::count(split.slow.begin(), split.slow.end(), 1)) >= split.judged;
+  auto relative = [&](uint32_t i) { return !(majority_split && split.slow[i]); };
   // A relative node's figure with a slow-group peer is the split's, not its own.
   auto counts = [&](uint32_t node, uint32_t peer) { return !relative(node) || relative(peer); };
   std::vector<std::vector<float>> sends(n), receives(n);
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
-    if (p.status != PairStatus::kMeasured || r.pairs[k].path >= 0) continue;
+    if (p.status != PairStatus::kMeasured || paths.pair_fault[k] >= 0) continue;
     for (const auto& d : p.Directions()) {
       const float bw = d.figures.bw_gbps;
       if (std::isnan(bw) || bw <= 0) continue;
@@ -138,26 +139,22 @@ bool Reference::Above(double x, double relative, double max_z) const {
   return x > typical * relative && outlier;
 }
 
-double Judged::LinkOutlierBelow() const {
-  return bw.typical * std::exp(-bw_link_z * bw_log_spread);
-}
+double LinkNoise::OutlierBelow(double typical) const { return typical * std::exp(-z * log_spread); }
 
-bool Judged::TailHigh(double p99, double relative) const {
-  if (!tail.valid || std::isnan(p99) || tail.typical <= 0 || p99 <= relative * tail.typical) return false;
-  return tail_log_spread <= 0 || std::log(p99 / tail.typical) > tail_z * tail_log_spread;
+bool Tails::High(double p99, double relative) const {
+  if (!reference.valid || std::isnan(p99) || reference.typical <= 0 || p99 <= relative * reference.typical) {
+    return false;
+  }
+  return log_spread <= 0 || std::log(p99 / reference.typical) > z * log_spread;
 }
 
 bool Judged::LinkEvidence(double x) const {
   if (std::isnan(x)) return false;
-  if (!bw_floor_missed && x < link_floor) return true;
+  if (!typical.bw_floor_missed && x < typical.link_floor) return true;
   return x < LinkOutlierBelow();
 }
 
 namespace {
-
-// The floor a single figure is held to: the expected rate's, unless the fabric as a whole
-// misses it (then it tells no pair from another).
-double EffectiveFloor(const Judged& j) { return j.bw_floor_missed ? 0 : j.link_floor; }
 
 // A figure taken with at least this share of a full round's probes running counts as taken
 // under full load (a round missing a pair or two is still full).
@@ -188,28 +185,31 @@ double LoadBar(const std::vector<std::pair<float, float>>& figures, bool higher_
   return lighter_better ? bar : 0;
 }
 
+}  // namespace
+
 // The load bars of the sweep's bandwidth figures and of its latency figures (LoadBar).
-std::pair<double, double> FullLoads(const AnalysisInput& in, const AnalysisResult& out) {
+Loads FullLoads(const AnalysisInput& in, const PathLocalisation& paths) {
   std::vector<std::pair<float, float>> bw, lat;
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
-    if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
+    if (p.status != PairStatus::kMeasured || paths.pair_fault[k] >= 0) continue;
     for (const auto& d : p.Directions()) {
       if (!std::isnan(d.figures.bw_gbps) && d.figures.concurrency > 0) bw.push_back({d.figures.bw_gbps, d.figures.concurrency});
     }
     if (!std::isnan(p.lat_us) && p.lat_concurrency > 0) lat.push_back({p.lat_us, p.lat_concurrency});
   }
   const double effect = in.thresholds.min_effect();
-  return {LoadBar(bw, /*higher_is_better=*/true, effect), LoadBar(lat, /*higher_is_better=*/false, effect)};
+  return Loads{LoadBar(bw, /*higher_is_better=*/true, effect), LoadBar(lat, /*higher_is_better=*/false, effect)};
 }
 
 // Every measured direction is a figure of both its ends: the fabric's typical bandwidth and
 // latency (from the figures taken under full load), each node's median and its robust z
 // against the others', the expected floors.
-void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
+Typical TypicalFigures(const AnalysisInput& in, const PathLocalisation& paths, const Loads& loads,
+                       const FleetSplit& split) {
   const size_t n = in.nodes.size();
   const auto& t = in.thresholds;
-  const double bw_load = j.bw_load, lat_load = j.lat_load;
+  Typical typical;
   // With the fleet split in two, the typical figure is the fast group's among itself.
   std::vector<std::vector<float>> bw_by_node(n), fast_by_node(n), lat_by_node(n);
   double best_bw = 0, best_lat = std::numeric_limits<double>::infinity();
@@ -219,161 +219,176 @@ void TypicalFigures(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
     // A pair a switch-level fault explains says nothing of the fabric's typical figure.
     for (const auto& d : p.Directions()) {
       const float bw = d.figures.bw_gbps, c = d.figures.concurrency;
-      if (std::isnan(bw) || out.pairs[k].path >= 0) continue;
+      if (std::isnan(bw) || paths.pair_fault[k] >= 0) continue;
       best_bw = std::max(best_bw, static_cast<double>(bw));
-      if (c > 0 && c < bw_load) continue;  // a lighter load than the yardstick's
+      if (c > 0 && c < loads.bw) continue;  // a lighter load than the yardstick's
       bw_by_node[p.client].push_back(bw);
       bw_by_node[p.server].push_back(bw);
-      if (j.split.found && !j.split.slow[p.client] && !j.split.slow[p.server]) {
+      if (split.found && !split.slow[p.client] && !split.slow[p.server]) {
         fast_by_node[p.client].push_back(bw);
         fast_by_node[p.server].push_back(bw);
       }
     }
     if (!std::isnan(p.lat_us) && p.lat_us > 0) {
       best_lat = std::min(best_lat, static_cast<double>(p.lat_us));
-      if (p.lat_concurrency > 0 && p.lat_concurrency < lat_load) continue;
+      if (p.lat_concurrency > 0 && p.lat_concurrency < loads.lat) continue;
       lat_by_node[p.client].push_back(p.lat_us);
       lat_by_node[p.server].push_back(p.lat_us);
     }
   }
-  NodeMedians medians(n, std::nanf(""));
-  j.bw = TypicalOf(bw_by_node, /*upper=*/true, &medians);
-  if (const Reference fast = TypicalOf(fast_by_node, /*upper=*/true, nullptr); fast.valid) j.bw = fast;
-  j.lat = TypicalOf(lat_by_node, /*upper=*/false, nullptr);
-  if (j.bw.valid) {
-    out.best_bw_gbps = static_cast<float>(best_bw);
-    out.median_bw_gbps = static_cast<float>(j.bw.typical);
-  }
-  if (std::isfinite(best_lat)) out.best_lat_us = static_cast<float>(best_lat);
+  typical.node_median.assign(n, std::nanf(""));
+  typical.node_z.assign(n, std::nanf(""));
+  typical.bw = TypicalOf(bw_by_node, /*upper=*/true, &typical.node_median);
+  if (const Reference fast = TypicalOf(fast_by_node, /*upper=*/true, nullptr); fast.valid) typical.bw = fast;
+  typical.lat = TypicalOf(lat_by_node, /*upper=*/false, nullptr);
+  if (typical.bw.valid) typical.best_bw = static_cast<float>(best_bw);
+  if (std::isfinite(best_lat)) typical.best_lat = static_cast<float>(best_lat);
   // The expected rate: the RDMA port's for RDMA probes, expect.tcp_bw_gbps for tcp_bw.
   const double expected = in.bandwidth_is_rdma ? in.expect.link_rate_gbps() : in.expect.tcp_bw_gbps();
-  j.link_floor = expected > 0 ? expected * t.min_bw_efficiency() : 0;
+  typical.link_floor = expected > 0 ? expected * t.min_bw_efficiency() : 0;
   // An absolute floor the typical figure itself misses cannot tell one pair from another.
-  j.bw_floor_missed = j.link_floor > 0 && j.bw.valid && j.bw.typical < j.link_floor;
-  j.lat_ceiling_missed = t.max_lat_us() > 0 && j.lat.valid && j.lat.typical > t.max_lat_us();
+  typical.bw_floor_missed = typical.link_floor > 0 && typical.bw.valid && typical.bw.typical < typical.link_floor;
+  typical.lat_ceiling_missed = t.max_lat_us() > 0 && typical.lat.valid && typical.lat.typical > t.max_lat_us();
   // Robust z of each node's median against the others'.
   std::vector<double> node_medians;
-  for (float m : medians) {
+  for (float m : typical.node_median) {
     if (!std::isnan(m)) node_medians.push_back(m);
   }
   const double med = Median(node_medians);
   const double mad = node_medians.size() >= 3 ? ScaledMad(node_medians, med) : 0;
   for (size_t i = 0; i < n; ++i) {
-    out.nodes[i].median_bw_gbps = medians[i];
-    if (!std::isnan(medians[i]) && mad > 0) {
-      out.nodes[i].robust_z = static_cast<float>((medians[i] - med) / mad);
-    }
+    const float m = typical.node_median[i];
+    if (!std::isnan(m) && mad > 0) typical.node_z[i] = static_cast<float>((m - med) / mad);
   }
+  return typical;
 }
 
-// The fabric's latency tails (Judged::tail): the pairs' median p99, and their spread around it
-// on a log scale. A tail is a property of the path, not of a node's median: the pairs' own
-// median, which a few long tails cannot move, is the reference. Pairs a switch-level fault
-// explains (a congested uplink lengthens their tails) are left out.
-void TailFigures(const AnalysisInput& in, Judged& j, const AnalysisResult& out) {
+// The fabric's latency tails: the pairs' median p99, and their spread around it on a log scale.
+// A tail is a property of the path, not of a node's median: the pairs' own median, which a few
+// long tails cannot move, is the reference. Pairs a switch-level fault explains (a congested
+// uplink lengthens their tails) are left out.
+Tails TailFigures(const AnalysisInput& in, const PathLocalisation& paths) {
+  Tails out;
   std::vector<double> tails;
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
-    if (p.status == PairStatus::kMeasured && out.pairs[k].path < 0 && !std::isnan(p.lat_p99_us) && p.lat_p99_us > 0) {
+    if (p.status == PairStatus::kMeasured && paths.pair_fault[k] < 0 && !std::isnan(p.lat_p99_us) &&
+        p.lat_p99_us > 0) {
       tails.push_back(p.lat_p99_us);
     }
   }
-  if (tails.empty()) return;
-  j.tail.typical = Median(tails);
-  j.tail.valid = true;
+  if (tails.empty()) return out;
+  out.reference.typical = Median(tails);
+  out.reference.valid = true;
   std::vector<double> logs;
-  for (double x : tails) logs.push_back(std::log(x / j.tail.typical));
+  for (double x : tails) logs.push_back(std::log(x / out.reference.typical));
   // Tails scatter upwards more than down: the larger of the two-sided spread and the high side's.
-  j.tail_log_spread = std::max(ScaledMad(logs, 0), GoodSideSpread(logs, 0, /*higher_is_better=*/true));
-  j.tail_z = ChanceBar(in.thresholds.max_robust_z(), logs.size());
+  out.log_spread = std::max(ScaledMad(logs, 0), GoodSideSpread(logs, 0, /*higher_is_better=*/true));
+  out.z = ChanceBar(in.thresholds.max_robust_z(), logs.size());
+  return out;
 }
 
 // Each pair, each direction: slow against the typical figure or the floor, high latency
 // (its median, or its p99 against the fabric's tails) against the typical latency or the
 // ceiling, dead.
-void JudgePairs(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
+PairFlags JudgePairs(const AnalysisInput& in, const PathLocalisation& paths, const Typical& typical,
+                     const Tails& tails) {
   const size_t np = in.pairs.size();
   const auto& t = in.thresholds;
-  const double floor = EffectiveFloor(j);
-  const double ceiling = j.lat_ceiling_missed ? 0 : t.max_lat_us();
-  auto slow = [&](float bw) { return j.bw.Below(bw, t) || (!std::isnan(bw) && bw < floor); };
-  j.bw_bad.assign(np, 0);
-  j.lat_bad.assign(np, 0);
-  j.dead.assign(np, 0);
-  j.bw_measured.assign(np, 0);
-  j.lat_measured.assign(np, 0);
-  j.path_measured.assign(np, 0);
+  const double floor = typical.EffectiveFloor();
+  const double ceiling = typical.lat_ceiling_missed ? 0 : t.max_lat_us();
+  auto slow = [&](float bw) { return typical.bw.Below(bw, t) || (!std::isnan(bw) && bw < floor); };
+  PairFlags f;
+  f.pairs.assign(np, PairResult());
+  f.bw_bad.assign(np, 0);
+  f.lat_bad.assign(np, 0);
+  f.dead.assign(np, 0);
+  f.bw_measured.assign(np, 0);
+  f.lat_measured.assign(np, 0);
+  f.path_measured.assign(np, 0);
   for (size_t p = 0; p < np; ++p) {
     const PairInput& pair = in.pairs[p];
-    PairResult& r = out.pairs[p];
-    j.path_measured[p] = pair.status == PairStatus::kMeasured || pair.status == PairStatus::kUnreachable;
-    j.dead[p] = pair.status == PairStatus::kUnreachable;
-    r.unreachable = j.dead[p];
+    PairResult& r = f.pairs[p];
+    r.path = paths.pair_fault[p];
+    f.path_measured[p] = pair.status == PairStatus::kMeasured || pair.status == PairStatus::kUnreachable;
+    f.dead[p] = pair.status == PairStatus::kUnreachable;
+    r.unreachable = f.dead[p];
     if (pair.status != PairStatus::kMeasured) continue;
     r.forward.slow = slow(pair.forward.bw_gbps);
     r.reverse.slow = slow(pair.reverse.bw_gbps);
-    j.bw_bad[p] = r.forward.slow || r.reverse.slow || r.path >= 0;
-    r.slow = j.bw_bad[p];
+    f.bw_bad[p] = r.forward.slow || r.reverse.slow || r.path >= 0;
+    r.slow = f.bw_bad[p];
     // A pair a switch-level fault explains is no evidence about its ends or its link.
-    j.bw_measured[p] = r.path < 0 && (!std::isnan(pair.forward.bw_gbps) || !std::isnan(pair.reverse.bw_gbps));
-    if (j.bw_measured[p] && j.bw.valid && j.bw.typical > 0) {
-      r.relative_bw = static_cast<float>(pair.WorseBw() / j.bw.typical);
+    f.bw_measured[p] = r.path < 0 && (!std::isnan(pair.forward.bw_gbps) || !std::isnan(pair.reverse.bw_gbps));
+    if (f.bw_measured[p] && typical.bw.valid && typical.bw.typical > 0) {
+      r.relative_bw = static_cast<float>(pair.WorseBw() / typical.bw.typical);
     }
-    j.lat_measured[p] = !std::isnan(pair.lat_us) && pair.lat_us > 0;
-    j.lat_bad[p] = j.lat_measured[p] && (j.lat.Above(pair.lat_us, t.relative_lat(), t.max_robust_z()) ||
+    f.lat_measured[p] = !std::isnan(pair.lat_us) && pair.lat_us > 0;
+    f.lat_bad[p] = f.lat_measured[p] && (typical.lat.Above(pair.lat_us, t.relative_lat(), t.max_robust_z()) ||
                                          (ceiling > 0 && pair.lat_us > ceiling));
-    r.high_tail = j.lat_measured[p] && r.path < 0 && j.TailHigh(pair.lat_p99_us, t.relative_lat());
-    j.lat_bad[p] = j.lat_bad[p] || r.high_tail;
-    r.high_latency = j.lat_bad[p];
+    r.high_tail = f.lat_measured[p] && r.path < 0 && tails.High(pair.lat_p99_us, t.relative_lat());
+    f.lat_bad[p] = f.lat_bad[p] || r.high_tail;
+    r.high_latency = f.lat_bad[p];
   }
+  return f;
 }
 
 // Who is at fault: bandwidth by direction (outliers among the nodes only), latency and dead
 // paths by pair.
-void BlameNodes(const AnalysisInput& in, Judged& j, const AnalysisResult& out) {
+NodeBlame BlameNodes(const AnalysisInput& in, const PathLocalisation& paths, const FleetSplit& split,
+                     const Typical& typical, const PairFlags& f) {
   const size_t n = in.nodes.size();
   const auto& t = in.thresholds;
   std::vector<Observation> bw_obs, lat_obs, dead_obs;
+  const bool majority_split =
+      split.found && 2 * static_cast<size_t>(std::count(split.slow.begin(), split.slow.end(), 1)) >= split.judged;
+  auto in_slow_group = [&](uint32_t a, uint32_t b) { return split.found && (split.slow[a] || split.slow[b]); };
   // In a majority split with no floor to judge its slow group by, nobody can be blamed for the
   // slow group's directions: they would only count against the fast nodes beside them.
-  const bool split_speaks = j.MajoritySplit() && EffectiveFloor(j) <= 0;
+  const bool split_speaks = majority_split && typical.EffectiveFloor() <= 0;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
-    if (j.bw_measured[p] && !(split_speaks && j.InSlowGroup(pair.client, pair.server))) {
-      if (!std::isnan(pair.forward.bw_gbps)) bw_obs.push_back({pair.client, pair.server, out.pairs[p].forward.slow, true});
-      if (!std::isnan(pair.reverse.bw_gbps)) bw_obs.push_back({pair.server, pair.client, out.pairs[p].reverse.slow, true});
+    if (f.bw_measured[p] && !(split_speaks && in_slow_group(pair.client, pair.server))) {
+      if (!std::isnan(pair.forward.bw_gbps)) bw_obs.push_back({pair.client, pair.server, f.pairs[p].forward.slow, true});
+      if (!std::isnan(pair.reverse.bw_gbps)) bw_obs.push_back({pair.server, pair.client, f.pairs[p].reverse.slow, true});
     }
-    if (j.lat_measured[p]) lat_obs.push_back({pair.client, pair.server, static_cast<bool>(j.lat_bad[p]), false});
-    if (j.path_measured[p]) dead_obs.push_back({pair.client, pair.server, static_cast<bool>(j.dead[p]), false});
+    if (f.lat_measured[p]) lat_obs.push_back({pair.client, pair.server, static_cast<bool>(f.lat_bad[p]), false});
+    if (f.path_measured[p]) dead_obs.push_back({pair.client, pair.server, static_cast<bool>(f.dead[p]), false});
   }
   const uint32_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
-  std::vector<bool> bw_eligible = Eligible(in, j.bw_bad, j.bw_measured);
-  const std::vector<bool> outliers = OutlierNodes(in, j, out, j.bw.valid ? j.bw.typical : 0, EffectiveFloor(j));
+  std::vector<bool> bw_eligible = Eligible(in, f.bw_bad, f.bw_measured);
+  const std::vector<bool> outliers =
+      OutlierNodes(in, paths, split, typical.bw.valid ? typical.bw.typical : 0, typical.EffectiveFloor());
   for (size_t i = 0; i < n; ++i) bw_eligible[i] = bw_eligible[i] && outliers[i];
-  j.bw_blamed = LocaliseNodes(n, bw_obs, min_peers, bw_eligible);
-  j.lat_blamed = LocaliseNodes(n, lat_obs, min_peers, Eligible(in, j.lat_bad, j.lat_measured));
-  j.dead_blamed = LocaliseNodes(n, dead_obs, min_peers, Eligible(in, j.dead, j.path_measured));
+  NodeBlame blame;
+  blame.bw = LocaliseNodes(n, bw_obs, min_peers, bw_eligible);
+  blame.lat = LocaliseNodes(n, lat_obs, min_peers, Eligible(in, f.lat_bad, f.lat_measured));
+  blame.dead = LocaliseNodes(n, dead_obs, min_peers, Eligible(in, f.dead, f.path_measured));
+  return blame;
 }
 
 // The noise a single pair is judged against: the directions no blamed node explains, as the
 // larger of the two-sided spread and the fast side's (re-tests raise only the low figures,
 // the best attempt counting, which narrows the slow side of a noisy fabric).
-void LinkSpread(const AnalysisInput& in, Judged& j) {
+LinkNoise LinkSpread(const AnalysisInput& in, const FleetSplit& split, const Typical& typical,
+                     const PairFlags& f, const NodeBlame& blame) {
+  LinkNoise noise;
   std::vector<double> logs;
-  for (size_t p = 0; p < in.pairs.size() && j.bw.valid && j.bw.typical > 0; ++p) {
+  for (size_t p = 0; p < in.pairs.size() && typical.bw.valid && typical.bw.typical > 0; ++p) {
     const PairInput& pair = in.pairs[p];
-    if (!j.bw_measured[p]) continue;
+    if (!f.bw_measured[p]) continue;
     for (const auto& d : pair.Directions()) {
       const float bw = d.figures.bw_gbps;
-      if (std::isnan(bw) || bw <= 0 || Explains(j.bw_blamed, {d.from, d.to, true, true}) ||
-          j.InSlowGroup(d.from, d.to)) {
+      if (std::isnan(bw) || bw <= 0 || Explains(blame.bw, {d.from, d.to, true, true}) ||
+          (split.found && (split.slow[d.from] || split.slow[d.to]))) {
         continue;
       }
-      logs.push_back(std::log(bw / j.bw.typical));
+      logs.push_back(std::log(bw / typical.bw.typical));
     }
   }
-  if (!logs.empty()) j.bw_log_spread = std::max(ScaledMad(logs, 0), FastSpread(logs, 0));
-  j.bw_link_z = ChanceBar(in.thresholds.max_robust_z(), logs.size());
+  if (!logs.empty()) noise.log_spread = std::max(ScaledMad(logs, 0), FastSpread(logs, 0));
+  noise.z = ChanceBar(in.thresholds.max_robust_z(), logs.size());
+  return noise;
 }
 
 // Attempts that disagree: a direction whose best figure is not slow while its worst is slow and
@@ -384,67 +399,94 @@ void LinkSpread(const AnalysisInput& in, Judged& j) {
 // Loss makes TCP figures erratic: on a fabric that itself loses packets (its typical share of
 // retransmitted segments at min_loss_rate or more), and on a lossy direction, attempts that
 // disagree are the loss's doing (lossy_link says so), not a flap.
-void JudgeStability(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
+Judged::Stability JudgeStability(const AnalysisInput& in, const Judged& j) {
   const auto& t = in.thresholds;
   const uint16_t needed = in.require_retest ? kUnstableAttempts : 2;
-  j.stability_known.assign(in.pairs.size(), 0);
-  const bool fabric_loses = j.loss_known && j.typical_loss >= t.min_loss_rate();
+  Judged::Stability out;
+  out.known.assign(in.pairs.size(), 0);
+  out.disagrees.assign(in.pairs.size(), 0);
+  out.unstable.assign(in.pairs.size(), 0);
+  const bool fabric_loses = j.loss.known && j.loss.typical >= t.min_loss_rate();
+  const Reference& bw = j.typical.bw;
   std::vector<Observation> observations;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
-    PairResult& r = out.pairs[p];
-    if (!j.bw_measured[p] || pair.attempts < 2 || j.InSlowGroup(pair.client, pair.server)) continue;
+    const PairResult& r = j.flags.pairs[p];
+    if (!j.flags.bw_measured[p] || pair.attempts < 2 || j.InSlowGroup(pair.client, pair.server)) continue;
     auto low = [&](float x) {
-      return !std::isnan(x) && j.bw.valid && x < j.bw.typical * (1 - t.min_effect()) && j.LinkEvidence(x);
+      return !std::isnan(x) && bw.valid && x < bw.typical * (1 - t.min_effect()) && j.LinkEvidence(x);
     };
+    const bool lossy_forward = j.loss.lossy[p][0], lossy_reverse = j.loss.lossy[p][1];
     // The best attempt fine by both tests: the attempts then truly disagree.
-    const bool forward_fine = !r.forward.slow && !low(pair.forward.bw_gbps) && !r.forward.lossy && !fabric_loses;
-    const bool reverse_fine = !r.reverse.slow && !low(pair.reverse.bw_gbps) && !r.reverse.lossy && !fabric_loses;
-    r.disagrees = (forward_fine && low(pair.forward.worst_gbps)) || (reverse_fine && low(pair.reverse.worst_gbps));
-    r.unstable = (forward_fine && low(pair.forward.next_worst_gbps)) || (reverse_fine && low(pair.reverse.next_worst_gbps));
-    j.stability_known[p] = pair.attempts >= needed;
-    if (j.stability_known[p]) {
-      observations.push_back({pair.client, pair.server, r.unstable, false});
-    }
+    const bool forward_fine = !r.forward.slow && !low(pair.forward.bw_gbps) && !lossy_forward && !fabric_loses;
+    const bool reverse_fine = !r.reverse.slow && !low(pair.reverse.bw_gbps) && !lossy_reverse && !fabric_loses;
+    out.disagrees[p] = (forward_fine && low(pair.forward.worst_gbps)) || (reverse_fine && low(pair.reverse.worst_gbps));
+    out.unstable[p] =
+        (forward_fine && low(pair.forward.next_worst_gbps)) || (reverse_fine && low(pair.reverse.next_worst_gbps));
+    out.known[p] = pair.attempts >= needed;
+    if (out.known[p]) observations.push_back({pair.client, pair.server, static_cast<bool>(out.unstable[p]), false});
   }
-  j.unstable_blamed = LocaliseNodes(in.nodes.size(), observations, std::max<uint32_t>(1, t.min_node_pairs()),
-                                    std::vector<bool>(in.nodes.size(), true));
+  out.blamed = LocaliseNodes(in.nodes.size(), observations, std::max<uint32_t>(1, t.min_node_pairs()),
+                             std::vector<bool>(in.nodes.size(), true));
+  return out;
+}
+
+namespace {
+
+// What the passes found, pair by pair and node by node, before any finding is written.
+AnalysisResult Assemble(const AnalysisInput& in, const Judged& j) {
+  AnalysisResult out;
+  out.paths = j.paths.faults;
+  out.pairs = j.flags.pairs;
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    PairResult& r = out.pairs[p];
+    r.forward.lossy = j.loss.lossy[p][0];
+    r.reverse.lossy = j.loss.lossy[p][1];
+    r.disagrees = j.stability.disagrees[p];
+    r.unstable = j.stability.unstable[p];
+  }
+  out.nodes.resize(in.nodes.size());
+  for (size_t i = 0; i < in.nodes.size(); ++i) {
+    out.nodes[i].median_bw_gbps = j.typical.node_median[i];
+    out.nodes[i].robust_z = j.typical.node_z[i];
+    out.nodes[i].split_slow = j.split.found && j.split.slow[i];
+  }
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    if (!j.flags.path_measured[p]) continue;
+    ++out.nodes[in.pairs[p].client].pairs;
+    ++out.nodes[in.pairs[p].server].pairs;
+  }
+  if (j.typical.bw.valid) {
+    out.best_bw_gbps = j.typical.best_bw;
+    out.median_bw_gbps = static_cast<float>(j.typical.bw.typical);
+  }
+  out.best_lat_us = j.typical.best_lat;
+  return out;
 }
 
 }  // namespace
 
-Judged Judge(const AnalysisInput& in, AnalysisResult& out) {
+// The rules, in order: each pass reads the input and what the passes before it found.
+Judged Judge(const AnalysisInput& in) {
   Judged j;
-  PathLocalisation paths = LocalisePaths(in);
-  out.paths = std::move(paths.faults);
+  j.paths = LocalisePaths(in);  // what switches explain comes first: it is no host's fault
   std::vector<char> explained(in.pairs.size());
-  for (size_t p = 0; p < in.pairs.size(); ++p) {
-    out.pairs[p].path = paths.pair_fault[p];
-    explained[p] = paths.pair_fault[p] >= 0;
-  }
-  std::tie(j.bw_load, j.lat_load) = FullLoads(in, out);
-  j.split = FindFleetSplit(in, explained, j.bw_load);
-  TypicalFigures(in, j, out);
-  TailFigures(in, j, out);
-  JudgePairs(in, j, out);
-  BlameNodes(in, j, out);
-  LinkSpread(in, j);
-  JudgeLoss(in, j, out);
-  JudgeStability(in, j, out);
-  for (size_t p = 0; p < in.pairs.size(); ++p) {
-    if (!j.path_measured[p]) continue;
-    ++out.nodes[in.pairs[p].client].pairs;
-    ++out.nodes[in.pairs[p].server].pairs;
-  }
-  for (size_t i = 0; i < in.nodes.size() && j.split.found; ++i) out.nodes[i].split_slow = j.split.slow[i];
+  for (size_t p = 0; p < in.pairs.size(); ++p) explained[p] = j.paths.pair_fault[p] >= 0;
+  j.loads = FullLoads(in, j.paths);
+  j.split = FindFleetSplit(in, explained, j.loads.bw);
+  j.typical = TypicalFigures(in, j.paths, j.loads, j.split);
+  j.tails = TailFigures(in, j.paths);
+  j.flags = JudgePairs(in, j.paths, j.typical, j.tails);
+  j.blame = BlameNodes(in, j.paths, j.split, j.typical, j.flags);
+  j.noise = LinkSpread(in, j.split, j.typical, j.flags, j.blame);
+  j.loss = JudgeLoss(in, j.paths);
+  j.stability = JudgeStability(in, j);
   return j;
 }
 
 AnalysisResult Analyze(const AnalysisInput& in) {
-  AnalysisResult out;
-  out.nodes.resize(in.nodes.size());
-  out.pairs.resize(in.pairs.size());
-  const Judged judged = Judge(in, out);
+  const Judged judged = Judge(in);
+  AnalysisResult out = Assemble(in, judged);
   AddNodeFindings(in, judged, out);
   AddPairFindings(in, judged, out);
   AddLossFindings(in, judged, out);

@@ -21,9 +21,9 @@ std::string SlowCriterion(const Judged& j, const v1::Thresholds& t) {
   std::string text = absl::StrFormat(
       "slow is below %s Gb/s (%.0f %% of the fabric's typical %s Gb/s), or %.0f %% below typical "
       "and beyond %.1f robust deviations of %s Gb/s",
-      Num(j.bw.typical * t.relative_bw()), t.relative_bw() * 100, Num(j.bw.typical),
-      t.min_effect() * 100, t.max_robust_z(), Num(j.bw.spread));
-  if (j.link_floor > 0 && !j.bw_floor_missed) absl::StrAppend(&text, ", or below ", Num(j.link_floor), " Gb/s (the expected rate's floor)");
+      Num(j.typical.bw.typical * t.relative_bw()), t.relative_bw() * 100, Num(j.typical.bw.typical),
+      t.min_effect() * 100, t.max_robust_z(), Num(j.typical.bw.spread));
+  if (j.typical.link_floor > 0 && !j.typical.bw_floor_missed) absl::StrAppend(&text, ", or below ", Num(j.typical.link_floor), " Gb/s (the expected rate's floor)");
   return text;
 }
 
@@ -33,7 +33,7 @@ std::string LinkCriterion(const Judged& j) {
   return absl::StrFormat(
       "; and, one pair's figure being one measurement, below %s Gb/s: %.1f robust deviations "
       "under typical on a log scale, where the figures vary by %.0f %% a deviation",
-      Num(j.LinkOutlierBelow()), j.bw_link_z, (std::exp(j.bw_log_spread) - 1) * 100);
+      Num(j.LinkOutlierBelow()), j.noise.z, (std::exp(j.noise.log_spread) - 1) * 100);
 }
 
 // "its tail stands out: p99 above 2.1 times the fabric's typical p99 40.00 us and beyond 3.5
@@ -43,7 +43,7 @@ std::string TailCriterion(const Judged& j, const v1::Thresholds& t, const PairIn
       "its tail stands out while its median does not: p99 above %.1f times the fabric's typical "
       "p99 %s us and beyond %.1f deviations on a log scale (the pairs' tails vary by %.0f %% a "
       "deviation); jitter (p99 - median) %s us",
-      t.relative_lat(), Num(j.tail.typical), j.tail_z, (std::exp(j.tail_log_spread) - 1) * 100,
+      t.relative_lat(), Num(j.tails.reference.typical), j.tails.z, (std::exp(j.tails.log_spread) - 1) * 100,
       Num(pair.lat_p99_us - pair.lat_us));
 }
 
@@ -77,7 +77,7 @@ SideFigures FiguresOf(const AnalysisInput& in, const AnalysisResult& out, uint32
 v1::Finding BandwidthStraggler(const AnalysisInput& in, const Judged& j, const AnalysisResult& out,
                                uint32_t i) {
   const std::string& name = in.nodes[i].name;
-  const Side side = j.bw_blamed[i];
+  const Side side = j.blame.bw[i];
   const SideFigures sent = FiguresOf(in, out, i, true), received = FiguresOf(in, out, i, false);
   const double sent_median = Median(sent.all), received_median = Median(received.all);
   std::string what;
@@ -101,7 +101,7 @@ v1::Finding BandwidthStraggler(const AnalysisInput& in, const Judged& j, const A
                                absl::StrCat(name, ": ", what, "; ", SlowCriterion(j, in.thresholds)));
   auto& e = *f.mutable_evidence();
   e["direction"] = side == Side::kBoth ? "both" : side == Side::kSend ? "transmit" : "receive";
-  e["typical_bw_gbps"] = Num(j.bw.typical);
+  e["typical_bw_gbps"] = Num(j.typical.bw.typical);
   if (!std::isnan(sent_median)) e["sent_median_gbps"] = Num(sent_median);
   if (!std::isnan(received_median)) e["received_median_gbps"] = Num(received_median);
   if (!std::isnan(out.nodes[i].median_bw_gbps)) e["median_bw_gbps"] = Num(out.nodes[i].median_bw_gbps);
@@ -115,10 +115,10 @@ v1::Finding LatencyStraggler(const AnalysisInput& in, const Judged& j, const Ana
   uint32_t high = 0, high_tails = 0;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
-    if (!j.lat_measured[p] || (pair.client != i && pair.server != i)) continue;
+    if (!j.flags.lat_measured[p] || (pair.client != i && pair.server != i)) continue;
     mine.push_back(pair.lat_us);
     if (!std::isnan(pair.lat_p99_us)) tails.push_back(pair.lat_p99_us);
-    high += j.lat_bad[p];
+    high += j.flags.lat_bad[p];
     high_tails += out.pairs[p].high_tail;
   }
   const std::string& name = in.nodes[i].name;
@@ -127,22 +127,22 @@ v1::Finding LatencyStraggler(const AnalysisInput& in, const Judged& j, const Ana
       absl::StrFormat("%s: %s latency high with %d of %d peers (median %s us against the fabric's "
                       "typical %s us; high is above %.1f times typical and beyond %.1f robust "
                       "deviations of %s us%s)",
-                      name, in.latency_probe, high, mine.size(), Num(Median(mine)), Num(j.lat.typical),
-                      in.thresholds.relative_lat(), in.thresholds.max_robust_z(), Num(j.lat.spread),
+                      name, in.latency_probe, high, mine.size(), Num(Median(mine)), Num(j.typical.lat.typical),
+                      in.thresholds.relative_lat(), in.thresholds.max_robust_z(), Num(j.typical.lat.spread),
                       in.thresholds.max_lat_us() > 0
                           ? absl::StrCat(", or above ", Num(in.thresholds.max_lat_us()), " us")
                           : ""));
   (*f.mutable_evidence())["median_lat_us"] = Num(Median(mine));
-  (*f.mutable_evidence())["typical_lat_us"] = Num(j.lat.typical);
+  (*f.mutable_evidence())["typical_lat_us"] = Num(j.typical.lat.typical);
   if (high_tails > 0) {
     absl::StrAppend(f.mutable_detail(),
                     absl::StrFormat("; %d of them by their tail: median p99 %s us against the "
                                     "fabric's typical p99 %s us (a tail is high above %.1f times "
                                     "it and beyond %.1f deviations on a log scale)",
-                                    high_tails, Num(Median(tails)), Num(j.tail.typical),
-                                    in.thresholds.relative_lat(), j.tail_z));
+                                    high_tails, Num(Median(tails)), Num(j.tails.reference.typical),
+                                    in.thresholds.relative_lat(), j.tails.z));
     (*f.mutable_evidence())["median_lat_p99_us"] = Num(Median(tails));
-    (*f.mutable_evidence())["typical_lat_p99_us"] = Num(j.tail.typical);
+    (*f.mutable_evidence())["typical_lat_p99_us"] = Num(j.tails.reference.typical);
   }
   return f;
 }
@@ -152,7 +152,7 @@ v1::Finding UnstableNode(const AnalysisInput& in, const Judged& j, const Analysi
   uint32_t unstable = 0, known = 0;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
-    if (!j.stability_known[p] || (pair.client != i && pair.server != i)) continue;
+    if (!j.stability.known[p] || (pair.client != i && pair.server != i)) continue;
     ++known;
     unstable += out.pairs[p].unstable;
   }
@@ -162,7 +162,7 @@ v1::Finding UnstableNode(const AnalysisInput& in, const Judged& j, const Analysi
       absl::StrFormat("%s: %s attempts disagree with %d of the %d peers it was re-tested with: "
                       "fine at best (near the fabric's typical %s Gb/s) and far below it in two "
                       "attempts or more; its NIC or its own link flaps",
-                      name, in.bandwidth_probe, unstable, known, Num(j.bw.typical)),
+                      name, in.bandwidth_probe, unstable, known, Num(j.typical.bw.typical)),
       report::Level::kAlternate);
   (*f.mutable_evidence())["unstable_peers"] = absl::StrCat(unstable);
   (*f.mutable_evidence())["retested_peers"] = absl::StrCat(known);
@@ -260,18 +260,18 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
           absl::StrCat(node.name, ": its GPU memory could not be registered for RDMA, so GPUDirect "
                        "RDMA is not available there: ", node.gpudirect_unavailable_reason)));
     }
-    if (j.bw_blamed[i] != Side::kNone || j.lat_blamed[i] != Side::kNone) {
+    if (j.blame.bw[i] != Side::kNone || j.blame.lat[i] != Side::kNone) {
       r.straggler = true;
-      r.side = j.bw_blamed[i];
+      r.side = j.blame.bw[i];
       r.verdict = Verdict::kCritical;
-      if (j.bw_blamed[i] != Side::kNone) out.findings.push_back(BandwidthStraggler(in, j, out, i));
-      if (j.lat_blamed[i] != Side::kNone) out.findings.push_back(LatencyStraggler(in, j, out, i));
+      if (j.blame.bw[i] != Side::kNone) out.findings.push_back(BandwidthStraggler(in, j, out, i));
+      if (j.blame.lat[i] != Side::kNone) out.findings.push_back(LatencyStraggler(in, j, out, i));
     }
-    if (j.unstable_blamed[i] != Side::kNone) {
+    if (j.stability.blamed[i] != Side::kNone) {
       r.verdict = Verdict::kCritical;
       out.findings.push_back(UnstableNode(in, j, out, i));
     }
-    if (j.dead_blamed[i] != Side::kNone) {
+    if (j.blame.dead[i] != Side::kNone) {
       r.path_down = true;
       r.verdict = Verdict::kCritical;
       out.findings.push_back(report::Make(
@@ -292,13 +292,13 @@ std::vector<uint32_t> SplitNamed(const AnalysisInput& in, const Judged& j) {
   std::vector<char> beside_fast(in.nodes.size(), 0);
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
-    if (!j.bw_measured[p]) continue;
+    if (!j.flags.bw_measured[p]) continue;
     if (!j.split.slow[pair.server]) beside_fast[pair.client] = 1;
     if (!j.split.slow[pair.client]) beside_fast[pair.server] = 1;
   }
   std::vector<uint32_t> named;
   for (uint32_t i = 0; i < in.nodes.size(); ++i) {
-    if (j.split.slow[i] && beside_fast[i] && j.bw_blamed[i] == Side::kNone) named.push_back(i);
+    if (j.split.slow[i] && beside_fast[i] && j.blame.bw[i] == Side::kNone) named.push_back(i);
   }
   return named;
 }
@@ -308,7 +308,7 @@ std::vector<uint32_t> SplitNamed(const AnalysisInput& in, const Judged& j) {
 // a slow group that meets it is fine; a split that follows the nodes' profiles (two kinds of
 // node, each held to its own expectation) is no finding either.
 void AddSplitFinding(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
-  if (!j.split.found || j.link_floor > 0) return;
+  if (!j.split.found || j.typical.link_floor > 0) return;
   const std::vector<uint32_t> named = SplitNamed(in, j);
   if (named.empty()) return;
   std::set<std::string> slow_profiles, fast_profiles;
@@ -345,28 +345,28 @@ void AddSplitFinding(const AnalysisInput& in, const Judged& j, AnalysisResult& o
 void AddFabricFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
   AddSplitFinding(in, j, out);
   const auto& t = in.thresholds;
-  if (j.bw_floor_missed) {
+  if (j.typical.bw_floor_missed) {
     v1::Finding f = report::Make(
         report::kind::kFabricDegraded, "",
         absl::StrFormat("%s: the fabric's typical %s Gb/s is below the expected rate's floor %s "
                         "Gb/s (%.0f %% of expect.%s %s): every pair misses it alike, so no node "
                         "or link is blamed for it; look at what they share (switches, PFC/ECN, "
                         "loss, the expected rate)",
-                        in.bandwidth_probe, Num(j.bw.typical), Num(j.link_floor),
+                        in.bandwidth_probe, Num(j.typical.bw.typical), Num(j.typical.link_floor),
                         t.min_bw_efficiency() * 100,
                         in.bandwidth_is_rdma ? "link_rate_gbps" : "tcp_bw_gbps",
                         Num(in.bandwidth_is_rdma ? in.expect.link_rate_gbps() : in.expect.tcp_bw_gbps())));
-    (*f.mutable_evidence())["typical_bw_gbps"] = Num(j.bw.typical);
-    (*f.mutable_evidence())["floor_gbps"] = Num(j.link_floor);
+    (*f.mutable_evidence())["typical_bw_gbps"] = Num(j.typical.bw.typical);
+    (*f.mutable_evidence())["floor_gbps"] = Num(j.typical.link_floor);
     out.findings.push_back(std::move(f));
   }
-  if (j.lat_ceiling_missed) {
+  if (j.typical.lat_ceiling_missed) {
     v1::Finding f = report::Make(
         report::kind::kFabricDegraded, "",
         absl::StrFormat("%s: the fabric's typical %s us is above thresholds.max_lat_us %s us: "
                         "every pair misses it alike, so no node or link is blamed for it",
-                        in.latency_probe, Num(j.lat.typical), Num(t.max_lat_us())));
-    (*f.mutable_evidence())["typical_lat_us"] = Num(j.lat.typical);
+                        in.latency_probe, Num(j.typical.lat.typical), Num(t.max_lat_us())));
+    (*f.mutable_evidence())["typical_lat_us"] = Num(j.typical.lat.typical);
     (*f.mutable_evidence())["max_lat_us"] = Num(t.max_lat_us());
     out.findings.push_back(std::move(f));
   }
@@ -400,7 +400,7 @@ class PairJudge {
     }
     if (r.slow && r.path < 0) Slow(pair, r, retested);
     if (r.high_latency) HighLatency(pair, r, retested);
-    if (r.unstable && j_.stability_known[p]) Unstable(pair, r);
+    if (r.unstable && j_.stability.known[p]) Unstable(pair, r);
   }
 
   // insufficient_data for each end that could not be told from its links.
@@ -450,7 +450,7 @@ class PairJudge {
                                                absl::StrCat(A(pair), " -> ", B(pair), ": ", reason)));
     } else {  // kUnreachable
       r.verdict = Verdict::kCritical;
-      if (j_.dead_blamed[pair.client] != Side::kNone || j_.dead_blamed[pair.server] != Side::kNone) return;
+      if (j_.blame.dead[pair.client] != Side::kNone || j_.blame.dead[pair.server] != Side::kNone) return;
       const std::string what = absl::StrCat(A(pair), " and ", B(pair), " cannot complete a probe (", reason, ")");
       Unexplained(pair, what, report::MakePair(
           report::kind::kLinkUnreachable, A(pair), B(pair),
@@ -464,11 +464,11 @@ class PairJudge {
   // direction that is also lossy is its loss's (TCP slows down to what a lossy link lets
   // through): the link's lossy_link names it and says it is slow as well.
   void Slow(const PairInput& pair, PairResult& r, bool retested) {
-    const bool forward_node = r.forward.slow && Explains(j_.bw_blamed, {pair.client, pair.server, true, true});
-    const bool reverse_node = r.reverse.slow && Explains(j_.bw_blamed, {pair.server, pair.client, true, true});
+    const bool forward_node = r.forward.slow && Explains(j_.blame.bw, {pair.client, pair.server, true, true});
+    const bool reverse_node = r.reverse.slow && Explains(j_.blame.bw, {pair.server, pair.client, true, true});
     // Lossy and not a lossy node's: the link's lossy_link finding (AddLossFindings) says it.
-    const bool forward_lossy = r.forward.lossy && !Explains(j_.loss_blamed, {pair.client, pair.server, true, true});
-    const bool reverse_lossy = r.reverse.lossy && !Explains(j_.loss_blamed, {pair.server, pair.client, true, true});
+    const bool forward_lossy = r.forward.lossy && !Explains(j_.loss.blamed, {pair.client, pair.server, true, true});
+    const bool reverse_lossy = r.reverse.lossy && !Explains(j_.loss.blamed, {pair.server, pair.client, true, true});
     const bool slow_forward = r.forward.slow && !forward_lossy;
     const bool slow_reverse = r.reverse.slow && !reverse_lossy;
     // A direction with an end in a split fleet's slow group is the split's evidence.
@@ -490,13 +490,13 @@ class PairJudge {
       v1::Finding f = report::MakePair(
           report::kind::kSlowLink, A(pair), B(pair),
           absl::StrCat(what, "; ", SlowCriterion(j_, in_.thresholds), LinkCriterion(j_),
-                       j_.bw_blamed[pair.client] == Side::kNone && j_.bw_blamed[pair.server] == Side::kNone
+                       j_.blame.bw[pair.client] == Side::kNone && j_.blame.bw[pair.server] == Side::kNone
                            ? "; both ends are fine with their other peers"
                            : "; the other direction is its blamed end's"));
       auto& e = *f.mutable_evidence();
       if (!std::isnan(pair.forward.bw_gbps)) e["bw_gbps"] = Num(pair.forward.bw_gbps);
       if (!std::isnan(pair.reverse.bw_gbps)) e["bw_reverse_gbps"] = Num(pair.reverse.bw_gbps);
-      e["typical_bw_gbps"] = Num(j_.bw.typical);
+      e["typical_bw_gbps"] = Num(j_.typical.bw.typical);
       e["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
       Unexplained(pair, what, std::move(f));
     } else if (!EndsKnown(pair) && ((slow_forward && !forward_node) || (slow_reverse && !reverse_node))) {
@@ -509,7 +509,7 @@ class PairJudge {
 
   // A pair whose attempts disagree, no flapping node explaining it: the link flaps.
   void Unstable(const PairInput& pair, PairResult& r) {
-    if (Explains(j_.unstable_blamed, {pair.client, pair.server, true, false})) {
+    if (Explains(j_.stability.blamed, {pair.client, pair.server, true, false})) {
       r.verdict = std::max(r.verdict, Verdict::kCritical);
       return;
     }
@@ -531,38 +531,38 @@ class PairJudge {
                         "(under %s Gb/s: %.1f robust deviations on a log scale, which one "
                         "measurement of a healthy pair reaches by chance in 1 %% of sweeps): the "
                         "link flaps; both ends are steady with their other peers",
-                        what, Num(j_.bw.typical), Num(j_.LinkOutlierBelow()), j_.bw_link_z));
+                        what, Num(j_.typical.bw.typical), Num(j_.LinkOutlierBelow()), j_.noise.z));
     auto& e = *f.mutable_evidence();
     e["attempts"] = absl::StrCat(pair.attempts);
-    e["typical_bw_gbps"] = Num(j_.bw.typical);
+    e["typical_bw_gbps"] = Num(j_.typical.bw.typical);
     if (!std::isnan(pair.forward.worst_gbps)) e["worst_bw_gbps"] = Num(pair.forward.worst_gbps);
     if (!std::isnan(pair.reverse.worst_gbps)) e["worst_bw_reverse_gbps"] = Num(pair.reverse.worst_gbps);
     Unexplained(pair, what, std::move(f));
   }
 
   void HighLatency(const PairInput& pair, PairResult& r, bool retested) {
-    const bool explained = Explains(j_.lat_blamed, {pair.client, pair.server, true, false});
+    const bool explained = Explains(j_.blame.lat, {pair.client, pair.server, true, false});
     if (explained || retested) r.verdict = std::max(r.verdict, explained ? Verdict::kCritical : Verdict::kWarning);
     if (explained || !retested) return;
     const std::string what = absl::StrCat(A(pair), " -> ", B(pair), ": ", in_.latency_probe, " ",
                                           Num(pair.lat_us), " us",
                                           r.high_tail ? absl::StrCat(", p99 ", Num(pair.lat_p99_us), " us") : "");
-    const bool median = j_.lat.Above(pair.lat_us, in_.thresholds.relative_lat(), in_.thresholds.max_robust_z()) ||
-                        (in_.thresholds.max_lat_us() > 0 && !j_.lat_ceiling_missed &&
+    const bool median = j_.typical.lat.Above(pair.lat_us, in_.thresholds.relative_lat(), in_.thresholds.max_robust_z()) ||
+                        (in_.thresholds.max_lat_us() > 0 && !j_.typical.lat_ceiling_missed &&
                          pair.lat_us > in_.thresholds.max_lat_us());
     v1::Finding f = report::MakePair(
         report::kind::kHighLatencyLink, A(pair), B(pair),
         median ? absl::StrFormat("%s, above %.1f times the fabric's typical %s us and beyond %.1f "
                                  "robust deviations of %s us",
-                                 what, in_.thresholds.relative_lat(), Num(j_.lat.typical),
-                                 in_.thresholds.max_robust_z(), Num(j_.lat.spread))
+                                 what, in_.thresholds.relative_lat(), Num(j_.typical.lat.typical),
+                                 in_.thresholds.max_robust_z(), Num(j_.typical.lat.spread))
                : absl::StrCat(what, "; ", TailCriterion(j_, in_.thresholds, pair)));
     auto& e = *f.mutable_evidence();
     e["lat_us"] = Num(pair.lat_us);
-    e["typical_lat_us"] = Num(j_.lat.typical);
+    e["typical_lat_us"] = Num(j_.typical.lat.typical);
     if (r.high_tail) {
       e["lat_p99_us"] = Num(pair.lat_p99_us);
-      e["typical_lat_p99_us"] = Num(j_.tail.typical);
+      e["typical_lat_p99_us"] = Num(j_.tails.reference.typical);
       e["jitter_us"] = Num(pair.lat_p99_us - pair.lat_us);
     }
     Unexplained(pair, what, std::move(f));

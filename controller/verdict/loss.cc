@@ -79,7 +79,7 @@ struct SlowNodeLoss {
 };
 
 // One direction's retransmitted share, sender to receiver.
-struct Direction {
+struct LossDirection {
   uint32_t from, to;
   double rate;
 };
@@ -99,10 +99,10 @@ struct LossReference {
 
 class ReferenceLoss {
  public:
-  ReferenceLoss(const std::vector<Direction>& dirs, size_t n, double floor)
+  ReferenceLoss(const std::vector<LossDirection>& dirs, size_t n, double floor)
       : dirs_(dirs), floor_(floor), rank_(n, 0), ranked_(n, 0) {
     std::vector<std::vector<double>> sends(n), receives(n);
-    for (const Direction& d : dirs) {
+    for (const LossDirection& d : dirs) {
       sends[d.from].push_back(d.rate);
       receives[d.to].push_back(d.rate);
     }
@@ -143,7 +143,7 @@ class ReferenceLoss {
   // The reference of the directions between nodes ranked k or later.
   LossReference Without(size_t k) const {
     std::vector<double> rates;
-    for (const Direction& d : dirs_) {
+    for (const LossDirection& d : dirs_) {
       if (rank_[d.from] >= k && rank_[d.to] >= k) rates.push_back(d.rate);
     }
     LossReference ref;
@@ -159,7 +159,7 @@ class ReferenceLoss {
     return ref;
   }
 
-  const std::vector<Direction>& dirs_;
+  const std::vector<LossDirection>& dirs_;
   const double floor_;
   std::vector<uint32_t> rank_;  // by node: 0 for the node that loses most
   std::vector<double> ranked_;  // by rank: the node's larger median share
@@ -168,59 +168,65 @@ class ReferenceLoss {
 
 }  // namespace
 
-void JudgeLoss(const AnalysisInput& in, Judged& j, AnalysisResult& out) {
-  std::vector<Direction> dirs;
+Loss JudgeLoss(const AnalysisInput& in, const PathLocalisation& paths) {
+  Loss loss;
+  loss.lossy.assign(in.pairs.size(), {false, false});
+  loss.blamed.assign(in.nodes.size(), Side::kNone);
+  std::vector<LossDirection> dirs;
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
-    if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
-    if (!std::isnan(p.forward.loss_rate)) dirs.push_back({p.client, p.server, p.forward.loss_rate});
-    if (!std::isnan(p.reverse.loss_rate)) dirs.push_back({p.server, p.client, p.reverse.loss_rate});
+    if (p.status != PairStatus::kMeasured || paths.pair_fault[k] >= 0) continue;
+    for (const auto& d : p.Directions()) {
+      if (!std::isnan(d.figures.loss_rate)) dirs.push_back({d.from, d.to, d.figures.loss_rate});
+    }
   }
-  j.loss_blamed.assign(in.nodes.size(), Side::kNone);
-  if (dirs.empty()) return;
-  j.loss_known = true;
+  if (dirs.empty()) return loss;
+  loss.known = true;
   // The fabric's own scatter: a quarter of its directions retransmit more than the upper
   // quartile by chance (a CPU-bound host's veth drops a little everywhere, more here and there);
   // a lossy one retransmits several times that. The quartile is the healthy nodes' (a link is
   // a small share of the directions; a lossy host's are left out: ReferenceLoss).
   const LossReference ref = ReferenceLoss(dirs, in.nodes.size(), in.thresholds.min_loss_rate()).Get();
-  j.typical_loss = ref.typical;
-  j.loss_bar = ref.bar;
-  const double bar = j.loss_bar;
+  loss.typical = ref.typical;
+  loss.bar = ref.bar;
   std::vector<Observation> observations;
   std::vector<bool> confirmed(in.nodes.size(), !in.require_retest);
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
-    if (p.status != PairStatus::kMeasured || out.pairs[k].path >= 0) continue;
-    PairResult& r = out.pairs[k];
-    r.forward.lossy = !std::isnan(p.forward.loss_rate) && p.forward.loss_rate >= bar && p.forward.loss_rate > 0;
-    r.reverse.lossy = !std::isnan(p.reverse.loss_rate) && p.reverse.loss_rate >= bar && p.reverse.loss_rate > 0;
-    if (!std::isnan(p.forward.loss_rate)) observations.push_back({p.client, p.server, r.forward.lossy, true});
-    if (!std::isnan(p.reverse.loss_rate)) observations.push_back({p.server, p.client, r.reverse.lossy, true});
-    if ((r.forward.lossy || r.reverse.lossy) && p.attempts >= 2) confirmed[p.client] = confirmed[p.server] = true;
+    if (p.status != PairStatus::kMeasured || paths.pair_fault[k] >= 0) continue;
+    bool any = false;
+    for (const auto& d : p.Directions()) {
+      const float rate = d.figures.loss_rate;
+      const bool lossy = !std::isnan(rate) && rate >= loss.bar && rate > 0;
+      loss.lossy[k][d.reverse ? 1 : 0] = lossy;
+      any = any || lossy;
+      if (!std::isnan(rate)) observations.push_back({d.from, d.to, lossy, true});
+    }
+    if (any && p.attempts >= 2) confirmed[p.client] = confirmed[p.server] = true;
   }
-  j.loss_blamed = LocaliseNodes(in.nodes.size(), observations,
-                                std::max<uint32_t>(1, in.thresholds.min_node_pairs()), confirmed);
+  loss.blamed = LocaliseNodes(in.nodes.size(), observations, std::max<uint32_t>(1, in.thresholds.min_node_pairs()),
+                              confirmed);
+  return loss;
 }
 
 void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
-  if (!j.loss_known) return;
-  const double bar = j.loss_bar;
+  if (!j.loss.known) return;
+  const double bar = j.loss.bar;
   const std::string criterion = absl::StrCat(
       "lossy is a sender retransmitting at least ", Percent(bar), " of its segments (",
       Percent(in.thresholds.min_loss_rate()), " at least, ten times the fabric's typical ",
-      Percent(j.typical_loss), " and three times its upper quartile)");
+      Percent(j.loss.typical), " and three times its upper quartile)");
   for (uint32_t i = 0; i < in.nodes.size(); ++i) {
-    if (j.loss_blamed[i] == Side::kNone) continue;
+    if (j.loss.blamed[i] == Side::kNone) continue;
     std::vector<double> mine;
     for (const PairInput& p : in.pairs) {
-      const bool sends = j.loss_blamed[i] != Side::kReceive, receives = j.loss_blamed[i] != Side::kSend;
+      const bool sends = j.loss.blamed[i] != Side::kReceive, receives = j.loss.blamed[i] != Side::kSend;
       if ((p.client == i && sends) || (p.server == i && receives)) mine.push_back(p.forward.loss_rate);
       if ((p.server == i && sends) || (p.client == i && receives)) mine.push_back(p.reverse.loss_rate);
     }
     mine.erase(std::remove_if(mine.begin(), mine.end(), [](double x) { return std::isnan(x); }), mine.end());
-    const char* side = j.loss_blamed[i] == Side::kBoth ? "what it sends and receives"
-                       : j.loss_blamed[i] == Side::kSend ? "what it sends"
+    const char* side = j.loss.blamed[i] == Side::kBoth ? "what it sends and receives"
+                       : j.loss.blamed[i] == Side::kSend ? "what it sends"
                                                           : "what it receives";
     const std::string& name = in.nodes[i].name;
     out.nodes[i].verdict = std::max(out.nodes[i].verdict, Verdict::kCritical);
@@ -230,16 +236,16 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
                      Percent(Median(mine)), " of segments retransmitted; ", criterion),
         report::Level::kAlternate);
     (*f.mutable_evidence())["loss_rate"] = absl::StrFormat("%.5f", Median(mine));
-    (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.typical_loss);
+    (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.loss.typical);
     out.findings.push_back(std::move(f));
   }
-  const SlowNodeLoss slow(in, j.bw_blamed);
+  const SlowNodeLoss slow(in, j.blame.bw);
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
     PairResult& r = out.pairs[k];
     const bool retested = !in.require_retest || p.attempts >= 2;
     auto explained = [&](uint32_t from, uint32_t to, double loss) {
-      return Explains(j.loss_blamed, {from, to, true, true}) || slow.Explains(j.bw_blamed, from, to, k, loss);
+      return Explains(j.loss.blamed, {from, to, true, true}) || slow.Explains(j.blame.bw, from, to, k, loss);
     };
     const bool forward = retested && r.forward.lossy && !explained(p.client, p.server, p.forward.loss_rate);
     const bool reverse = retested && r.reverse.lossy && !explained(p.server, p.client, p.reverse.loss_rate);
@@ -255,14 +261,14 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     const std::string slow_too =
         slow.empty() ? ""
                      : absl::StrFormat("; slow as well (%s against a typical %.2f Gb/s), as TCP is over a lossy link",
-                                       absl::StrJoin(slow, ", "), j.bw.typical);
+                                       absl::StrJoin(slow, ", "), j.typical.bw.typical);
     r.verdict = std::max(r.verdict, Verdict::kWarning);
     v1::Finding f = report::MakePair(
         report::kind::kLossyLink, a, b,
         absl::StrCat(in.bandwidth_probe, " retransmitted ", absl::StrJoin(parts, ", "),
                      " of its segments", slow_too, "; ", criterion));
     (*f.mutable_evidence())["loss_rate"] = absl::StrFormat("%.5f", forward ? p.forward.loss_rate : p.reverse.loss_rate);
-    (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.typical_loss);
+    (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.loss.typical);
     (*f.mutable_evidence())["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
     out.findings.push_back(std::move(f));
   }

@@ -1,18 +1,35 @@
 #ifndef FABRICCTL_CONTROLLER_VERDICT_PASSES_H_
 #define FABRICCTL_CONTROLLER_VERDICT_PASSES_H_
 
-// The analysis's steps, shared between analysis.cc (judging the figures) and
-// analysis_findings.cc (writing the findings). Not for use outside these two files.
-
+// The analysis as passes over plain data. Each pass is a function from the input and the
+// earlier passes' outputs to an output type of its own; Judge (analysis.cc) runs them in the
+// order of the rules, and the findings are written last, from what the passes found
+// (findings.cc, loss.cc, path_findings.cc), never while judging. The verdict package's own:
+// nothing outside controller/verdict includes this.
+//
+// The order, and what each pass answers:
+//   1. PathFaults     which switch element (a path, an uplink, a switch) explains slow pairs
+//   2. Loads          which figures were taken under a full round's load (like with like)
+//   3. FleetSplit     whether the fleet is two fleets (fleet_split.h)
+//   4. Typical        the fabric's typical bandwidth and latency, their spread, the floors
+//   5. Tails          the fabric's typical latency tail and its spread
+//   6. PairFlags      each pair's directions slow, its latency high, its path dead
+//   7. NodeBlame      which nodes the bad pairs point at, and on which side
+//   8. LinkNoise      the noise one link's figure is judged against
+//   9. Loss           which directions and nodes retransmit far more than the fabric
+//  10. Stability      which pairs' attempts disagree, and which nodes flap
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <vector>
 
 #include "controller/verdict/analysis.h"
 #include "controller/verdict/fleet_split.h"
+#include "controller/verdict/paths.h"
 
 namespace fabricctl::controller {
 
-// The fabric's typical figure and its robust spread.
+// A typical figure and its robust spread.
 struct Reference {
   bool valid = false;
   double typical = 0;
@@ -24,73 +41,124 @@ struct Reference {
   bool Above(double x, double relative, double max_z) const;
 };
 
-using NodeMedians = std::vector<float>;
+// 2. Like with like: figures taken at a lighter load than these set no yardstick (0: all do).
+struct Loads {
+  double bw = 0, lat = 0;
+};
+Loads FullLoads(const AnalysisInput& in, const PathLocalisation& paths);
 
-// The figures judged: references, per-pair flags and the nodes blamed.
+// 4. The fabric's typical figures, and each node's against them.
+struct Typical {
+  Reference bw, lat;
+  // min_bw_efficiency x the expected rate: expect.link_rate_gbps (RDMA) or tcp_bw_gbps (tcp_bw).
+  double link_floor = 0;
+  // The typical figure itself misses the absolute floor (or latency ceiling): every pair misses
+  // it alike, so it blames no node or link; one fabric_degraded finding says so.
+  bool bw_floor_missed = false, lat_ceiling_missed = false;
+  // Each node's median bandwidth and its robust z against the others'.
+  std::vector<float> node_median, node_z;
+  float best_bw = std::numeric_limits<float>::quiet_NaN();
+  float best_lat = std::numeric_limits<float>::quiet_NaN();
+  // The floor a single figure is held to: the expected rate's, unless the fabric as a whole
+  // misses it (then it tells no pair from another).
+  double EffectiveFloor() const { return bw_floor_missed ? 0 : link_floor; }
+};
+Typical TypicalFigures(const AnalysisInput& in, const PathLocalisation& paths, const Loads& loads,
+                       const FleetSplit& split);
+
+// 5. Latency tails: the typical p99 (the pairs' median), and the spread of ln(p99 / typical) over
+// the pairs (two-sided, or the high side's where that is larger: tails scatter upwards), with
+// the z beyond which one pair's tail stands out (ChanceBar).
+struct Tails {
+  Reference reference;
+  double log_spread = 0, z = 0;
+  // A p99 above relative_lat x the typical one and beyond z spreads on the log scale.
+  bool High(double p99, double relative) const;
+};
+Tails TailFigures(const AnalysisInput& in, const PathLocalisation& paths);
+
+// 6. Each pair's own flags (PairResult's forward/reverse slow, slow, relative_bw, high_latency,
+// high_tail, unreachable), and which of them count as evidence.
+struct PairFlags {
+  std::vector<PairResult> pairs;
+  std::vector<char> bw_bad, lat_bad, dead;                     // per pair
+  std::vector<char> bw_measured, lat_measured, path_measured;  // per pair
+};
+PairFlags JudgePairs(const AnalysisInput& in, const PathLocalisation& paths, const Typical& typical,
+                     const Tails& tails);
+
+// 7. The nodes blamed: bandwidth by direction (outliers among the nodes only), latency and dead
+// paths by pair.
+struct NodeBlame {
+  std::vector<Side> bw, lat, dead;
+};
+NodeBlame BlameNodes(const AnalysisInput& in, const PathLocalisation& paths, const FleetSplit& split,
+                     const Typical& typical, const PairFlags& flags);
+
+// 8. Spread of ln(figure / typical) over the directions no blamed node explains (ScaledMad
+// around 0, or of the fast side's alone where that is larger: bandwidth noise is a ratio, so a
+// single pair is judged on a log scale), and the z bar one pair's figure must pass (ChanceBar).
+struct LinkNoise {
+  double log_spread = 0, z = 0;
+  // The figure below which one direction is an outlier on the log scale.
+  double OutlierBelow(double typical) const;
+};
+LinkNoise LinkSpread(const AnalysisInput& in, const FleetSplit& split, const Typical& typical,
+                     const PairFlags& flags, const NodeBlame& blame);
+
+// 9. Loss (loss.cc): the fabric's typical retransmitted share (the median direction's), the share
+// a direction must reach to be lossy, each direction's flag, and the nodes whose directions to
+// most peers are lossy, on the side(s) they are.
+struct Loss {
+  bool known = false;
+  double typical = 0, bar = 0;
+  std::vector<std::array<bool, 2>> lossy;  // per pair: forward, reverse
+  std::vector<Side> blamed;
+};
+Loss JudgeLoss(const AnalysisInput& in, const PathLocalisation& paths);
+
+// All the passes' outputs, in their order: what the findings are written from.
 struct Judged {
-  // A fleet in two groups by reach (fleet_split.h); its slow group's figures are the split's
-  // evidence, not a link's, and the typical bandwidth is the fast group's.
+  PathLocalisation paths;
+  Loads loads;
   FleetSplit split;
-  bool InSlowGroup(uint32_t a, uint32_t b) const {
-    return split.found && (split.slow[a] || split.slow[b]);
-  }
+  Typical typical;
+  Tails tails;
+  PairFlags flags;
+  NodeBlame blame;
+  LinkNoise noise;
+  Loss loss;
+  // 10. Stability: each pair's attempts disagree / unstable (PairResult), which pairs were
+  // re-tested often enough to say (attempts >= kUnstableAttempts with re-tests on), and the
+  // nodes unstable with most of their re-tested peers (their NIC flaps).
+  struct Stability {
+    std::vector<char> known, disagrees, unstable;  // per pair
+    std::vector<Side> blamed;
+  } stability;
+
+  bool InSlowGroup(uint32_t a, uint32_t b) const { return split.found && (split.slow[a] || split.slow[b]); }
   // The slow group is half the judged nodes or more: its nodes are no outliers.
   bool MajoritySplit() const {
     return split.found &&
            2 * static_cast<size_t>(std::count(split.slow.begin(), split.slow.end(), 1)) >= split.judged;
   }
-  // Like with like: figures taken at a lighter load than these set no yardstick (0: all do).
-  double bw_load = 0, lat_load = 0;
-  Reference bw, lat;
-  double link_floor = 0;  // min_bw_efficiency x expect.link_rate_gbps (RDMA) or tcp_bw_gbps (tcp_bw)
-  // The fabric's typical figure itself misses the absolute floor (or latency ceiling): every
-  // pair misses it alike, so it blames no node or link; one fabric_degraded finding says so.
-  bool bw_floor_missed = false, lat_ceiling_missed = false;
-  // Spread of ln(figure / typical) over the directions no blamed node explains (ScaledMad
-  // around 0, or of the fast side's alone where that is larger): bandwidth noise is a ratio,
-  // so a single pair is judged on a log scale.
-  double bw_log_spread = 0;
-  // How many of those spreads below typical one pair's figure must be: max_robust_z, or more
-  // where the sweep has so many figures that a healthy one gets that far by chance (a 1 %
-  // chance over the whole sweep, Bonferroni: ChanceBar).
-  double bw_link_z = 0;
   // Whether one direction's figure, already slow, is evidence against its link on its own:
   // below the link rate's floor, or a robust outlier on the log scale.
   bool LinkEvidence(double bw) const;
-  // The figure below which LinkEvidence holds by the log-scale rule.
-  double LinkOutlierBelow() const;
-  // Latency tails: the typical p99 (the pairs' median), and the spread of ln(p99 /
-  // typical) over the pairs (two-sided, or the high side's where that is larger: tails scatter
-  // upwards), with the z beyond which one pair's tail stands out (as bw_link_z: 1 % of sweeps
-  // by chance).
-  Reference tail;
-  double tail_log_spread = 0, tail_z = 0;
-  // A p99 above relative_lat x the typical one and beyond tail_z spreads on the log scale.
-  bool TailHigh(double p99, double relative) const;
-  std::vector<char> bw_bad, lat_bad, dead;                     // per pair
-  std::vector<char> bw_measured, lat_measured, path_measured;  // per pair
-  std::vector<Side> bw_blamed, lat_blamed, dead_blamed;        // per node
-  // Nodes unstable with most of their re-tested peers (their NIC flaps), and the pairs
-  // re-tested often enough to say (attempts >= kUnstableAttempts with re-tests on).
-  std::vector<Side> unstable_blamed;
-  std::vector<char> stability_known;  // per pair
-  // Loss: the fabric's typical retransmitted share (the median direction's), and the nodes
-  // whose directions to most peers are lossy, on the side(s) they are.
-  double typical_loss = 0;
-  double loss_bar = 0;  // the share a direction must reach to be lossy
-  bool loss_known = false;
-  std::vector<Side> loss_blamed;
+  double LinkOutlierBelow() const { return noise.OutlierBelow(typical.bw.typical); }
 };
+Judged::Stability JudgeStability(const AnalysisInput& in, const Judged& j);
 
-Judged Judge(const AnalysisInput& in, AnalysisResult& out);
+// Every pass, in order (analysis.cc).
+Judged Judge(const AnalysisInput& in);
+
+// The findings, from what the passes found, into `out` (its pairs and nodes filled from the
+// passes already): findings.cc, path_findings.cc, loss.cc.
 void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
 void AddPairFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
-// slow_path, slow_uplink and slow_switch for AnalysisResult::paths (analysis_paths.cc).
+// slow_path, slow_uplink and slow_switch for AnalysisResult::paths (path_findings.cc).
 void AddPathFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
 void AddFabricFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
-// Loss (analysis_loss.cc): which directions retransmit far more than the fabric does, who is
-// blamed for it, and the lossy_link findings.
-void JudgeLoss(const AnalysisInput& in, Judged& j, AnalysisResult& out);
 void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out);
 
 }  // namespace fabricctl::controller
