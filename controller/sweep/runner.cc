@@ -54,7 +54,7 @@ v1::SweepInfo StartedInfo(int64_t id, absl::Time started, const sweep::Plan& pla
 
 // The headline bandwidth of every measured pair of every rail, for the comparison with a
 // baseline.
-std::vector<PairFigure> PairFigures(const sweep::Fleet& fleet,
+std::vector<PairFigure> BaselineFigures(const sweep::Fleet& fleet,
                                     const std::vector<sweep::RailOutcome>& rails) {
   std::vector<PairFigure> out;
   for (const sweep::RailOutcome& rail : rails) {
@@ -400,7 +400,7 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
     for (auto& f : JudgeAllreduce(rr.outcome, config.thresholds())) outcome.findings.push_back(f);
   }
   if (sweep.request.baseline_sweep_id() != 0) {
-    for (auto& f : Regressions(sweep.baseline, sweep.request.baseline_sweep_id(), PairFigures(fleet, outcomes),
+    for (auto& f : Regressions(sweep.baseline, sweep.request.baseline_sweep_id(), BaselineFigures(fleet, outcomes),
                                config.thresholds().relative_bw(), first.bandwidth_probe)) {
       outcome.findings.push_back(f);
     }

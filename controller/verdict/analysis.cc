@@ -66,7 +66,7 @@ double FastSpread(const std::vector<double>& values, double center) {
 // fabric meets, a node needs no more: the expectation says what slow is. In a split fleet whose
 // slow group is half the nodes or more, the slow group's nodes are no outliers (only the floor
 // judges them), and the others are judged among themselves, on their figures with each other.
-std::vector<bool> OutlierNodes(const AnalysisInput& in, const PathLocalisation& paths, const FleetSplit& split,
+std::vector<bool> OutlierNodes(const AnalysisInput& in, const PathFaults& paths, const FleetSplit& split,
                                double typical, double floor) {
   const v1::Thresholds& t = in.thresholds;
   const size_t n = in.nodes.size();
@@ -188,7 +188,7 @@ double LoadBar(const std::vector<std::pair<float, float>>& figures, bool higher_
 }  // namespace
 
 // The load bars of the sweep's bandwidth figures and of its latency figures (LoadBar).
-Loads FullLoads(const AnalysisInput& in, const PathLocalisation& paths) {
+Loads FullLoads(const AnalysisInput& in, const PathFaults& paths) {
   std::vector<std::pair<float, float>> bw, lat;
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
@@ -205,7 +205,7 @@ Loads FullLoads(const AnalysisInput& in, const PathLocalisation& paths) {
 // Every measured direction is a figure of both its ends: the fabric's typical bandwidth and
 // latency (from the figures taken under full load), each node's median and its robust z
 // against the others', the expected floors.
-Typical TypicalFigures(const AnalysisInput& in, const PathLocalisation& paths, const Loads& loads,
+Typical TypicalFigures(const AnalysisInput& in, const PathFaults& paths, const Loads& loads,
                        const FleetSplit& split) {
   const size_t n = in.nodes.size();
   const auto& t = in.thresholds;
@@ -267,7 +267,7 @@ Typical TypicalFigures(const AnalysisInput& in, const PathLocalisation& paths, c
 // A tail is a property of the path, not of a node's median: the pairs' own median, which a few
 // long tails cannot move, is the reference. Pairs a switch-level fault explains (a congested
 // uplink lengthens their tails) are left out.
-Tails TailFigures(const AnalysisInput& in, const PathLocalisation& paths) {
+Tails TailFigures(const AnalysisInput& in, const PathFaults& paths) {
   Tails out;
   std::vector<double> tails;
   for (size_t k = 0; k < in.pairs.size(); ++k) {
@@ -291,7 +291,7 @@ Tails TailFigures(const AnalysisInput& in, const PathLocalisation& paths) {
 // Each pair, each direction: slow against the typical figure or the floor, high latency
 // (its median, or its p99 against the fabric's tails) against the typical latency or the
 // ceiling, dead.
-PairFlags JudgePairs(const AnalysisInput& in, const PathLocalisation& paths, const Typical& typical,
+PairFlags JudgePairs(const AnalysisInput& in, const PathFaults& paths, const Typical& typical,
                      const Tails& tails) {
   const size_t np = in.pairs.size();
   const auto& t = in.thresholds;
@@ -335,7 +335,7 @@ PairFlags JudgePairs(const AnalysisInput& in, const PathLocalisation& paths, con
 
 // Who is at fault: bandwidth by direction (outliers among the nodes only), latency and dead
 // paths by pair.
-NodeBlame BlameNodes(const AnalysisInput& in, const PathLocalisation& paths, const FleetSplit& split,
+NodeBlame BlameNodes(const AnalysisInput& in, const PathFaults& paths, const FleetSplit& split,
                      const Typical& typical, const PairFlags& f) {
   const size_t n = in.nodes.size();
   const auto& t = in.thresholds;
@@ -361,9 +361,9 @@ NodeBlame BlameNodes(const AnalysisInput& in, const PathLocalisation& paths, con
       OutlierNodes(in, paths, split, typical.bw.valid ? typical.bw.typical : 0, typical.EffectiveFloor());
   for (size_t i = 0; i < n; ++i) bw_eligible[i] = bw_eligible[i] && outliers[i];
   NodeBlame blame;
-  blame.bw = LocaliseNodes(n, bw_obs, min_peers, bw_eligible);
-  blame.lat = LocaliseNodes(n, lat_obs, min_peers, Eligible(in, f.lat_bad, f.lat_measured));
-  blame.dead = LocaliseNodes(n, dead_obs, min_peers, Eligible(in, f.dead, f.path_measured));
+  blame.bw = Blame(n, bw_obs, min_peers, bw_eligible);
+  blame.lat = Blame(n, lat_obs, min_peers, Eligible(in, f.lat_bad, f.lat_measured));
+  blame.dead = Blame(n, dead_obs, min_peers, Eligible(in, f.dead, f.path_measured));
   return blame;
 }
 
@@ -395,7 +395,7 @@ LinkNoise LinkSpread(const AnalysisInput& in, const FleetSplit& split, const Typ
 // evidence on its own (Judged::LinkEvidence: far below typical for one measurement); unstable
 // when its second worst is too (it fell back after recovering, not one passing event). Pairs
 // explained otherwise (a switch-level fault, a split fleet's slow group) are left out. A node
-// unstable with more than half its re-tested peers is the one that flaps (LocaliseNodes).
+// unstable with more than half its re-tested peers is the one that flaps (Blame).
 // Loss makes TCP figures erratic: on a fabric that itself loses packets (its typical share of
 // retransmitted segments at min_loss_rate or more), and on a lossy direction, attempts that
 // disagree are the loss's doing (lossy_link says so), not a flap.
@@ -426,7 +426,7 @@ Judged::Stability JudgeStability(const AnalysisInput& in, const Judged& j) {
     out.known[p] = pair.attempts >= needed;
     if (out.known[p]) observations.push_back({pair.client, pair.server, static_cast<bool>(out.unstable[p]), false});
   }
-  out.blamed = LocaliseNodes(in.nodes.size(), observations, std::max<uint32_t>(1, t.min_node_pairs()),
+  out.blamed = Blame(in.nodes.size(), observations, std::max<uint32_t>(1, t.min_node_pairs()),
                              std::vector<bool>(in.nodes.size(), true));
   return out;
 }
@@ -469,7 +469,7 @@ AnalysisResult Assemble(const AnalysisInput& in, const Judged& j) {
 // The rules, in order: each pass reads the input and what the passes before it found.
 Judged Judge(const AnalysisInput& in) {
   Judged j;
-  j.paths = LocalisePaths(in);  // what switches explain comes first: it is no host's fault
+  j.paths = FindPathFaults(in);  // what switches explain comes first: it is no host's fault
   std::vector<char> explained(in.pairs.size());
   for (size_t p = 0; p < in.pairs.size(); ++p) explained[p] = j.paths.pair_fault[p] >= 0;
   j.loads = FullLoads(in, j.paths);

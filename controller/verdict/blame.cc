@@ -37,7 +37,7 @@ bool Explains(const std::vector<Side>& blamed, const Observation& o) {
   return Has(blamed[o.a], Side::kSend) || Has(blamed[o.b], Side::kReceive);
 }
 
-std::vector<Side> LocaliseNodes(size_t nodes, const std::vector<Observation>& observations,
+std::vector<Side> Blame(size_t nodes, const std::vector<Observation>& observations,
                                 uint32_t min_peers, const std::vector<bool>& eligible) {
   std::vector<Counts> counts(nodes);
   std::vector<std::vector<uint32_t>> bad_of(nodes);  // bad observations by node

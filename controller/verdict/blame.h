@@ -21,7 +21,7 @@ struct Observation {
 // other side too when a quarter of that is bad), and the bad
 // observations it explains no longer count against their other ends; then the next, until no
 // node qualifies. A node not `eligible` (its re-tests disagreed) is never blamed.
-std::vector<Side> LocaliseNodes(size_t nodes, const std::vector<Observation>& observations,
+std::vector<Side> Blame(size_t nodes, const std::vector<Observation>& observations,
                                 uint32_t min_peers, const std::vector<bool>& eligible);
 
 // Whether a blamed side explains a bad observation.

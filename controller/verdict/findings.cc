@@ -170,7 +170,7 @@ v1::Finding UnstableNode(const AnalysisInput& in, const Judged& j, const Analysi
 }
 
 // "a -> b 0.30 Gb/s, b -> a 0.31 Gb/s (best of 2)".
-std::string PairFigures(const AnalysisInput& in, const PairInput& pair) {
+std::string DescribeFigures(const AnalysisInput& in, const PairInput& pair) {
   const std::string& a = in.nodes[pair.client].name;
   const std::string& b = in.nodes[pair.server].name;
   std::vector<std::string> parts;
@@ -486,7 +486,7 @@ class PairJudge {
       const std::string direction = forward && reverse ? "both directions"
                                     : forward ? absl::StrCat(A(pair), " -> ", B(pair), " only")
                                               : absl::StrCat(B(pair), " -> ", A(pair), " only");
-      const std::string what = absl::StrCat(in_.bandwidth_probe, " ", PairFigures(in_, pair), ": slow in ", direction);
+      const std::string what = absl::StrCat(in_.bandwidth_probe, " ", DescribeFigures(in_, pair), ": slow in ", direction);
       v1::Finding f = report::MakePair(
           report::kind::kSlowLink, A(pair), B(pair),
           absl::StrCat(what, "; ", SlowCriterion(j_, in_.thresholds), LinkCriterion(j_),
@@ -503,7 +503,7 @@ class PairJudge {
       // Not evidence against the link on its own, but an end with too few peers to be
       // cleared: it cannot be told from the link either.
       r.verdict = std::max(r.verdict, Verdict::kWarning);
-      Insufficient(pair, absl::StrCat(in_.bandwidth_probe, " ", PairFigures(in_, pair), ": slow"));
+      Insufficient(pair, absl::StrCat(in_.bandwidth_probe, " ", DescribeFigures(in_, pair), ": slow"));
     }
   }
 

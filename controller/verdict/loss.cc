@@ -5,7 +5,7 @@
 // the upper quartile's (a fabric whose directions scatter around a small loss blames none of
 // them), the median and quartile of the nodes that do not stand out (ReferenceLoss). A node lossy
 // in what it sends (or receives) to more than half of its peers is blamed on that side, as
-// stragglers are (LocaliseNodes); the other lossy directions are their links'. With re-tests
+// stragglers are (Blame); the other lossy directions are their links'. With re-tests
 // on, a pair is lossy only on a figure that survived a re-test (the sweep re-tests lossy pairs,
 // and a direction's share is the least of its attempts': PairRun::least_loss),
 // and a node only when one of its lossy pairs did. Pairs a switch-level fault explains are
@@ -168,7 +168,7 @@ class ReferenceLoss {
 
 }  // namespace
 
-Loss JudgeLoss(const AnalysisInput& in, const PathLocalisation& paths) {
+Loss JudgeLoss(const AnalysisInput& in, const PathFaults& paths) {
   Loss loss;
   loss.lossy.assign(in.pairs.size(), {false, false});
   loss.blamed.assign(in.nodes.size(), Side::kNone);
@@ -204,7 +204,7 @@ Loss JudgeLoss(const AnalysisInput& in, const PathLocalisation& paths) {
     }
     if (any && p.attempts >= 2) confirmed[p.client] = confirmed[p.server] = true;
   }
-  loss.blamed = LocaliseNodes(in.nodes.size(), observations, std::max<uint32_t>(1, in.thresholds.min_node_pairs()),
+  loss.blamed = Blame(in.nodes.size(), observations, std::max<uint32_t>(1, in.thresholds.min_node_pairs()),
                               confirmed);
   return loss;
 }

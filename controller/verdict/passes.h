@@ -45,7 +45,7 @@ struct Reference {
 struct Loads {
   double bw = 0, lat = 0;
 };
-Loads FullLoads(const AnalysisInput& in, const PathLocalisation& paths);
+Loads FullLoads(const AnalysisInput& in, const PathFaults& paths);
 
 // 4. The fabric's typical figures, and each node's against them.
 struct Typical {
@@ -63,7 +63,7 @@ struct Typical {
   // misses it (then it tells no pair from another).
   double EffectiveFloor() const { return bw_floor_missed ? 0 : link_floor; }
 };
-Typical TypicalFigures(const AnalysisInput& in, const PathLocalisation& paths, const Loads& loads,
+Typical TypicalFigures(const AnalysisInput& in, const PathFaults& paths, const Loads& loads,
                        const FleetSplit& split);
 
 // 5. Latency tails: the typical p99 (the pairs' median), and the spread of ln(p99 / typical) over
@@ -75,7 +75,7 @@ struct Tails {
   // A p99 above relative_lat x the typical one and beyond z spreads on the log scale.
   bool High(double p99, double relative) const;
 };
-Tails TailFigures(const AnalysisInput& in, const PathLocalisation& paths);
+Tails TailFigures(const AnalysisInput& in, const PathFaults& paths);
 
 // 6. Each pair's own flags (PairResult's forward/reverse slow, slow, relative_bw, high_latency,
 // high_tail, unreachable), and which of them count as evidence.
@@ -84,7 +84,7 @@ struct PairFlags {
   std::vector<char> bw_bad, lat_bad, dead;                     // per pair
   std::vector<char> bw_measured, lat_measured, path_measured;  // per pair
 };
-PairFlags JudgePairs(const AnalysisInput& in, const PathLocalisation& paths, const Typical& typical,
+PairFlags JudgePairs(const AnalysisInput& in, const PathFaults& paths, const Typical& typical,
                      const Tails& tails);
 
 // 7. The nodes blamed: bandwidth by direction (outliers among the nodes only), latency and dead
@@ -92,7 +92,7 @@ PairFlags JudgePairs(const AnalysisInput& in, const PathLocalisation& paths, con
 struct NodeBlame {
   std::vector<Side> bw, lat, dead;
 };
-NodeBlame BlameNodes(const AnalysisInput& in, const PathLocalisation& paths, const FleetSplit& split,
+NodeBlame BlameNodes(const AnalysisInput& in, const PathFaults& paths, const FleetSplit& split,
                      const Typical& typical, const PairFlags& flags);
 
 // 8. Spread of ln(figure / typical) over the directions no blamed node explains (ScaledMad
@@ -115,11 +115,11 @@ struct Loss {
   std::vector<std::array<bool, 2>> lossy;  // per pair: forward, reverse
   std::vector<Side> blamed;
 };
-Loss JudgeLoss(const AnalysisInput& in, const PathLocalisation& paths);
+Loss JudgeLoss(const AnalysisInput& in, const PathFaults& paths);
 
 // All the passes' outputs, in their order: what the findings are written from.
 struct Judged {
-  PathLocalisation paths;
+  PathFaults paths;
   Loads loads;
   FleetSplit split;
   Typical typical;

@@ -288,9 +288,9 @@ PathFault FaultOf(const Element& e, const std::vector<Level>& levels, std::vecto
 
 // The greedy cover: the consistent element explaining the most unexplained slow pairs, until
 // none explains two more.
-PathLocalisation Cover(const AnalysisInput& in, const std::vector<Level>& levels,
+PathFaults Cover(const AnalysisInput& in, const std::vector<Level>& levels,
                        const std::vector<float>& logs, bool paths_only) {
-  PathLocalisation out;
+  PathFaults out;
   out.pair_fault.assign(in.pairs.size(), -1);
   std::vector<Element> elements = Elements(in, levels, logs, paths_only);
   std::vector<char> taken(elements.size(), 0);
@@ -433,7 +433,7 @@ Level GroupsAbove(const AnalysisInput& in, const std::vector<float>& logs, doubl
 
 }  // namespace
 
-PathLocalisation LocalisePaths(const AnalysisInput& in) {
+PathFaults FindPathFaults(const AnalysisInput& in) {
   std::vector<float> logs(in.pairs.size());
   std::vector<float> measured;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
@@ -447,10 +447,10 @@ PathLocalisation LocalisePaths(const AnalysisInput& in) {
   for (double line : SplitLines(std::move(measured), in.thresholds)) {
     Level groups = GroupsAbove(in, logs, line);
     if (groups.names.size() < 2) continue;
-    PathLocalisation found = Cover(in, {groups}, logs, /*paths_only=*/true);
+    PathFaults found = Cover(in, {groups}, logs, /*paths_only=*/true);
     if (!found.faults.empty()) return found;
   }
-  PathLocalisation none;
+  PathFaults none;
   none.pair_fault.assign(in.pairs.size(), -1);
   return none;
 }

@@ -10,7 +10,7 @@
 
 namespace fabricctl::controller {
 
-struct PathLocalisation {
+struct PathFaults {
   std::vector<PathFault> faults;
   // Per pair: the fault that explains it, -1 for none.
   std::vector<int32_t> pair_fault;
@@ -41,7 +41,7 @@ struct PathLocalisation {
 // nodes joined by pairs above it form groups, from the coarsest line. A group of one node (a
 // straggler) is not a group. A proposal counts only when the paths between its groups pass
 // the test above.
-PathLocalisation LocalisePaths(const AnalysisInput& in);
+PathFaults FindPathFaults(const AnalysisInput& in);
 
 }  // namespace fabricctl::controller
 
