@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "probes/common/params.h"
+#include "tests/testing/testing.h"
 
 namespace fabricctl::agent {
 namespace {
@@ -226,7 +227,7 @@ TEST_CASE("Two runners run an NCCL all-reduce of four ranks and judge its logs")
   ::setenv("FABRIC_CUDA_LIBRARY", Absolute("tests/fake_gpu/libfake_cuda.so").c_str(), 1);
   ::setenv("FABRIC_NCCL_LIBRARY", Absolute("tests/fake_gpu/libfake_nccl.so").c_str(), 1);
   ::setenv("FABRIC_FAKE_GPUS", "2", 1);
-  const std::string logs = std::string(std::getenv("TEST_TMPDIR")) + "/nccl-logs";
+  const std::string logs = testing::TestPath("nccl-logs");
   probes::ProbeParams p;
   p.kind = v1::ALLREDUCE;
   p.allreduce_backend = "nccl";

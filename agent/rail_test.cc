@@ -1,4 +1,5 @@
 #include "agent/rail.h"
+#include "tests/testing/testing.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,7 +23,7 @@ TEST_CASE("a rail interface's IPv4 address, or why there is none") {
 
 TEST_CASE("on a rail with GPU memory, the GPU nearest the rail's NIC") {
   // A sysfs fixture: the rail interface's device under the same PCIe switch as GPU 1.
-  const std::string root = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") + "/railsys";
+  const std::string root = testing::TestPath("railsys");
   REQUIRE(std::system(("rm -rf " + root + " && mkdir -p " + root + "/sys/class/net").c_str()) == 0);
   REQUIRE(::symlink("../../devices/pci0000:17/0000:17:00.0/0000:18:00.0/0000:19:01.0/0000:1c:00.0/net/lo",
                     (root + "/sys/class/net/lo").c_str()) == 0);

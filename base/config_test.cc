@@ -151,6 +151,7 @@ TEST_CASE("The example configurations load") {
 }  // namespace fabricctl
 
 #include "base/profiles.h"
+#include "tests/testing/testing.h"
 
 namespace fabricctl {
 
@@ -228,7 +229,7 @@ TEST_CASE("Rails: each named once, on its own interface") {
 }
 
 TEST_CASE("Topology: Slurm's topology.conf becomes the nodes' labels; nodes: entries win") {
-  const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  const std::string dir = testing::TempDir("topology_files");
   std::ofstream(dir + "/topology.conf") << "SwitchName=leaf1 Nodes=gpu[1-2]\nSwitchName=leaf2 Nodes=gpu3\n"
                                            "SwitchName=spine Switches=leaf[1-2]\n";
   std::ofstream(dir + "/fabric.yaml") << "topology: {slurm: topology.conf}\n"
@@ -256,7 +257,7 @@ TEST_CASE("Topology: Slurm's topology.conf becomes the nodes' labels; nodes: ent
 namespace fabricctl {
 
 TEST_CASE("Topology: an ibnetdiscover file places each host under its switch") {
-  const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  const std::string dir = testing::TempDir("ibnetdiscover_files");
   std::ofstream(dir + "/fabric.topo") << "Switch 36 \"S-0a01\" # \"leaf-a\" base port 0 lid 1 lmc 0\n"
                                          "Ca 1 \"H-0b01\" # \"gpu001 mlx5_0\"\n"
                                          "[1](0b02) \"S-0a01\"[7] # lid 3 lmc 0 \"leaf-a\" lid 1 4xNDR\n";

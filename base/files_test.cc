@@ -1,4 +1,5 @@
 #include "base/files.h"
+#include "tests/testing/testing.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,8 +12,7 @@ namespace fabricctl {
 namespace {
 
 std::string TempDir() {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/filesXXXXXX";
+  std::string pattern = testing::TestPath("filesXXXXXX");
   REQUIRE(::mkdtemp(pattern.data()) != nullptr);
   return pattern;
 }

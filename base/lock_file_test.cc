@@ -1,4 +1,5 @@
 #include "base/lock_file.h"
+#include "tests/testing/testing.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,16 +13,12 @@ namespace fabricctl {
 namespace {
 
 std::string TempDir() {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/lockXXXXXX";
+  std::string pattern = testing::TestPath("lockXXXXXX");
   REQUIRE(::mkdtemp(pattern.data()) != nullptr);
   return pattern;
 }
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+std::string Read(const std::string& path) { return testing::ReadFile(path); }
 
 TEST_CASE("A second holder of a lock file is refused with the first one's pid") {
   const std::string path = TempDir() + "/db.lock";

@@ -1,4 +1,5 @@
 #include "base/tls.h"
+#include "tests/testing/testing.h"
 
 #include <cstdio>
 #include <fstream>
@@ -9,8 +10,7 @@ namespace fabricctl {
 namespace {
 
 std::string WriteTemp(const std::string& name, const std::string& contents) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  std::string path = std::string(dir ? dir : "/tmp") + "/" + name;
+  std::string path = testing::TestPath(name);
   std::ofstream(path) << contents;
   return path;
 }

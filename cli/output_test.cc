@@ -1,4 +1,5 @@
 #include "cli/output.h"
+#include "tests/testing/testing.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,20 +14,9 @@
 namespace fabricctl::cli {
 namespace {
 
-std::string Dir(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = std::string(tmp ? tmp : "/tmp") + "/" + name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+std::string Dir(const std::string& name) { return testing::TempDir(name); }
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string Read(const std::string& path) { return testing::ReadFile(path); }
 
 size_t Entries(const std::string& dir) {
   size_t n = 0;

@@ -24,6 +24,7 @@
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/util/time_util.h"
 #include "probes/common/params.h"
+#include "tests/testing/testing.h"
 
 namespace fabricctl {
 namespace {
@@ -33,12 +34,11 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
 
+// The file whole; the test fails when it is missing or empty.
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text = testing::ReadFile(path);
+  REQUIRE(!text.empty());
+  return text;
 }
 
 // The defaults every binary starts from: the configuration's, with the probe caps filled in.

@@ -31,6 +31,7 @@
 #include "grpcpp/grpcpp.h"
 #include "proto/controller.grpc.pb.h"
 #include "report/chunks.h"
+#include "tests/testing/testing.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -141,9 +142,7 @@ void CheckStored(const Store& store, const v1::NodeInventory& sent, const std::s
 }
 
 void FuzzRegistry(uint64_t runs) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string db = std::string(dir ? dir : "/tmp") + "/fuzz.db";
-  for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((db + suffix).c_str());
+  const std::string db = testing::FreshDbPath("fuzz.db");
   auto store = Store::Open(db);
   if (!store.ok()) {
     std::fprintf(stderr, "cannot open %s\n", db.c_str());
@@ -318,9 +317,7 @@ v1::SweepRequest AwkwardSweep(std::mt19937_64& random) {
 }
 
 void FuzzSweepHandler(uint64_t runs) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string db = std::string(dir ? dir : "/tmp") + "/fuzz-sweep.db";
-  for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((db + suffix).c_str());
+  const std::string db = testing::FreshDbPath("fuzz-sweep.db");
   auto store = Store::Open(db);
   if (!store.ok()) std::exit(1);
   const std::set<std::string> registered = {"node-1", "node-2", "node-3", "node-4"};

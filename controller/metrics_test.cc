@@ -7,16 +7,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "tests/testing/testing.h"
 
 namespace fabricctl::controller {
 namespace {
 
-std::string TempDb(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  std::string path = std::string(dir ? dir : "/tmp") + "/" + name;
-  for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
-  return path;
-}
+std::string TempDb(const std::string& name) { return testing::FreshDbPath(name); }
 
 void Register(Store& store, const std::string& name, absl::Time now) {
   v1::NodeInventory inv;

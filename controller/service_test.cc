@@ -1,4 +1,5 @@
 #include "controller/service.h"
+#include "tests/testing/testing.h"
 
 #include <unistd.h>
 
@@ -7,14 +8,7 @@
 namespace fabricctl::controller {
 namespace {
 
-std::unique_ptr<Store> FreshStore() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  std::string path = std::string(dir ? dir : "/tmp") + "/registry.db";
-  for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
-  auto store = Store::Open(path);
-  REQUIRE(store.ok());
-  return *std::move(store);
-}
+std::unique_ptr<Store> FreshStore() { return testing::FreshStore("registry.db"); }
 
 v1::RegisterRequest Registration(const std::string& name) {
   v1::RegisterRequest request;

@@ -8,16 +8,16 @@
 #include <string>
 
 #include "catch2/catch.hpp"
+#include "tests/testing/testing.h"
 
 namespace fabricctl::report {
 namespace {
 
+// The file whole; the test fails when it is missing or empty.
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text = testing::ReadFile(path);
+  REQUIRE(!text.empty());
+  return text;
 }
 
 std::set<std::string> CatalogueNames() {

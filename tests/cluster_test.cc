@@ -197,12 +197,7 @@ TEST_CASE("Mutual TLS: only certificates the cluster CA signed get in") {
   // The agent answers the controller's identity only: a valid cluster certificate that is not
   // the controller's is denied.
   auto call_agent = [&](const std::string& name) {
-    grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = RunCommand({"/bin/cat", certs + "/ca.pem"}).out;
-    ssl.pem_cert_chain = RunCommand({"/bin/cat", certs + "/" + name + ".pem"}).out;
-    ssl.pem_private_key = RunCommand({"/bin/cat", certs + "/" + name + ".key"}).out;
-    auto stub = v1::AgentService::NewStub(
-        grpc::CreateChannel(agent_address, grpc::SslCredentials(ssl)));
+    auto stub = v1::AgentService::NewStub(grpc::CreateChannel(agent_address, ClientCredentials(certs, name)));
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::NodeInventory inventory;
@@ -219,12 +214,7 @@ TEST_CASE("Mutual TLS: only certificates the cluster CA signed get in") {
   // A node registers only under a name its certificate carries: another valid certificate
   // cannot re-register node-a with its own address.
   auto register_as = [&](const std::string& cert, const std::string& node) {
-    grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = RunCommand({"/bin/cat", certs + "/ca.pem"}).out;
-    ssl.pem_cert_chain = RunCommand({"/bin/cat", certs + "/" + cert + ".pem"}).out;
-    ssl.pem_private_key = RunCommand({"/bin/cat", certs + "/" + cert + ".key"}).out;
-    auto stub = v1::ControllerService::NewStub(
-        grpc::CreateChannel(address, grpc::SslCredentials(ssl)));
+    auto stub = v1::ControllerService::NewStub(grpc::CreateChannel(address, ClientCredentials(certs, cert)));
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::RegisterRequest request;

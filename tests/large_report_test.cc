@@ -17,14 +17,11 @@
 #include "controller/sweep/fake_agent.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/server_builder.h"
+#include "tests/testing/testing.h"
 
 namespace fabricctl {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir ? dir : "/tmp", "/", name);
-}
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
@@ -50,7 +47,7 @@ struct Harness {
   cli::ControllerTarget target;
 
   explicit Harness(int nodes) {
-    const std::string db = TempPath("large.db");
+    const std::string db = testing::TestPath("large.db");
     for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
     auto opened = controller::Store::Open(db);
     REQUIRE(opened.ok());
@@ -91,7 +88,7 @@ TEST_CASE("a full sweep of 200 nodes delivers its report to fabricctl sweep") {
   options.pairing = "full";
   options.probes = "tcp_bw";
   options.format = "json";
-  options.output = TempPath("sweep200.json");
+  options.output = testing::TestPath("sweep200.json");
   std::ostringstream err;
   const int code = cli::RunSweepCommand(options, err);
   INFO(err.str());
@@ -154,7 +151,7 @@ TEST_CASE("a stored report of 10,000 nodes comes back whole through fabricctl ma
   }
   REQUIRE(big.ByteSizeLong() > (4u << 20));
 
-  const std::string out = TempPath("map.json");
+  const std::string out = testing::TestPath("map.json");
   std::ostringstream err;
   REQUIRE(cli::RunMapCommand(h.target, 0, "json", out, err) == 0);
   const v1::Report back = ParseJson(Slurp(out));

@@ -164,12 +164,5 @@ CommandResult RunCommand(const std::vector<std::string>& argv, absl::Duration ti
   return result;
 }
 
-std::string TempDir(const std::string& name) {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(base ? base : "/tmp") + "/" + name;
-  std::string command = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
-  if (std::system(command.c_str()) != 0) throw std::runtime_error("cannot create " + dir);
-  return dir;
-}
 
 }  // namespace fabricctl::testing

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "tests/testing/testing.h"  // TempDir, TestPath
 
 namespace fabricctl::testing {
 
@@ -51,8 +52,6 @@ struct CommandResult {
 CommandResult RunCommand(const std::vector<std::string>& argv,
                          absl::Duration timeout = absl::Seconds(30));
 
-// A fresh directory below $TEST_TMPDIR (or /tmp).
-std::string TempDir(const std::string& name);
 
 }  // namespace fabricctl::testing
 

@@ -1,4 +1,5 @@
 #include "controller/store/store.h"
+#include "tests/testing/testing.h"
 
 #include <cctype>
 #include <cstdio>
@@ -30,10 +31,7 @@ std::string TempDb(const std::string& name) {
     const std::string base = url;
     return base.substr(0, base.rfind('/') + 1) + db;
   }
-  const char* dir = std::getenv("TEST_TMPDIR");
-  std::string path = std::string(dir ? dir : "/tmp") + "/" + name;
-  for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
-  return path;
+  return testing::FreshDbPath(name);
 }
 
 v1::NodeInventory Node(const std::string& name, const std::string& address) {

@@ -9,7 +9,7 @@
 #include "absl/time/clock.h"
 #include "catch2/catch.hpp"
 #include "controller/sweep/runner.h"
-#include "controller/sweep/stages_testing.h"
+#include "tests/testing/sweeps.h"
 
 namespace fabricctl::controller {
 namespace {

@@ -14,54 +14,38 @@
 #include "controller/sweep/runner.h"
 #include "controller/sweep/fake_agent.h"
 #include "controller/sweep/fleet.h"
+#include "tests/testing/sweeps.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
 
-struct RailHarness {
-  RailHarness(const std::string& test, int nodes, const std::vector<std::string>& netdevs) {
-    const char* dir = std::getenv("TEST_TMPDIR");
-    const std::string path = std::string(dir ? dir : "/tmp") + "/" + test + ".db";
-    std::remove(path.c_str());
-    auto opened = Store::Open(path);
-    REQUIRE(opened.ok());
-    store = *std::move(opened);
-    auto agents = std::make_unique<FakeAgents>();
-    for (int i = 1; i <= nodes; ++i) {
-      names.push_back("node-" + std::to_string(i));
-      agents->Add(names.back());
-      for (const auto& netdev : netdevs) agents->AddNic(names.back(), netdev, 10);
+std::vector<std::string> NodeNames(int nodes) {
+  std::vector<std::string> names;
+  for (int i = 1; i <= nodes; ++i) names.push_back("node-" + std::to_string(i));
+  return names;
+}
+
+// The sweep harness with a rail on each of `netdevs`, every node with a 10 Gb/s NIC on each.
+struct RailHarness : Harness {
+  RailHarness(const std::string& test, int nodes, const std::vector<std::string>& netdevs)
+      : Harness(test, NodeNames(nodes), [&](SweepOptions& options) {
+          for (size_t r = 0; r < netdevs.size(); ++r) {
+            v1::Rail* rail = options.config.add_rails();
+            rail->set_name("rail" + std::to_string(r));
+            rail->set_netdev(netdevs[r]);
+          }
+        }) {
+    for (const auto& name : names) {
+      for (const auto& netdev : netdevs) fake->AddNic(name, netdev, 10);
     }
-    fake = agents.get();
-    SweepOptions options;
-    options.config = DefaultConfig();
-    options.config.mutable_sweep()->set_retests(2);
-    options.config.mutable_sweep()->set_retest_budget(kUnboundedRetests);  // fake agents answer at once
-    for (size_t r = 0; r < netdevs.size(); ++r) {
-      v1::Rail* rail = options.config.add_rails();
-      rail->set_name("rail" + std::to_string(r));
-      rail->set_netdev(netdevs[r]);
-    }
-    runner = std::make_unique<SweepRunner>(store.get(), std::move(agents), options);
   }
   absl::StatusOr<v1::Report> Sweep(const std::vector<std::string>& rails = {}) {
     v1::SweepRequest request;
     request.set_pairing(v1::PAIRING_FULL);
     request.add_probes(v1::TCP_BW);
     for (const auto& r : rails) request.add_rails(r);
-    std::vector<StoredNode> registry;
-    for (const auto& name : names) {
-      StoredNode node;
-      node.inventory.set_node_name(name);
-      node.inventory.set_agent_address(FakeAgents::AddressOf(name));
-      registry.push_back(node);
-    }
-    return runner->Run(request, registry, nullptr);
+    return runner->Run(request, Registry(names), nullptr);
   }
-  std::vector<std::string> names;
-  std::unique_ptr<Store> store;
-  FakeAgents* fake = nullptr;
-  std::unique_ptr<SweepRunner> runner;
 };
 
 // "kind node rail" per finding.

@@ -1,4 +1,4 @@
-// The sweep's re-tests and localisation against fake agents (stages_testing.h): what is
+// The sweep's re-tests and localisation against fake agents (tests/testing/sweeps.h): what is
 // measured again, how much, within what budget, and what is named from it.
 #include <algorithm>
 #include <string>
@@ -8,7 +8,7 @@
 #include "base/config.h"
 #include "catch2/catch.hpp"
 #include "controller/sweep/assemble.h"
-#include "controller/sweep/stages_testing.h"
+#include "tests/testing/sweeps.h"
 
 namespace fabricctl::controller::sweep {
 namespace {

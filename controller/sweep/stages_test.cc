@@ -20,7 +20,7 @@
 #include "controller/sweep/plan.h"
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/specs.h"
-#include "controller/sweep/stages_testing.h"
+#include "tests/testing/sweeps.h"
 
 namespace fabricctl::controller::sweep {
 namespace {

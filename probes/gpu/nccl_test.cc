@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "probes/gpu/cuda.h"
 #include "tests/skip.h"
+#include "tests/testing/testing.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -26,10 +27,6 @@ std::string Absolute(const std::string& path) {
   return buffer;
 }
 
-std::string TempDir() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return dir != nullptr ? dir : "/tmp";
-}
 
 // Loads the stand-ins for the rest of the test binary's life (the variables are read at each
 // load, in each child).
@@ -55,7 +52,7 @@ std::vector<ProbeRun> RunRanks(const ProbeParams& params, uint32_t nranks, const
   std::vector<std::thread> threads;
   logs->clear();
   for (uint32_t r = 0; r < nranks; ++r) {
-    logs->push_back(absl::StrCat(TempDir(), "/", tag, ".rank", r, ".log"));
+    logs->push_back(testing::TestPath(absl::StrCat(tag, ".rank", r, ".log")));
     NcclRank rank{r, nranks, 0, id, logs->back()};
     threads.emplace_back([&runs, params, rank] { runs[rank.rank] = RunNcclRank(params, rank); });
   }
@@ -80,7 +77,7 @@ TEST_CASE("NCCL on this machine: an all-reduce over every GPU, or skipped with t
   std::vector<ProbeRun> runs(gpus->size());
   std::vector<std::thread> threads;
   std::vector<std::string> logs;
-  for (uint32_t g = 0; g < gpus->size(); ++g) logs.push_back(absl::StrCat(TempDir(), "/real.rank", g, ".log"));
+  for (uint32_t g = 0; g < gpus->size(); ++g) logs.push_back(testing::TestPath(absl::StrCat("real.rank", g, ".log")));
   for (uint32_t g = 0; g < gpus->size(); ++g) {
     NcclRank rank{g, static_cast<uint32_t>(gpus->size()), g, rendezvous->unique_id(), logs[g]};
     threads.emplace_back([&runs, params, rank] { runs[rank.rank] = RunNcclRank(params, rank); });
@@ -174,7 +171,7 @@ TEST_CASE("A hung NCCL rank is killed by the watchdog; a missing peer times out;
   params.timeout = absl::Seconds(2);
   auto rendezvous = NcclRendezvous::Create(absl::Seconds(30));
   REQUIRE(rendezvous.ok());
-  const std::string log = absl::StrCat(TempDir(), "/lonely.log");
+  const std::string log = testing::TestPath("lonely.log");
   // Rank 0 of 2, whose peer never comes.
   const absl::Time start = absl::Now();
   ProbeRun lonely = RunNcclRank(params, {0, 2, 0, rendezvous->unique_id(), log});

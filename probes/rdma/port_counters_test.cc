@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "catch2/catch.hpp"
+#include "tests/testing/testing.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -12,8 +13,7 @@ namespace {
 struct Port {
   std::string root;
   explicit Port(const std::string& name) {
-    const char* dir = std::getenv("TEST_TMPDIR");
-    root = std::string(dir ? dir : "/tmp") + "/" + name;
+    root = testing::TestPath(name);
     std::filesystem::remove_all(root);
     std::filesystem::create_directories(root + "/sys/class/infiniband/mlx5_0/ports/1/counters");
     std::filesystem::create_directories(root + "/sys/class/infiniband/mlx5_0/ports/1/hw_counters");

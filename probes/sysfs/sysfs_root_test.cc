@@ -1,4 +1,5 @@
 #include "probes/sysfs/sysfs_root.h"
+#include "tests/testing/testing.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,8 +12,7 @@
 namespace fabricctl::probes {
 
 TEST_CASE("SysfsRoot reads, lists and follows links below its root") {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string root = std::string(tmp ? tmp : "/tmp") + "/sysroot";
+  std::string root = testing::TestPath("sysroot");
   ::mkdir(root.c_str(), 0755);
   ::mkdir((root + "/sys").c_str(), 0755);
   ::mkdir((root + "/sys/class").c_str(), 0755);

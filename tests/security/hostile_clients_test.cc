@@ -13,6 +13,7 @@
 #include "proto/agent.grpc.pb.h"
 #include "proto/controller.grpc.pb.h"
 #include "tests/subprocess.h"
+#include "tests/testing/testing.h"
 
 namespace fabricctl::testing {
 namespace {
@@ -21,10 +22,6 @@ const std::string kController = "controller/fabric-controller";
 const std::string kAgent = "agent/fabric-agent";
 const std::string kCli = "cli/fabricctl";
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 struct Cluster {
   std::string certs;
@@ -36,11 +33,7 @@ struct Cluster {
             "--tls-ca", certs + "/ca.pem"};
   }
   std::shared_ptr<grpc::ChannelCredentials> Credentials(const std::string& name) const {
-    grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = Read(certs + "/ca.pem");
-    ssl.pem_cert_chain = Read(certs + "/" + name + ".pem");
-    ssl.pem_private_key = Read(certs + "/" + name + ".key");
-    return grpc::SslCredentials(ssl);
+    return ClientCredentials(certs, name);
   }
   std::unique_ptr<v1::ControllerService::Stub> ControllerAs(const std::string& name) const {
     return v1::ControllerService::NewStub(grpc::CreateChannel(address, Credentials(name)));

@@ -11,7 +11,7 @@
 #include "controller/verdict/analysis.h"
 #include "controller/verdict/testing.h"
 #include "controller/sweep/fleet.h"
-#include "controller/sweep/stages_testing.h"
+#include "tests/testing/sweeps.h"
 #include "controller/sweep/trust.h"
 
 namespace fabricctl::controller {

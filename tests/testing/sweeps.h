@@ -1,10 +1,8 @@
-#ifndef FABRICCTL_CONTROLLER_SWEEP_STAGES_TESTING_H_
-#define FABRICCTL_CONTROLLER_SWEEP_STAGES_TESTING_H_
+#ifndef FABRICCTL_TESTS_TESTING_SWEEPS_H_
+#define FABRICCTL_TESTS_TESTING_SWEEPS_H_
 
-// The stages' tests' harness: a real SQLite store in the test's temporary directory and a fleet
-// of fake agents (fake_agent.h). For stages_test and stages_retest_test only.
-#include <cstdio>
-#include <cstdlib>
+// The sweep harness of //tests:testing: a real SQLite store in the test's temporary directory, a
+// fleet of fake agents (controller/sweep/fake_agent.h) and a runner over them.
 #include <functional>
 #include <memory>
 #include <string>
@@ -15,17 +13,11 @@
 #include "controller/store/store.h"
 #include "controller/sweep/runner.h"
 #include "controller/sweep/fake_agent.h"
+#include "tests/testing/testing.h"
 
 namespace fabricctl::controller::sweep {
 
-inline std::unique_ptr<Store> OpenStore(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path = std::string(dir ? dir : "/tmp") + "/" + name + ".db";
-  std::remove(path.c_str());
-  auto store = Store::Open(path);
-  REQUIRE(store.ok());
-  return *std::move(store);
-}
+inline std::unique_ptr<Store> OpenStore(const std::string& name) { return testing::FreshStore(name + ".db"); }
 
 inline std::vector<StoredNode> Registry(const std::vector<std::string>& names) {
   std::vector<StoredNode> out;
@@ -78,4 +70,4 @@ inline std::vector<std::string> Kinds(const v1::Report& report) {
 
 }  // namespace fabricctl::controller::sweep
 
-#endif  // FABRICCTL_CONTROLLER_SWEEP_STAGES_TESTING_H_
+#endif  // FABRICCTL_TESTS_TESTING_SWEEPS_H_
