@@ -1,6 +1,4 @@
 #include "agent/agent.h"
-#include "base/status_macros.h"
-#include "base/profiles.h"
 
 #include <algorithm>
 
@@ -9,6 +7,8 @@
 #include "base/grpc_status.h"
 #include "base/logging.h"
 #include "base/net_address.h"
+#include "base/profiles.h"
+#include "base/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/server_builder.h"
@@ -24,10 +24,12 @@ std::chrono::system_clock::time_point Deadline(absl::Duration timeout) {
 
 // Every address the agent's TLS names must cover: where it listens, the controllers it dials,
 // where it is advertised.
-absl::StatusOr<std::vector<std::string>> TlsHosts(const AgentOptions& options, const HostPort& listen) {
+absl::StatusOr<std::vector<std::string>> TlsHosts(const AgentOptions& options,
+                                                  const HostPort& listen) {
   std::vector<std::string> hosts = {listen.host};
   if (!options.controller.empty()) {
-    ASSIGN_OR_RETURN(const std::vector<HostPort> controllers, ParseHostPorts(options.controller, "--controller"));
+    ASSIGN_OR_RETURN(const std::vector<HostPort> controllers,
+                     ParseHostPorts(options.controller, "--controller"));
     for (const HostPort& c : controllers) hosts.push_back(c.host);
   }
   if (!options.advertise.empty()) {
@@ -78,8 +80,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   ASSIGN_OR_RETURN(TransportSecurity security, TransportSecurity::Create(options.tls, hosts));
   auto log = Logger("agent");
   if (security.insecure_override()) {
-    log->warn("--insecure: plain text on {}; the controller is not authenticated",
-              options.listen);
+    log->warn("--insecure: plain text on {}; the controller is not authenticated", options.listen);
   }
   std::unique_ptr<Agent> agent(new Agent());
   agent->sysfs_ = std::make_unique<probes::SysfsRoot>(options.sysfs_root);
@@ -92,9 +93,9 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   } else if (IsWildcard(listen.host)) {
     advertise_host = Hostname();
   }
-  agent->probes_ = std::make_unique<ProbeRunner>(
-      listen.host, advertise_host, probes::ServeContext(options.limits, {}), agent->node_name_,
-      options.nccl_log_dir);
+  agent->probes_ = std::make_unique<ProbeRunner>(listen.host, advertise_host,
+                                                 probes::ServeContext(options.limits, {}),
+                                                 agent->node_name_, options.nccl_log_dir);
   // What this node is held to: its profile's expectations (a CPU-only node's), else the
   // configuration's.
   std::string profile;
@@ -120,7 +121,8 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
       AuditsFor(agent->sysfs_.get(), expect, agent->node_name_, options.config, agent->gpus_));
   RETURN_IF_ERROR(agent->Serve(options, listen, advertise_host, security));
   if (!options.controller.empty()) {
-    ASSIGN_OR_RETURN(const std::vector<HostPort> controllers, ParseHostPorts(options.controller, "--controller"));
+    ASSIGN_OR_RETURN(const std::vector<HostPort> controllers,
+                     ParseHostPorts(options.controller, "--controller"));
     for (const HostPort& c : controllers) {
       agent->controller_addresses_.push_back(c.ToString());
       agent->controllers_.push_back(ControllerStub(c.ToString(), security.ChannelCredentials()));
@@ -128,7 +130,8 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   }
   agent->options_ = std::move(options);
   if (agent->options_.on_listening) agent->options_.on_listening(agent->address_);
-  if (!agent->controllers_.empty()) agent->registration_ = std::thread([self] { self->RegistrationLoop(); });
+  if (!agent->controllers_.empty())
+    agent->registration_ = std::thread([self] { self->RegistrationLoop(); });
   return agent;
 }
 
@@ -148,8 +151,9 @@ absl::Status Agent::Serve(const AgentOptions& options, const HostPort& listen,
   }
   if (!options.advertise.empty()) {
     auto advertise = ParseHostPort(options.advertise, "--advertise");
-    address_ = advertise->port == 0 ? HostPort{advertise->host, static_cast<uint16_t>(port)}.ToString()
-                                    : advertise->ToString();
+    address_ = advertise->port == 0
+                   ? HostPort{advertise->host, static_cast<uint16_t>(port)}.ToString()
+                   : advertise->ToString();
   } else {
     address_ = HostPort{advertise_host, static_cast<uint16_t>(port)}.ToString();
   }

@@ -5,18 +5,18 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <vector>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "base/mutex.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/agent_service.h"
 #include "agent/inventory.h"
+#include "agent/probe_runner.h"
+#include "base/mutex.h"
 #include "base/tls.h"
 #include "grpcpp/server.h"
-#include "agent/probe_runner.h"
 #include "probes/sysfs/sysfs_root.h"
 #include "proto/config.pb.h"
 #include "proto/controller.grpc.pb.h"

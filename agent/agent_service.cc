@@ -4,10 +4,10 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "base/mutex.h"
 #include "base/grpc_status.h"
-#include "base/utf8.h"
+#include "base/mutex.h"
 #include "base/tls.h"
+#include "base/utf8.h"
 
 namespace fabricctl::agent {
 namespace {

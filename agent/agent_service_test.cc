@@ -2,9 +2,8 @@
 // cancellations do to the probes it runs.
 #include "agent/agent_service.h"
 
-#include <thread>
-
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "base/socket.h"
 #include "grpcpp/create_channel.h"
@@ -27,14 +26,16 @@ v1::ProbeSpec TcpBw(absl::Duration timeout) {
 }
 
 struct Agent {
-  Agent() : runner("127.0.0.1", "127.0.0.1", {}), service("", [] { return v1::NodeInventory(); }, &runner, {}) {
+  Agent()
+      : runner("127.0.0.1", "127.0.0.1", {}),
+        service("", [] { return v1::NodeInventory(); }, &runner, {}) {
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(&service);
     server = builder.BuildAndStart();
     REQUIRE(server != nullptr);
-    stub = v1::AgentService::NewStub(
-        grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+    stub = v1::AgentService::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                                         grpc::InsecureChannelCredentials()));
   }
   ~Agent() { server->Shutdown(); }
   grpc::Status StartServer(const std::string& run_id) {
@@ -88,7 +89,9 @@ TEST_CASE("A client half whose caller's deadline passes stops and frees the node
   acceptor.join();
 }
 
-TEST_CASE("A server half that is stopped, or outlives its deadline, ends its session and frees the node") {
+TEST_CASE(
+    "A server half that is stopped, or outlives its deadline, ends its session and frees the "
+    "node") {
   ProbeRunner server("127.0.0.1", "127.0.0.1", {});
   auto endpoint = server.StartServer(TcpBw(absl::Seconds(20)), "stopped");
   REQUIRE(endpoint.ok());

@@ -1,7 +1,5 @@
 #include "agent/inventory.h"
 
-#include "agent/lldp.h"
-
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -13,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/lldp.h"
 #include "base/pci_topology.h"
 #include "base/version.h"
 #include "probes/gpu/cuda.h"
@@ -53,13 +52,14 @@ void AddInterfaces(const probes::SysfsRoot& sysfs, v1::NodeInventory* inventory)
     itf.set_numa_node(-1);
     if (auto link = sysfs.ReadLink(dir); link.ok()) itf.set_pci_path(PciPathOf(*link));
     int numa = -1;
-    if (auto n = sysfs.ReadTrimmed(dir + "/device/numa_node"); n.ok() && absl::SimpleAtoi(*n, &numa)) {
+    if (auto n = sysfs.ReadTrimmed(dir + "/device/numa_node");
+        n.ok() && absl::SimpleAtoi(*n, &numa)) {
       itf.set_numa_node(numa);
     }
     // speed reads -1 or fails (EINVAL) for virtual or down links: then unknown (0).
     int speed = 0;
-    if (auto s = sysfs.ReadTrimmed(dir + "/speed"); s.ok() && absl::SimpleAtoi(*s, &speed) &&
-                                                    speed > 0) {
+    if (auto s = sysfs.ReadTrimmed(dir + "/speed");
+        s.ok() && absl::SimpleAtoi(*s, &speed) && speed > 0) {
       itf.set_speed_mbps(static_cast<uint32_t>(speed));
     }
     *inventory->add_interfaces() = std::move(itf);
@@ -159,9 +159,8 @@ v1::NodeInventory CollectInventory(const InventoryOptions& options,
   inventory.set_nccl_unavailable_reason(options.gpus.nccl_unavailable_reason);
   rlimit limit{};
   if (::getrlimit(RLIMIT_MEMLOCK, &limit) == 0) {
-    inventory.set_memlock_limit_bytes(limit.rlim_cur == RLIM_INFINITY
-                                          ? std::numeric_limits<uint64_t>::max()
-                                          : limit.rlim_cur);
+    inventory.set_memlock_limit_bytes(
+        limit.rlim_cur == RLIM_INFINITY ? std::numeric_limits<uint64_t>::max() : limit.rlim_cur);
   }
   return inventory;
 }

@@ -10,8 +10,8 @@
 
 namespace fabricctl::agent {
 
-// The node's GPUs as the CUDA driver lists them, or why there are none, and NCCL's version. Listing forks a child
-// process (the driver may hang or crash), so agents do it once, at start.
+// The node's GPUs as the CUDA driver lists them, or why there are none, and NCCL's version. Listing
+// forks a child process (the driver may hang or crash), so agents do it once, at start.
 struct GpuInventory {
   std::vector<v1::Gpu> gpus;
   std::string unavailable_reason;
@@ -35,8 +35,7 @@ struct InventoryOptions {
 // the switch port at the other end from lldpd where it runs),
 // RDMA devices (libibverbs) or the reason there are none, the GPUs of options.gpus, and the
 // memlock limit.
-v1::NodeInventory CollectInventory(const InventoryOptions& options,
-                                   const probes::SysfsRoot& sysfs);
+v1::NodeInventory CollectInventory(const InventoryOptions& options, const probes::SysfsRoot& sysfs);
 
 // The kernel's hostname.
 std::string Hostname();

@@ -1,7 +1,6 @@
 #include "agent/inventory.h"
 
 #include <algorithm>
-
 #include <catch2/catch.hpp>
 
 namespace fabricctl::agent {

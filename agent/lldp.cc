@@ -6,8 +6,8 @@
 #include <memory>
 #include <thread>
 
-#include "base/mutex.h"
 #include "absl/strings/str_cat.h"
+#include "base/mutex.h"
 
 namespace fabricctl::agent {
 namespace {
@@ -101,13 +101,15 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadNeighbors(const std:
   std::unique_ptr<lldpctl_conn_t, decltype(lib.release)> owner(conn, lib.release);
   AtomRef interfaces{lib, lib.get_interfaces(conn)};
   if (interfaces.atom == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat("lldpd at ", path, ": ", lib.strerror(lib.last_error(conn))));
+    return absl::FailedPreconditionError(
+        absl::StrCat("lldpd at ", path, ": ", lib.strerror(lib.last_error(conn))));
   }
   std::map<std::string, v1::LldpNeighbor> out;
   ForEach(lib, interfaces.atom, [&](lldpctl_atom_t* interface) {
     const std::string name = Str(lib, interface, lldpctl_k_interface_name);
     AtomRef port{lib, lib.get_port(interface)};
-    AtomRef neighbors{lib, port.atom == nullptr ? nullptr : lib.get(port.atom, lldpctl_k_port_neighbors)};
+    AtomRef neighbors{
+        lib, port.atom == nullptr ? nullptr : lib.get(port.atom, lldpctl_k_port_neighbors)};
     ForEach(lib, neighbors.atom, [&](lldpctl_atom_t* neighbor) {
       if (out.count(name) > 0) return;
       AtomRef chassis{lib, lib.get(neighbor, lldpctl_k_port_chassis)};
@@ -123,7 +125,7 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadNeighbors(const std:
 }  // namespace
 
 absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadLldpNeighbors(const std::string& socket,
-                                                                         absl::Duration timeout) {
+                                                                          absl::Duration timeout) {
   // A read's result, shared with its thread, which may outlive the calls that wait for it.
   struct Read {
     std::string socket;
@@ -152,13 +154,14 @@ absl::StatusOr<std::map<std::string, v1::LldpNeighbor>> ReadLldpNeighbors(const 
   } else if (read->socket != socket) {
     return absl::UnavailableError("a read of another lldpd socket is running");
   } else if (absl::Now() - read->started > timeout) {
-    return absl::DeadlineExceededError(absl::StrCat("lldpd has not answered a read for ",
-                                                    absl::FormatDuration(absl::Now() - read->started)));
+    return absl::DeadlineExceededError(absl::StrCat(
+        "lldpd has not answered a read for ", absl::FormatDuration(absl::Now() - read->started)));
   }
-  if (!mu->AwaitWithTimeout(+[](Read* r) { return r->done; }, read.get(), timeout)) {
+  if (!mu->AwaitWithTimeout(
+          +[](Read* r) { return r->done; }, read.get(), timeout)) {
     return absl::DeadlineExceededError(
-        absl::StrCat("lldpd at ", socket.empty() ? "its default socket" : socket, " did not answer within ",
-                     absl::FormatDuration(timeout)));
+        absl::StrCat("lldpd at ", socket.empty() ? "its default socket" : socket,
+                     " did not answer within ", absl::FormatDuration(timeout)));
   }
   return read->result;
 }

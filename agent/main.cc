@@ -19,17 +19,19 @@ int main(int argc, char** argv) {
   agent::AgentOptions options;
   std::vector<std::string> labels;
   std::string rpc_timeout = "5s";
-  app.add_option("--controller", options.controller,
-                 "controller HOST:PORT to register with (default: the configuration's `controller`; "
-                 "none: serve only)");
+  app.add_option(
+      "--controller", options.controller,
+      "controller HOST:PORT to register with (default: the configuration's `controller`; "
+      "none: serve only)");
   app.add_option("--listen", options.listen, "HOST:PORT to serve on (port 0: any free port)")
       ->capture_default_str();
   app.add_option("--advertise", options.advertise,
                  "HOST:PORT the controller dials (default: the listen address)");
   app.add_option("--node-name", options.node_name, "name to register under (default: hostname)");
   app.add_option("--label", labels, "KEY=VALUE node label (rack, leaf, ...); repeatable");
-  app.add_option("--lldp-socket", options.lldp_socket,
-                 "lldpd's control socket, for each interface's LLDP neighbour (default: lldpd's own)");
+  app.add_option(
+      "--lldp-socket", options.lldp_socket,
+      "lldpd's control socket, for each interface's LLDP neighbour (default: lldpd's own)");
   options.controller_identity.clear();  // default from the configuration's tls section
   app.add_option("--controller-identity", options.controller_identity,
                  "certificate name of the only caller allowed to run probes "

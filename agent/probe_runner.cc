@@ -1,6 +1,4 @@
 #include "agent/probe_runner.h"
-#include "absl/strings/numbers.h"
-#include "probes/common/child.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,19 +11,21 @@
 #include <system_error>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "agent/rail.h"
 #include "base/logging.h"
 #include "base/net_address.h"
-#include "probes/client.h"
-#include "probes/common/cause.h"
-#include "probes/common/secret.h"
-#include "probes/collective/allreduce.h"
-#include "probes/gpu/cuda.h"
-#include "probes/table.h"
 #include "base/status_macros.h"
-#include "agent/rail.h"
+#include "probes/client.h"
+#include "probes/collective/allreduce.h"
+#include "probes/common/cause.h"
+#include "probes/common/child.h"
+#include "probes/common/secret.h"
+#include "probes/gpu/cuda.h"
 #include "probes/sysfs/sysfs_root.h"
+#include "probes/table.h"
 
 namespace fabricctl::agent {
 namespace {
@@ -56,7 +56,8 @@ absl::Status PrepareLogDir(const std::string& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) return refuse(std::strerror(errno));
   if (!S_ISDIR(st.st_mode)) return refuse("not a directory (a link?)");
-  if (st.st_uid != ::geteuid()) return refuse(absl::StrCat("owned by uid ", st.st_uid, ", not this user"));
+  if (st.st_uid != ::geteuid())
+    return refuse(absl::StrCat("owned by uid ", st.st_uid, ", not this user"));
   if ((st.st_mode & 077) != 0) return refuse("others may write or read it (want mode 0700)");
   std::error_code error;
   const auto cutoff = std::filesystem::file_time_type::clock::now() -
@@ -117,9 +118,9 @@ absl::Status ProbeRunner::Acquire(const std::string& slot, const std::string& ho
   auto busy = holders_.find("");
   if (busy == holders_.end()) busy = slot.empty() ? holders_.begin() : holders_.find(slot);
   if (busy != holders_.end()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "a probe is already running on this node", busy->first.empty() ? "" : " on ",
-        busy->first, " (", busy->second, ")"));
+    return absl::ResourceExhaustedError(absl::StrCat("a probe is already running on this node",
+                                                     busy->first.empty() ? "" : " on ", busy->first,
+                                                     " (", busy->second, ")"));
   }
   holders_[slot] = holder;
   return absl::OkStatus();
@@ -186,7 +187,8 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartRingRank(const probes::ProbeParam
   ASSIGN_OR_RETURN(rank_state.token, probes::NewSecret());
   endpoint.set_token(rank_state.token);
   if (params.ring_transport == "rdma") {
-    const uint64_t largest = *std::max_element(params.sizes_bytes.begin(), params.sizes_bytes.end());
+    const uint64_t largest =
+        *std::max_element(params.sizes_bytes.begin(), params.sizes_bytes.end());
     ASSIGN_OR_RETURN(rank_state.rdma,
                      probes::RdmaRing::Open(params.rdma, probes::RdmaRingSlotBytes(largest, 2)));
     rank_state.rdma->Describe(&endpoint);
@@ -212,18 +214,20 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartPairServer(const v1::ProbeSpec& s
   if (params.rdma.server_gpu_memory) return StartGpuServer(params, run_id, run_context);
   // On a rail, the half listens on (and its peer dials) the rail interface's address.
   const bool on_rail = !params.source_host.empty();
-  ASSIGN_OR_RETURN(std::unique_ptr<probes::ProbeServer> server,
-                   probes::ProbeServer::Listen(on_rail ? params.source_host : listen_host_, 0,
-                                               run_context));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<probes::ProbeServer> server,
+      probes::ProbeServer::Listen(on_rail ? params.source_host : listen_host_, 0, run_context));
   v1::Endpoint endpoint;
   endpoint.set_address(
       HostPort{on_rail ? params.source_host : advertise_host_, server->port()}.ToString());
   endpoint.set_token(run_context.token);
   const absl::Time deadline =
-      absl::Now() + (params.timeout > absl::ZeroDuration() ? params.timeout : kDefaultServerLifetime);
+      absl::Now() +
+      (params.timeout > absl::ZeroDuration() ? params.timeout : kDefaultServerLifetime);
   MutexLock lock(&mu_);
   // One run per id, whichever rail: a second would replace a server still running.
-  if (servers_.count(run_id) > 0) return absl::AlreadyExistsError(absl::StrCat("run ", run_id, " is already started"));
+  if (servers_.count(run_id) > 0)
+    return absl::AlreadyExistsError(absl::StrCat("run ", run_id, " is already started"));
   Running& run = servers_[run_id];
   run.server = std::move(server);
   run.failure = std::make_shared<v1::FailureCause>(v1::FAILURE_CAUSE_UNSPECIFIED);
@@ -281,7 +285,8 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunClient(const v1::ProbeSpec& spec
   auto params = Validate(spec);
   if (!params.ok()) return params.status();
   params->cancel = cancel;
-  if (server.token().size() > 64) return absl::InvalidArgumentError("server.token: at most 64 bytes");
+  if (server.token().size() > 64)
+    return absl::InvalidArgumentError("server.token: at most 64 bytes");
   params->token = server.token();
   auto address = ParseHostPort(server.address(), "server.address");
   if (!address.ok()) return address.status();
@@ -326,7 +331,8 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunGpuClient(const probes::ProbePar
     probes::ProbeRun failed;
     failed.outcome = absl::IsDeadlineExceeded(bytes.status()) ? probes::Outcome::kTimeout
                                                               : probes::Outcome::kFailed;
-    failed.reason = absl::StrCat("the GPU-memory client half's process: ", bytes.status().message());
+    failed.reason =
+        absl::StrCat("the GPU-memory client half's process: ", bytes.status().message());
     return probes::ToResult(failed, params);
   }
   if (!result.ParseFromString(*bytes)) {
@@ -371,34 +377,36 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartGpuServer(const probes::ProbePara
   }
   v1::Endpoint endpoint;
   endpoint.set_address(HostPort{params.source_host.empty() ? advertise_host_ : params.source_host,
-                                static_cast<uint16_t>(port)}.ToString());
+                                static_cast<uint16_t>(port)}
+                           .ToString());
   endpoint.set_token(context.token);
   auto stop = std::make_shared<std::atomic<bool>>(false);
   auto held = std::make_shared<probes::HeldChild>(*std::move(child));
   const absl::Time deadline = absl::Now() + lifetime + absl::Seconds(5);
   MutexLock lock(&mu_);
-  if (servers_.count(run_id) > 0) return absl::AlreadyExistsError(absl::StrCat("run ", run_id, " is already started"));
+  if (servers_.count(run_id) > 0)
+    return absl::AlreadyExistsError(absl::StrCat("run ", run_id, " is already started"));
   Running& run = servers_[run_id];
   run.stop = stop;
   run.failure = std::make_shared<v1::FailureCause>(v1::FAILURE_CAUSE_UNSPECIFIED);
-  run.thread = std::thread([this, held, stop, deadline, failure = run.failure,
-                            slot = params.netdev] {
-    bool exited = false;
-    while (!*stop && !(exited = held->Exited()) && absl::Now() < deadline) {
-      absl::SleepFor(absl::Milliseconds(50));
-    }
-    // Asked to stop: a child whose client has said goodbye is about to exit with its verdict;
-    // it gets a moment before it is killed.
-    for (int i = 0; !exited && *stop && i < 40; ++i) {
-      if (!(exited = held->Exited())) absl::SleepFor(absl::Milliseconds(50));
-    }
-    const int code = exited ? held->exit_code() : -1;
-    if (code > kGpuServerFailedBase && v1::FailureCause_IsValid(code - kGpuServerFailedBase)) {
-      *failure = static_cast<v1::FailureCause>(code - kGpuServerFailedBase);
-    }
-    *held = probes::HeldChild();  // kills and reaps a child still serving
-    Release(slot);
-  });
+  run.thread =
+      std::thread([this, held, stop, deadline, failure = run.failure, slot = params.netdev] {
+        bool exited = false;
+        while (!*stop && !(exited = held->Exited()) && absl::Now() < deadline) {
+          absl::SleepFor(absl::Milliseconds(50));
+        }
+        // Asked to stop: a child whose client has said goodbye is about to exit with its verdict;
+        // it gets a moment before it is killed.
+        for (int i = 0; !exited && *stop && i < 40; ++i) {
+          if (!(exited = held->Exited())) absl::SleepFor(absl::Milliseconds(50));
+        }
+        const int code = exited ? held->exit_code() : -1;
+        if (code > kGpuServerFailedBase && v1::FailureCause_IsValid(code - kGpuServerFailedBase)) {
+          *failure = static_cast<v1::FailureCause>(code - kGpuServerFailedBase);
+        }
+        *held = probes::HeldChild();  // kills and reaps a child still serving
+        Release(slot);
+      });
   return endpoint;
 }
 
@@ -482,9 +490,9 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::RunLocal(const v1::RunLocalProbeReq
 
 absl::StatusOr<v1::ProbeResult> ProbeRunner::RunNccl(const v1::RunLocalProbeRequest& request,
                                                      const probes::ProbeParams& params) {
-  const uint32_t world = request.world_size(), local = request.local_ranks(), first = request.rank();
-  if (world < 1 || world > 65536 || local < 1 || local > 64 ||
-      uint64_t{first} + local > world) {
+  const uint32_t world = request.world_size(), local = request.local_ranks(),
+                 first = request.rank();
+  if (world < 1 || world > 65536 || local < 1 || local > 64 || uint64_t{first} + local > world) {
     return absl::InvalidArgumentError(
         "world_size 1 to 65536, local_ranks 1 to 64, and rank + local_ranks within world_size");
   }

@@ -3,8 +3,8 @@
 
 #include <atomic>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,12 +12,12 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "base/mutex.h"
+#include "base/net_address.h"
+#include "base/socket.h"
 #include "probes/collective/rdma_ring.h"
 #include "probes/common/params.h"
 #include "probes/gpu/nccl.h"
 #include "probes/probe.h"
-#include "base/net_address.h"
-#include "base/socket.h"
 #include "probes/server.h"
 #include "proto/agent.pb.h"
 #include "proto/probe.pb.h"
@@ -26,7 +26,8 @@ namespace fabricctl::agent {
 
 // Runs this node's halves of pair probes for the controller, one heavy probe at a time on each
 // rail: while a server half is up or a client half runs, another request for the same rail (or,
-// without rails, the node) gets ResourceExhausted, so two measurements never share a NIC. Every request is validated against the node's own caps.
+// without rails, the node) gets ResourceExhausted, so two measurements never share a NIC. Every
+// request is validated against the node's own caps.
 //
 // Thread-safe.
 class ProbeRunner {
@@ -86,11 +87,13 @@ class ProbeRunner {
   // the agent): the client's result, with gpudirect_unavailable for this node when its GPU
   // memory could not be registered; the server's endpoint, its child serving one session.
   absl::StatusOr<v1::ProbeResult> RunGpuClient(const probes::ProbeParams& params,
-                                               const HostPort& server, probes::Cancellation* cancel);
+                                               const HostPort& server,
+                                               probes::Cancellation* cancel);
   absl::StatusOr<v1::Endpoint> StartGpuServer(const probes::ProbeParams& params,
                                               const std::string& run_id,
                                               const probes::ServeContext& context);
-  absl::StatusOr<v1::ProbeResult> RunGpuCopy(const v1::ProbeSpec& spec, probes::Cancellation* cancel);
+  absl::StatusOr<v1::ProbeResult> RunGpuCopy(const v1::ProbeSpec& spec,
+                                             probes::Cancellation* cancel);
   absl::StatusOr<v1::ProbeResult> RunNccl(const v1::RunLocalProbeRequest& request,
                                           const probes::ProbeParams& params);
 

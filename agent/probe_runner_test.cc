@@ -1,10 +1,9 @@
 #include "agent/probe_runner.h"
 
+#include <catch2/catch.hpp>
 #include <climits>
 #include <cstdlib>
 #include <thread>
-
-#include <catch2/catch.hpp>
 
 #include "probes/common/params.h"
 #include "tests/testing/testing.h"
@@ -168,8 +167,7 @@ TEST_CASE("Requests beyond the node's caps change nothing") {
   auto refused = runner.StartServer(probes::ToSpec(big), "run-1");
   REQUIRE_FALSE(refused.ok());
   CHECK(absl::IsInvalidArgument(refused.status()));
-  CHECK(std::string(refused.status().message()) ==
-        "--sizes: size 4K is above the cap of 1K bytes");
+  CHECK(std::string(refused.status().message()) == "--sizes: size 4K is above the cap of 1K bytes");
   CHECK(runner.StartServer(TcpLat(), "run-2").ok());  // nothing was held
   v1::ProbeSpec unknown;
   CHECK(absl::IsInvalidArgument(runner.StartServer(unknown, "run-3").status()));
@@ -180,7 +178,8 @@ TEST_CASE("Requests beyond the node's caps change nothing") {
 
 namespace fabricctl::agent {
 
-TEST_CASE("A ring rank holds the slot from its listener to the end of its run, even a refused one") {
+TEST_CASE(
+    "A ring rank holds the slot from its listener to the end of its run, even a refused one") {
   probes::ProbeParams p;
   p.kind = v1::ALLREDUCE;
   p.sizes_bytes = {4096};

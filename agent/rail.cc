@@ -5,9 +5,8 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
-#include <memory>
-
 #include <cstdlib>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "base/pci_topology.h"
@@ -18,7 +17,8 @@ namespace fabricctl::agent {
 
 absl::StatusOr<std::string> InterfaceIpv4(const std::string& netdev) {
   if (::if_nametoindex(netdev.c_str()) == 0) {
-    return absl::FailedPreconditionError(absl::StrCat("rail interface ", netdev, ": no such interface on this node"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("rail interface ", netdev, ": no such interface on this node"));
   }
   ifaddrs* raw = nullptr;
   if (::getifaddrs(&raw) != 0) {
@@ -30,10 +30,12 @@ absl::StatusOr<std::string> InterfaceIpv4(const std::string& netdev) {
       continue;
     }
     char text[INET_ADDRSTRLEN] = {};
-    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(it->ifa_addr)->sin_addr, text, sizeof(text));
+    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(it->ifa_addr)->sin_addr, text,
+                sizeof(text));
     return std::string(text);
   }
-  return absl::FailedPreconditionError(absl::StrCat("rail interface ", netdev, ": no IPv4 address"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("rail interface ", netdev, ": no IPv4 address"));
 }
 
 absl::Status ResolveRail(const probes::SysfsRoot& sysfs, const std::vector<v1::Gpu>& gpus,

@@ -1,14 +1,14 @@
 #include "agent/rail.h"
-#include "tests/testing/testing.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
-#include <catch2/catch.hpp>
+#include "tests/testing/testing.h"
 
 namespace fabricctl::agent {
 namespace {
@@ -25,8 +25,9 @@ TEST_CASE("on a rail with GPU memory, the GPU nearest the rail's NIC") {
   // A sysfs fixture: the rail interface's device under the same PCIe switch as GPU 1.
   const std::string root = testing::TestPath("railsys");
   REQUIRE(std::system(("rm -rf " + root + " && mkdir -p " + root + "/sys/class/net").c_str()) == 0);
-  REQUIRE(::symlink("../../devices/pci0000:17/0000:17:00.0/0000:18:00.0/0000:19:01.0/0000:1c:00.0/net/lo",
-                    (root + "/sys/class/net/lo").c_str()) == 0);
+  REQUIRE(::symlink(
+              "../../devices/pci0000:17/0000:17:00.0/0000:18:00.0/0000:19:01.0/0000:1c:00.0/net/lo",
+              (root + "/sys/class/net/lo").c_str()) == 0);
   std::vector<v1::Gpu> gpus(2);
   gpus[0].set_index(0);
   gpus[0].set_pci_path("pci0000:17/0000:17:00.0/0000:18:00.0/0000:19:00.0/0000:1a:00.0");

@@ -1,13 +1,10 @@
 #include "base/config.h"
-#include "base/profiles.h"
-#include "base/ibnetdiscover.h"
-#include "base/slurm_topology.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
-#include <limits>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -15,13 +12,16 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "base/ibnetdiscover.h"
 #include "base/net_address.h"
+#include "base/profiles.h"
+#include "base/slurm_topology.h"
+#include "base/status_macros.h"
 #include "base/tls.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/reflection.h"
 #include "yaml-cpp/yaml.h"
-#include "base/status_macros.h"
 
 namespace fabricctl {
 namespace {
@@ -48,7 +48,8 @@ class YamlReader {
       std::string key_path = path.empty() ? name : absl::StrCat(path, ".", name);
       const FieldDescriptor* field = descriptor->FindFieldByName(name);
       if (field == nullptr) {
-        return Error(key, key_path, absl::StrCat("unknown key (known: ", KnownKeys(descriptor), ")"));
+        return Error(key, key_path,
+                     absl::StrCat("unknown key (known: ", KnownKeys(descriptor), ")"));
       }
       if (auto status = ReadField(entry.second, key_path, field, message); !status.ok()) {
         return status;
@@ -66,7 +67,8 @@ class YamlReader {
 
   static std::string KnownKeys(const Descriptor* descriptor) {
     std::vector<std::string> names;
-    for (int i = 0; i < descriptor->field_count(); ++i) names.push_back(descriptor->field(i)->name());
+    for (int i = 0; i < descriptor->field_count(); ++i)
+      names.push_back(descriptor->field(i)->name());
     return absl::StrJoin(names, ", ");
   }
 
@@ -135,7 +137,8 @@ class YamlReader {
                          text.find_first_not_of("0123456789.") == text.size() - 1 &&
                          absl::SimpleAtod(text.substr(0, text.size() - 1), &days);
     if (in_days) d = absl::Hours(24) * days;
-    if (!node.IsScalar() || (!in_days && !absl::ParseDuration(text, &d)) || d < absl::ZeroDuration()) {
+    if (!node.IsScalar() || (!in_days && !absl::ParseDuration(text, &d)) ||
+        d < absl::ZeroDuration()) {
       return Error(node, path, "expected a duration such as 500ms, 30s, 2m or 90d");
     }
     int64_t nanos = absl::ToInt64Nanoseconds(d);
@@ -215,8 +218,9 @@ class YamlReader {
       case FieldDescriptor::CPPTYPE_ENUM: {
         const EnumValueDescriptor* value = FindEnumValue(field, text);
         if (value == nullptr) {
-          return Error(node, path, absl::StrCat("unknown value '", text, "' (expected ",
-                                                EnumChoices(field), ")"));
+          return Error(
+              node, path,
+              absl::StrCat("unknown value '", text, "' (expected ", EnumChoices(field), ")"));
         }
         rep ? r->AddEnum(message, field, value) : r->SetEnum(message, field, value);
         return absl::OkStatus();
@@ -282,12 +286,15 @@ absl::Status ValidateTopology(const v1::Topology& topology, const Fail& fail) {
   }
   std::set<std::string> seen;
   for (const std::string& level : topology.levels()) {
-    const bool plain = !level.empty() && level.size() <= 64 &&
-                       std::all_of(level.begin(), level.end(), [](char c) {
-                         return absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.';
-                       });
-    if (!plain) return fail("topology.levels", absl::StrCat("'", level, "' is not a label key ([A-Za-z0-9._-], 1-64)"));
-    if (!seen.insert(level).second) return fail("topology.levels", absl::StrCat("'", level, "' is named twice"));
+    const bool plain =
+        !level.empty() && level.size() <= 64 && std::all_of(level.begin(), level.end(), [](char c) {
+          return absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.';
+        });
+    if (!plain)
+      return fail("topology.levels",
+                  absl::StrCat("'", level, "' is not a label key ([A-Za-z0-9._-], 1-64)"));
+    if (!seen.insert(level).second)
+      return fail("topology.levels", absl::StrCat("'", level, "' is named twice"));
   }
   return absl::OkStatus();
 }
@@ -304,39 +311,41 @@ bool PlainName(const std::string& name, size_t max_size) {
 
 template <typename Fail>
 absl::Status ValidateRails(const v1::Config& config, const Fail& fail) {
-  if (config.rails_size() > kMaxRails) return fail("rails", absl::StrCat("at most ", kMaxRails, " rails"));
+  if (config.rails_size() > kMaxRails)
+    return fail("rails", absl::StrCat("at most ", kMaxRails, " rails"));
   std::set<std::string> names, netdevs, devices;
   for (const v1::Rail& rail : config.rails()) {
     if (!PlainName(rail.name(), 64)) {
-      return fail("rails", absl::StrCat("name '", rail.name(), "' is not a rail name ([A-Za-z0-9._-], 1-64)"));
+      return fail("rails", absl::StrCat("name '", rail.name(),
+                                        "' is not a rail name ([A-Za-z0-9._-], 1-64)"));
     }
-    if (!names.insert(rail.name()).second) return fail("rails", absl::StrCat("rail '", rail.name(), "' is named twice"));
+    if (!names.insert(rail.name()).second)
+      return fail("rails", absl::StrCat("rail '", rail.name(), "' is named twice"));
     if (!PlainName(rail.netdev(), 15) || rail.netdev() == "." || rail.netdev() == "..") {
       return fail("rails", absl::StrCat("rail '", rail.name(), "': netdev '", rail.netdev(),
                                         "' is not an interface name ([A-Za-z0-9._-], 1-15)"));
     }
     if (!netdevs.insert(rail.netdev()).second) {
-      return fail("rails", absl::StrCat("rail '", rail.name(), "': netdev ", rail.netdev(), " is another rail's"));
+      return fail("rails", absl::StrCat("rail '", rail.name(), "': netdev ", rail.netdev(),
+                                        " is another rail's"));
     }
     if (!rail.rdma_device().empty() && !PlainName(rail.rdma_device(), 64)) {
-      return fail("rails", absl::StrCat("rail '", rail.name(), "': rdma_device '", rail.rdma_device(),
-                                        "' is not a device name"));
+      return fail("rails", absl::StrCat("rail '", rail.name(), "': rdma_device '",
+                                        rail.rdma_device(), "' is not a device name"));
     }
     if (!rail.rdma_device().empty() && !devices.insert(rail.rdma_device()).second) {
-      return fail("rails", absl::StrCat("rail '", rail.name(), "': rdma_device ", rail.rdma_device(),
-                                        " is another rail's"));
+      return fail("rails", absl::StrCat("rail '", rail.name(), "': rdma_device ",
+                                        rail.rdma_device(), " is another rail's"));
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status Validate(const v1::Config& config, const YAML::Node& root,
-                      const std::string& source) {
+absl::Status Validate(const v1::Config& config, const YAML::Node& root, const std::string& source) {
   auto fail = [&](const std::string& key, const std::string& what) {
     YAML::Node node = FindNode(root, absl::StrSplit(key, '.'));
-    std::string where = (node && !node.Mark().is_null())
-                            ? absl::StrCat(source, ":", node.Mark().line + 1)
-                            : source;
+    std::string where =
+        (node && !node.Mark().is_null()) ? absl::StrCat(source, ":", node.Mark().line + 1) : source;
     return absl::InvalidArgumentError(absl::StrCat(where, ": ", key, ": ", what));
   };
   const auto& e = config.expect();
@@ -365,8 +374,10 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
   }
   if (t.relative_lat() < 1) return fail("thresholds.relative_lat", "must be at least 1");
   if (t.max_robust_z() <= 0) return fail("thresholds.max_robust_z", "must be positive");
-  if (t.min_effect() < 0 || t.min_effect() >= 1) return fail("thresholds.min_effect", "must be in [0, 1)");
-  if (t.min_loss_rate() < 0 || t.min_loss_rate() >= 1) return fail("thresholds.min_loss_rate", "must be in [0, 1)");
+  if (t.min_effect() < 0 || t.min_effect() >= 1)
+    return fail("thresholds.min_effect", "must be in [0, 1)");
+  if (t.min_loss_rate() < 0 || t.min_loss_rate() >= 1)
+    return fail("thresholds.min_loss_rate", "must be in [0, 1)");
   if (t.min_node_pairs() < 1 || t.min_node_pairs() > 1000) {
     return fail("thresholds.min_node_pairs", "must be between 1 and 1000");
   }
@@ -374,7 +385,8 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root,
     return fail("thresholds.relative_allreduce_busbw", "must be in (0, 1]");
   }
   const double budget = config.sweep().retest_budget();
-  if (!(budget >= 0 && budget <= 10)) return fail("sweep.retest_budget", "must be between 0 and 10");
+  if (!(budget >= 0 && budget <= 10))
+    return fail("sweep.retest_budget", "must be between 0 and 10");
   const auto& p = config.probes();
   if (p.iterations() != 0 && p.has_duration()) {
     return fail("probes.iterations", "iterations and duration exclude each other");
@@ -479,7 +491,8 @@ namespace {
 // A file the configuration names, relative to the configuration's directory.
 std::string NextTo(const std::string& config_path, const std::string& path) {
   const size_t slash = config_path.rfind('/');
-  return path[0] != '/' && slash != std::string::npos ? config_path.substr(0, slash + 1) + path : path;
+  return path[0] != '/' && slash != std::string::npos ? config_path.substr(0, slash + 1) + path
+                                                      : path;
 }
 
 // Each node's switches, lowest first, from topology.slurm or topology.ibnetdiscover (both:
@@ -502,7 +515,8 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> TopologyFiles(
     for (const bool preferred : {true, false}) {
       for (const IbHostPort& port : ports) {
         const std::string device = port.description.substr(port.description.find(' ') + 1);
-        if (port.host.empty() || (preferred && (rdma_device.empty() || device != rdma_device))) continue;
+        if (port.host.empty() || (preferred && (rdma_device.empty() || device != rdma_device)))
+          continue;
         if (tree.try_emplace(port.host, std::vector<std::string>{port.switch_name}).second) {
           (*switch_ports)[port.host] = absl::StrCat(port.switch_port);
         }
@@ -519,8 +533,8 @@ absl::Status LoadTopologyFiles(v1::Config* config, const std::string& config_pat
   v1::Topology* topology = config->mutable_topology();
   if (topology->slurm().empty() && topology->ibnetdiscover().empty()) return absl::OkStatus();
   std::map<std::string, std::string> switch_ports;  // host -> its leaf switch's port (InfiniBand)
-  ASSIGN_OR_RETURN(const auto tree,
-                   TopologyFiles(*topology, config->probes().rdma_device(), config_path, &switch_ports));
+  ASSIGN_OR_RETURN(const auto tree, TopologyFiles(*topology, config->probes().rdma_device(),
+                                                  config_path, &switch_ports));
   // The levels a file implies where none are named.
   if (topology->levels().empty()) {
     topology->add_levels("leaf");
@@ -539,7 +553,8 @@ absl::Status LoadTopologyFiles(v1::Config* config, const std::string& config_pat
     }
     // The port of its leaf switch, as "<leaf level>_port" (what a switch finding lists).
     auto port = switch_ports.find(node);
-    if (port != switch_ports.end()) entry->mutable_labels()->insert({topology->levels(0) + "_port", port->second});
+    if (port != switch_ports.end())
+      entry->mutable_labels()->insert({topology->levels(0) + "_port", port->second});
   }
   return absl::OkStatus();
 }

@@ -30,7 +30,7 @@ v1::Config DefaultConfig();
 // Fills `message` from YAML text by the message's own schema (field names as keys). Unknown
 // keys, wrong types and out-of-range numbers are errors naming source, line and key path.
 absl::Status YamlToMessage(const std::string& yaml, const std::string& source,
-                          google::protobuf::Message* message);
+                           google::protobuf::Message* message);
 
 }  // namespace fabricctl
 

@@ -1,10 +1,9 @@
 #include "base/config.h"
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <map>
-
-#include <catch2/catch.hpp>
 
 namespace fabricctl {
 namespace {
@@ -62,7 +61,8 @@ TEST_CASE("Defaults fill what the file leaves out") {
 }
 
 TEST_CASE("retests: 0 turns re-tests off; administrators are a list") {
-  auto config = ParseConfig("sweep: {retests: 0}\ntls: {admin_identities: [ops, fabricctl]}\n", "c.yaml");
+  auto config =
+      ParseConfig("sweep: {retests: 0}\ntls: {admin_identities: [ops, fabricctl]}\n", "c.yaml");
   REQUIRE(config.ok());
   CHECK(config->sweep().has_retests());
   CHECK(config->sweep().retests() == 0);
@@ -92,9 +92,10 @@ nodes:
 }
 
 TEST_CASE("Unknown keys are errors naming file, line and key") {
-  CHECK(ErrorOf("expect:\n  link_rate_gbps: 400\n  mtu: 9000\n") ==
-        "cluster.yaml:3: expect.mtu: unknown key (known: link_rate_gbps, netdev_mtu, roce_mtu, "
-        "pfc_priority, ecn, dscp_trust, gpudirect, min_memlock_bytes, pcie_speed_gts, tcp_bw_gbps)");
+  CHECK(
+      ErrorOf("expect:\n  link_rate_gbps: 400\n  mtu: 9000\n") ==
+      "cluster.yaml:3: expect.mtu: unknown key (known: link_rate_gbps, netdev_mtu, roce_mtu, "
+      "pfc_priority, ecn, dscp_trust, gpudirect, min_memlock_bytes, pcie_speed_gts, tcp_bw_gbps)");
   CHECK(ErrorOf("expekt: {}\n").rfind("cluster.yaml:1: expekt: unknown key", 0) == 0);
 }
 
@@ -106,7 +107,8 @@ TEST_CASE("Bad values are errors naming file, line and key") {
   CHECK(ErrorOf("expect:\n  ecn: maybe\n") ==
         "cluster.yaml:2: expect.ecn: expected true or false, got 'maybe'");
   CHECK(ErrorOf("sweep:\n  pairing: ring\n") ==
-        "cluster.yaml:2: sweep.pairing: unknown value 'ring' (expected full, quick, sample, file, topology)");
+        "cluster.yaml:2: sweep.pairing: unknown value 'ring' (expected full, quick, sample, file, "
+        "topology)");
   CHECK(ErrorOf("sweep:\n  pair_timeout: soon\n") ==
         "cluster.yaml:2: sweep.pair_timeout: expected a duration such as 500ms, 30s, 2m or 90d");
   CHECK(ErrorOf("expect: [1, 2]\n") == "cluster.yaml:1: expect: expected a mapping of keys");
@@ -129,7 +131,8 @@ TEST_CASE("YAML syntax errors name the line") {
   // The parser names the line where it found the flow unclosed: the end of the file, line 3.
   CHECK(ErrorOf("expect:\n  link_rate_gbps: [400\n") ==
         "cluster.yaml:3: YAML syntax error: end of sequence flow not found");
-  CHECK(ErrorOf("expect:\n  ecn: true\n  link_rate_gbps: 400: 1\n").rfind("cluster.yaml:3: ", 0) == 0);
+  CHECK(ErrorOf("expect:\n  ecn: true\n  link_rate_gbps: 400: 1\n").rfind("cluster.yaml:3: ", 0) ==
+        0);
 }
 
 TEST_CASE("A missing file is an error naming it") {
@@ -171,13 +174,15 @@ profiles:
     nodes: "st[1-4]"
     labels: {rack: r9}
     expect: {link_rate_gbps: 200}
-)", "cluster.yaml");
+)",
+                            "cluster.yaml");
   REQUIRE(config.ok());
   std::string profile;
   CHECK(ExpectationsFor(*config, "cpu-007", {}, &profile).netdev_mtu() == 1500);
   CHECK(profile == "cpu");
   CHECK(ExpectationsFor(*config, "cpu-007", {}).link_rate_gbps() == 0);  // replaced, not merged
-  CHECK(ExpectationsFor(*config, "login1", {}, &profile).link_rate_gbps() == 0);  // labels from nodes:
+  CHECK(ExpectationsFor(*config, "login1", {}, &profile).link_rate_gbps() ==
+        0);  // labels from nodes:
   CHECK(profile == "login");
   CHECK(ExpectationsFor(*config, "st2", {{"rack", "r9"}}).link_rate_gbps() == 200);
   // Both conditions: the right rack is not enough without the name, nor the name without it.
@@ -186,8 +191,10 @@ profiles:
   CHECK(ExpectationsFor(*config, "gpu-01", {{"rack", "r9"}}).gpudirect());
 }
 
-TEST_CASE("Profiles: a profile without a name, without a selector or with a bad hostlist is refused") {
-  CHECK(ErrorOf("profiles:\n  - {nodes: \"a[1-2]\"}\n") == "cluster.yaml:2: profiles[0].name: missing");
+TEST_CASE(
+    "Profiles: a profile without a name, without a selector or with a bad hostlist is refused") {
+  CHECK(ErrorOf("profiles:\n  - {nodes: \"a[1-2]\"}\n") ==
+        "cluster.yaml:2: profiles[0].name: missing");
   CHECK(ErrorOf("profiles:\n  - {name: all, expect: {}}\n") ==
         "cluster.yaml:2: profiles[0] (all): give nodes, labels or both; it would match every node");
   CHECK(ErrorOf("profiles:\n  - {name: cpu, nodes: \"cpu-[9-1]\"}\n") ==
@@ -209,8 +216,10 @@ TEST_CASE("Topology: levels are label keys, each once") {
 }
 
 TEST_CASE("Rails: each named once, on its own interface") {
-  auto config = ParseConfig("rails:\n  - {name: rail0, netdev: eth0, rdma_device: mlx5_0}\n"
-                            "  - {name: rail1, netdev: eth1}\n", "cluster.yaml");
+  auto config = ParseConfig(
+      "rails:\n  - {name: rail0, netdev: eth0, rdma_device: mlx5_0}\n"
+      "  - {name: rail1, netdev: eth1}\n",
+      "cluster.yaml");
   REQUIRE(config.ok());
   REQUIRE(config->rails_size() == 2);
   CHECK(config->rails(1).netdev() == "eth1");
@@ -219,10 +228,13 @@ TEST_CASE("Rails: each named once, on its own interface") {
         "cluster.yaml:2: rails: rail 'r' is named twice");
   CHECK(ErrorOf("rails:\n  - {name: a, netdev: eth0}\n  - {name: b, netdev: eth0}\n") ==
         "cluster.yaml:2: rails: rail 'b': netdev eth0 is another rail's");
-  CHECK(ErrorOf("rails:\n  - {name: a}\n") ==
-        "cluster.yaml:2: rails: rail 'a': netdev '' is not an interface name ([A-Za-z0-9._-], 1-15)");
-  CHECK(ErrorOf("rails:\n  - {name: a, netdev: ../x}\n").find("not an interface name") != std::string::npos);
-  CHECK(ErrorOf("rails:\n  - {name: a, netdev: ..}\n").find("not an interface name") != std::string::npos);
+  CHECK(
+      ErrorOf("rails:\n  - {name: a}\n") ==
+      "cluster.yaml:2: rails: rail 'a': netdev '' is not an interface name ([A-Za-z0-9._-], 1-15)");
+  CHECK(ErrorOf("rails:\n  - {name: a, netdev: ../x}\n").find("not an interface name") !=
+        std::string::npos);
+  CHECK(ErrorOf("rails:\n  - {name: a, netdev: ..}\n").find("not an interface name") !=
+        std::string::npos);
   CHECK(ErrorOf("rails:\n  - {name: a, netdev: eth0, rdma_device: mlx5_0}\n"
                 "  - {name: b, netdev: eth1, rdma_device: mlx5_0}\n") ==
         "cluster.yaml:2: rails: rail 'b': rdma_device mlx5_0 is another rail's");
@@ -230,8 +242,9 @@ TEST_CASE("Rails: each named once, on its own interface") {
 
 TEST_CASE("Topology: Slurm's topology.conf becomes the nodes' labels; nodes: entries win") {
   const std::string dir = testing::TempDir("topology_files");
-  std::ofstream(dir + "/topology.conf") << "SwitchName=leaf1 Nodes=gpu[1-2]\nSwitchName=leaf2 Nodes=gpu3\n"
-                                           "SwitchName=spine Switches=leaf[1-2]\n";
+  std::ofstream(dir + "/topology.conf")
+      << "SwitchName=leaf1 Nodes=gpu[1-2]\nSwitchName=leaf2 Nodes=gpu3\n"
+         "SwitchName=spine Switches=leaf[1-2]\n";
   std::ofstream(dir + "/fabric.yaml") << "topology: {slurm: topology.conf}\n"
                                          "nodes:\n  - {node: gpu2, labels: {leaf: other}}\n";
   auto config = LoadConfig(dir + "/fabric.yaml");
@@ -240,7 +253,8 @@ TEST_CASE("Topology: Slurm's topology.conf becomes the nodes' labels; nodes: ent
   REQUIRE(LoadTopologyFiles(&*config, dir + "/fabric.yaml").ok());
   CHECK(config->topology().levels(0) == "leaf");
   CHECK(config->topology().levels(1) == "spine");
-  CHECK(NodeLabelsFor(*config, "gpu1", {}) == std::map<std::string, std::string>{{"leaf", "leaf1"}, {"spine", "spine"}});
+  CHECK(NodeLabelsFor(*config, "gpu1", {}) ==
+        std::map<std::string, std::string>{{"leaf", "leaf1"}, {"spine", "spine"}});
   CHECK(NodeLabelsFor(*config, "gpu2", {}).at("leaf") == "other");
   // The administrator's placement wins over the node's own label; that fills only a gap.
   CHECK(NodeLabelsFor(*config, "gpu3", {{"leaf", "own"}}).at("leaf") == "leaf2");
@@ -258,9 +272,10 @@ namespace fabricctl {
 
 TEST_CASE("Topology: an ibnetdiscover file places each host under its switch") {
   const std::string dir = testing::TempDir("ibnetdiscover_files");
-  std::ofstream(dir + "/fabric.topo") << "Switch 36 \"S-0a01\" # \"leaf-a\" base port 0 lid 1 lmc 0\n"
-                                         "Ca 1 \"H-0b01\" # \"gpu001 mlx5_0\"\n"
-                                         "[1](0b02) \"S-0a01\"[7] # lid 3 lmc 0 \"leaf-a\" lid 1 4xNDR\n";
+  std::ofstream(dir + "/fabric.topo")
+      << "Switch 36 \"S-0a01\" # \"leaf-a\" base port 0 lid 1 lmc 0\n"
+         "Ca 1 \"H-0b01\" # \"gpu001 mlx5_0\"\n"
+         "[1](0b02) \"S-0a01\"[7] # lid 3 lmc 0 \"leaf-a\" lid 1 4xNDR\n";
   std::ofstream(dir + "/ib.yaml") << "topology: {ibnetdiscover: fabric.topo}\n";
   auto config = LoadConfig(dir + "/ib.yaml");
   REQUIRE(config.ok());

@@ -68,7 +68,8 @@ std::string RunDaemon(const std::string& name, const DaemonHooks& hooks) {
     int signal = 0;
     if (watchdog_usec > 0) {
       const uint64_t half = watchdog_usec / 2;
-      timespec timeout{static_cast<time_t>(half / 1000000), static_cast<long>(half % 1000000) * 1000};
+      timespec timeout{static_cast<time_t>(half / 1000000),
+                       static_cast<long>(half % 1000000) * 1000};
       signal = sigtimedwait(&set, nullptr, &timeout);
       if (signal < 0) {
         if (errno == EAGAIN && (!hooks.healthy || hooks.healthy())) Notify("WATCHDOG=1");

@@ -4,9 +4,8 @@
 #include <functional>
 #include <string>
 
-#include "absl/time/time.h"
-
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 
 namespace fabricctl {
 

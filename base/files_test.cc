@@ -1,5 +1,4 @@
 #include "base/files.h"
-#include "tests/testing/testing.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+
+#include "tests/testing/testing.h"
 
 namespace fabricctl {
 namespace {
@@ -17,7 +18,9 @@ std::string TempDir() {
   return pattern;
 }
 
-std::string Message(const absl::StatusOr<std::string>& r) { return std::string(r.status().message()); }
+std::string Message(const absl::StatusOr<std::string>& r) {
+  return std::string(r.status().message());
+}
 
 TEST_CASE("A bounded read takes a regular file within its bound") {
   const std::string path = TempDir() + "/a.yaml";

@@ -21,9 +21,11 @@ const std::regex& CaLine() {
   static const std::regex re(R"re(^Ca\s+\d+\s+"H-([0-9A-Fa-fx]+)"\s*(?:#\s*"([^"]*)")?)re");
   return re;
 }
-// [1](8f10403960985)     "S-0008f10400410015"[6]         # lid 16 lmc 1 "SW-6IB4 Voltaire" lid 3 4xSDR
+// [1](8f10403960985)     "S-0008f10400410015"[6]         # lid 16 lmc 1 "SW-6IB4 Voltaire" lid 3
+// 4xSDR
 const std::regex& CaLinkLine() {
-  static const std::regex re(R"re(^\[(\d+)\](?:\([0-9A-Fa-fx]+\))?\s+"([SH])-([0-9A-Fa-fx]+)"\[(\d+)\])re");
+  static const std::regex re(
+      R"re(^\[(\d+)\](?:\([0-9A-Fa-fx]+\))?\s+"([SH])-([0-9A-Fa-fx]+)"\[(\d+)\])re");
   return re;
 }
 
@@ -49,13 +51,15 @@ absl::StatusOr<std::vector<IbHostPort>> ParseIbnetdiscover(const std::string& te
       return absl::InvalidArgumentError(absl::StrCat(source, ":", number, ": ", what));
     };
     // No line of the format comes near this; a longer one is not read (nor matched).
-    if (line.size() > kMaxLine) return fail(absl::StrCat("a line longer than ", kMaxLine, " bytes"));
+    if (line.size() > kMaxLine)
+      return fail(absl::StrCat("a line longer than ", kMaxLine, " bytes"));
     std::smatch m;
     if (line.empty() || line[0] == '#') continue;
     if (line.rfind("vendid=", 0) == 0) {
       ca = IbHostPort();
     } else if (line.rfind("Switch", 0) == 0) {
-      if (!std::regex_search(line, m, SwitchLine())) return fail("a Switch line without a \"S-<guid>\"");
+      if (!std::regex_search(line, m, SwitchLine()))
+        return fail("a Switch line without a \"S-<guid>\"");
       switch_names[Guid(m[1])] = m[2];
       ca = IbHostPort();
     } else if (line.rfind("Ca", 0) == 0) {
@@ -68,12 +72,14 @@ absl::StatusOr<std::vector<IbHostPort>> ParseIbnetdiscover(const std::string& te
       if (!std::regex_search(line, m, CaLinkLine())) return fail("a CA port line without its peer");
       if (m[2] != "S") continue;  // cabled to another CA directly: no switch to place it under
       IbHostPort port = ca;
-      if (!absl::SimpleAtoi(m[1].str(), &port.port) || !absl::SimpleAtoi(m[4].str(), &port.switch_port)) {
+      if (!absl::SimpleAtoi(m[1].str(), &port.port) ||
+          !absl::SimpleAtoi(m[4].str(), &port.switch_port)) {
         return fail("a port number out of range");
       }
       port.switch_guid = Guid(m[3]);
       ports.push_back(std::move(port));
-      if (ports.size() > max_ports) return fail(absl::StrCat("more than ", max_ports, " host ports"));
+      if (ports.size() > max_ports)
+        return fail(absl::StrCat("more than ", max_ports, " host ports"));
     }
   }
   // A switch is named by its NodeDescription where that is its own (vendors' defaults repeat).

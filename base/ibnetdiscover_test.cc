@@ -85,7 +85,8 @@ Ca	1 "H-00000000000000b1"		# "gpu001 mlx5_0"
 [1](b2) 	"S-0000000000000a01"[7]		# lid 3 lmc 0 "leaf" lid 1 4xNDR
 Ca	1 "H-00000000000000c1"		# "gpu002 mlx5_0"
 [1](c2) 	"S-0000000000000a02"[9]		# lid 4 lmc 0 "leaf" lid 2 4xNDR
-)", "t");
+)",
+                                  "t");
   REQUIRE(ports.ok());
   REQUIRE(ports->size() == 2);
   CHECK((*ports)[0].host == "gpu001");

@@ -15,7 +15,7 @@
 namespace fabricctl {
 
 absl::StatusOr<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& path,
-                                                           const std::string& what) {
+                                                            const std::string& what) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd < 0) {
     return absl::FailedPreconditionError(
@@ -24,7 +24,8 @@ absl::StatusOr<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& p
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return absl::FailedPreconditionError(absl::StrCat("lock file ", path, " is not a regular file"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("lock file ", path, " is not a regular file"));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
@@ -37,8 +38,8 @@ absl::StatusOr<std::unique_ptr<LockFile>> LockFile::Acquire(const std::string& p
     }
     ::close(fd);
     if (err == EWOULDBLOCK) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          what, " is in use by another process", holder, ": lock ", path, " is held"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(what, " is in use by another process", holder, ": lock ", path, " is held"));
     }
     return absl::FailedPreconditionError(
         absl::StrCat("cannot lock ", path, ": ", std::strerror(err)));

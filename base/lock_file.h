@@ -17,7 +17,7 @@ class LockFile {
   // refused) without waiting. When another process holds it: FailedPrecondition naming `what`,
   // the path and the holder's pid.
   static absl::StatusOr<std::unique_ptr<LockFile>> Acquire(const std::string& path,
-                                                          const std::string& what);
+                                                           const std::string& what);
   ~LockFile();
   LockFile(const LockFile&) = delete;
   LockFile& operator=(const LockFile&) = delete;

@@ -1,5 +1,4 @@
 #include "base/lock_file.h"
-#include "tests/testing/testing.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+
+#include "tests/testing/testing.h"
 
 namespace fabricctl {
 namespace {
@@ -30,8 +31,8 @@ TEST_CASE("A second holder of a lock file is refused with the first one's pid") 
   auto second = LockFile::Acquire(path, "database db");
   REQUIRE_FALSE(second.ok());
   const std::string message(second.status().message());
-  CHECK(message.find("database db is in use by another process (pid " +
-                     std::to_string(::getpid()) + ")") != std::string::npos);
+  CHECK(message.find("database db is in use by another process (pid " + std::to_string(::getpid()) +
+                     ")") != std::string::npos);
   CHECK(message.find(path) != std::string::npos);
 
   first->reset();

@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "base/mutex.h"
 #include "absl/strings/str_cat.h"
+#include "base/mutex.h"
 #include "spdlog/pattern_formatter.h"
 #include "spdlog/sinks/stdout_sinks.h"
 
@@ -17,9 +17,8 @@ class JsonFormatter final : public spdlog::formatter {
     time_formatter_->format(msg, dest);  // {"time":"...",
     std::string line = absl::StrCat(
         "\"level\":\"", spdlog::level::to_string_view(msg.level).data(), "\",\"logger\":\"",
-        JsonEscape(std::string(msg.logger_name.data(), msg.logger_name.size())),
-        "\",\"msg\":\"", JsonEscape(std::string(msg.payload.data(), msg.payload.size())),
-        "\"}\n");
+        JsonEscape(std::string(msg.logger_name.data(), msg.logger_name.size())), "\",\"msg\":\"",
+        JsonEscape(std::string(msg.payload.data(), msg.payload.size())), "\"}\n");
     dest.append(line.data(), line.data() + line.size());
   }
   std::unique_ptr<spdlog::formatter> clone() const override {
@@ -49,11 +48,21 @@ std::string JsonEscape(const std::string& text) {
   out.reserve(text.size() + 8);
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -71,20 +80,20 @@ absl::Status SetupLogging(const LoggingOptions& options) {
   spdlog::level::level_enum level = spdlog::level::from_str(options.level);
   // from_str maps anything unknown to "off"; only "off" itself may mean off.
   if (level == spdlog::level::off && options.level != "off") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--log-level: unknown level '", options.level,
-        "' (expected trace, debug, info, warn, error, critical or off)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--log-level: unknown level '", options.level,
+                     "' (expected trace, debug, info, warn, error, critical or off)"));
   }
   MutexLock lock(&SinkMutex());
   auto& sink = SharedSink();
   if (options.format == "json") {
     sink->set_formatter(std::make_unique<JsonFormatter>());
   } else if (options.format == "text") {
-    sink->set_formatter(std::make_unique<spdlog::pattern_formatter>(
-        "%Y-%m-%dT%H:%M:%S.%e %^%-5l%$ [%n] %v"));
+    sink->set_formatter(
+        std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%S.%e %^%-5l%$ [%n] %v"));
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("--log-format: unknown format '",
-                                                   options.format, "' (expected text or json)"));
+    return absl::InvalidArgumentError(absl::StrCat("--log-format: unknown format '", options.format,
+                                                   "' (expected text or json)"));
   }
   spdlog::set_level(level);
   spdlog::set_default_logger(std::make_shared<spdlog::logger>("fabricctl", sink));

@@ -31,8 +31,10 @@ class ABSL_LOCKABLE Mutex {
 
   // With the lock held: waits (the lock released meanwhile) until `*flag` is true or `timeout`
   // has passed; returns whether it is true.
-  bool AwaitWithTimeout(const bool* flag, absl::Duration timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(this) {
-    return AwaitWithTimeout(+[](const bool* f) { return *f; }, flag, timeout);
+  bool AwaitWithTimeout(const bool* flag, absl::Duration timeout)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(this) {
+    return AwaitWithTimeout(
+        +[](const bool* f) { return *f; }, flag, timeout);
   }
   // The same until `holds(arg)`.
   template <typename T>

@@ -1,8 +1,7 @@
 #include "base/mutex.h"
 
-#include <thread>
-
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "absl/time/clock.h"
 
@@ -37,7 +36,8 @@ TEST_CASE("a wait ends when another thread sets the flag under the lock, or at i
   });
   {
     MutexLock lock(&mu);
-    CHECK(mu.AwaitWithTimeout(+[](int* c) { return *c == 3; }, &count, absl::Seconds(30)));
+    CHECK(mu.AwaitWithTimeout(
+        +[](int* c) { return *c == 3; }, &count, absl::Seconds(30)));
   }
   counter.join();
 }

@@ -50,7 +50,10 @@ absl::StatusOr<HostPort> ParseHostPort(const std::string& text, const std::strin
   for (char c : out.host) {
     const bool ok = absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
                     c == '_' || (bracketed && (c == ':' || c == '%'));
-    if (!ok) return bad("the host may hold only letters, digits, '-', '.' and '_', or be an IPv6 address in brackets");
+    if (!ok)
+      return bad(
+          "the host may hold only letters, digits, '-', '.' and '_', or be an IPv6 address in "
+          "brackets");
   }
   if (port_text.empty()) {
     if (default_port == 0) return bad("missing port");
@@ -80,15 +83,18 @@ bool IsLoopbackHost(const std::string& host) {
 
 namespace fabricctl {
 
-absl::StatusOr<std::vector<HostPort>> ParseHostPorts(const std::string& text, const std::string& what) {
+absl::StatusOr<std::vector<HostPort>> ParseHostPorts(const std::string& text,
+                                                     const std::string& what) {
   std::vector<HostPort> out;
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     part = absl::StripAsciiWhitespace(part);
     if (part.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": '", text, "' has an empty address in its list"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": '", text, "' has an empty address in its list"));
     }
     if (out.size() == kMaxHostPorts) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": at most ", kMaxHostPorts, " addresses"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": at most ", kMaxHostPorts, " addresses"));
     }
     auto one = ParseHostPort(std::string(part), what);
     if (!one.ok()) return one.status();

@@ -25,7 +25,8 @@ absl::StatusOr<HostPort> ParseHostPort(const std::string& text, const std::strin
 // A list of HOST:PORT separated by commas ("a:7400,b:7400": a controller and its standby), in
 // order; at most kMaxHostPorts, each as ParseHostPort takes it.
 inline constexpr size_t kMaxHostPorts = 8;
-absl::StatusOr<std::vector<HostPort>> ParseHostPorts(const std::string& text, const std::string& what);
+absl::StatusOr<std::vector<HostPort>> ParseHostPorts(const std::string& text,
+                                                     const std::string& what);
 
 // True for "localhost", 127.0.0.0/8 and ::1. A name is not resolved; only these count.
 bool IsLoopbackHost(const std::string& host);

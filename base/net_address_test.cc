@@ -57,8 +57,10 @@ TEST_CASE("ParseHostPorts takes a list in order, and names what is wrong in it")
   CHECK((*two)[0].ToString() == "a.example:7400");
   CHECK((*two)[1].ToString() == "[::1]:7401");
   CHECK(ParseHostPorts("a:1", "controller")->size() == 1);
-  CHECK(std::string(ParseHostPorts("a:1,,b:2", "controller").status().message()).find("empty address") != std::string::npos);
-  CHECK(std::string(ParseHostPorts("a:1,b", "--controller").status().message()).find("--controller") == 0);
+  CHECK(std::string(ParseHostPorts("a:1,,b:2", "controller").status().message())
+            .find("empty address") != std::string::npos);
+  CHECK(std::string(ParseHostPorts("a:1,b", "--controller").status().message())
+            .find("--controller") == 0);
   CHECK_FALSE(ParseHostPorts("a:1,b:2,c:3,d:4,e:5,f:6,g:7,h:8,i:9", "controller").ok());
 }
 

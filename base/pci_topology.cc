@@ -17,8 +17,9 @@ bool IsPciFunction(absl::string_view c) {
 
 std::string PciPathOf(const std::string& link_target) {
   std::vector<absl::string_view> parts = absl::StrSplit(link_target, '/', absl::SkipEmpty());
-  auto root = std::find_if(parts.begin(), parts.end(),
-                           [](absl::string_view c) { return c.substr(0, 3) == "pci" && c.size() > 3; });
+  auto root = std::find_if(parts.begin(), parts.end(), [](absl::string_view c) {
+    return c.substr(0, 3) == "pci" && c.size() > 3;
+  });
   if (root == parts.end() || root == parts.begin() || *(root - 1) != "devices") return "";
   auto end = root + 1;
   while (end != parts.end() && IsPciFunction(*end)) ++end;

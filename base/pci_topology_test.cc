@@ -16,7 +16,8 @@ v1::Gpu GpuAt(uint32_t index, const std::string& path, int32_t numa) {
 TEST_CASE("PCI paths from sysfs links: root complex down to the device's function") {
   CHECK(PciPathOf("../../devices/pci0000:17/0000:17:00.0/0000:18:00.0/net/eth1") ==
         "pci0000:17/0000:17:00.0/0000:18:00.0");
-  CHECK(PciPathOf("../../../devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0/0000:c2:00.0/0000:c3:00.0") ==
+  CHECK(PciPathOf(
+            "../../../devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0/0000:c2:00.0/0000:c3:00.0") ==
         "pci0000:c0/0000:c0:01.1/0000:c1:00.0/0000:c2:00.0/0000:c3:00.0");
   CHECK(PciPathOf("../../devices/virtual/net/veth0").empty());
   CHECK(PciPathOf("").empty());

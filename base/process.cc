@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/config.h"
 #include "base/exit_code.h"
-#include "base/version.h"
 #include "base/status_macros.h"
+#include "base/version.h"
 
 namespace fabricctl {
 
@@ -26,8 +26,10 @@ void AddCommonFlags(CLI::App& app, const std::string& binary, CommonFlags* flags
   app.add_option("--tls-ca", flags->tls.ca_path, "PEM certificate of the cluster's CA");
   app.add_flag("--insecure", flags->tls.insecure,
                "allow plain text on non-loopback addresses (logs a warning)");
-  app.add_option("--config", flags->config_path, absl::StrCat("YAML configuration (configs/README.md); default: $FABRICCTL_CONFIG, else ",
-                              kSystemConfigPath, " when it exists"));
+  app.add_option(
+      "--config", flags->config_path,
+      absl::StrCat("YAML configuration (configs/README.md); default: $FABRICCTL_CONFIG, else ",
+                   kSystemConfigPath, " when it exists"));
 }
 
 std::string DefaultConfigPath() {
@@ -80,8 +82,9 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& text,
                        absl::SimpleAtod(text.substr(0, text.size() - 1), &days);
   if (in_days) d = absl::Hours(24) * days;
   if ((!bare && !in_days && !absl::ParseDuration(text, &d)) || d <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        flag, ": '", text, "' is not a positive duration (such as 4 for seconds, 500ms, 10s or 2m)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": '", text,
+                     "' is not a positive duration (such as 4 for seconds, 500ms, 10s or 2m)"));
   }
   return d;
 }

@@ -45,7 +45,6 @@ std::optional<int> ParseFlags(CLI::App& app, int argc, char** argv);
 absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& text,
                                                      const std::string& flag);
 
-
 }  // namespace fabricctl
 
 #endif  // FABRICCTL_BASE_PROCESS_H_

@@ -15,8 +15,8 @@ namespace fabricctl {
 namespace {
 
 void Gauge(std::string* out, const char* name, const char* type, const char* help, double value) {
-  absl::StrAppendFormat(out, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type,
-                        name, value);
+  absl::StrAppendFormat(out, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name,
+                        value);
 }
 
 // The fields of /proc/self/stat after the command name (which may hold spaces): field 3 (state)
@@ -56,13 +56,16 @@ std::string RenderProcessMetrics() {
   // utime (14), stime (15), starttime (22), vsize (23), rss (24) in proc(5)'s numbering.
   if (f.size() > 21 && ticks > 0) {
     const double cpu = (std::stod(f[11]) + std::stod(f[12])) / ticks;
-    Gauge(&out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.", cpu);
-    Gauge(&out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", std::stod(f[20]));
+    Gauge(&out, "process_cpu_seconds_total", "counter",
+          "Total user and system CPU time spent in seconds.", cpu);
+    Gauge(&out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+          std::stod(f[20]));
     Gauge(&out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
           std::stod(f[21]) * static_cast<double>(::sysconf(_SC_PAGESIZE)));
     if (const double boot = BootTime(); boot > 0) {
       Gauge(&out, "process_start_time_seconds", "gauge",
-            "Start time of the process since unix epoch in seconds.", boot + std::stod(f[19]) / ticks);
+            "Start time of the process since unix epoch in seconds.",
+            boot + std::stod(f[19]) / ticks);
     }
   }
   std::error_code ec;

@@ -5,10 +5,9 @@
 #include <set>
 
 #include "absl/base/thread_annotations.h"
-#include "base/mutex.h"
-
 #include "absl/strings/str_cat.h"
 #include "base/hostlist.h"
+#include "base/mutex.h"
 
 namespace fabricctl {
 namespace {
@@ -80,8 +79,8 @@ absl::Status ValidateProfiles(const v1::Config& config) {
     const std::string where = absl::StrCat("profiles[", i, "]");
     if (p.name().empty()) return absl::InvalidArgumentError(absl::StrCat(where, ".name: missing"));
     if (p.nodes().empty() && p.labels().empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, " (", p.name(), "): give nodes, labels or both; it would match every node"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, " (", p.name(), "): give nodes, labels or both; it would match every node"));
     }
     if (!p.nodes().empty()) {
       auto names = ExpandHostlist(p.nodes(), "nodes", kMaxProfileNodes);

@@ -52,17 +52,23 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSlurmTopolo
       return absl::InvalidArgumentError(absl::StrCat(source, ":", line.number, ": ", what));
     };
     std::string name, nodes, children;
-    for (absl::string_view token : absl::StrSplit(line.text, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
+    for (absl::string_view token :
+         absl::StrSplit(line.text, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
       const size_t eq = token.find('=');
-      if (eq == absl::string_view::npos) return fail(absl::StrCat("expected KEY=VALUE, got '", token, "'"));
+      if (eq == absl::string_view::npos)
+        return fail(absl::StrCat("expected KEY=VALUE, got '", token, "'"));
       const std::string key = absl::AsciiStrToLower(token.substr(0, eq));
       const std::string value(token.substr(eq + 1));
-      if (key == "switchname") name = value;
-      else if (key == "nodes") nodes = value;
-      else if (key == "switches") children = value;
+      if (key == "switchname")
+        name = value;
+      else if (key == "nodes")
+        nodes = value;
+      else if (key == "switches")
+        children = value;
     }
     if (name.empty()) return fail("a line without SwitchName=");
-    if (!switches.emplace(name, line.number).second) return fail(absl::StrCat("switch '", name, "' is named twice"));
+    if (!switches.emplace(name, line.number).second)
+      return fail(absl::StrCat("switch '", name, "' is named twice"));
     for (const auto& [list, under, what] : {std::tuple{nodes, &switch_of_node, "node"},
                                             std::tuple{children, &parent_of_switch, "switch"}}) {
       if (list.empty()) continue;
@@ -72,7 +78,8 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSlurmTopolo
       for (const std::string& member : *members) {
         auto [it, fresh] = under->emplace(member, name);
         if (!fresh) {
-          return fail(absl::StrCat(what, " '", member, "' is under both ", it->second, " and ", name));
+          return fail(
+              absl::StrCat(what, " '", member, "' is under both ", it->second, " and ", name));
         }
       }
       if (names > max_nodes) return fail(absl::StrCat("more than ", max_nodes, " names in all"));
@@ -87,7 +94,8 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> ParseSlurmTopolo
       if (up == parent_of_switch.end()) break;
       if (chain.size() > kMaxDepth) {
         return absl::InvalidArgumentError(absl::StrCat(source, ":", switches[at], ": switch '", at,
-                                                       "' is in a cycle or a tree deeper than ", kMaxDepth));
+                                                       "' is in a cycle or a tree deeper than ",
+                                                       kMaxDepth));
       }
       at = up->second;
     }

@@ -22,14 +22,16 @@ TEST_CASE("topology.conf: every node's switches from its own upward") {
 }
 
 TEST_CASE("topology.conf: keys in any case, continuations, a switch without parent") {
-  auto tree = ParseSlurmTopology("switchname=leaf1 \\\n  nodes=a,b\nSWITCHNAME=leaf2 NODES=c\n", "t");
+  auto tree =
+      ParseSlurmTopology("switchname=leaf1 \\\n  nodes=a,b\nSWITCHNAME=leaf2 NODES=c\n", "t");
   REQUIRE(tree.ok());
   CHECK(tree->at("b") == std::vector<std::string>{"leaf1"});
   CHECK(tree->at("c") == std::vector<std::string>{"leaf2"});
 }
 
 TEST_CASE("topology.conf: errors name the file and the line") {
-  auto twice = ParseSlurmTopology("SwitchName=a Nodes=n[1-2]\nSwitchName=b Nodes=n2\n", "topo.conf");
+  auto twice =
+      ParseSlurmTopology("SwitchName=a Nodes=n[1-2]\nSwitchName=b Nodes=n2\n", "topo.conf");
   REQUIRE_FALSE(twice.ok());
   CHECK(twice.status().message() == "topo.conf:2: node 'n2' is under both a and b");
   auto no_name = ParseSlurmTopology("\n\nNodes=n1\n", "topo.conf");
@@ -38,7 +40,8 @@ TEST_CASE("topology.conf: errors name the file and the line") {
   auto bad = ParseSlurmTopology("SwitchName=a Nodes=n[1-\n", "topo.conf");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find("topo.conf:1: ") == 0);
-  auto cycle = ParseSlurmTopology("SwitchName=a Nodes=n1 Switches=b\nSwitchName=b Switches=a\n", "t");
+  auto cycle =
+      ParseSlurmTopology("SwitchName=a Nodes=n1 Switches=b\nSwitchName=b Switches=a\n", "t");
   REQUIRE_FALSE(cycle.ok());
   CHECK(cycle.status().message().find("cycle") != std::string::npos);
   auto junk = ParseSlurmTopology("SwitchName=a garbage\n", "t");

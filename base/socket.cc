@@ -100,9 +100,9 @@ absl::StatusOr<Listener> ListenTcp(const std::string& host, uint16_t port) {
     socklen_t len = sizeof(bound);
     ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &len);
     Listener listener;
-    listener.port = ntohs(bound.ss_family == AF_INET6
-                              ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                              : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    listener.port =
+        ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                          : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
     listener.fd = std::move(fd);
     return listener;
   }
@@ -157,12 +157,13 @@ bool CanBindToDevice(const std::string& device) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return false;
   return ::setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, device.c_str(),
-                      static_cast<socklen_t>(device.size())) == 0 || errno != EPERM;
+                      static_cast<socklen_t>(device.size())) == 0 ||
+         errno != EPERM;
 }
 
-absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
-                                    absl::Duration timeout, const std::atomic<bool>* stop,
-                                    const std::string& source, const std::string& device) {
+absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port, absl::Duration timeout,
+                                    const std::atomic<bool>* stop, const std::string& source,
+                                    const std::string& device) {
   const absl::Time deadline = absl::Now() + timeout;
   const std::string where = Endpoint(host, port);
   addrinfo hints{};
@@ -178,16 +179,17 @@ absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
   std::unique_ptr<addrinfo, void (*)(addrinfo*)> list(raw, &::freeaddrinfo);
   absl::Status last = absl::UnavailableError(absl::StrCat("connect ", where, ": no address"));
   for (addrinfo* ai = raw; ai != nullptr; ai = ai->ai_next) {
-    UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                         ai->ai_protocol));
+    UniqueFd fd(
+        ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
     if (!fd.valid()) {
       last = Errno("socket", errno);
       continue;
     }
     // The interface itself, so that the traffic leaves through it whatever the routes say
     // (unprivileged since Linux 5.7; on an older kernel without CAP_NET_RAW, the address alone).
-    if (!device.empty() && ::setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, device.c_str(),
-                                        static_cast<socklen_t>(device.size())) != 0 &&
+    if (!device.empty() &&
+        ::setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, device.c_str(),
+                     static_cast<socklen_t>(device.size())) != 0 &&
         errno != EPERM) {
       last = Errno(absl::StrCat("bind to interface ", device), errno);
       continue;
@@ -208,8 +210,8 @@ absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
       if (stop != nullptr && stop->load()) {
         return absl::CancelledError(absl::StrCat("connect ", where, ": cancelled"));
       }
-      ready = WaitReady(fd.get(), POLLOUT, std::min(deadline, absl::Now() + absl::Milliseconds(100)),
-                        "connect");
+      ready = WaitReady(fd.get(), POLLOUT,
+                        std::min(deadline, absl::Now() + absl::Milliseconds(100)), "connect");
     } while (!ready.ok() && absl::Now() < deadline);
     if (!ready.ok()) {
       last = absl::DeadlineExceededError(
@@ -273,8 +275,7 @@ absl::Status RecvAll(int fd, void* data, size_t n, absl::Time deadline) {
   return absl::OkStatus();
 }
 
-absl::Status SendFrame(int fd, const google::protobuf::MessageLite& message,
-                       absl::Time deadline) {
+absl::Status SendFrame(int fd, const google::protobuf::MessageLite& message, absl::Time deadline) {
   std::string bytes = message.SerializeAsString();
   if (bytes.size() > kMaxFrameBytes) return absl::InvalidArgumentError("frame too large");
   uint32_t length = htonl(static_cast<uint32_t>(bytes.size()));
@@ -294,7 +295,8 @@ absl::Status RecvFrame(int fd, google::protobuf::MessageLite* message, absl::Tim
   std::string bytes(length, '\0');
   RETURN_IF_ERROR(RecvAll(fd, bytes.data(), length, deadline));
   if (!message->ParseFromString(bytes)) {
-    return absl::InvalidArgumentError("out-of-band frame does not parse: not a fabricctl probe peer?");
+    return absl::InvalidArgumentError(
+        "out-of-band frame does not parse: not a fabricctl probe peer?");
   }
   return absl::OkStatus();
 }

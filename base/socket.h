@@ -61,11 +61,9 @@ bool Readable(int fd);
 // 100 ms of `*stop` turning true. Errors name the address. On a rail, the socket is bound to
 // the interface `device` (SO_BINDTODEVICE, where the kernel allows it) and to the literal
 // address `source`, so that the connection leaves through that interface whatever the routes.
-absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port,
-                                    absl::Duration timeout,
+absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port, absl::Duration timeout,
                                     const std::atomic<bool>* stop = nullptr,
-                                    const std::string& source = "",
-                                    const std::string& device = "");
+                                    const std::string& source = "", const std::string& device = "");
 
 // Whether this process may bind a socket to the interface `device` (SO_BINDTODEVICE: any
 // process since Linux 5.7, before only with CAP_NET_RAW). Where it may not, ConnectTcp binds to

@@ -2,9 +2,8 @@
 
 #include <sys/socket.h>
 
-#include <thread>
-
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "absl/time/clock.h"
 #include "proto/probe.pb.h"

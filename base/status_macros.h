@@ -18,11 +18,11 @@
 #define FABRICCTL_STATUS_CONCAT_INNER(a, b) a##b
 #define FABRICCTL_STATUS_CONCAT(a, b) FABRICCTL_STATUS_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                                            \
-  do {                                                                   \
+#define RETURN_IF_ERROR(expr)                                                 \
+  do {                                                                        \
     if (::absl::Status fabricctl_status_ = (expr); !fabricctl_status_.ok()) { \
-      return fabricctl_status_;                                          \
-    }                                                                    \
+      return fabricctl_status_;                                               \
+    }                                                                         \
   } while (false)
 
 #define ASSIGN_OR_RETURN(lhs, expr) \

@@ -1,8 +1,7 @@
 #include "base/status_macros.h"
 
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 namespace fabricctl {
 namespace {

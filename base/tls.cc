@@ -17,7 +17,7 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path, const std:
 }
 
 absl::StatusOr<TransportSecurity> TransportSecurity::Create(const TlsOptions& options,
-                                                           const std::vector<std::string>& hosts) {
+                                                            const std::vector<std::string>& hosts) {
   TransportSecurity out;
   int given = !options.cert_path.empty() + !options.key_path.empty() + !options.ca_path.empty();
   if (given == 3) {
@@ -27,9 +27,10 @@ absl::StatusOr<TransportSecurity> TransportSecurity::Create(const TlsOptions& op
     if (!key.ok()) return key.status();
     auto ca = ReadFileToString(options.ca_path, "--tls-ca");
     if (!ca.ok()) return ca.status();
-    for (const auto& [flag, pem] : {std::pair<const char*, const std::string*>{"--tls-cert", &*cert},
-                                    {"--tls-key", &*key},
-                                    {"--tls-ca", &*ca}}) {
+    for (const auto& [flag, pem] :
+         {std::pair<const char*, const std::string*>{"--tls-cert", &*cert},
+          {"--tls-key", &*key},
+          {"--tls-ca", &*ca}}) {
       if (pem->find("-----BEGIN ") == std::string::npos) {
         return absl::InvalidArgumentError(absl::StrCat(flag, ": not a PEM file"));
       }
@@ -50,9 +51,9 @@ absl::StatusOr<TransportSecurity> TransportSecurity::Create(const TlsOptions& op
   }
   if (!remote.empty()) {
     if (!options.insecure) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "plain text on non-loopback address ", absl::StrJoin(remote, ", "),
-          ": give --tls-cert, --tls-key and --tls-ca, or --insecure"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("plain text on non-loopback address ", absl::StrJoin(remote, ", "),
+                       ": give --tls-cert, --tls-key and --tls-ca, or --insecure"));
     }
     out.insecure_override_ = true;
   }
@@ -88,8 +89,8 @@ std::vector<std::string> PeerIdentities(const grpc::ServerContext& context) {
   return out;
 }
 
-grpc::Status RequirePeerIdentity(const grpc::ServerContext& context,
-                                 const std::string& identity, const std::string& why) {
+grpc::Status RequirePeerIdentity(const grpc::ServerContext& context, const std::string& identity,
+                                 const std::string& why) {
   auto auth = context.auth_context();
   if (!auth || auth->GetPeerIdentityPropertyName().empty()) {
     return grpc::Status::OK;  // plain text: permitted by the start-up decision
@@ -98,9 +99,9 @@ grpc::Status RequirePeerIdentity(const grpc::ServerContext& context,
   for (const auto& id : ids) {
     if (id == identity) return grpc::Status::OK;
   }
-  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                      absl::StrCat("caller '", absl::StrJoin(ids, ","), "' is not '", identity,
-                                   "'; ", why));
+  return grpc::Status(
+      grpc::StatusCode::PERMISSION_DENIED,
+      absl::StrCat("caller '", absl::StrJoin(ids, ","), "' is not '", identity, "'; ", why));
 }
 
 }  // namespace fabricctl

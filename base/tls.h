@@ -53,8 +53,9 @@ std::vector<std::string> PeerIdentities(const grpc::ServerContext& context);
 // OK when the call's peer is `identity` (its certificate's CN or a SAN), or when the call is
 // plain text (the plain-text decision was made at start). PermissionDenied otherwise, with
 // `why` after the names.
-grpc::Status RequirePeerIdentity(const grpc::ServerContext& context, const std::string& identity,
-                                 const std::string& why = "only the controller may run probes here");
+grpc::Status RequirePeerIdentity(
+    const grpc::ServerContext& context, const std::string& identity,
+    const std::string& why = "only the controller may run probes here");
 
 // The largest configuration or TLS file read (ReadFileToString).
 inline constexpr size_t kMaxInputFileBytes = 4 << 20;

@@ -1,10 +1,10 @@
 #include "base/tls.h"
-#include "tests/testing/testing.h"
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 
-#include <catch2/catch.hpp>
+#include "tests/testing/testing.h"
 
 namespace fabricctl {
 namespace {

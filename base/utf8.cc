@@ -126,8 +126,9 @@ int SanitizeWith(google::protobuf::Message* message, bool (*ok)(const std::strin
           field->type() == FieldDescriptor::TYPE_STRING) {
         std::string scratch;
         const std::string& value =
-            field->is_repeated() ? reflection->GetRepeatedStringReference(*message, field, i, &scratch)
-                                 : reflection->GetStringReference(*message, field, &scratch);
+            field->is_repeated()
+                ? reflection->GetRepeatedStringReference(*message, field, i, &scratch)
+                : reflection->GetStringReference(*message, field, &scratch);
         if (ok(value)) continue;
         std::string fixed = fix(value);
         if (field->is_repeated()) {

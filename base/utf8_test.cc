@@ -11,9 +11,12 @@ namespace {
 TEST_CASE("Invalid UTF-8 becomes U+FFFD, byte by byte; valid text is untouched") {
   CHECK(ValidUtf8("plain") == "plain");
   CHECK(ValidUtf8("caf\xC3\xA9") == "caf\xC3\xA9");
-  CHECK(ValidUtf8("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
-  CHECK(ValidUtf8("\xC3") == "\xEF\xBF\xBD");                  // cut short
-  CHECK(ValidUtf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong
+  CHECK(ValidUtf8("a\xFF"
+                  "b") ==
+        "a\xEF\xBF\xBD"
+        "b");
+  CHECK(ValidUtf8("\xC3") == "\xEF\xBF\xBD");                                  // cut short
+  CHECK(ValidUtf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong
   CHECK(ValidUtf8("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
 }
 

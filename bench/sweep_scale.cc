@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "controller/verdict/analysis.h"
 #include "base/config.h"
 #include "controller/sweep/pairing.h"
+#include "controller/verdict/analysis.h"
 #include "controller/verdict/rails.h"
 
 namespace {
@@ -95,17 +95,18 @@ int Run(uint32_t n) {
   for (const auto& f : result.findings) found.insert(f.kind() + ":" + f.node());
   std::set<std::string> want;
   for (uint32_t s : stragglers) want.insert("straggler_node:node-" + std::to_string(s));
-  const bool link_found = std::any_of(result.findings.begin(), result.findings.end(), [&](const auto& f) {
-    return f.kind() == "slow_link";
-  });
+  const bool link_found = std::any_of(result.findings.begin(), result.findings.end(),
+                                      [&](const auto& f) { return f.kind() == "slow_link"; });
   std::set<std::string> stragglers_found;
   for (const auto& k : found) {
     if (k.rfind("straggler_node:", 0) == 0) stragglers_found.insert(k);
   }
   const bool correct = stragglers_found == want && link_found && result.findings.size() == 4;
-  std::printf("nodes %5u  pairs %9zu  plan %6.2f s  analysis %6.2f s  peak RSS %7.1f MiB  findings %zu (%s)\n",
-              n, in.pairs.size(), plan_s, analyse_s, PeakRssMiB(), result.findings.size(),
-              correct ? "exactly the planted faults" : "NOT the planted faults");
+  std::printf(
+      "nodes %5u  pairs %9zu  plan %6.2f s  analysis %6.2f s  peak RSS %7.1f MiB  findings %zu "
+      "(%s)\n",
+      n, in.pairs.size(), plan_s, analyse_s, PeakRssMiB(), result.findings.size(),
+      correct ? "exactly the planted faults" : "NOT the planted faults");
   return correct ? 0 : 1;
 }
 
@@ -166,11 +167,13 @@ int RunTopology(uint32_t n) {
   const std::set<std::string> want = {"slow_uplink:leaf-" + std::to_string(slow_leaf),
                                       "straggler_node:node-" + std::to_string(straggler)};
   const bool correct = found == want;
-  std::printf("topology nodes %5u  pairs %7zu  rounds %3zu (full mesh: %llu pairs, %u rounds)  plan %5.2f s  "
-              "analysis %5.2f s  peak RSS %7.1f MiB  findings %zu (%s)\n",
-              n, in.pairs.size(), rounds.size(), static_cast<unsigned long long>(n) * (n - 1) / 2, n - 1,
-              plan_s, analyse_s, PeakRssMiB(), result.findings.size(),
-              correct ? "exactly the planted faults" : "NOT the planted faults");
+  std::printf(
+      "topology nodes %5u  pairs %7zu  rounds %3zu (full mesh: %llu pairs, %u rounds)  plan %5.2f "
+      "s  "
+      "analysis %5.2f s  peak RSS %7.1f MiB  findings %zu (%s)\n",
+      n, in.pairs.size(), rounds.size(), static_cast<unsigned long long>(n) * (n - 1) / 2, n - 1,
+      plan_s, analyse_s, PeakRssMiB(), result.findings.size(),
+      correct ? "exactly the planted faults" : "NOT the planted faults");
   return correct ? 0 : 1;
 }
 
@@ -199,7 +202,8 @@ int RunRails(uint32_t n, uint32_t rails) {
         PairInput pair;
         pair.client = p.first;
         pair.server = p.second;
-        const float bw = r == slow_rail && (p.first == slow_node || p.second == slow_node) ? 180.0f : 390.0f;
+        const float bw =
+            r == slow_rail && (p.first == slow_node || p.second == slow_node) ? 180.0f : 390.0f;
         pair.forward.bw_gbps = bw + noise(random);
         pair.reverse.bw_gbps = bw + noise(random);
         in.pairs.push_back(pair);
@@ -214,7 +218,8 @@ int RunRails(uint32_t n, uint32_t rails) {
     const auto result = Analyze(in);
     v.findings = result.findings;
     for (uint32_t i = 0; i < n; ++i) {
-      if (result.nodes[i].verdict != fabricctl::controller::Verdict::kOk) v.unhealthy.insert(in.nodes[i].name);
+      if (result.nodes[i].verdict != fabricctl::controller::Verdict::kOk)
+        v.unhealthy.insert(in.nodes[i].name);
     }
     verdicts.push_back(std::move(v));
   }
@@ -223,10 +228,12 @@ int RunRails(uint32_t n, uint32_t rails) {
   std::set<std::string> found;
   for (const auto& f : findings) found.insert(f.kind() + ":" + f.node());
   const bool correct = found == std::set<std::string>{"slow_nic:node-" + std::to_string(slow_node)};
-  std::printf("rails %u x topology nodes %5u  pairs %8zu  plan %5.2f s  analysis %5.2f s  peak RSS %7.1f MiB  "
-              "findings %zu (%s)\n",
-              rails, n, pairs, plan_s, analyse_s, PeakRssMiB(), findings.size(),
-              correct ? "exactly the planted fault" : "NOT the planted fault");
+  std::printf(
+      "rails %u x topology nodes %5u  pairs %8zu  plan %5.2f s  analysis %5.2f s  peak RSS %7.1f "
+      "MiB  "
+      "findings %zu (%s)\n",
+      rails, n, pairs, plan_s, analyse_s, PeakRssMiB(), findings.size(),
+      correct ? "exactly the planted fault" : "NOT the planted fault");
   return correct ? 0 : 1;
 }
 

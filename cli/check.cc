@@ -5,39 +5,39 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <thread>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "base/status_macros.h"
-#include "base/files.h"
-#include "base/profiles.h"
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "base/exit_code.h"
+#include "base/files.h"
 #include "base/process.h"
+#include "base/profiles.h"
+#include "base/status_macros.h"
 #include "base/version.h"
 #include "cli/output.h"
 #include "probes/audit/audit.h"
 #include "probes/client.h"
-#include "probes/server.h"
-#include "probes/table.h"
 #include "probes/gpu/copy_audit.h"
 #include "probes/gpu/cuda.h"
 #include "probes/gpu/nccl.h"
 #include "probes/gpu/nccl_log.h"
+#include "probes/server.h"
+#include "probes/table.h"
 #include "report/builder.h"
 #include "report/findings.h"
 #include "report/render.h"
 
 namespace fabricctl::cli {
 
-absl::StatusOr<std::vector<v1::AuditResult>> AnalyseNcclLogs(const std::vector<std::string>& paths,
-                                                             const probes::NcclExpectation& expect) {
+absl::StatusOr<std::vector<v1::AuditResult>> AnalyseNcclLogs(
+    const std::vector<std::string>& paths, const probes::NcclExpectation& expect) {
   std::vector<v1::AuditResult> out;
   for (const std::string& path : paths) {
     auto text = ReadBoundedFile(path, "--nccl-log", probes::kMaxNcclLogBytes);
@@ -85,7 +85,8 @@ v1::AuditResult LoopbackProbe(const probes::Probe& probe) {
     r.set_reason(std::string(server.status().message()));
     return r;
   }
-  std::thread serving([&] { (void)(*server)->Serve(/*one_off=*/true, absl::Now() + absl::Seconds(90)); });
+  std::thread serving(
+      [&] { (void)(*server)->Serve(/*one_off=*/true, absl::Now() + absl::Seconds(90)); });
   probes::ProbeRun run = probes::RunProbeClient(params, {"127.0.0.1", (*server)->port()},
                                                 probes::ProbeLimits(), /*end_session=*/true);
   (*server)->Stop();
@@ -120,7 +121,8 @@ v1::AuditResult GpuCopy() {
   params.kind = v1::GPU_COPY;
   params.sizes_bytes = {64u << 20};
   params.iterations = 20;
-  return probes::GpuCopyAudit(probes::ToResult(probes::RunGpuCopy(params, absl::Seconds(120)), params));
+  return probes::GpuCopyAudit(
+      probes::ToResult(probes::RunGpuCopy(params, absl::Seconds(120)), params));
 }
 
 // allreduce on this node: NCCL over every GPU (one rank each, in child processes), with the
@@ -145,12 +147,14 @@ v1::AuditResult LocalAllreduce(const std::string& node, const probes::NcclExpect
   params.warmup_iterations = 5;
   params.timeout = absl::Seconds(120);
   const char* tmp = std::getenv("TMPDIR");
-  const std::string dir = absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp", "/fabricctl-check-nccl-", ::getpid());
+  const std::string dir =
+      absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp", "/fabricctl-check-nccl-", ::getpid());
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) return skip(absl::FailedPreconditionError(absl::StrCat(dir, ": ", error.message())));
   const uint32_t n = static_cast<uint32_t>(gpus->size());
-  probes::NcclNodeRun ranks = probes::RunNcclNode(params, rendezvous->unique_id(), 0, n, n, dir + "/nccl");
+  probes::NcclNodeRun ranks =
+      probes::RunNcclNode(params, rendezvous->unique_id(), 0, n, n, dir + "/nccl");
   const probes::ProbeRun& run = ranks.run;
   if (run.outcome != probes::Outcome::kOk) {
     r.set_outcome(v1::AUDIT_FAILED);
@@ -165,15 +169,15 @@ v1::AuditResult LocalAllreduce(const std::string& node, const probes::NcclExpect
         absl::StrFormat("time %.1f us, algbw %.2f GB/s, busbw %.2f GB/s, %d wrong", p.time_us,
                         p.algbw_gbytes, p.busbw_gbytes, p.wrong);
     if (p.wrong > 0) {
-      *r.add_findings() = report::Make(
-          report::kind::kProbeFailed, node,
-          absl::StrCat("NCCL all-reduce data check: ", p.wrong, " wrong elements at ",
-                       p.size_bytes, " bytes"),
-          report::Level::kAlternate);
+      *r.add_findings() = report::Make(report::kind::kProbeFailed, node,
+                                       absl::StrCat("NCCL all-reduce data check: ", p.wrong,
+                                                    " wrong elements at ", p.size_bytes, " bytes"),
+                                       report::Level::kAlternate);
     }
   }
   probes::NcclVerdict verdict = probes::JudgeNcclLogs(node, ranks.logs, expect);
-  if (!verdict.transport.net().empty()) (*r.mutable_observed())["network"] = verdict.transport.net();
+  if (!verdict.transport.net().empty())
+    (*r.mutable_observed())["network"] = verdict.transport.net();
   for (auto& f : verdict.findings) *r.add_findings() = std::move(f);
   return r;
 }
@@ -206,7 +210,8 @@ CheckPlan PlanOf(const std::string& list) {
 
 // The audits' context for `node`: its expectations (its profile's, else the configuration's),
 // the CUDA driver's GPUs on the live system, the counters' window.
-absl::StatusOr<probes::AuditContext> ContextFor(const CheckOptions& options, const std::string& node,
+absl::StatusOr<probes::AuditContext> ContextFor(const CheckOptions& options,
+                                                const std::string& node,
                                                 const probes::SysfsRoot& root) {
   probes::AuditContext ctx;
   ctx.root = &root;
@@ -230,8 +235,8 @@ absl::StatusOr<probes::AuditContext> ContextFor(const CheckOptions& options, con
 // per node the findings name on `err` (an NCCL log names its own host).
 int Deliver(const v1::Report& report, const CheckOptions& options, const std::string& node,
             std::ostream& err) {
-  const bool color = options.format == "text" && (options.output.empty() || options.output == "-") &&
-                     ::isatty(1) == 1;
+  const bool color = options.format == "text" &&
+                     (options.output.empty() || options.output == "-") && ::isatty(1) == 1;
   auto rendered = report::Render(report, options.format, color);
   const absl::Status written =
       rendered.ok() ? WriteOutput(options.output, *rendered) : rendered.status();
@@ -242,7 +247,8 @@ int Deliver(const v1::Report& report, const CheckOptions& options, const std::st
   const int code = report::ExitCodeFor(report);
   if (code != kExitOk) {
     std::map<std::string, std::vector<std::string>> kinds;
-    for (const auto& f : report.findings()) kinds[f.node().empty() ? node : f.node()].push_back(f.kind());
+    for (const auto& f : report.findings())
+      kinds[f.node().empty() ? node : f.node()].push_back(f.kind());
     std::vector<std::string> parts;
     for (const auto& [who, list] : kinds) parts.push_back(who + ": " + absl::StrJoin(list, ", "));
     err << (code == kExitCritical ? "CRITICAL" : "WARNING") << ": " << absl::StrJoin(parts, "; ")
@@ -259,7 +265,8 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
     return kExitUnknown;
   };
   if (options.format == "html") {
-    return fail(absl::InvalidArgumentError("--format: html is for sweeps; use text, json, junit or prom"));
+    return fail(
+        absl::InvalidArgumentError("--format: html is for sweeps; use text, json, junit or prom"));
   }
   if (auto s = report::CheckFormat(options.format); !s.ok()) return fail(s);
   if (auto s = CheckOutput(options.output); !s.ok()) return fail(s);
@@ -278,13 +285,14 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   CheckPlan plan = PlanOf(options.audits);
   const bool live = options.sysfs_root == "/" || options.sysfs_root.empty();
   if (plan.Measures() && !live) {
-    return fail(absl::InvalidArgumentError("--probes: loopback probes run on the live system, not under --sysfs-root"));
+    return fail(absl::InvalidArgumentError(
+        "--probes: loopback probes run on the live system, not under --sysfs-root"));
   }
   const auto started = std::chrono::steady_clock::now();
   // A single node's NCCL choice of sockets is critical only where RDMA is expected.
   const probes::NcclExpectation nccl_expect{probes::RdmaExpectedBecause(root, ctx->expect)};
   absl::StatusOr<std::vector<v1::AuditResult>> results =
-      !options.nccl_logs.empty() ? AnalyseNcclLogs(options.nccl_logs, nccl_expect)
+      !options.nccl_logs.empty()               ? AnalyseNcclLogs(options.nccl_logs, nccl_expect)
       : plan.audits.empty() && plan.Measures() ? std::vector<v1::AuditResult>{}
                                                : probes::RunAudits(*ctx, plan.audits);
   if (!results.ok()) return fail(results.status());

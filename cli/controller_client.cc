@@ -34,7 +34,8 @@ absl::StatusOr<std::unique_ptr<v1::ControllerService::Stub>> ConnectController(
     if (security->insecure_override()) {
       Logger("fabricctl")->warn("--insecure: plain text to {}", address.ToString());
     }
-    channels.push_back(grpc::CreateCustomChannel(address.ToString(), security->ChannelCredentials(), args));
+    channels.push_back(
+        grpc::CreateCustomChannel(address.ToString(), security->ChannelCredentials(), args));
   }
   if (channels.size() == 1) return v1::ControllerService::NewStub(channels[0]);
   // A controller and its standby: the first that takes a connection is the active one (a
@@ -71,13 +72,13 @@ absl::Status DescribeRpcFailure(const ControllerTarget& target, const grpc::Stat
                  : ""));
     }
     case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return absl::DeadlineExceededError(
-          absl::StrCat("controller ", target.address, " did not answer within ",
-                       absl::FormatDuration(target.timeout)));
+      return absl::DeadlineExceededError(absl::StrCat("controller ", target.address,
+                                                      " did not answer within ",
+                                                      absl::FormatDuration(target.timeout)));
     default:
-      return absl::Status(FromGrpcStatus(status).code(),
-                          absl::StrCat("controller ", target.address, ": ",
-                                       status.error_message()));
+      return absl::Status(
+          FromGrpcStatus(status).code(),
+          absl::StrCat("controller ", target.address, ": ", status.error_message()));
   }
 }
 

@@ -1,24 +1,24 @@
 #include "cli/history.h"
 
-#include "cli/output.h"
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/exit_code.h"
 #include "base/process.h"
+#include "cli/output.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "proto/controller.grpc.pb.h"
 
 namespace fabricctl::cli {
 
-int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit,
-                      const std::string& format, std::ostream& out, std::ostream& err) {
+int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit, const std::string& format,
+                      std::ostream& out, std::ostream& err) {
   if (format != "text" && format != "json") {
-    return Fail(err, "history", absl::InvalidArgumentError(
-                                    absl::StrCat("--format: '", format, "' is not text or json")));
+    return Fail(
+        err, "history",
+        absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is not text or json")));
   }
   auto stub = ConnectController(controller);
   if (!stub.ok()) return Fail(err, "history", stub.status());
@@ -54,17 +54,16 @@ int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit,
                          "PAIRING", "NODES", "FINDINGS", "WORST");
   for (const auto& s : response.sweeps()) {
     std::string state = v1::SweepState_Name(s.state()).substr(6);  // SWEEP_
-    std::string pairing = s.pairing() == v1::PAIRING_UNSPECIFIED ? "-" : v1::Pairing_Name(s.pairing()).substr(8);
-    std::string worst = s.state() == v1::SWEEP_COMPLETED
-                            ? v1::Severity_Name(s.worst_severity()).substr(9)
-                            : "-";
-    out << absl::StrFormat("%-6d %-11s %-20s %-8s %6d %8d %9s\n", s.sweep_id(),
-                           absl::AsciiStrToLower(state),
-                           absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
-                                            absl::FromUnixSeconds(s.started().seconds()),
-                                            absl::UTCTimeZone()),
-                           absl::AsciiStrToLower(pairing), s.nodes_size(), s.findings_count(),
-                           absl::AsciiStrToLower(worst));
+    std::string pairing =
+        s.pairing() == v1::PAIRING_UNSPECIFIED ? "-" : v1::Pairing_Name(s.pairing()).substr(8);
+    std::string worst =
+        s.state() == v1::SWEEP_COMPLETED ? v1::Severity_Name(s.worst_severity()).substr(9) : "-";
+    out << absl::StrFormat(
+        "%-6d %-11s %-20s %-8s %6d %8d %9s\n", s.sweep_id(), absl::AsciiStrToLower(state),
+        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(s.started().seconds()),
+                         absl::UTCTimeZone()),
+        absl::AsciiStrToLower(pairing), s.nodes_size(), s.findings_count(),
+        absl::AsciiStrToLower(worst));
   }
   return kExitOk;
 }
@@ -79,7 +78,8 @@ int RunPruneHistory(const ControllerTarget& controller, const HistoryOptions& op
       if (!parsed.ok()) return Fail(err, "history prune", parsed.status());
       keep = *parsed;
     }
-    *request.mutable_keep() = google::protobuf::util::TimeUtil::SecondsToDuration(absl::ToInt64Seconds(keep));
+    *request.mutable_keep() =
+        google::protobuf::util::TimeUtil::SecondsToDuration(absl::ToInt64Seconds(keep));
   }
   if (options.keep_sweeps) request.set_keep_sweeps(*options.keep_sweeps);
   auto stub = ConnectController(controller);
@@ -95,13 +95,16 @@ int RunPruneHistory(const ControllerTarget& controller, const HistoryOptions& op
 }
 
 CLI::App* AddHistoryCommand(CLI::App& app, HistoryOptions* options) {
-  CLI::App* cmd = app.add_subcommand("history", "list recent sweeps; `history prune` deletes old ones");
+  CLI::App* cmd =
+      app.add_subcommand("history", "list recent sweeps; `history prune` deletes old ones");
   cmd->add_option("--limit", options->limit, "how many")->capture_default_str();
   cmd->add_option("--format", options->format, "text or json")->capture_default_str();
   options->prune = cmd->add_subcommand(
-      "prune", "delete old sweeps now, by the configuration's history.keep and history.keep_sweeps");
-  options->prune->add_option("--keep", options->keep,
-                             "delete sweeps that started longer ago than this (30d, 12h; 0: none by age)");
+      "prune",
+      "delete old sweeps now, by the configuration's history.keep and history.keep_sweeps");
+  options->prune->add_option(
+      "--keep", options->keep,
+      "delete sweeps that started longer ago than this (30d, 12h; 0: none by age)");
   options->prune->add_option("--keep-sweeps", options->keep_sweeps,
                              "keep at most this many sweeps, the newest (0: no limit by count)");
   return cmd;

@@ -15,15 +15,15 @@ struct HistoryOptions {
   uint32_t limit = 20;
   std::string format = "text";
   // `history prune`: the policy's values to use instead of the configuration's.
-  std::string keep;                       // a duration ("30d"), "" for the configuration's
-  std::optional<uint32_t> keep_sweeps;    // unset: the configuration's
-  CLI::App* prune = nullptr;              // the subcommand, to tell whether it was given
+  std::string keep;                     // a duration ("30d"), "" for the configuration's
+  std::optional<uint32_t> keep_sweeps;  // unset: the configuration's
+  CLI::App* prune = nullptr;            // the subcommand, to tell whether it was given
 };
 CLI::App* AddHistoryCommand(CLI::App& app, HistoryOptions* options);
 
 // `fabricctl history`: lists recent sweeps.
-int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit,
-                      const std::string& format, std::ostream& out, std::ostream& err);
+int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit, const std::string& format,
+                      std::ostream& out, std::ostream& err);
 
 // `fabricctl history prune`: deletes old sweeps on the controller now (an administrator's
 // certificate) and says how many.

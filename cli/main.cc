@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   std::string timeout = "5s";
   app.add_option("--controller", controller,
                  absl::StrCat("controller HOST:PORT (default: $FABRICCTL_CONTROLLER, else the "
-                              "configuration's `controller`, else ", kDefaultController, ")"))
+                              "configuration's `controller`, else ",
+                              kDefaultController, ")"))
       ->envname("FABRICCTL_CONTROLLER");
   app.add_option("--timeout", timeout, "deadline of every RPC to the controller")
       ->capture_default_str();

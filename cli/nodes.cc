@@ -50,9 +50,11 @@ void RenderNodesText(const v1::ListNodesResponse& nodes, absl::Time now, std::os
     stale += is_stale;
     rows.push_back({inv.node_name(), is_stale ? "stale" : "online",
                     FormatAge(now - FromProto(node.last_seen())), inv.agent_address(),
-                    RdmaSummary(inv), inv.nccl_version().empty() || inv.gpus_size() == 0 ? absl::StrCat(inv.gpus_size())
-                                                            : absl::StrCat(inv.gpus_size(), ", nccl ",
-                                                                           inv.nccl_version()), inv.agent_version()});
+                    RdmaSummary(inv),
+                    inv.nccl_version().empty() || inv.gpus_size() == 0
+                        ? absl::StrCat(inv.gpus_size())
+                        : absl::StrCat(inv.gpus_size(), ", nccl ", inv.nccl_version()),
+                    inv.agent_version()});
   }
   std::vector<size_t> width(header.size());
   for (size_t c = 0; c < header.size(); ++c) {
@@ -70,11 +72,10 @@ void RenderNodesText(const v1::ListNodesResponse& nodes, absl::Time now, std::os
     print_row(header);
     for (const auto& row : rows) print_row(row);
   }
-  int64_t stale_after =
-      google::protobuf::util::TimeUtil::DurationToSeconds(nodes.stale_after());
+  int64_t stale_after = google::protobuf::util::TimeUtil::DurationToSeconds(nodes.stale_after());
   out << nodes.nodes_size() << (nodes.nodes_size() == 1 ? " node" : " nodes") << ": "
-      << nodes.nodes_size() - stale << " online, " << stale << " stale (stale after "
-      << stale_after << "s without a heartbeat)\n";
+      << nodes.nodes_size() - stale << " online, " << stale << " stale (stale after " << stale_after
+      << "s without a heartbeat)\n";
 }
 
 std::string RenderNodesJson(const v1::ListNodesResponse& nodes) {
@@ -103,8 +104,7 @@ int RunNodes(const NodesOptions& options, std::ostream& out, std::ostream& err) 
   v1::ListNodesResponse response;
   grpc::Status status = (*stub)->ListNodes(&context, request, &response);
   if (!status.ok()) {
-    err << "fabricctl nodes: " << DescribeRpcFailure(options.controller, status).message()
-        << "\n";
+    err << "fabricctl nodes: " << DescribeRpcFailure(options.controller, status).message() << "\n";
     return kExitUnknown;
   }
   if (options.format == "json") {
@@ -137,8 +137,8 @@ int RunRemoveNodes(const NodesOptions& options, std::ostream& out, std::ostream&
   v1::RemoveNodesResponse response;
   grpc::Status status = (*stub)->RemoveNodes(&context, request, &response);
   if (!status.ok()) {
-    err << "fabricctl nodes remove: "
-        << DescribeRpcFailure(options.controller, status).message() << "\n";
+    err << "fabricctl nodes remove: " << DescribeRpcFailure(options.controller, status).message()
+        << "\n";
     return kExitUnknown;
   }
   std::vector<std::string> unknown;

@@ -14,7 +14,7 @@ namespace fabricctl::cli {
 
 struct NodesOptions {
   ControllerTarget controller;
-  std::string format = "text";  // text or json
+  std::string format = "text";      // text or json
   std::vector<std::string> remove;  // `nodes remove NAME...`
 };
 

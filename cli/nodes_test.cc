@@ -1,8 +1,7 @@
 #include "cli/nodes.h"
 
-#include <sstream>
-
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include "absl/time/clock.h"
 #include "google/protobuf/util/json_util.h"

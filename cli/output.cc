@@ -1,7 +1,5 @@
 #include "cli/output.h"
 
-#include "base/exit_code.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/exit_code.h"
 #include "base/status_macros.h"
 
 namespace fabricctl::cli {
@@ -39,7 +38,8 @@ absl::Status CheckOutput(const std::string& path) {
     return OutputError(path, std::strerror(errno));
   }
   const std::string dir = DirectoryOf(path);
-  if (::stat(dir.c_str(), &st) != 0) return OutputError(path, absl::StrCat(dir, ": ", std::strerror(errno)));
+  if (::stat(dir.c_str(), &st) != 0)
+    return OutputError(path, absl::StrCat(dir, ": ", std::strerror(errno)));
   if (!S_ISDIR(st.st_mode)) return OutputError(path, absl::StrCat(dir, " is not a directory"));
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     return OutputError(path, absl::StrCat("cannot write in ", dir, ": ", std::strerror(errno)));
@@ -61,12 +61,15 @@ absl::Status WriteOutput(const std::string& path, const std::string& contents) {
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-  if (fd < 0) return OutputError(path, absl::StrCat("cannot create a file beside it: ", std::strerror(errno)));
+  if (fd < 0)
+    return OutputError(path,
+                       absl::StrCat("cannot create a file beside it: ", std::strerror(errno)));
   const std::string temporary(name.data());
   auto fail = [&](int error) {
     ::close(fd);
     ::unlink(temporary.c_str());
-    return absl::InternalError(absl::StrCat("--output: writing '", path, "': ", std::strerror(error)));
+    return absl::InternalError(
+        absl::StrCat("--output: writing '", path, "': ", std::strerror(error)));
   };
   // The mode a new file would have (0666 less the umask), or the one the old report had.
   mode_t mode;
@@ -90,12 +93,14 @@ absl::Status WriteOutput(const std::string& path, const std::string& contents) {
   if (::close(fd) != 0) {
     const int error = errno;
     ::unlink(temporary.c_str());
-    return absl::InternalError(absl::StrCat("--output: writing '", path, "': ", std::strerror(error)));
+    return absl::InternalError(
+        absl::StrCat("--output: writing '", path, "': ", std::strerror(error)));
   }
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     const int error = errno;
     ::unlink(temporary.c_str());
-    return absl::InternalError(absl::StrCat("--output: writing '", path, "': ", std::strerror(error)));
+    return absl::InternalError(
+        absl::StrCat("--output: writing '", path, "': ", std::strerror(error)));
   }
   return absl::OkStatus();
 }

@@ -1,15 +1,15 @@
 #include "cli/output.h"
-#include "tests/testing/testing.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include <catch2/catch.hpp>
+#include "tests/testing/testing.h"
 
 namespace fabricctl::cli {
 namespace {

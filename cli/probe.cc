@@ -4,15 +4,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/config.h"
-#include "base/status_macros.h"
 #include "base/exit_code.h"
 #include "base/net_address.h"
 #include "base/process.h"
+#include "base/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 #include "probes/client.h"
+#include "probes/common/child.h"
 #include "probes/common/sizes.h"
 #include "probes/common/table.h"
-#include "probes/common/child.h"
 #include "probes/server.h"
 #include "probes/table.h"
 
@@ -63,12 +63,11 @@ absl::StatusOr<probes::ProbeParams> ClientParams(const ProbeCommandOptions& opti
   params.rdma = local;
   params.kind = probe.kind();
   ASSIGN_OR_RETURN(params.sizes_bytes,
-                   probes::ParseSizeSweep(options.sizes.empty()
-                                              ? (probe.measures_bandwidth()
-                                                     ? DefaultConfig().probes().sizes()
-                                                     : "2")
-                                              : options.sizes,
-                                          limits.max_message_bytes));
+                   probes::ParseSizeSweep(
+                       options.sizes.empty()
+                           ? (probe.measures_bandwidth() ? DefaultConfig().probes().sizes() : "2")
+                           : options.sizes,
+                       limits.max_message_bytes));
   if (!options.duration.empty()) {
     if (options.iterations != 0) {
       return absl::InvalidArgumentError("--iters and --duration: give one of them");
@@ -121,8 +120,8 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
   };
   const probes::Probe* probe = probes::FindProbe(options.kind);
   if (probe == nullptr) {
-    return fail(absl::StrCat("unknown probe '", options.kind, "' (known: ", probes::ProbeNames(),
-                             ")"));
+    return fail(
+        absl::StrCat("unknown probe '", options.kind, "' (known: ", probes::ProbeNames(), ")"));
   }
   if (options.format != "text" && options.format != "json") {
     return fail(absl::StrCat("--format: '", options.format, "' is not text or json"));

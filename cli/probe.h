@@ -11,7 +11,7 @@ namespace fabricctl::cli {
 
 // `fabricctl probe`: a standalone server or client, like ib_write_bw or iperf3.
 struct ProbeCommandOptions {
-  std::string kind;    // "tcp_bw", "rdma_write_lat", ...
+  std::string kind;  // "tcp_bw", "rdma_write_lat", ...
   bool server = false;
   // Server: address to listen on and whether to exit after one client session.
   std::string listen_host = "0.0.0.0";
@@ -19,9 +19,9 @@ struct ProbeCommandOptions {
   bool one_off = false;
   // Client: HOST or HOST:PORT of the server.
   std::string target;
-  std::string sizes;            // empty: probes.sizes' default for bandwidth, 2 for latency
-  uint64_t iterations = 0;      // 0 with no duration: 5000 for bandwidth, 1000 for latency
-  std::string duration;         // "10s"; exclusive with iterations
+  std::string sizes;        // empty: probes.sizes' default for bandwidth, 2 for latency
+  uint64_t iterations = 0;  // 0 with no duration: 5000 for bandwidth, 1000 for latency
+  std::string duration;     // "10s"; exclusive with iterations
   uint64_t warmup = 0;
   probes::ProbeParams params;   // RDMA and TCP settings from flags
   std::string format = "text";  // text or json

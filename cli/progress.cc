@@ -21,7 +21,8 @@ SweepProgress::SweepProgress(std::ostream& err, bool terminal, std::function<abs
     : err_(err), terminal_(terminal), now_(std::move(now)) {
   started_ = phase_started_ = last_event_ = now_();
   winsize size{};
-  if (terminal_ && ::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) width_ = size.ws_col;
+  if (terminal_ && ::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0)
+    width_ = size.ws_col;
 }
 
 SweepProgress::~SweepProgress() {
@@ -42,8 +43,8 @@ void SweepProgress::Started(const v1::SweepInfo& info) {
     err_ << absl::StrFormat("sweep %d: %d nodes, %d rounds", info.sweep_id(), info.nodes_size(),
                             info.rounds());
     if (info.pairing() == v1::PAIRING_TOPOLOGY) {
-      err_ << absl::StrFormat(" of %d pairs by the topology (a full mesh: %d pairs)", info.planned_pairs(),
-                              info.full_mesh_pairs());
+      err_ << absl::StrFormat(" of %d pairs by the topology (a full mesh: %d pairs)",
+                              info.planned_pairs(), info.full_mesh_pairs());
     }
     err_ << "\n";
     return;
@@ -76,8 +77,8 @@ void SweepProgress::Round(const v1::RoundProgress& round) {
   if (terminal_) {
     Draw();
   } else {
-    err_ << absl::StrFormat("sweep %d: %s round %d/%d: %d pairs, %d failed (%s elapsed)\n", sweep_id_,
-                            round.phase(), round.round(), round.rounds(), round.pairs(),
+    err_ << absl::StrFormat("sweep %d: %s round %d/%d: %d pairs, %d failed (%s elapsed)\n",
+                            sweep_id_, round.phase(), round.round(), round.rounds(), round.pairs(),
                             round.pairs_failed(), FormatClock(now - started_));
   }
 }

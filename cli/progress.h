@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "base/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "proto/controller.pb.h"
 
 namespace fabricctl::cli {
@@ -21,7 +21,9 @@ namespace fabricctl::cli {
 // prolog): a plain line per round with the elapsed time.
 class SweepProgress {
  public:
-  SweepProgress(std::ostream& err, bool terminal, std::function<absl::Time()> now = [] { return absl::Now(); });
+  SweepProgress(
+      std::ostream& err, bool terminal,
+      std::function<absl::Time()> now = [] { return absl::Now(); });
   ~SweepProgress();  // stops redrawing and clears the line
   SweepProgress(const SweepProgress&) = delete;
   SweepProgress& operator=(const SweepProgress&) = delete;
@@ -49,7 +51,7 @@ class SweepProgress {
   absl::Time phase_started_ ABSL_GUARDED_BY(mu_);
   absl::Time last_event_ ABSL_GUARDED_BY(mu_);
   uint32_t done_ ABSL_GUARDED_BY(mu_) = 0, rounds_ ABSL_GUARDED_BY(mu_) = 0,
-           pairs_ ABSL_GUARDED_BY(mu_) = 0, failed_ ABSL_GUARDED_BY(mu_) = 0;
+                 pairs_ ABSL_GUARDED_BY(mu_) = 0, failed_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread ticker_;
 };
 

@@ -51,8 +51,8 @@ absl::Status SetPairing(const SweepCommandOptions& o, v1::SweepRequest& request)
     request.set_pairing(v1::PAIRING_FILE);
     request.set_pairing_file(std::move(text));
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--pairing: '", o.pairing, "' is not full, quick, sample, topology or file:PATH"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--pairing: '", o.pairing, "' is not full, quick, sample, topology or file:PATH"));
   }
   return absl::OkStatus();
 }
@@ -72,8 +72,9 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
     }
     const probes::ProbeInfo* probe = probes::FindProbeInfo(std::string(name));
     if (probe == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("--probes: unknown probe '", name, "' (known: ",
-                                                     probes::ProbeNames(), ", allreduce, gpu_copy)"));
+      return absl::InvalidArgumentError(absl::StrCat("--probes: unknown probe '", name,
+                                                     "' (known: ", probes::ProbeNames(),
+                                                     ", allreduce, gpu_copy)"));
     }
     request.add_probes(probe->kind);
   }
@@ -94,7 +95,8 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
   }
   if (!o.memory.empty()) {
     std::vector<std::string> sides = absl::StrSplit(o.memory, ',');
-    if (sides.size() > 2) return absl::InvalidArgumentError("--memory: host, gpu, or CLIENT,SERVER (host,gpu)");
+    if (sides.size() > 2)
+      return absl::InvalidArgumentError("--memory: host, gpu, or CLIENT,SERVER (host,gpu)");
     auto backend = [](const std::string& side) -> absl::StatusOr<v1::MemoryBackend> {
       if (side == "host") return v1::MEMORY_HOST;
       if (side == "gpu") return v1::MEMORY_GPU;
@@ -124,7 +126,6 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
   }
   return request;
 }
-
 
 // Renders, writes, and turns the report's worst severity into the exit code, with the
 // one-line reason on stderr (the README's "Exit codes").
@@ -156,18 +157,26 @@ int Finish(const v1::Report& report, const std::string& format, const std::strin
 
 std::string SweepFailure(const absl::Status& status, bool started) {
   switch (status.code()) {
-    case absl::StatusCode::kUnavailable: return started ? "incomplete" : "unreachable";
+    case absl::StatusCode::kUnavailable:
+      return started ? "incomplete" : "unreachable";
     case absl::StatusCode::kResourceExhausted:
-    case absl::StatusCode::kFailedPrecondition: return "refused";
+    case absl::StatusCode::kFailedPrecondition:
+      return "refused";
     case absl::StatusCode::kPermissionDenied:
-    case absl::StatusCode::kUnauthenticated: return "permission";
-    case absl::StatusCode::kDeadlineExceeded: return "timeout";
-    case absl::StatusCode::kCancelled: return "cancelled";
+    case absl::StatusCode::kUnauthenticated:
+      return "permission";
+    case absl::StatusCode::kDeadlineExceeded:
+      return "timeout";
+    case absl::StatusCode::kCancelled:
+      return "cancelled";
     case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kNotFound: return "invalid";
+    case absl::StatusCode::kNotFound:
+      return "invalid";
     case absl::StatusCode::kInternal:
-    case absl::StatusCode::kDataLoss: return started ? "incomplete" : "error";
-    default: return "error";
+    case absl::StatusCode::kDataLoss:
+      return started ? "incomplete" : "error";
+    default:
+      return "error";
   }
 }
 
@@ -225,12 +234,14 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
       return FailSweep(options, err, DescribeRpcFailure(options.controller, status), started);
     }
-    return FailSweep(options, err,
-                     absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message()),
-                     started);
+    return FailSweep(
+        options, err,
+        absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message()),
+        started);
   }
   if (whole) return Finish(*whole, options.format, options.output, "sweep", err);
-  if (!assembled.ok()) return FailSweep(options, err, absl::DataLossError(assembled.message()), true);
+  if (!assembled.ok())
+    return FailSweep(options, err, absl::DataLossError(assembled.message()), true);
   auto report = assembler.Take();
   if (!report.ok()) {
     return FailSweep(options, err,

@@ -18,14 +18,14 @@ struct SweepCommandOptions {
   // an error, never "every node".
   std::optional<std::string> nodes;
   std::string nodes_from = "--nodes";  // where `nodes` came from, for errors
-  std::string pairing;      // full, quick, sample, file:PATH; empty: the controller's default
+  std::string pairing;  // full, quick, sample, file:PATH; empty: the controller's default
   uint32_t sample_rounds = 0;
-  std::string probes;       // comma-separated probe names; empty: the controller's default
-  std::string sizes;        // size sweep for every probe; empty: defaults
+  std::string probes;  // comma-separated probe names; empty: the controller's default
+  std::string sizes;   // size sweep for every probe; empty: defaults
   uint64_t iterations = 0;
   std::string duration;
   int64_t baseline = 0;
-  bool audits = false;  // run the node audits too
+  bool audits = false;             // run the node audits too
   std::string allreduce_group_by;  // node label: one all-reduce ring per value
   std::string rails;               // comma-separated rail names; empty: every configured rail
   std::string allreduce_backend = "auto";  // auto, nccl, rdma or tcp

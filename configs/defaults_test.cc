@@ -12,11 +12,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/str_replace.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "base/config.h"
 #include "catch2/catch.hpp"
@@ -49,8 +49,8 @@ v1::Config Defaults() {
   limits->set_max_message_bytes(caps.max_message_bytes);
   limits->set_max_total_bytes(caps.max_total_bytes);
   limits->set_max_memory_bytes(caps.max_memory_bytes);
-  *limits->mutable_max_duration() =
-      google::protobuf::util::TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(caps.max_duration));
+  *limits->mutable_max_duration() = google::protobuf::util::TimeUtil::NanosecondsToDuration(
+      absl::ToInt64Nanoseconds(caps.max_duration));
   return config;
 }
 
@@ -73,15 +73,20 @@ std::string Spell(const Message& m, const FieldDescriptor* f) {
     return absl::StrJoin(items, ", ");
   }
   switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_DOUBLE: return absl::StrCat(r->GetDouble(m, f));
-    case FieldDescriptor::CPPTYPE_INT32: return absl::StrCat(r->GetInt32(m, f));
-    case FieldDescriptor::CPPTYPE_UINT32: return absl::StrCat(r->GetUInt32(m, f));
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      return absl::StrCat(r->GetDouble(m, f));
+    case FieldDescriptor::CPPTYPE_INT32:
+      return absl::StrCat(r->GetInt32(m, f));
+    case FieldDescriptor::CPPTYPE_UINT32:
+      return absl::StrCat(r->GetUInt32(m, f));
     case FieldDescriptor::CPPTYPE_UINT64: {
       const uint64_t v = r->GetUInt64(m, f);
       return absl::EndsWith(f->name(), "_bytes") ? SpellBytes(v) : absl::StrCat(v);
     }
-    case FieldDescriptor::CPPTYPE_BOOL: return r->GetBool(m, f) ? "true" : "false";
-    case FieldDescriptor::CPPTYPE_STRING: return r->GetString(m, f);
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return r->GetBool(m, f) ? "true" : "false";
+    case FieldDescriptor::CPPTYPE_STRING:
+      return r->GetString(m, f);
     case FieldDescriptor::CPPTYPE_ENUM: {
       const std::string name = r->GetEnum(m, f)->name();
       return absl::AsciiStrToLower(name.substr(name.find('_') + 1));
@@ -89,10 +94,13 @@ std::string Spell(const Message& m, const FieldDescriptor* f) {
     case FieldDescriptor::CPPTYPE_MESSAGE: {
       const auto& d = static_cast<const google::protobuf::Duration&>(r->GetMessage(m, f));
       constexpr int64_t kDay = 24 * 3600;
-      if (d.nanos() == 0 && d.seconds() > 0 && d.seconds() % kDay == 0) return absl::StrCat(d.seconds() / kDay, "d");
+      if (d.nanos() == 0 && d.seconds() > 0 && d.seconds() % kDay == 0)
+        return absl::StrCat(d.seconds() / kDay, "d");
       return absl::FormatDuration(absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos()));
     }
-    default: FAIL("no spelling for " << f->full_name()); return "";
+    default:
+      FAIL("no spelling for " << f->full_name());
+      return "";
   }
 }
 
@@ -245,10 +253,10 @@ TEST_CASE("the spelling rules are those of the YAML reader") {
   auto spell = [](const Message& m, const char* name) {
     return Spell(m, m.GetDescriptor()->FindFieldByName(name));
   };
-  const std::string yaml = absl::StrCat(
-      "thresholds: {relative_bw: ", spell(defaults.thresholds(), "relative_bw"), "}\n",
-      "sweep: {pairing: ", spell(defaults.sweep(), "pairing"),
-      ", pair_timeout: ", spell(defaults.sweep(), "pair_timeout"), "}\n");
+  const std::string yaml =
+      absl::StrCat("thresholds: {relative_bw: ", spell(defaults.thresholds(), "relative_bw"), "}\n",
+                   "sweep: {pairing: ", spell(defaults.sweep(), "pairing"),
+                   ", pair_timeout: ", spell(defaults.sweep(), "pair_timeout"), "}\n");
   auto read = ParseConfig(yaml, "defaults.yaml");
   REQUIRE(read.ok());
   CHECK(read->thresholds().relative_bw() == defaults.thresholds().relative_bw());

@@ -31,8 +31,7 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
               options.listen);
   }
   if (options.registry.stale_after <= options.registry.heartbeat_interval) {
-    return absl::InvalidArgumentError(
-        "--stale-after must be longer than --heartbeat-interval");
+    return absl::InvalidArgumentError("--stale-after must be longer than --heartbeat-interval");
   }
 
   std::unique_ptr<Controller> controller(new Controller());
@@ -60,8 +59,8 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
 
   RegistryOptions registry = WithRoles(options.registry, options.config.tls());
   registry.loopback_only = !security->tls() && !security->insecure_override();
-  controller->registry_ =
-      std::make_unique<ControllerServiceImpl>(controller->store_.get(), std::move(registry), controller->sweeps_.get());
+  controller->registry_ = std::make_unique<ControllerServiceImpl>(
+      controller->store_.get(), std::move(registry), controller->sweeps_.get());
 
   grpc::ServerBuilder builder;
   int port = 0;
@@ -77,7 +76,7 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
   controller->server_ = builder.BuildAndStart();
   if (!controller->server_ || port == 0) {
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", options.listen,
-                                                " (is the address in use, or not this host's?)"));
+                                               " (is the address in use, or not this host's?)"));
   }
   controller->address_ = HostPort{listen->host, static_cast<uint16_t>(port)}.ToString();
   if (!options.metrics_listen.empty()) {
@@ -90,8 +89,7 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(ControllerOptions 
                                         [exposition] { return exposition->Render(); });
     if (!metrics.ok()) return metrics.status();
     controller->metrics_ = *std::move(metrics);
-    controller->metrics_address_ =
-        HostPort{where->host, controller->metrics_->port()}.ToString();
+    controller->metrics_address_ = HostPort{where->host, controller->metrics_->port()}.ToString();
     log->info("serving Prometheus metrics on http://{}/metrics", controller->metrics_address_);
   }
   log->info("serving on {} ({}), database {}", controller->address_,
@@ -105,7 +103,8 @@ void Controller::PruneHourly() {
   while (!stopping_) {
     prune_mu_.Unlock();
     if (auto pruned = sweeps_->PruneHistory(sweeps_->HistoryPolicy()); !pruned.ok()) {
-      Logger("controller")->error("history: cannot prune: {}", std::string(pruned.status().message()));
+      Logger("controller")
+          ->error("history: cannot prune: {}", std::string(pruned.status().message()));
     }
     prune_mu_.Lock();
     prune_mu_.AwaitWithTimeout(&stopping_, absl::Hours(1));

@@ -10,9 +10,9 @@
 #include "base/lock_file.h"
 #include "base/mutex.h"
 #include "base/tls.h"
-#include "controller/service.h"
 #include "controller/metrics.h"
 #include "controller/metrics_http.h"
+#include "controller/service.h"
 #include "controller/store/store.h"
 #include "controller/sweep/runner.h"
 #include "grpcpp/server.h"
@@ -37,7 +37,6 @@ struct ControllerOptions {
   TlsOptions tls;
   v1::Config config;
 };
-
 
 // fabric-controller: the registry (and later the sweep engine) behind one gRPC server.
 class Controller {

@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "base/config.h"
-#include "controller/sweep/pairing.h"
 #include "controller/service.h"
-#include "controller/sweep/runner.h"
 #include "controller/sweep/fake_agent.h"
+#include "controller/sweep/pairing.h"
+#include "controller/sweep/runner.h"
 #include "controller/sweep/specs.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/controller.grpc.pb.h"
@@ -44,16 +44,27 @@ void Expect(bool ok, const char* what, const std::string& input) {
   if (failures <= 5) std::fprintf(stderr, "broken: %s (input of %zu bytes)\n", what, input.size());
 }
 
-std::string Mutate(std::string input, const std::vector<std::string>& seeds, std::mt19937_64& random) {
+std::string Mutate(std::string input, const std::vector<std::string>& seeds,
+                   std::mt19937_64& random) {
   const int mutations = 1 + static_cast<int>(random() % 6);
   for (int m = 0; m < mutations; ++m) {
     const size_t at = input.empty() ? 0 : random() % input.size();
     switch (random() % 5) {
-      case 0: if (!input.empty()) input[at] = static_cast<char>(random()); break;
-      case 1: input.insert(at, 1, static_cast<char>(random())); break;
-      case 2: if (!input.empty()) input.erase(at, 1 + random() % 8); break;
-      case 3: input.insert(at, seeds[random() % seeds.size()]); break;
-      default: input.insert(at, std::string(random() % 64, static_cast<char>(random()))); break;
+      case 0:
+        if (!input.empty()) input[at] = static_cast<char>(random());
+        break;
+      case 1:
+        input.insert(at, 1, static_cast<char>(random()));
+        break;
+      case 2:
+        if (!input.empty()) input.erase(at, 1 + random() % 8);
+        break;
+      case 3:
+        input.insert(at, seeds[random() % seeds.size()]);
+        break;
+      default:
+        input.insert(at, std::string(random() % 64, static_cast<char>(random())));
+        break;
     }
   }
   return input;
@@ -64,18 +75,21 @@ std::string Mutate(std::string input, const std::vector<std::string>& seeds, std
 // strings up to 10 KB.
 v1::RegisterRequest AwkwardRegistration(std::mt19937_64& random) {
   auto pick = [&](const std::vector<std::string>& v) { return v[random() % v.size()]; };
-  const std::vector<std::string> names = {"node-1", "node-2", "", "a b", std::string(253, 'n'),
-                                          std::string(254, 'n'), "node\n1", "n\xc3\xa9", "-", "node_9.x"};
-  const std::vector<std::string> addresses = {"10.0.0.1:7401", "10.0.0.1", "10.0.0.1:0", "[::1]:7401",
-                                              ":7401", "host:99999", "", "h:1"};
+  const std::vector<std::string> names = {
+      "node-1",  "node-2",    "",  "a b",     std::string(253, 'n'), std::string(254, 'n'),
+      "node\n1", "n\xc3\xa9", "-", "node_9.x"};
+  const std::vector<std::string> addresses = {
+      "10.0.0.1:7401", "10.0.0.1", "10.0.0.1:0", "[::1]:7401", ":7401", "host:99999", "", "h:1"};
   v1::RegisterRequest request;
   auto* inv = request.mutable_inventory();
   inv->set_node_name(pick(names));
   inv->set_agent_address(pick(addresses));
   inv->set_hostname(std::string(random() % 3 == 0 ? random() % 10000 : random() % 64, 'h'));
   const int labels = static_cast<int>(random() % 70);
-  for (int i = 0; i < labels; ++i) (*inv->mutable_labels())["k" + std::to_string(i)] = std::string(random() % 5000, 'v');
-  const int interfaces = random() % 4 == 0 ? 1000 + static_cast<int>(random() % 50) : static_cast<int>(random() % 4);
+  for (int i = 0; i < labels; ++i)
+    (*inv->mutable_labels())["k" + std::to_string(i)] = std::string(random() % 5000, 'v');
+  const int interfaces =
+      random() % 4 == 0 ? 1000 + static_cast<int>(random() % 50) : static_cast<int>(random() % 4);
   for (int i = 0; i < interfaces; ++i) inv->add_interfaces()->set_name("eth" + std::to_string(i));
   const int gpus = static_cast<int>(random() % 70);
   for (int i = 0; i < gpus; ++i) inv->add_gpus()->set_name(std::string(random() % 50, 'g'));
@@ -86,10 +100,9 @@ v1::RegisterRequest AwkwardRegistration(std::mt19937_64& random) {
 // name is 1-253 of letters, digits, '-', '.', '_' (a DNS name); an inventory has at most 64
 // labels, 64 GPUs, 1024 interfaces and no string longer than 4096 bytes.
 bool NameIsValid(const std::string& name) {
-  return !name.empty() && name.size() <= 253 &&
-         std::all_of(name.begin(), name.end(), [](char c) {
-           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
-         });
+  return !name.empty() && name.size() <= 253 && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+  });
 }
 
 bool WithinCaps(const v1::NodeInventory& inv) {
@@ -132,7 +145,8 @@ void CheckStored(const Store& store, const v1::NodeInventory& sent, const std::s
                       node.inventory.interfaces_size() == sent.interfaces_size() &&
                       node.inventory.agent_address() == sent.agent_address();
     if (!same && failures < 5) {
-      std::fprintf(stderr, "registered %s, stored %s\n", sent.ShortDebugString().substr(0, 300).c_str(),
+      std::fprintf(stderr, "registered %s, stored %s\n",
+                   sent.ShortDebugString().substr(0, 300).c_str(),
                    node.inventory.ShortDebugString().substr(0, 300).c_str());
     }
     Expect(same, "the registry keeps what was registered", bytes);
@@ -183,7 +197,8 @@ void FuzzRegistry(uint64_t runs) {
         v1::RegisterResponse response;
         grpc::Status s = service.Register(&context, &request, &response);
         const v1::NodeInventory& inv = request.inventory();
-        const bool within = NameIsValid(inv.node_name()) && WithinCaps(inv) && HostIsValid(inv.agent_address());
+        const bool within =
+            NameIsValid(inv.node_name()) && WithinCaps(inv) && HostIsValid(inv.agent_address());
         if (s.ok()) {
           ++accepted;
           Expect(within, "a registration outside the contract is refused", bytes);
@@ -207,7 +222,8 @@ void FuzzRegistry(uint64_t runs) {
         (void)service.RemoveNodes(&context, &request, &response);
         break;
       }
-      default: break;
+      default:
+        break;
     }
     v1::ListNodesRequest list;
     v1::ListNodesResponse listed;
@@ -261,7 +277,8 @@ void CheckSweepReport(const v1::SweepRequest& request, const v1::Report& report,
   }
   for (const auto& f : report.findings()) {
     Expect(f.node().empty() || known.count(f.node()) > 0, "a finding names a known node", bytes);
-    Expect(f.peer().empty() || known.count(f.peer()) > 0, "a finding's peer is a known node", bytes);
+    Expect(f.peer().empty() || known.count(f.peer()) > 0, "a finding's peer is a known node",
+           bytes);
   }
   for (const auto& node : report.summary().drain()) {
     Expect(known.count(node) > 0, "only known nodes are drained", bytes);
@@ -300,15 +317,23 @@ v1::SweepRequest AwkwardSweep(std::mt19937_64& random) {
   auto pick = [&](const std::vector<std::string>& v) { return v[random() % v.size()]; };
   v1::SweepRequest request;
   const int nodes = static_cast<int>(random() % 6);
-  for (int i = 0; i < nodes; ++i) request.add_nodes(pick({"node-1", "node-2", "node-3", "node-4", "node-9", "a b", ""}));
+  for (int i = 0; i < nodes; ++i)
+    request.add_nodes(pick({"node-1", "node-2", "node-3", "node-4", "node-9", "a b", ""}));
   request.set_pairing(static_cast<v1::Pairing>(random() % 7));
-  if (request.pairing() == v1::PAIRING_FILE) request.set_pairing_file(pick({"node-1:node-2\n", "node-1:node-1\n", "x", ""}));
+  if (request.pairing() == v1::PAIRING_FILE)
+    request.set_pairing_file(pick({"node-1:node-2\n", "node-1:node-1\n", "x", ""}));
   request.set_sample_rounds(static_cast<uint32_t>(random() % 5));
-  const v1::ProbeKind kinds[] = {v1::TCP_BW, v1::TCP_LAT, v1::RDMA_WRITE_BW, v1::RDMA_WRITE_LAT, v1::ALLREDUCE,
-                                 v1::GPU_COPY, static_cast<v1::ProbeKind>(99)};
+  const v1::ProbeKind kinds[] = {v1::TCP_BW,
+                                 v1::TCP_LAT,
+                                 v1::RDMA_WRITE_BW,
+                                 v1::RDMA_WRITE_LAT,
+                                 v1::ALLREDUCE,
+                                 v1::GPU_COPY,
+                                 static_cast<v1::ProbeKind>(99)};
   const int probes = static_cast<int>(random() % 3);
   for (int i = 0; i < probes; ++i) request.add_probes(kinds[random() % 7]);
-  if (random() % 2) request.mutable_measurement()->add_sizes_bytes(random() % 3 ? 65536 : (1ull << 40));
+  if (random() % 2)
+    request.mutable_measurement()->add_sizes_bytes(random() % 3 ? 65536 : (1ull << 40));
   if (random() % 4 == 0) request.set_baseline_sweep_id(static_cast<int64_t>(random() % 3));
   if (random() % 4 == 0) request.add_rails(pick({"rail0", "", "r"}));
   request.set_allreduce_backend(pick({"", "auto", "tcp", "nccl", "bogus"}));
@@ -354,8 +379,9 @@ void FuzzSweepHandler(uint64_t runs) {
   std::mt19937_64 random(20261126);
   for (uint64_t i = 0; i < runs; ++i) {
     // Half built from awkward field values, half mutated wire bytes.
-    const std::string bytes = random() % 2 == 0 ? AwkwardSweep(random).SerializeAsString()
-                                                : Mutate(seeds[random() % seeds.size()], seeds, random);
+    const std::string bytes = random() % 2 == 0
+                                  ? AwkwardSweep(random).SerializeAsString()
+                                  : Mutate(seeds[random() % seeds.size()], seeds, random);
     v1::SweepRequest request;
     if (!request.ParseFromString(bytes)) continue;
     request.mutable_wait()->Clear();  // one sweep at a time: none waits behind another
@@ -378,14 +404,15 @@ int main(int argc, char** argv) {
                 fabricctl::controller::failures);
     return 1;
   }
-  std::printf("handlers_fuzz: %llu registry requests (%llu registrations parsed, %llu stored) and "
-              "%llu sweep requests, %llu through the Sweep handler (%llu swept), no invariant "
-              "broken\n",
-              static_cast<unsigned long long>(runs),
-              static_cast<unsigned long long>(fabricctl::controller::parsed),
-              static_cast<unsigned long long>(fabricctl::controller::accepted),
-              static_cast<unsigned long long>(runs), static_cast<unsigned long long>(sweeps),
-              static_cast<unsigned long long>(fabricctl::controller::sweeps_ok));
+  std::printf(
+      "handlers_fuzz: %llu registry requests (%llu registrations parsed, %llu stored) and "
+      "%llu sweep requests, %llu through the Sweep handler (%llu swept), no invariant "
+      "broken\n",
+      static_cast<unsigned long long>(runs),
+      static_cast<unsigned long long>(fabricctl::controller::parsed),
+      static_cast<unsigned long long>(fabricctl::controller::accepted),
+      static_cast<unsigned long long>(runs), static_cast<unsigned long long>(sweeps),
+      static_cast<unsigned long long>(fabricctl::controller::sweeps_ok));
   std::printf("1 passed, 0 failed\n");  // the closing line scripts/test.sh counts
   return 0;
 }

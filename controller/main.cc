@@ -8,10 +8,10 @@
 #include "base/config.h"
 #include "base/daemon.h"
 #include "base/exit_code.h"
+#include "base/logging.h"
 #include "base/process.h"
 #include "base/status_macros.h"
 #include "base/tls.h"
-#include "base/logging.h"
 #include "controller/controller.h"
 #include "controller/store/database.h"
 #include "controller/store/leader.h"
@@ -26,8 +26,10 @@ int Fail(const absl::Status& s) {
 
 // The flags' durations and the database's default place into `options`.
 absl::Status ResolveOptions(const std::string& heartbeat, const std::string& stale_after,
-                            const std::string& forget_after, controller::ControllerOptions& options) {
-  ASSIGN_OR_RETURN(const absl::Duration hb, ParsePositiveDuration(heartbeat, "--heartbeat-interval"));
+                            const std::string& forget_after,
+                            controller::ControllerOptions& options) {
+  ASSIGN_OR_RETURN(const absl::Duration hb,
+                   ParsePositiveDuration(heartbeat, "--heartbeat-interval"));
   ASSIGN_OR_RETURN(const absl::Duration stale, ParsePositiveDuration(stale_after, "--stale-after"));
   if (options.db_path.empty()) {
     // systemd's StateDirectory=fabricctl sets $STATE_DIRECTORY (the first of a list).
@@ -37,8 +39,10 @@ absl::Status ResolveOptions(const std::string& heartbeat, const std::string& sta
     options.db_path = dir + "/controller.db";
   }
   if (!forget_after.empty()) {
-    ASSIGN_OR_RETURN(const absl::Duration forget, ParsePositiveDuration(forget_after, "--forget-after"));
-    if (forget <= stale) return absl::InvalidArgumentError("--forget-after must be longer than --stale-after");
+    ASSIGN_OR_RETURN(const absl::Duration forget,
+                     ParsePositiveDuration(forget_after, "--forget-after"));
+    if (forget <= stale)
+      return absl::InvalidArgumentError("--forget-after must be longer than --stale-after");
     options.registry.forget_after = forget;
   }
   options.registry.heartbeat_interval = hb;
@@ -51,20 +55,24 @@ absl::Status ResolveOptions(const std::string& heartbeat, const std::string& sta
 v1::Config CurrentConfig(const v1::Config& at_start, const std::string& config_path) {
   if (config_path.empty()) return at_start;
   auto config = LoadConfig(config_path);
-  const absl::Status loaded = config.ok() ? LoadTopologyFiles(&*config, config_path) : config.status();
+  const absl::Status loaded =
+      config.ok() ? LoadTopologyFiles(&*config, config_path) : config.status();
   if (loaded.ok()) return *std::move(config);
-  Logger("controller")->warn("taking over with the configuration read at start: {}", std::string(loaded.message()));
+  Logger("controller")
+      ->warn("taking over with the configuration read at start: {}", std::string(loaded.message()));
   return at_start;
 }
 
 // Serves until SIGTERM or SIGINT (SIGHUP reloads `config_path`), as the active controller.
 // Returns whether it stopped because `watch` lost the lease.
-absl::StatusOr<bool> ServeActive(controller::ControllerOptions options, const std::string& config_path,
+absl::StatusOr<bool> ServeActive(controller::ControllerOptions options,
+                                 const std::string& config_path,
                                  controller::Leadership* leadership) {
   if (leadership != nullptr) {
     options.writable = [leadership]() -> absl::Status {
       if (leadership->Acting()) return absl::OkStatus();
-      return absl::UnavailableError("this controller lost its lease on the database: a standby may be active");
+      return absl::UnavailableError(
+          "this controller lost its lease on the database: a standby may be active");
     };
   }
   auto controller = controller::Controller::Start(std::move(options));
@@ -73,14 +81,16 @@ absl::StatusOr<bool> ServeActive(controller::ControllerOptions options, const st
   // The one line on stdout: scripts and tests read the bound address from it.
   std::printf("fabric-controller listening on %s\n", (*controller)->address().c_str());
   if (!(*controller)->metrics_address().empty()) {
-    std::printf("fabric-controller metrics on http://%s/metrics\n", (*controller)->metrics_address().c_str());
+    std::printf("fabric-controller metrics on http://%s/metrics\n",
+                (*controller)->metrics_address().c_str());
   }
   std::fflush(stdout);
   NotifyReady("serving on " + (*controller)->address());
   DaemonHooks hooks;
   controller::Controller* running = controller->get();
   hooks.reload = [config_path, running]() -> absl::Status {
-    auto config = config_path.empty() ? absl::StatusOr<v1::Config>(DefaultConfig()) : LoadConfig(config_path);
+    auto config =
+        config_path.empty() ? absl::StatusOr<v1::Config>(DefaultConfig()) : LoadConfig(config_path);
     if (!config.ok()) return config.status();
     if (auto s = LoadTopologyFiles(&*config, config_path); !s.ok()) return s;
     running->Reload(*std::move(config));
@@ -89,7 +99,8 @@ absl::StatusOr<bool> ServeActive(controller::ControllerOptions options, const st
   hooks.healthy = [running] { return running->Healthy(); };
   std::string signal = RunDaemon("controller", hooks);
   const bool lost = watch.Lost();
-  Logger("controller")->info("{}: {}", signal, lost ? "stopping: the lease is lost" : "shutting down");
+  Logger("controller")
+      ->info("{}: {}", signal, lost ? "stopping: the lease is lost" : "shutting down");
   NotifyStopping("cancelling the running sweep");
   (*controller)->Shutdown(absl::Seconds(3));
   return lost;
@@ -104,7 +115,8 @@ int Serve(controller::ControllerOptions options, const std::string& config_path)
     return served.ok() ? kExitOk : Fail(served.status());
   }
   for (;;) {
-    auto held = controller::WaitToLead(options.db_path, options.db_password, controller::Leadership::Options());
+    auto held = controller::WaitToLead(options.db_path, options.db_password,
+                                       controller::Leadership::Options());
     if (!held.ok()) return Fail(held.status());
     if (*held == nullptr) return kExitOk;  // stopped while standby
     controller::ControllerOptions active = options;
@@ -122,7 +134,8 @@ absl::Status ReadPassword(const std::string& path, std::string* password) {
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, "--db-password-file"));
   text = text.substr(0, text.find('\n'));
   if (!text.empty() && text.back() == '\r') text.pop_back();
-  if (text.empty()) return absl::InvalidArgumentError(absl::StrCat("--db-password-file: ", path, " is empty"));
+  if (text.empty())
+    return absl::InvalidArgumentError(absl::StrCat("--db-password-file: ", path, " is empty"));
   *password = std::move(text);
   return absl::OkStatus();
 }
@@ -164,8 +177,10 @@ int main(int argc, char** argv) {
   if (auto s = LoadTopologyFiles(&*config, common.config_path); !s.ok()) return Fail(s);
   options.config = *std::move(config);
   options.tls = common.tls;
-  if (auto s = ResolveOptions(heartbeat, stale_after, forget_after, options); !s.ok()) return Fail(s);
-  if (auto s = controller::Database::RefuseInlinePassword(options.db_path, "--db"); !s.ok()) return Fail(s);
+  if (auto s = ResolveOptions(heartbeat, stale_after, forget_after, options); !s.ok())
+    return Fail(s);
+  if (auto s = controller::Database::RefuseInlinePassword(options.db_path, "--db"); !s.ok())
+    return Fail(s);
   if (auto s = ReadPassword(password_file, &options.db_password); !s.ok()) return Fail(s);
   return Serve(std::move(options), common.config_path);
 }

@@ -8,10 +8,10 @@
 #include "absl/strings/str_format.h"
 #include "base/process_metrics.h"
 #include "base/version.h"
+#include "controller/service.h"
 #include "report/builder.h"
 #include "report/findings.h"
 #include "report/render.h"
-#include "controller/service.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -56,7 +56,8 @@ void ControllerMetrics::Absorb(const v1::Report& report, bool count) {
   // rack's (report::kMaxPromPairNodes) give them; the leaf x leaf series cover the rest.
   if (report.health().nodes_size() <= report::kMaxPromPairNodes) {
     for (const auto& x : report::PromPairSamples(report)) {
-      (x.latency ? latency_ : bandwidth_)[PairKey{x.node, x.peer, x.probe, x.rail}] = {x.value, when};
+      (x.latency ? latency_ : bandwidth_)[PairKey{x.node, x.peer, x.probe, x.rail}] = {x.value,
+                                                                                       when};
     }
   }
   if (!count) return;
@@ -68,8 +69,8 @@ void ControllerMetrics::CatchUp() {
   // At the start the newest kSeed sweeps give the last values; from then on every sweep is
   // read, oldest first, a page at a time, however many finished between two scrapes.
   while (true) {
-    auto ids = store_->FinishedSweepIdsAfter(
-        last_read_, kSeed, seeded_ ? Store::Take::kOldest : Store::Take::kNewest);
+    auto ids = store_->FinishedSweepIdsAfter(last_read_, kSeed,
+                                             seeded_ ? Store::Take::kOldest : Store::Take::kNewest);
     if (!ids.ok()) return;  // the next scrape tries again from the same place
     for (int64_t id : *ids) {
       auto report = store_->GetReport(id);
@@ -121,11 +122,13 @@ std::string ControllerMetrics::Render() {
     out += latest_;
   } else {
     // No sweep yet: the version still says which build is scraped.
-    Header(&out, "fabricctl_build_info", "gauge", "The fabricctl version that wrote these series (always 1).");
+    Header(&out, "fabricctl_build_info", "gauge",
+           "The fabricctl version that wrote these series (always 1).");
     absl::StrAppend(&out, "fabricctl_build_info{source=\"sweep\",version=\"", kVersion, "\"} 1\n");
   }
-  Header(&out, "fabricctl_node_status", "gauge",
-         "Node verdict in the last sweep that included it: 0 ok, 1 warning, 2 critical, 3 unknown.");
+  Header(
+      &out, "fabricctl_node_status", "gauge",
+      "Node verdict in the last sweep that included it: 0 ok, 1 warning, 2 critical, 3 unknown.");
   for (const auto& [node, v] : nodes_) {
     absl::StrAppendFormat(&out, "fabricctl_node_status{node=\"%s\"} %d\n", report::PromEscape(node),
                           static_cast<int>(v.value));
@@ -143,7 +146,8 @@ std::string ControllerMetrics::Render() {
     for (const auto& [key, v] : values) {
       const auto& [node, peer, probe, rail] = key;
       if (timestamps && v.when <= 0) continue;
-      absl::StrAppendFormat(&out, "%s{%s} %.6g\n", name, report::PromPairLabels(node, peer, probe, rail),
+      absl::StrAppendFormat(&out, "%s{%s} %.6g\n", name,
+                            report::PromPairLabels(node, peer, probe, rail),
                             timestamps ? static_cast<double>(v.when) : v.value);
     }
   };
@@ -159,7 +163,8 @@ std::string ControllerMetrics::Render() {
   pairs(bandwidth_, "fabricctl_pair_last_measured_timestamp_seconds", true);
   pairs(latency_, "fabricctl_pair_last_measured_timestamp_seconds", true);
 
-  Header(&out, "fabricctl_sweeps_total", "counter", "Sweeps finished since the controller started, by verdict.");
+  Header(&out, "fabricctl_sweeps_total", "counter",
+         "Sweeps finished since the controller started, by verdict.");
   for (const auto& [result, n] : sweeps_total_) {
     absl::StrAppend(&out, "fabricctl_sweeps_total{result=\"", result, "\"} ", n, "\n");
   }

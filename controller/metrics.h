@@ -9,8 +9,8 @@
 #include <tuple>
 
 #include "absl/base/thread_annotations.h"
-#include "base/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "controller/store/store.h"
 #include "proto/report.pb.h"
 
@@ -39,7 +39,8 @@ class ControllerMetrics {
     double value = 0;
     int64_t when = 0;  // Unix seconds: the end of the sweep that measured it
   };
-  using PairKey = std::tuple<std::string, std::string, std::string, std::string>;  // node, peer, probe, rail
+  using PairKey =
+      std::tuple<std::string, std::string, std::string, std::string>;  // node, peer, probe, rail
 
   // Takes in one finished sweep's report; `count` adds it to the counters.
   void Absorb(const v1::Report& report, bool count) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -53,7 +54,7 @@ class ControllerMetrics {
   Mutex mu_;
   int64_t last_read_ ABSL_GUARDED_BY(mu_) = 0;
   bool seeded_ ABSL_GUARDED_BY(mu_) = false;
-  std::string latest_ ABSL_GUARDED_BY(mu_);                  // the latest sweep's own series (RenderProm)
+  std::string latest_ ABSL_GUARDED_BY(mu_);  // the latest sweep's own series (RenderProm)
   std::set<std::string> latest_nodes_ ABSL_GUARDED_BY(mu_);  // and its nodes
   std::map<std::string, Value> nodes_ ABSL_GUARDED_BY(mu_);
   std::map<PairKey, Value> bandwidth_ ABSL_GUARDED_BY(mu_), latency_ ABSL_GUARDED_BY(mu_);

@@ -27,9 +27,9 @@ struct Response {
 
 // Sends `r` (its headers only, to a HEAD).
 void Reply(mg_connection* c, const Response& r, bool head) {
-  mg_printf(c,
-            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
-            r.status, r.reason, r.type, r.body.size(), r.extra_header);
+  mg_printf(
+      c, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+      r.status, r.reason, r.type, r.body.size(), r.extra_header);
   if (!head) mg_write(c, r.body.data(), r.body.size());
 }
 
@@ -40,15 +40,19 @@ int MetricsServer::Handle(mg_connection* connection, void* self) {
   const char* method = request->request_method;
   const bool get = std::strcmp(method, "GET") == 0, head = std::strcmp(method, "HEAD") == 0;
   if (!get && !head) {
-    Reply(connection, {405, "Method Not Allowed", "text/plain", "GET or HEAD /metrics\n", "Allow: GET, HEAD\r\n"},
-          false);
+    Reply(
+        connection,
+        {405, "Method Not Allowed", "text/plain", "GET or HEAD /metrics\n", "Allow: GET, HEAD\r\n"},
+        false);
     return 405;
   }
   if (std::strcmp(request->local_uri, "/metrics") != 0) {
     Reply(connection, {404, "Not Found", "text/plain", "only /metrics is served here\n"}, head);
     return 404;
   }
-  Reply(connection, {200, "OK", "text/plain; version=0.0.4; charset=utf-8", static_cast<MetricsServer*>(self)->render_()},
+  Reply(connection,
+        {200, "OK", "text/plain; version=0.0.4; charset=utf-8",
+         static_cast<MetricsServer*>(self)->render_()},
         head);
   return 200;
 }
@@ -63,11 +67,16 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
                                 : absl::StrCat(host, ":", port);
   const std::string threads = absl::StrCat(kWorkerThreads);
   const std::string timeout = absl::StrCat(kRequestTimeoutMs);
-  const char* options[] = {"listening_ports", where.c_str(),
-                           "num_threads", threads.c_str(),
-                           "request_timeout_ms", timeout.c_str(),
-                           "enable_keep_alive", "no",
-                           "max_request_size", "8192",
+  const char* options[] = {"listening_ports",
+                           where.c_str(),
+                           "num_threads",
+                           threads.c_str(),
+                           "request_timeout_ms",
+                           timeout.c_str(),
+                           "enable_keep_alive",
+                           "no",
+                           "max_request_size",
+                           "8192",
                            nullptr};
   mg_callbacks callbacks{};
   mg_init_data init{};

@@ -23,8 +23,8 @@ class MetricsServer {
   static constexpr int kRequestTimeoutMs = 2000;
 
   static absl::StatusOr<std::unique_ptr<MetricsServer>> Start(const std::string& host,
-                                                             uint16_t port,
-                                                             std::function<std::string()> render);
+                                                              uint16_t port,
+                                                              std::function<std::string()> render);
   ~MetricsServer();
   uint16_t port() const { return port_; }
 

@@ -14,7 +14,8 @@ namespace {
 std::string Get(uint16_t port, const std::string& request) {
   auto fd = net::ConnectTcp("127.0.0.1", port, absl::Seconds(5));
   REQUIRE(fd.ok());
-  REQUIRE(net::SendAll(fd->get(), request.data(), request.size(), absl::Now() + absl::Seconds(5)).ok());
+  REQUIRE(
+      net::SendAll(fd->get(), request.data(), request.size(), absl::Now() + absl::Seconds(5)).ok());
   std::string reply;
   char chunk[512];
   for (;;) {
@@ -73,7 +74,9 @@ TEST_CASE("A busy address is an error naming it") {
   REQUIRE(first.ok());
   auto second = MetricsServer::Start("127.0.0.1", (*first)->port(), [] { return std::string(); });
   REQUIRE_FALSE(second.ok());
-  CHECK(std::string(second.status().message()).find("--metrics-listen: cannot serve on 127.0.0.1:") == 0);
+  CHECK(
+      std::string(second.status().message()).find("--metrics-listen: cannot serve on 127.0.0.1:") ==
+      0);
 }
 
 }  // namespace fabricctl::controller

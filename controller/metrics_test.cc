@@ -1,9 +1,9 @@
 #include "controller/metrics.h"
 
-#include <cstdlib>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
@@ -22,8 +22,9 @@ void Register(Store& store, const std::string& name, absl::Time now) {
 }
 
 // A finished sweep over `nodes` (status by node) with one tcp_bw/tcp_lat pair a-b.
-int64_t Finish(Store& store, int64_t finished_s, const std::map<std::string, v1::HealthStatus>& nodes,
-               double bw_gbps, const std::vector<std::pair<std::string, v1::Severity>>& findings = {}) {
+int64_t Finish(Store& store, int64_t finished_s,
+               const std::map<std::string, v1::HealthStatus>& nodes, double bw_gbps,
+               const std::vector<std::pair<std::string, v1::Severity>>& findings = {}) {
   v1::SweepRequest request;
   auto id = store.CreateSweep(request, absl::FromUnixSeconds(finished_s - 10));
   REQUIRE(id.ok());
@@ -51,13 +52,15 @@ int64_t Finish(Store& store, int64_t finished_s, const std::map<std::string, v1:
     auto* f = report.add_findings();
     f->set_kind(kind);
     f->set_severity(severity);
-    if (severity > report.summary().worst_severity()) report.mutable_summary()->set_worst_severity(severity);
+    if (severity > report.summary().worst_severity())
+      report.mutable_summary()->set_worst_severity(severity);
   }
   REQUIRE(store.FinishSweep(*id, report).ok());
   return *id;
 }
 
-TEST_CASE("/metrics keeps each node's and pair's last value with its time; counters count new sweeps") {
+TEST_CASE(
+    "/metrics keeps each node's and pair's last value with its time; counters count new sweeps") {
   auto opened = Store::Open(TempDb("metrics.db"));
   REQUIRE(opened.ok());
   Store& store = **opened;
@@ -75,20 +78,28 @@ TEST_CASE("/metrics keeps each node's and pair's last value with its time; count
   CHECK(absl::StrContains(text, "fabricctl_node_status{node=\"b\"} 1\n"));
   CHECK(absl::StrContains(text, "fabricctl_node_last_sweep_timestamp_seconds{node=\"b\"} 2000\n"));
   // The pair a-b was not measured by the latest sweep: its last figure stays, dated.
-  CHECK(absl::StrContains(text, "fabricctl_pair_bandwidth_bytes_per_second{node=\"a\",peer=\"b\",probe=\"tcp_bw\"} 1e+10\n"));
-  CHECK(absl::StrContains(text, "fabricctl_pair_latency_seconds{node=\"a\",peer=\"b\",probe=\"tcp_lat\"} 2e-05\n"));
-  CHECK(absl::StrContains(text, "fabricctl_pair_last_measured_timestamp_seconds{node=\"a\",peer=\"b\",probe=\"tcp_bw\"} 1000\n"));
+  CHECK(absl::StrContains(
+      text,
+      "fabricctl_pair_bandwidth_bytes_per_second{node=\"a\",peer=\"b\",probe=\"tcp_bw\"} 1e+10\n"));
+  CHECK(absl::StrContains(
+      text, "fabricctl_pair_latency_seconds{node=\"a\",peer=\"b\",probe=\"tcp_lat\"} 2e-05\n"));
+  CHECK(absl::StrContains(text,
+                          "fabricctl_pair_last_measured_timestamp_seconds{node=\"a\",peer=\"b\","
+                          "probe=\"tcp_bw\"} 1000\n"));
   // The latest sweep's own series, once each.
   CHECK(absl::StrContains(text, "fabricctl_sweep_worst_severity 0\n"));
   CHECK(absl::StrContains(text, "fabricctl_nodes{state=\"online\"} 3\n"));
   // History read at start is not counted as sweeps finished since.
   CHECK(absl::StrContains(text, "# TYPE fabricctl_sweeps_total counter\n"));
   CHECK(absl::StrContains(text, "fabricctl_sweeps_total{result=\"critical\"} 0\n"));
-  CHECK(absl::StrContains(text, "fabricctl_findings_total{kind=\"tcp_fallback\",severity=\"critical\"} 0\n"));
+  CHECK(absl::StrContains(
+      text, "fabricctl_findings_total{kind=\"tcp_fallback\",severity=\"critical\"} 0\n"));
   CHECK(absl::StrContains(text, "process_resident_memory_bytes "));
   CHECK(absl::StrContains(text, "process_cpu_seconds_total "));
   size_t count = 0;
-  for (size_t at = 0; (at = text.find("# TYPE fabricctl_node_status ", at)) != std::string::npos; ++at) ++count;
+  for (size_t at = 0; (at = text.find("# TYPE fabricctl_node_status ", at)) != std::string::npos;
+       ++at)
+    ++count;
   CHECK(count == 1);
 
   // A sweep finishing now is counted, and its figures replace the old ones.
@@ -96,9 +107,12 @@ TEST_CASE("/metrics keeps each node's and pair's last value with its time; count
          {{"tcp_fallback", v1::SEVERITY_CRITICAL}});
   text = metrics.Render();
   CHECK(absl::StrContains(text, "fabricctl_sweeps_total{result=\"critical\"} 1\n"));
-  CHECK(absl::StrContains(text, "fabricctl_findings_total{kind=\"tcp_fallback\",severity=\"critical\"} 1\n"));
+  CHECK(absl::StrContains(
+      text, "fabricctl_findings_total{kind=\"tcp_fallback\",severity=\"critical\"} 1\n"));
   CHECK(absl::StrContains(text, "fabricctl_node_status{node=\"a\"} 2\n"));
-  CHECK(absl::StrContains(text, "fabricctl_pair_bandwidth_bytes_per_second{node=\"a\",peer=\"b\",probe=\"tcp_bw\"} 5e+09\n"));
+  CHECK(absl::StrContains(
+      text,
+      "fabricctl_pair_bandwidth_bytes_per_second{node=\"a\",peer=\"b\",probe=\"tcp_bw\"} 5e+09\n"));
   // Read once: a scrape with nothing new counts nothing again.
   text = metrics.Render();
   CHECK(absl::StrContains(text, "fabricctl_sweeps_total{result=\"critical\"} 1\n"));
@@ -120,14 +134,17 @@ TEST_CASE("/metrics reads every sweep that finished between two scrapes, however
   const int burst = static_cast<int>(ControllerMetrics::kSeed) * 2 + 5;
   Finish(store, 1000, {{"a", v1::HEALTH_OK}, {"c", v1::HEALTH_CRITICAL}}, 80,
          {{"straggler_node", v1::SEVERITY_CRITICAL}});
-  for (int i = 1; i < burst; ++i) Finish(store, 1000 + i, {{"a", v1::HEALTH_OK}, {"b", v1::HEALTH_OK}}, 80);
+  for (int i = 1; i < burst; ++i)
+    Finish(store, 1000 + i, {{"a", v1::HEALTH_OK}, {"b", v1::HEALTH_OK}}, 80);
   const std::string text = metrics.Render();
   INFO(text.substr(0, 4000));
-  CHECK(absl::StrContains(text, absl::StrFormat("fabricctl_sweeps_total{result=\"ok\"} %d\n", burst - 1)));
+  CHECK(absl::StrContains(
+      text, absl::StrFormat("fabricctl_sweeps_total{result=\"ok\"} %d\n", burst - 1)));
   CHECK(absl::StrContains(text, "fabricctl_sweeps_total{result=\"critical\"} 1\n"));
   CHECK(absl::StrContains(text, "fabricctl_node_status{node=\"c\"} 2\n"));
-  CHECK(absl::StrContains(text, absl::StrFormat("fabricctl_node_last_sweep_timestamp_seconds{node=\"a\"} %d\n",
-                                                1000 + burst - 1)));
+  CHECK(absl::StrContains(
+      text, absl::StrFormat("fabricctl_node_last_sweep_timestamp_seconds{node=\"a\"} %d\n",
+                            1000 + burst - 1)));
 }
 
 }  // namespace

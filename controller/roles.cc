@@ -20,8 +20,10 @@ bool Holds(const std::vector<std::string>& ids, const std::vector<std::string>& 
 
 Roles Roles::Of(const v1::TlsConfig& tls) {
   const v1::TlsConfig defaults = DefaultConfig().tls();
-  const auto& operators = tls.operator_identities().empty() ? defaults.operator_identities() : tls.operator_identities();
-  const auto& admins = tls.admin_identities().empty() ? defaults.admin_identities() : tls.admin_identities();
+  const auto& operators = tls.operator_identities().empty() ? defaults.operator_identities()
+                                                            : tls.operator_identities();
+  const auto& admins =
+      tls.admin_identities().empty() ? defaults.admin_identities() : tls.admin_identities();
   return Roles{{operators.begin(), operators.end()}, {admins.begin(), admins.end()}};
 }
 
@@ -36,12 +38,14 @@ grpc::Status RequireRole(const grpc::ServerContext& context, const Roles& roles,
   const bool admin = role == Role::kAdmin;
   return grpc::Status(
       grpc::StatusCode::PERMISSION_DENIED,
-      absl::StrCat("'", CallerOf(context), "' may not ", what, ": that takes ",
-                   admin ? "an administrator's" : "an operator's", " certificate (tls.",
-                   admin ? "admin_identities" : "operator_identities", ": ",
-                   absl::StrJoin(admin ? roles.admins : roles.operators, ", "),
-                   admin ? "" : absl::StrCat("; or tls.admin_identities: ", absl::StrJoin(roles.admins, ", ")),
-                   ")"));
+      absl::StrCat(
+          "'", CallerOf(context), "' may not ", what, ": that takes ",
+          admin ? "an administrator's" : "an operator's", " certificate (tls.",
+          admin ? "admin_identities" : "operator_identities", ": ",
+          absl::StrJoin(admin ? roles.admins : roles.operators, ", "),
+          admin ? ""
+                : absl::StrCat("; or tls.admin_identities: ", absl::StrJoin(roles.admins, ", ")),
+          ")"));
 }
 
 std::string CallerOf(const grpc::ServerContext& context) {

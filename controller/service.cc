@@ -58,8 +58,8 @@ grpc::Status ControllerServiceImpl::Require(const grpc::ServerContext& context, 
 }
 
 grpc::Status ControllerServiceImpl::Register(grpc::ServerContext* context,
-                                       const v1::RegisterRequest* request,
-                                       v1::RegisterResponse* response) {
+                                             const v1::RegisterRequest* request,
+                                             v1::RegisterResponse* response) {
   const auto& inventory = request->inventory();
   if (auto s = ValidateInventory(inventory); !s.ok()) return ToGrpcStatus(s);
   // Under mutual TLS a node registers only under a name its certificate carries: any other
@@ -73,10 +73,11 @@ grpc::Status ControllerServiceImpl::Register(grpc::ServerContext* context,
   if (options_.loopback_only) {
     auto agent = ParseHostPort(inventory.agent_address(), "agent_address");
     if (!agent.ok() || !IsLoopbackHost(agent->host)) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          "this controller speaks plain text, allowed on loopback only: an agent at " +
-                              inventory.agent_address().substr(0, 256) +
-                              " needs mutual TLS (tls:) or --insecure on the controller");
+      return grpc::Status(
+          grpc::StatusCode::FAILED_PRECONDITION,
+          "this controller speaks plain text, allowed on loopback only: an agent at " +
+              inventory.agent_address().substr(0, 256) +
+              " needs mutual TLS (tls:) or --insecure on the controller");
     }
   }
   // Printable text only from here on: a name or a line with control characters in it would
@@ -84,17 +85,17 @@ grpc::Status ControllerServiceImpl::Register(grpc::ServerContext* context,
   v1::NodeInventory clean = inventory;
   SanitizeText(&clean);
   if (auto s = store_->UpsertNode(clean, options_.now()); !s.ok()) return ToGrpcStatus(s);
-  Logger("registry")->info("node {} registered from {} ({} RDMA devices, {} GPUs)",
-                           inventory.node_name(), inventory.agent_address(),
-                           inventory.rdma_devices_size(), inventory.gpus_size());
-  *response->mutable_heartbeat_interval() = TimeUtil::MicrosecondsToDuration(
-      absl::ToInt64Microseconds(options_.heartbeat_interval));
+  Logger("registry")
+      ->info("node {} registered from {} ({} RDMA devices, {} GPUs)", inventory.node_name(),
+             inventory.agent_address(), inventory.rdma_devices_size(), inventory.gpus_size());
+  *response->mutable_heartbeat_interval() =
+      TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(options_.heartbeat_interval));
   return grpc::Status::OK;
 }
 
 grpc::Status ControllerServiceImpl::Heartbeat(grpc::ServerContext* context,
-                                        const v1::HeartbeatRequest* request,
-                                        v1::HeartbeatResponse* response) {
+                                              const v1::HeartbeatRequest* request,
+                                              v1::HeartbeatResponse* response) {
   if (auto s = ValidateNodeName(request->node_name(), "node_name"); !s.ok()) return ToGrpcStatus(s);
   if (auto s = RequirePeerIdentity(*context, request->node_name(),
                                    "a node heartbeats only under a name its certificate carries");
@@ -111,9 +112,9 @@ void ControllerServiceImpl::ForgetExpired() {
   if (options_.forget_after <= absl::ZeroDuration()) return;
   auto forgotten = store_->ForgetNodesSeenBefore(options_.now() - options_.forget_after);
   if (forgotten.ok() && !forgotten->empty()) {
-    Logger("registry")->info("forgot {} node(s) silent for over {}: {}", forgotten->size(),
-                             absl::FormatDuration(options_.forget_after),
-                             absl::StrJoin(*forgotten, ", "));
+    Logger("registry")
+        ->info("forgot {} node(s) silent for over {}: {}", forgotten->size(),
+               absl::FormatDuration(options_.forget_after), absl::StrJoin(*forgotten, ", "));
   }
 }
 
@@ -121,7 +122,8 @@ grpc::Status ControllerServiceImpl::PruneHistory(grpc::ServerContext* context,
                                                  const v1::PruneHistoryRequest* request,
                                                  v1::PruneHistoryResponse* response) {
   if (auto s = Require(*context, Role::kAdmin, "prune the history"); !s.ok()) return s;
-  if (sweeps_ == nullptr) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this controller keeps no history");
+  if (sweeps_ == nullptr)
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this controller keeps no history");
   v1::History policy = sweeps_->HistoryPolicy();
   if (request->has_keep()) {
     if (request->keep().seconds() < 0 || request->keep().nanos() < 0) {
@@ -138,8 +140,8 @@ grpc::Status ControllerServiceImpl::PruneHistory(grpc::ServerContext* context,
 }
 
 grpc::Status ControllerServiceImpl::RemoveNodes(grpc::ServerContext* context,
-                                          const v1::RemoveNodesRequest* request,
-                                          v1::RemoveNodesResponse* response) {
+                                                const v1::RemoveNodesRequest* request,
+                                                v1::RemoveNodesResponse* response) {
   // Forgetting nodes is for an operator: a node's certificate may register and heartbeat as
   // itself, never remove others (a removed node is left out of default sweeps).
   if (auto s = Require(*context, Role::kAdmin, "remove nodes"); !s.ok()) return s;
@@ -147,9 +149,9 @@ grpc::Status ControllerServiceImpl::RemoveNodes(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "names: name at least one node");
   }
   if (request->names_size() > kMaxListNames) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        absl::StrCat("names has ", request->names_size(), " entries; at most ",
-                                     kMaxListNames));
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("names has ", request->names_size(), " entries; at most ", kMaxListNames));
   }
   // Names are checked for size only: a node registered before today's rules must be removable.
   for (const auto& name : request->names()) {
@@ -168,14 +170,14 @@ grpc::Status ControllerServiceImpl::RemoveNodes(grpc::ServerContext* context,
 }
 
 grpc::Status ControllerServiceImpl::ListNodes(grpc::ServerContext* context,
-                                        const v1::ListNodesRequest* request,
-                                        v1::ListNodesResponse* response) {
+                                              const v1::ListNodesRequest* request,
+                                              v1::ListNodesResponse* response) {
   if (auto s = Require(*context, Role::kOperator, "list the nodes"); !s.ok()) return s;
   ForgetExpired();
   if (request->names_size() > kMaxListNames) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        absl::StrCat("names has ", request->names_size(), " entries; at most ",
-                                     kMaxListNames));
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("names has ", request->names_size(), " entries; at most ", kMaxListNames));
   }
   std::vector<std::string> names(request->names().begin(), request->names().end());
   std::sort(names.begin(), names.end());
@@ -203,23 +205,25 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this controller runs no sweeps");
   }
   if (request->nodes_size() > kMaxListNames) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        absl::StrCat("nodes has ", request->nodes_size(), " entries; at most ",
-                                     kMaxListNames));
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("nodes has ", request->nodes_size(), " entries; at most ", kMaxListNames));
   }
   for (const auto& name : request->nodes()) {
     if (auto s = ValidateNodeName(name, "nodes"); !s.ok()) return ToGrpcStatus(s);
   }
   if (const std::string& b = request->allreduce_backend();
       !b.empty() && b != "auto" && b != "nccl" && b != "rdma" && b != "tcp") {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "allreduce_backend: '" + b.substr(0, 64) + "' is none of auto, nccl, rdma, tcp");
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        "allreduce_backend: '" + b.substr(0, 64) + "' is none of auto, nccl, rdma, tcp");
   }
   if (request->rails_size() > 64) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "rails: at most 64 names");
   }
   if (request->allreduce_group_by().size() > 253) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "allreduce_group_by is longer than 253");
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "allreduce_group_by is longer than 253");
   }
   if (request->wait().seconds() < 0 || request->wait().nanos() < 0) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "wait is negative");
@@ -247,14 +251,17 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
   // The report in chunks (the verdict and the drain list first), each write checked: a report
   // that did not reach its client is an error here too, never a silent success.
   const int64_t id = report->sweep().sweep_id();
-  const bool sent = report::SendReportChunks(*report, report::kReportPartBytes, [&](v1::ReportChunk c) {
-    v1::SweepEvent event;
-    *event.mutable_chunk() = std::move(c);
-    return writer->Write(event);
-  });
+  const bool sent =
+      report::SendReportChunks(*report, report::kReportPartBytes, [&](v1::ReportChunk c) {
+        v1::SweepEvent event;
+        *event.mutable_chunk() = std::move(c);
+        return writer->Write(event);
+      });
   if (!sent) {
-    Logger("sweep")->error("sweep {}: its report did not reach the client (it is stored: "
-                           "fabricctl map {})", id, id);
+    Logger("sweep")->error(
+        "sweep {}: its report did not reach the client (it is stored: "
+        "fabricctl map {})",
+        id, id);
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the report could not be sent");
   }
   return grpc::Status::OK;

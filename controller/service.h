@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "base/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "controller/sweep/inventory_check.h"
+#include "base/mutex.h"
 #include "controller/roles.h"
 #include "controller/store/store.h"
+#include "controller/sweep/inventory_check.h"
 #include "controller/sweep/runner.h"
 #include "proto/controller.grpc.pb.h"
 

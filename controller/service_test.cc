@@ -1,9 +1,10 @@
 #include "controller/service.h"
-#include "tests/testing/testing.h"
 
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "tests/testing/testing.h"
 
 namespace fabricctl::controller {
 namespace {

@@ -13,10 +13,10 @@ namespace fabricctl::probes {
 // in probes/table.h; table_test checks the two agree.
 struct ProbeInfo {
   v1::ProbeKind kind;
-  const char* name;   // on the command line and in reports: "tcp_bw"
+  const char* name;         // on the command line and in reports: "tcp_bw"
   bool measures_bandwidth;  // bandwidth rows (else latency rows)
   bool rdma;                // over RDMA queue pairs (else TCP)
-  const char* measures;  // one line for help texts and docs
+  const char* measures;     // one line for help texts and docs
 };
 
 // Every pair probe, in one table.

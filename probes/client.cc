@@ -32,8 +32,8 @@ ProbeRun RunProbeClient(const ProbeParams& params, const ServerAddress& server,
   }
   if (end_session) {
     auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(5),
-                              params.cancel ? &params.cancel->flag() : nullptr,
-                            params.source_host, params.netdev);
+                              params.cancel ? &params.cancel->flag() : nullptr, params.source_host,
+                              params.netdev);
     if (fd.ok()) {
       v1::ProbeHello bye;
       bye.set_bye(true);

@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "base/socket.h"
 #include "probes/common/params.h"
 #include "probes/common/result.h"
-#include "base/socket.h"
 #include "proto/probe.pb.h"
 
 namespace fabricctl::probes {

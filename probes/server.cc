@@ -2,13 +2,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/socket.h>
-
-#include <memory>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -77,12 +76,12 @@ absl::Status ProbeServer::Handle(net::UniqueFd connection, uint64_t id, bool* by
   if (context_.expected_spec && !SameMeasurement(hello.spec(), *context_.expected_spec)) {
     welcome.set_error("the hello asks for another measurement than the run was started for");
   } else if (probe == nullptr) {
-    welcome.set_error(absl::StrCat("this server has no probe of kind ",
-                                   v1::ProbeKind_Name(hello.spec().kind())));
+    welcome.set_error(
+        absl::StrCat("this server has no probe of kind ", v1::ProbeKind_Name(hello.spec().kind())));
   } else if (!valid.ok()) {
     welcome.set_error(std::string(valid.message()));
-  } else if (std::find(params.sizes_bytes.begin(), params.sizes_bytes.end(),
-                       hello.size_bytes()) == params.sizes_bytes.end()) {
+  } else if (std::find(params.sizes_bytes.begin(), params.sizes_bytes.end(), hello.size_bytes()) ==
+             params.sizes_bytes.end()) {
     welcome.set_error(absl::StrCat("size ", hello.size_bytes(), " is not in the request"));
   }
   if (!welcome.error().empty()) {
@@ -174,7 +173,8 @@ absl::Status ProbeServer::Serve(bool one_off, absl::Time deadline) {
         expired = true;
         break;
       }
-      timeout_ms = static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
+      timeout_ms =
+          static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
     }
     int ready = ::poll(fds, 2, timeout_ms);
     if (ready < 0) {

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "base/mutex.h"
 #include "absl/status/statusor.h"
-#include "probes/common/params.h"
+#include "base/mutex.h"
 #include "base/socket.h"
+#include "probes/common/params.h"
 #include "probes/probe.h"
 
 namespace fabricctl::probes {
@@ -36,8 +36,8 @@ class ProbeServer {
   static constexpr size_t kMaxSessions = 64;
 
   // Binds host:port (port 0: any free port).
-  static absl::StatusOr<std::unique_ptr<ProbeServer>> Listen(const std::string& host,
-                                                             uint16_t port, ServeContext context);
+  static absl::StatusOr<std::unique_ptr<ProbeServer>> Listen(const std::string& host, uint16_t port,
+                                                             ServeContext context);
   ~ProbeServer();
 
   uint16_t port() const { return listener_.port; }

@@ -13,9 +13,9 @@ const std::vector<const Probe*>& AllProbes() {
   static const RdmaLatProbe rdma_send_lat(RdmaVerb::kSend);
   static const TcpBwProbe tcp_bw;
   static const TcpLatProbe tcp_lat;
-  static const std::vector<const Probe*> table = {
-      &rdma_write_bw, &rdma_send_bw, &rdma_read_bw, &rdma_write_lat, &rdma_send_lat,
-      &tcp_bw,        &tcp_lat};
+  static const std::vector<const Probe*> table = {&rdma_write_bw,  &rdma_send_bw,  &rdma_read_bw,
+                                                  &rdma_write_lat, &rdma_send_lat, &tcp_bw,
+                                                  &tcp_lat};
   return table;
 }
 

@@ -4,9 +4,8 @@
 #include <endian.h>
 #include <sys/socket.h>
 
-#include <thread>
-
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "probes/client.h"
 #include "probes/server.h"
@@ -48,8 +47,9 @@ TEST_CASE("The table lists the TCP probes by name and kind") {
   CHECK(FindProbe("tcp_bw")->kind() == v1::TCP_BW);
   CHECK(FindProbe(v1::TCP_LAT)->name() == std::string("tcp_lat"));
   CHECK(FindProbe("udp_bw") == nullptr);
-  CHECK(ProbeNames() ==
-        "rdma_write_bw, rdma_send_bw, rdma_read_bw, rdma_write_lat, rdma_send_lat, tcp_bw, tcp_lat");
+  CHECK(
+      ProbeNames() ==
+      "rdma_write_bw, rdma_send_bw, rdma_read_bw, rdma_write_lat, rdma_send_lat, tcp_bw, tcp_lat");
 }
 
 TEST_CASE("tcp_bw measures every size over several streams") {
@@ -166,7 +166,7 @@ void ServeLies(net::Listener& listener, uint64_t bytes, uint64_t window_ns, int 
 TEST_CASE("a server's count is checked: more than was sent, or no window, is no figure") {
   for (const auto& [lie_bytes, lie_window_ns] : std::vector<std::pair<uint64_t, uint64_t>>{
            {1ull << 50, 200'000'000},  // a petabyte in 0.2 s
-           {65536, 0},                  // no measuring window: an infinite rate
+           {65536, 0},                 // no measuring window: an infinite rate
        }) {
     auto listener = net::ListenTcp("127.0.0.1", 0);
     REQUIRE(listener.ok());

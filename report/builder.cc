@@ -14,11 +14,16 @@ using google::protobuf::util::TimeUtil;
 
 int Rank(v1::HealthStatus s) {
   switch (s) {
-    case v1::HEALTH_OK: return 1;
-    case v1::HEALTH_UNKNOWN: return 2;
-    case v1::HEALTH_WARNING: return 3;
-    case v1::HEALTH_CRITICAL: return 4;
-    default: return 0;
+    case v1::HEALTH_OK:
+      return 1;
+    case v1::HEALTH_UNKNOWN:
+      return 2;
+    case v1::HEALTH_WARNING:
+      return 3;
+    case v1::HEALTH_CRITICAL:
+      return 4;
+    default:
+      return 0;
   }
 }
 
@@ -26,13 +31,18 @@ int Rank(v1::HealthStatus s) {
 
 v1::HealthStatus HealthFor(v1::Severity severity) {
   switch (severity) {
-    case v1::SEVERITY_CRITICAL: return v1::HEALTH_CRITICAL;
-    case v1::SEVERITY_WARNING: return v1::HEALTH_WARNING;
-    default: return v1::HEALTH_OK;
+    case v1::SEVERITY_CRITICAL:
+      return v1::HEALTH_CRITICAL;
+    case v1::SEVERITY_WARNING:
+      return v1::HEALTH_WARNING;
+    default:
+      return v1::HEALTH_OK;
   }
 }
 
-v1::HealthStatus Worse(v1::HealthStatus a, v1::HealthStatus b) { return Rank(a) >= Rank(b) ? a : b; }
+v1::HealthStatus Worse(v1::HealthStatus a, v1::HealthStatus b) {
+  return Rank(a) >= Rank(b) ? a : b;
+}
 
 v1::Severity WorstSeverity(const std::vector<v1::Finding>& findings) {
   v1::Severity worst = v1::SEVERITY_OK;
@@ -42,9 +52,12 @@ v1::Severity WorstSeverity(const std::vector<v1::Finding>& findings) {
 
 ExitCode ExitCodeFor(const v1::Report& report) {
   switch (report.summary().worst_severity()) {
-    case v1::SEVERITY_CRITICAL: return kExitCritical;
-    case v1::SEVERITY_WARNING: return kExitWarning;
-    default: return kExitOk;
+    case v1::SEVERITY_CRITICAL:
+      return kExitCritical;
+    case v1::SEVERITY_WARNING:
+      return kExitWarning;
+    default:
+      return kExitOk;
   }
 }
 
@@ -74,8 +87,9 @@ void ReportBuilder::AddAudits(v1::NodeHealth* node, std::vector<v1::AuditResult>
     }
     // An audit that could not run checked nothing: never a silent pass.
     if (audit.outcome() == v1::AUDIT_FAILED) {
-      v1::Finding f = Make(kind::kAuditFailed, node->node(),
-                           absl::StrCat(audit.audit(), ": ", audit.reason().empty() ? "failed" : audit.reason()));
+      v1::Finding f = Make(
+          kind::kAuditFailed, node->node(),
+          absl::StrCat(audit.audit(), ": ", audit.reason().empty() ? "failed" : audit.reason()));
       (*f.mutable_evidence())["audit"] = audit.audit();
       node->set_status(Worse(node->status(), HealthFor(f.severity())));
       AddFinding(std::move(f));
@@ -86,7 +100,9 @@ void ReportBuilder::AddAudits(v1::NodeHealth* node, std::vector<v1::AuditResult>
 
 v1::PairHealth* ReportBuilder::AddPair() { return report_.mutable_health()->add_pairs(); }
 
-void ReportBuilder::AddFinding(v1::Finding finding) { *report_.add_findings() = std::move(finding); }
+void ReportBuilder::AddFinding(v1::Finding finding) {
+  *report_.add_findings() = std::move(finding);
+}
 
 void ReportBuilder::AddFindings(std::vector<v1::Finding> findings) {
   for (auto& f : findings) AddFinding(std::move(f));
@@ -100,10 +116,18 @@ v1::Report ReportBuilder::Finish(absl::Time generated, absl::Duration elapsed,
   summary->Clear();
   for (const auto& node : report.health().nodes()) {
     switch (node.status()) {
-      case v1::HEALTH_OK: summary->set_nodes_ok(summary->nodes_ok() + 1); break;
-      case v1::HEALTH_WARNING: summary->set_nodes_warning(summary->nodes_warning() + 1); break;
-      case v1::HEALTH_CRITICAL: summary->set_nodes_critical(summary->nodes_critical() + 1); break;
-      default: summary->set_nodes_unknown(summary->nodes_unknown() + 1); break;
+      case v1::HEALTH_OK:
+        summary->set_nodes_ok(summary->nodes_ok() + 1);
+        break;
+      case v1::HEALTH_WARNING:
+        summary->set_nodes_warning(summary->nodes_warning() + 1);
+        break;
+      case v1::HEALTH_CRITICAL:
+        summary->set_nodes_critical(summary->nodes_critical() + 1);
+        break;
+      default:
+        summary->set_nodes_unknown(summary->nodes_unknown() + 1);
+        break;
     }
   }
   for (const auto& pair : report.health().pairs()) {

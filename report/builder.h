@@ -18,7 +18,8 @@ v1::HealthStatus Worse(v1::HealthStatus a, v1::HealthStatus b);
 // Worst severity of a list of findings (SEVERITY_OK when empty).
 v1::Severity WorstSeverity(const std::vector<v1::Finding>& findings);
 
-// kExitOk, kExitWarning or kExitCritical from the summary's worst severity (the README's "Exit codes").
+// kExitOk, kExitWarning or kExitCritical from the summary's worst severity (the README's "Exit
+// codes").
 ExitCode ExitCodeFor(const v1::Report& report);
 
 // Assembles a Report the same way for every source (a sweep, `fabricctl check`): nodes with

@@ -149,7 +149,7 @@ TEST_CASE("The drain list: nodes of DRAIN findings, once each, in order of name"
 
 TEST_CASE("Pairs: all counted, WARNING and CRITICAL ones flagged") {
   ReportBuilder builder("sweep", "test");
-  const v1::HealthStatus statuses[] = {v1::HEALTH_OK, v1::HEALTH_WARNING, v1::HEALTH_CRITICAL,
+  const v1::HealthStatus statuses[] = {v1::HEALTH_OK,      v1::HEALTH_WARNING,  v1::HEALTH_CRITICAL,
                                        v1::HEALTH_UNKNOWN, v1::HEALTH_CRITICAL, v1::HEALTH_OK};
   for (v1::HealthStatus status : statuses) {
     v1::PairHealth* pair = builder.AddPair();

@@ -36,12 +36,15 @@ bool SendReportChunks(const v1::Report& report, size_t max_part_bytes,
   head.mutable_head()->mutable_health()->clear_nodes();
   head.mutable_head()->mutable_health()->clear_pairs();
   if (!write(std::move(head))) return false;
-  if (!SendParts(report.findings(), max_part_bytes,
-                 [](v1::ReportPart* p) { return p->add_findings(); }, write) ||
-      !SendParts(report.health().nodes(), max_part_bytes,
-                 [](v1::ReportPart* p) { return p->add_nodes(); }, write) ||
-      !SendParts(report.health().pairs(), max_part_bytes,
-                 [](v1::ReportPart* p) { return p->add_pairs(); }, write)) {
+  if (!SendParts(
+          report.findings(), max_part_bytes, [](v1::ReportPart* p) { return p->add_findings(); },
+          write) ||
+      !SendParts(
+          report.health().nodes(), max_part_bytes, [](v1::ReportPart* p) { return p->add_nodes(); },
+          write) ||
+      !SendParts(
+          report.health().pairs(), max_part_bytes, [](v1::ReportPart* p) { return p->add_pairs(); },
+          write)) {
     return false;
   }
   v1::ReportChunk end;

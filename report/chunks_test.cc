@@ -18,7 +18,8 @@ v1::Report Big(int nodes, int pairs, int findings) {
     f->set_node("n" + std::to_string(i));
     f->set_detail(std::string(200, 'd'));
   }
-  for (int i = 0; i < nodes; ++i) report.mutable_health()->add_nodes()->set_node("n" + std::to_string(i));
+  for (int i = 0; i < nodes; ++i)
+    report.mutable_health()->add_nodes()->set_node("n" + std::to_string(i));
   for (int i = 0; i < pairs; ++i) {
     v1::PairHealth* p = report.mutable_health()->add_pairs();
     p->set_node("n" + std::to_string(i));

@@ -20,17 +20,19 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kSlowLink, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
      "a slow pair whose ends are both fine with everyone else"},
     {kind::kHighLatencyLink, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
-     "a slow-to-answer pair (its median latency, or its p99 tail against the pairs' tails) whose ends are both fine with everyone else"},
+     "a slow-to-answer pair (its median latency, or its p99 tail against the pairs' tails) whose "
+     "ends are both fine with everyone else"},
     {kind::kTcpFallback, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
      "traffic that should use RDMA uses (or would use) TCP sockets", SEVERITY_WARNING,
      ACTION_INVESTIGATE,
-     "a single node's NCCL chose sockets, no RDMA is expected there and nothing went between nodes"},
+     "a single node's NCCL chose sockets, no RDMA is expected there and nothing went between "
+     "nodes"},
     {kind::kRdmaUnavailable, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kNode,
      "no usable RDMA device or port on a node", SEVERITY_WARNING, ACTION_INVESTIGATE,
      "no RDMA is expected of the node (expect.link_rate_gbps unset)"},
     {kind::kGpudirectUnavailable, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
-     "GPUs that cannot exchange data with the NIC directly", SEVERITY_WARNING,
-     ACTION_INVESTIGATE, "NCCL's log shows RDMA connections staged through host memory"},
+     "GPUs that cannot exchange data with the NIC directly", SEVERITY_WARNING, ACTION_INVESTIGATE,
+     "NCCL's log shows RDMA connections staged through host memory"},
     {kind::kLinkDown, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kPort,
      "an RDMA port not ACTIVE / LinkUp"},
     {kind::kLinkRateDegraded, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kPort,
@@ -75,32 +77,47 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kInsufficientData, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
      "a bad pair whose end was measured with too few peers to tell the node from the link"},
     {kind::kAuditFailed, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
-     "an audit that could not read or run what it checks (unreadable or garbage input); its reason names what"},
+     "an audit that could not read or run what it checks (unreadable or garbage input); its reason "
+     "names what"},
     {kind::kFabricDegraded, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
-     "the fabric's typical figure misses an absolute expectation: every pair alike, no node or link to blame"},
+     "the fabric's typical figure misses an absolute expectation: every pair alike, no node or "
+     "link to blame"},
     {kind::kLossyLink, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
-     "a direction whose sender retransmitted far more of its TCP segments than the fabric does: the link loses packets",
-     SEVERITY_CRITICAL, ACTION_DRAIN, "a node lossy to most of its peers, in what it sends or receives: its NIC, optic or cable"},
+     "a direction whose sender retransmitted far more of its TCP segments than the fabric does: "
+     "the link loses packets",
+     SEVERITY_CRITICAL, ACTION_DRAIN,
+     "a node lossy to most of its peers, in what it sends or receives: its NIC, optic or cable"},
     {kind::kUnstable, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair,
      "a pair whose attempts disagree, fine at best and far below typical at worst: a flapping link",
-     SEVERITY_CRITICAL, ACTION_DRAIN, "a node unstable with most of the peers it was re-tested with: its NIC flaps"},
+     SEVERITY_CRITICAL, ACTION_DRAIN,
+     "a node unstable with most of the peers it was re-tested with: its NIC flaps"},
     {kind::kFleetSplit, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
-     "the fleet falls in two groups by what its nodes reach, with no expected rate to say which is right: the slow group is named (as the finding's device) and nobody drained; an expectation or profiles decide"},
+     "the fleet falls in two groups by what its nodes reach, with no expected rate to say which is "
+     "right: the slow group is named (as the finding's device) and nobody drained; an expectation "
+     "or profiles decide"},
     {kind::kSlowPath, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,
-     "every pair between two groups of nodes (two leaves) slow, the pairs within each fine: what joins them, not the hosts"},
+     "every pair between two groups of nodes (two leaves) slow, the pairs within each fine: what "
+     "joins them, not the hosts"},
     {kind::kSlowUplink, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,
-     "every pair from one group (a leaf) to other groups slow, mostly to each of them, while within it is fine: its uplink; drains nobody"},
+     "every pair from one group (a leaf) to other groups slow, mostly to each of them, while "
+     "within it is fine: its uplink; drains nobody"},
     {kind::kSlowSwitch, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,
-     "every pair of a group's nodes slow, to each other as well as to the rest: the switch they share; or every two groups under one parent slow to each other while each is fine within: the switches above them (the spine); drains nobody"},
+     "every pair of a group's nodes slow, to each other as well as to the rest: the switch they "
+     "share; or every two groups under one parent slow to each other while each is fine within: "
+     "the switches above them (the spine); drains nobody"},
     {kind::kSlowNic, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kDevice,
-     "a node slow on some of its rails and fine on the others: that rail's NIC (the finding names the node and the rail); drained, since a job spanning nodes runs every rail at the slowest NIC's pace"},
+     "a node slow on some of its rails and fine on the others: that rail's NIC (the finding names "
+     "the node and the rail); drained, since a job spanning nodes runs every rail at the slowest "
+     "NIC's pace"},
     {kind::kRailMissing, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kDevice,
-     "a node lacks a configured rail (no such interface up with an IPv4 address, or no such RDMA device): measured on its other rails only; drained, as a job would lose that rail's GPU"},
+     "a node lacks a configured rail (no such interface up with an IPv4 address, or no such RDMA "
+     "device): measured on its other rails only; drained, as a job would lose that rail's GPU"},
 };
 
 v1::Finding MakeAt(const std::string& name, Level level) {
   const FindingKind* k = FindKind(name);
-  if (k == nullptr || (level == Level::kAlternate && k->alternate_severity == v1::SEVERITY_UNSPECIFIED)) {
+  if (k == nullptr ||
+      (level == Level::kAlternate && k->alternate_severity == v1::SEVERITY_UNSPECIFIED)) {
     // A finding kind not in the catalogue is a bug in the caller, not an input error.
     std::fprintf(stderr, "report::Make: '%s' %s\n", name.c_str(),
                  k == nullptr ? "is not a finding kind" : "has no alternate level");
@@ -131,8 +148,8 @@ v1::Finding Make(const std::string& kind, std::string node, std::string detail, 
   return f;
 }
 
-v1::Finding MakePair(const std::string& kind, std::string node, std::string peer, std::string detail,
-                     Level level) {
+v1::Finding MakePair(const std::string& kind, std::string node, std::string peer,
+                     std::string detail, Level level) {
   v1::Finding f = Make(kind, std::move(node), std::move(detail), level);
   f.set_peer(std::move(peer));
   return f;

@@ -87,8 +87,8 @@ enum class Level { kDefault, kAlternate };
 v1::Finding Make(const std::string& kind, std::string node, std::string detail,
                  Level level = Level::kDefault);
 // The same about the pair node -> peer.
-v1::Finding MakePair(const std::string& kind, std::string node, std::string peer, std::string detail,
-                     Level level = Level::kDefault);
+v1::Finding MakePair(const std::string& kind, std::string node, std::string peer,
+                     std::string detail, Level level = Level::kDefault);
 
 }  // namespace fabricctl::report
 

@@ -57,7 +57,8 @@ TEST_CASE("every kind has one entry, a severity and an action") {
     CHECK((k.severity == v1::SEVERITY_WARNING || k.severity == v1::SEVERITY_CRITICAL));
     CHECK(k.action != v1::ACTION_UNSPECIFIED);
     CHECK(std::string(k.summary).size() > 0);
-    CHECK((std::string(k.alternate_when).empty() == (k.alternate_severity == v1::SEVERITY_UNSPECIFIED)));
+    CHECK((std::string(k.alternate_when).empty() ==
+           (k.alternate_severity == v1::SEVERITY_UNSPECIFIED)));
   }
 }
 

@@ -34,13 +34,13 @@ inline v1::Report Fleet(int n, int leaf) {
   };
   for (int first = 0; first < n; first += leaf) {
     for (int a = first; a < std::min(n, first + leaf); ++a) {
-      for (int b = a + 1; b < std::min(n, first + leaf); ++b) pair(a, b, a == first && b == first + 1 ? 2 : 9.5);
+      for (int b = a + 1; b < std::min(n, first + leaf); ++b)
+        pair(a, b, a == first && b == first + 1 ? 2 : 9.5);
     }
     if (first + leaf < n) pair(first, first + leaf, 9.4);
   }
   return r;
 }
-
 
 }  // namespace fabricctl::report
 

@@ -40,7 +40,8 @@ std::optional<GroupMatrix> GroupMatrixOf(const v1::Report& report, const std::st
   const size_t g = m.groups.size();
   m.members.resize(g);
   for (const auto& n : health.nodes()) {
-    if (auto it = group_of.find(n.node()); it != group_of.end()) m.members[index[it->second]].push_back(n.node());
+    if (auto it = group_of.find(n.node()); it != group_of.end())
+      m.members[index[it->second]].push_back(n.node());
   }
   std::vector<std::vector<std::vector<double>>> figures(g, std::vector<std::vector<double>>(g));
   m.pairs.assign(g, std::vector<int>(g, 0));

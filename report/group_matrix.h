@@ -16,8 +16,8 @@ namespace fabricctl::report::internal {
 // columns receive), the median directed bandwidth and how many of its pairs are bad (warning
 // or critical).
 struct GroupMatrix {
-  std::string level;                 // "leaf"
-  std::vector<std::string> groups;   // sorted; nodes without the label are left out
+  std::string level;                             // "leaf"
+  std::vector<std::string> groups;               // sorted; nodes without the label are left out
   std::vector<std::vector<double>> median_gbps;  // NaN where no pair was measured
   std::vector<std::vector<int>> pairs, bad;
   std::vector<std::vector<std::string>> members;  // each group's nodes, in the report's order

@@ -2,8 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "base/utf8.h"
 #include "base/status_macros.h"
+#include "base/utf8.h"
 
 namespace fabricctl::report {
 
@@ -17,8 +17,8 @@ absl::Status CheckFormat(const std::string& format) {
   for (const auto& f : Formats()) {
     if (f == format) return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is none of ",
-                                                 absl::StrJoin(Formats(), ", ")));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--format: '", format, "' is none of ", absl::StrJoin(Formats(), ", ")));
 }
 
 absl::StatusOr<std::string> Render(const v1::Report& original, const std::string& format,

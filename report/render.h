@@ -60,8 +60,7 @@ const std::vector<std::string>& Formats();
 // InvalidArgument naming the formats when `format` is none of them.
 absl::Status CheckFormat(const std::string& format);
 
-absl::StatusOr<std::string> Render(const v1::Report& report, const std::string& format,
-                                   bool color);
+absl::StatusOr<std::string> Render(const v1::Report& report, const std::string& format, bool color);
 
 }  // namespace fabricctl::report
 

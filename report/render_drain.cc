@@ -1,9 +1,9 @@
 #include <set>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/ascii.h"
 #include "report/findings.h"
 #include "report/render.h"
 

@@ -16,10 +16,14 @@ namespace {
 
 const char* StatusFill(v1::HealthStatus s) {
   switch (s) {
-    case v1::HEALTH_OK: return "#3a9d5d";
-    case v1::HEALTH_WARNING: return "#e0a526";
-    case v1::HEALTH_CRITICAL: return "#d64545";
-    default: return "#9a9a9a";
+    case v1::HEALTH_OK:
+      return "#3a9d5d";
+    case v1::HEALTH_WARNING:
+      return "#e0a526";
+    case v1::HEALTH_CRITICAL:
+      return "#d64545";
+    default:
+      return "#9a9a9a";
   }
 }
 
@@ -57,11 +61,15 @@ void AppendCell(const v1::PairHealth& p, const std::string& a, const std::string
   const double bw = DirectedBw(p, a);
   const std::string value = std::isnan(bw) ? "n/a" : absl::StrFormat("%.2f", bw);
   const std::string lat = p.has_lat_us() ? absl::StrFormat(", %.1f us", p.lat_us()) : "";
-  const std::string fill = by_bandwidth ? (std::isnan(bw) ? kUnmeasuredFill : BandwidthFill(bw, median))
-                                        : StatusFill(p.status());
+  const std::string fill = by_bandwidth
+                               ? (std::isnan(bw) ? kUnmeasuredFill : BandwidthFill(bw, median))
+                               : StatusFill(p.status());
   if (compact) {
-    absl::StrAppendFormat(&svg, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s -&gt; %s %s %s</title></rect>\n",
-                          x, y, cell - 1, cell - 1, fill, XmlEscape(a), XmlEscape(b), value, StatusName(p.status()));
+    absl::StrAppendFormat(&svg,
+                          "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                          "fill=\"%s\"><title>%s -&gt; %s %s %s</title></rect>\n",
+                          x, y, cell - 1, cell - 1, fill, XmlEscape(a), XmlEscape(b), value,
+                          StatusName(p.status()));
     return;
   }
   absl::StrAppendFormat(
@@ -72,14 +80,16 @@ void AppendCell(const v1::PairHealth& p, const std::string& a, const std::string
       XmlEscape(a), XmlEscape(b), StatusName(p.status()), x, y, cell - 1, cell - 1, fill,
       XmlEscape(a), XmlEscape(b), value, lat, StatusName(p.status()), p.attempts());
   if (cell >= 40) {
-    absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#fff\">%s</text>\n",
-                          x + cell / 2, y + cell / 2 + 4, value);
+    absl::StrAppendFormat(
+        &svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#fff\">%s</text>\n",
+        x + cell / 2, y + cell / 2 + 4, value);
   }
 }
 
 // The node x node map of `names` (every node of the report when empty).
 std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& id,
-                const std::string& rail, std::vector<std::string> names = {}, bool compact = false) {
+                const std::string& rail, std::vector<std::string> names = {},
+                bool compact = false) {
   if (names.empty()) {
     for (const auto& node : report.health().nodes()) names.push_back(node.node());
   }
@@ -98,8 +108,8 @@ std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& 
     const bool gone = unreachable.count(names[i]) > 0;
     const std::string name = XmlEscape(names[i]) + (gone ? " \xE2\x9C\x95" : "");  // ✕
     const char* colour = gone ? " fill=\"#b32d2d\"" : "";
-    absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\"%s>%s</text>\n", label - 4,
-                          label + cell * i + cell / 2 + 4, colour, name);
+    absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\"%s>%s</text>\n",
+                          label - 4, label + cell * i + cell / 2 + 4, colour, name);
     absl::StrAppendFormat(&svg, "<text transform=\"translate(%d,%d) rotate(-60)\"%s>%s</text>\n",
                           label + cell * i + cell / 2, label - 4, colour, name);
   }
@@ -109,8 +119,9 @@ std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& 
       const std::string& a = names[r];
       const std::string& b = names[c];
       if (r == c) {
-        absl::StrAppendFormat(&svg, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#eeeeee\"/>\n",
-                              x, y, cell - 1, cell - 1);
+        absl::StrAppendFormat(
+            &svg, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#eeeeee\"/>\n", x, y,
+            cell - 1, cell - 1);
         continue;
       }
       const v1::PairHealth* p = FindPair(index, a, b);
@@ -130,8 +141,10 @@ std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& 
       // which keeps a 512-node report's file size near one map's.
       if (by_bandwidth && n > 64 && !compact) {
         const double bw = DirectedBw(*p, a);
-        absl::StrAppendFormat(&svg, "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
-                              x, y, cell - 1, cell - 1, std::isnan(bw) ? kUnmeasuredFill : BandwidthFill(bw, median));
+        absl::StrAppendFormat(
+            &svg,
+            "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n", x,
+            y, cell - 1, cell - 1, std::isnan(bw) ? kUnmeasuredFill : BandwidthFill(bw, median));
         continue;
       }
       AppendCell(*p, a, b, x, y, cell, by_bandwidth, compact, median, svg);
@@ -162,10 +175,13 @@ std::string LeafMaps(const v1::Report& report, const std::string& id, const std:
   std::string out = absl::StrFormat(
       "<p class=\"fleet\">%d nodes in %d %s groups: each %s's own map below (the pairs between "
       "them are in the %s map above).</p>\n",
-      report.health().nodes_size(), m->groups.size(), XmlEscape(m->level), XmlEscape(m->level), XmlEscape(m->level));
+      report.health().nodes_size(), m->groups.size(), XmlEscape(m->level), XmlEscape(m->level),
+      XmlEscape(m->level));
   for (size_t g = 0; g < m->groups.size(); ++g) {
-    absl::StrAppendFormat(&out, "<details class=\"group\"><summary>%s: %d nodes, %d of %d pairs within it bad</summary>\n",
-                          XmlEscape(m->groups[g]), m->members[g].size(), m->bad[g][g], m->pairs[g][g]);
+    absl::StrAppendFormat(
+        &out,
+        "<details class=\"group\"><summary>%s: %d nodes, %d of %d pairs within it bad</summary>\n",
+        XmlEscape(m->groups[g]), m->members[g].size(), m->bad[g][g], m->pairs[g][g]);
     out += Map(report, false, absl::StrCat(id, "-", g), rail, m->members[g], /*compact=*/true);
     out += "</details>\n";
   }
@@ -175,7 +191,8 @@ std::string LeafMaps(const v1::Report& report, const std::string& id, const std:
 // Whether the whole fleet's node x node maps are drawn: a lab's or a rack's, or any sweep whose
 // measured cells (two per pair) stay within kMaxHtmlMapCells.
 bool WholeMaps(const v1::Report& report) {
-  return report.health().nodes_size() <= 64 || 2 * static_cast<int64_t>(report.health().pairs_size()) <= kMaxHtmlMapCells;
+  return report.health().nodes_size() <= 64 ||
+         2 * static_cast<int64_t>(report.health().pairs_size()) <= kMaxHtmlMapCells;
 }
 
 // One map per rail (its id suffixed with the rail), or the one map without rails; a fleet's
@@ -183,7 +200,9 @@ bool WholeMaps(const v1::Report& report) {
 std::string Maps(const v1::Report& report, bool by_bandwidth, const std::string& id) {
   std::string out;
   const bool whole = WholeMaps(report);
-  if (!whole && by_bandwidth) return "<p class=\"fleet\">Drawn for smaller sweeps; the status maps' cells give each pair's bandwidth.</p>\n";
+  if (!whole && by_bandwidth)
+    return "<p class=\"fleet\">Drawn for smaller sweeps; the status maps' cells give each pair's "
+           "bandwidth.</p>\n";
   for (const std::string& rail : RailsOf(report)) {
     if (!rail.empty()) absl::StrAppend(&out, "<h3>", XmlEscape(rail), "</h3>\n");
     const std::string map_id = rail.empty() ? id : absl::StrCat(id, "-", rail);
@@ -214,12 +233,16 @@ std::string BandwidthMapHtml(const v1::Report& report) {
     absl::StrAppendFormat(&out, "<stop offset=\"%d%%\" stop-color=\"%s\"/>", i * 10,
                           BandwidthFill(median * i / 10.0, median));
   }
-  out += "</linearGradient></defs><rect x=\"10\" y=\"2\" width=\"240\" height=\"14\" fill=\"url(#bwscale)\" stroke=\"#999\"/>";
+  out +=
+      "</linearGradient></defs><rect x=\"10\" y=\"2\" width=\"240\" height=\"14\" "
+      "fill=\"url(#bwscale)\" stroke=\"#999\"/>";
   for (int i = 0; i <= 2; ++i) {
-    absl::StrAppendFormat(&out, "<text x=\"%d\" y=\"30\" font-size=\"11\" text-anchor=\"middle\">%.1f</text>",
-                          10 + 120 * i, median * i / 2);
+    absl::StrAppendFormat(
+        &out, "<text x=\"%d\" y=\"30\" font-size=\"11\" text-anchor=\"middle\">%.1f</text>",
+        10 + 120 * i, median * i / 2);
   }
-  absl::StrAppendFormat(&out, "</svg> Gb/s, from 0 to the fabric's median (%.2f) and above\n", median);
+  absl::StrAppendFormat(&out, "</svg> Gb/s, from 0 to the fabric's median (%.2f) and above\n",
+                        median);
   out += Swatch(kUnmeasuredFill, "no figure");
   out += Swatch(kUnreachableFill, "node unreachable (&#x2715;)");
   out += "</div>\n";

@@ -14,7 +14,8 @@ using google::protobuf::FieldDescriptor;
 
 // The names of every 64-bit integer field reachable from `d`: protobuf's JSON mapping writes
 // them as strings ("sweep_id": "13"), which scripts then compare as text.
-void Int64Fields(const Descriptor* d, std::set<const Descriptor*>* seen, std::set<std::string>* out) {
+void Int64Fields(const Descriptor* d, std::set<const Descriptor*>* seen,
+                 std::set<std::string>* out) {
   if (!seen->insert(d).second) return;
   for (int i = 0; i < d->field_count(); ++i) {
     const FieldDescriptor* f = d->field(i);
@@ -31,7 +32,6 @@ void Int64Fields(const Descriptor* d, std::set<const Descriptor*>* seen, std::se
     }
   }
 }
-
 
 // The 64-bit integer field names reachable from a Report, once.
 const std::set<std::string>& Int64Names() {

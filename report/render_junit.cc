@@ -140,7 +140,8 @@ std::string ToXml(const std::string& title, const Suites& suites) {
     all.failures += t.failures;
     all.skipped += t.skipped;
   }
-  absl::StrAppendFormat(&out, "<testsuites name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
+  absl::StrAppendFormat(&out,
+                        "<testsuites name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
                         XmlEscape(title), total, all.failures, all.skipped);
   for (const auto& [family, cases] : suites) {
     const Tally t = Count(cases);
@@ -160,7 +161,8 @@ std::string ToXml(const std::string& title, const Suites& suites) {
         absl::StrAppendFormat(&out, "      <skipped message=\"%s\"/>\n", XmlEscape(c.message));
       } else {
         absl::StrAppendFormat(&out, "      <failure type=\"%s\" message=\"%s\">%s</failure>\n",
-                              XmlEscape(c.failure_type), XmlEscape(c.message), XmlEscape(c.message));
+                              XmlEscape(c.failure_type), XmlEscape(c.message),
+                              XmlEscape(c.message));
       }
       out += "    </testcase>\n";
     }

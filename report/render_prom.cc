@@ -8,8 +8,8 @@
 #include "absl/strings/str_replace.h"
 #include "report/builder.h"
 #include "report/findings.h"
-#include "report/render.h"
 #include "report/group_matrix.h"
+#include "report/render.h"
 #include "report/render_util.h"
 
 namespace fabricctl::report {
@@ -20,10 +20,14 @@ std::string PromEscape(const std::string& text) {
 
 int PromStatusValue(v1::HealthStatus s) {
   switch (s) {
-    case v1::HEALTH_OK: return 0;
-    case v1::HEALTH_WARNING: return 1;
-    case v1::HEALTH_CRITICAL: return 2;
-    default: return 3;
+    case v1::HEALTH_OK:
+      return 0;
+    case v1::HEALTH_WARNING:
+      return 1;
+    case v1::HEALTH_CRITICAL:
+      return 2;
+    default:
+      return 3;
   }
 }
 
@@ -46,20 +50,23 @@ std::string LatencyProbe(const v1::Report& report, const v1::PairHealth& pair) {
 
 std::string PromPairLabels(const std::string& node, const std::string& peer,
                            const std::string& probe, const std::string& rail) {
-  return absl::StrFormat("node=\"%s\",peer=\"%s\",probe=\"%s\"%s", PromEscape(node), PromEscape(peer),
-                         PromEscape(probe), rail.empty() ? "" : ",rail=\"" + PromEscape(rail) + "\"");
+  return absl::StrFormat("node=\"%s\",peer=\"%s\",probe=\"%s\"%s", PromEscape(node),
+                         PromEscape(peer), PromEscape(probe),
+                         rail.empty() ? "" : ",rail=\"" + PromEscape(rail) + "\"");
 }
 
 std::vector<PromPairSample> PromPairSamples(const v1::Report& report) {
   std::vector<PromPairSample> out;
   const std::string probe = internal::HeadlineProbe(report);
   for (const auto& p : report.health().pairs()) {
-    if (p.has_bw_gbps()) out.push_back({p.node(), p.peer(), probe, false, p.bw_gbps() * 1e9 / 8, p.rail()});
+    if (p.has_bw_gbps())
+      out.push_back({p.node(), p.peer(), probe, false, p.bw_gbps() * 1e9 / 8, p.rail()});
     if (p.has_bw_gbps() && p.has_bw_reverse_gbps()) {
       out.push_back({p.peer(), p.node(), probe, false, p.bw_reverse_gbps() * 1e9 / 8, p.rail()});
     }
     if (p.has_lat_us()) {
-      out.push_back({p.node(), p.peer(), LatencyProbe(report, p), true, p.lat_us() * 1e-6, p.rail()});
+      out.push_back(
+          {p.node(), p.peer(), LatencyProbe(report, p), true, p.lat_us() * 1e-6, p.rail()});
     }
   }
   return out;
@@ -90,13 +97,14 @@ void AppendGroupSeries(const v1::Report& report, const Metric& metric, std::stri
       }
     }
   }
-  metric("fabricctl_group_pair_bad_pairs", "Pairs between two topology groups judged warning or critical.");
+  metric("fabricctl_group_pair_bad_pairs",
+         "Pairs between two topology groups judged warning or critical.");
   for (const auto& [rail, m] : matrices) {
     for (size_t x = 0; x < m.groups.size(); ++x) {
       for (size_t y = 0; y < m.groups.size(); ++y) {
         if (m.pairs[x][y] == 0) continue;
-        absl::StrAppendFormat(&out, "fabricctl_group_pair_bad_pairs{%s} %d\n", labels(m, rail, x, y),
-                              m.bad[x][y]);
+        absl::StrAppendFormat(&out, "fabricctl_group_pair_bad_pairs{%s} %d\n",
+                              labels(m, rail, x, y), m.bad[x][y]);
       }
     }
   }
@@ -105,20 +113,25 @@ void AppendGroupSeries(const v1::Report& report, const Metric& metric, std::stri
 // Each pair's bandwidth and latency, in base units as Prometheus asks (bytes per second,
 // seconds), for sweeps of up to kMaxPromPairNodes nodes unless `all_pairs`.
 template <typename Metric>
-void AppendPairSeries(const v1::Report& report, bool all_pairs, const Metric& metric, std::string& out) {
+void AppendPairSeries(const v1::Report& report, bool all_pairs, const Metric& metric,
+                      std::string& out) {
   if (!all_pairs && report.health().nodes_size() > kMaxPromPairNodes) {
-    absl::StrAppendFormat(&out, "# fabricctl: per-pair series left out for %d nodes (--format prom-pairs writes them)\n",
-                          report.health().nodes_size());
+    absl::StrAppendFormat(
+        &out,
+        "# fabricctl: per-pair series left out for %d nodes (--format prom-pairs writes them)\n",
+        report.health().nodes_size());
     return;
   }
   const std::vector<PromPairSample> samples = PromPairSamples(report);
   for (const bool latency : {false, true}) {
-    const char* name = latency ? "fabricctl_pair_latency_seconds" : "fabricctl_pair_bandwidth_bytes_per_second";
+    const char* name =
+        latency ? "fabricctl_pair_latency_seconds" : "fabricctl_pair_bandwidth_bytes_per_second";
     metric(name, latency ? "Typical one-way latency of a pair at the smallest message size."
                          : "Average bandwidth of a pair at the largest message size.");
     for (const auto& x : samples) {
       if (x.latency == latency) {
-        absl::StrAppendFormat(&out, "%s{%s} %.6g\n", name, PromPairLabels(x.node, x.peer, x.probe, x.rail), x.value);
+        absl::StrAppendFormat(&out, "%s{%s} %.6g\n", name,
+                              PromPairLabels(x.node, x.peer, x.probe, x.rail), x.value);
       }
     }
   }
@@ -139,15 +152,16 @@ std::string RenderProm(const v1::Report& report, bool per_node, bool all_pairs) 
   absl::StrAppendFormat(&out, "fabricctl_build_info{source=\"%s\",version=\"%s\"} 1\n", what,
                         PromEscape(report.generator().substr(report.generator().rfind(' ') + 1)));
   metric(prefix + "worst_severity", "Worst finding severity: 0 ok, 1 warning, 2 critical.");
-  absl::StrAppendFormat(&out, "%sworst_severity %d\n", prefix, static_cast<int>(ExitCodeFor(report)));
+  absl::StrAppendFormat(&out, "%sworst_severity %d\n", prefix,
+                        static_cast<int>(ExitCodeFor(report)));
   if (!check && report.sweep().sweep_id() != 0) {
     metric("fabricctl_sweep_id", "Id of the sweep these figures come from.");
     absl::StrAppendFormat(&out, "fabricctl_sweep_id %d\n", report.sweep().sweep_id());
   }
   // When it was measured (never a zero timestamp): the sweep's end, or the check's report.
   const int64_t when = check ? report.generated().seconds() : report.sweep().finished().seconds();
-  const std::string timestamp = check ? "fabricctl_check_timestamp_seconds"
-                                       : "fabricctl_sweep_finished_timestamp_seconds";
+  const std::string timestamp =
+      check ? "fabricctl_check_timestamp_seconds" : "fabricctl_sweep_finished_timestamp_seconds";
   if (when > 0) {
     metric(timestamp, absl::StrCat("When the ", what, " finished (Unix time)."));
     absl::StrAppendFormat(&out, "%s %d\n", timestamp, when);
@@ -156,8 +170,10 @@ std::string RenderProm(const v1::Report& report, bool per_node, bool all_pairs) 
   absl::StrAppendFormat(&out, "%sduration_seconds %.3f\n", prefix,
                         internal::Seconds(report.summary().elapsed()));
   if (!check) {
-    metric("fabricctl_sweep_retests_skipped", "Flagged pairs left unmeasured once the re-test budget was spent.");
-    absl::StrAppendFormat(&out, "fabricctl_sweep_retests_skipped %d\n", report.summary().retests_skipped());
+    metric("fabricctl_sweep_retests_skipped",
+           "Flagged pairs left unmeasured once the re-test budget was spent.");
+    absl::StrAppendFormat(&out, "fabricctl_sweep_retests_skipped %d\n",
+                          report.summary().retests_skipped());
   }
   const std::string status = check ? "fabricctl_check_node_status" : "fabricctl_node_status";
   if (per_node || check) {

@@ -58,7 +58,8 @@ v1::Report ThreeNodes() {
 
 size_t Count(const std::string& text, const std::string& needle) {
   size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    ++count;
   return count;
 }
 
@@ -75,7 +76,8 @@ TEST_CASE("JSON carries the schema and round-trips through the proto") {
 
 TEST_CASE("Text shows the verdict, the findings and a heat map cell per ordered pair") {
   std::string text = RenderText(ThreeNodes(), false);
-  CHECK(text.rfind("fabricctl sweep 7: CRITICAL - 3 nodes (2 ok, 0 warning, 1 critical, 0 unknown)", 0) == 0);
+  CHECK(text.rfind("fabricctl sweep 7: CRITICAL - 3 nodes (2 ok, 0 warning, 1 critical, 0 unknown)",
+                   0) == 0);
   CHECK(text.find("CRITICAL straggler_node") != std::string::npos);
   CHECK(text.find("DRAIN: c") != std::string::npos);
   CHECK(Count(text, "1.50*") == 2);  // a-c in both triangles
@@ -88,9 +90,10 @@ TEST_CASE("JUnit has a suite per family and failures from findings, escaped") {
   std::string xml = RenderJunit(ThreeNodes());
   CHECK(xml.find("<testsuite name=\"tcp_bw\" tests=\"3\" failures=\"0\"") != std::string::npos);
   CHECK(xml.find("<testsuite name=\"nodes\" tests=\"3\" failures=\"1\"") != std::string::npos);
-  CHECK(xml.find("<failure type=\"straggler_node\" message=\"c: median tcp_bw 1.45 Gb/s &lt;slow&gt; &amp; &quot;odd&quot;\"") !=
+  CHECK(xml.find("<failure type=\"straggler_node\" message=\"c: median tcp_bw 1.45 Gb/s "
+                 "&lt;slow&gt; &amp; &quot;odd&quot;\"") != std::string::npos);
+  CHECK(xml.find("<testsuites name=\"fabricctl sweep 7\" tests=\"6\" failures=\"1\"") !=
         std::string::npos);
-  CHECK(xml.find("<testsuites name=\"fabricctl sweep 7\" tests=\"6\" failures=\"1\"") != std::string::npos);
 }
 
 TEST_CASE("JUnit: a finding about no node of the map fails a case of its own") {
@@ -109,9 +112,11 @@ TEST_CASE("JUnit: a finding about no node of the map fails a case of its own") {
 TEST_CASE("Prometheus exposition: HELP and TYPE per metric, labelled samples") {
   std::string prom = RenderProm(ThreeNodes());
   CHECK(prom.find("# TYPE fabricctl_pair_bandwidth_bytes_per_second gauge\n") != std::string::npos);
-  CHECK(prom.find("fabricctl_pair_bandwidth_bytes_per_second{node=\"a\",peer=\"b\",probe=\"tcp_bw\"} "
-                  "1.1875e+09\n") != std::string::npos);
-  CHECK(prom.find("fabricctl_pair_latency_seconds{node=\"a\",peer=\"b\",probe=\"tcp_lat\"} 2e-05\n") !=
+  CHECK(
+      prom.find("fabricctl_pair_bandwidth_bytes_per_second{node=\"a\",peer=\"b\",probe=\"tcp_bw\"} "
+                "1.1875e+09\n") != std::string::npos);
+  CHECK(prom.find(
+            "fabricctl_pair_latency_seconds{node=\"a\",peer=\"b\",probe=\"tcp_lat\"} 2e-05\n") !=
         std::string::npos);
   CHECK(prom.find("fabricctl_node_status{node=\"c\"} 2\n") != std::string::npos);
   CHECK(prom.find("fabricctl_findings{kind=\"straggler_node\",severity=\"critical\"} 1\n") !=
@@ -137,7 +142,8 @@ TEST_CASE("Prometheus for a check: its own names, and no zero timestamps or swee
   CHECK(prom.find("fabricctl_findings") == std::string::npos);
   CHECK(prom.find("timestamp_seconds") == std::string::npos);  // no generation time: none, not 0
   report.mutable_generated()->set_seconds(1700000000);
-  CHECK(RenderProm(report).find("fabricctl_check_timestamp_seconds 1700000000\n") != std::string::npos);
+  CHECK(RenderProm(report).find("fabricctl_check_timestamp_seconds 1700000000\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("HTML is one file with an SVG cell per ordered pair and no external references") {
@@ -154,7 +160,8 @@ TEST_CASE("HTML is one file with an SVG cell per ordered pair and no external re
   CHECK(html.find("<td>1.50</td><td></td><td>20.0</td>") != std::string::npos);
 }
 
-TEST_CASE("HTML: legends, bandwidth scale, times, drain list, audits, all-reduce, unreachable marked") {
+TEST_CASE(
+    "HTML: legends, bandwidth scale, times, drain list, audits, all-reduce, unreachable marked") {
   v1::Report r = ThreeNodes();
   r.mutable_sweep()->mutable_started()->set_seconds(1699999990);
   auto* gone = r.mutable_health()->add_nodes();
@@ -180,17 +187,19 @@ TEST_CASE("HTML: legends, bandwidth scale, times, drain list, audits, all-reduce
   CHECK(html.find("id=\"status-legend\"") != std::string::npos);
   CHECK(html.find("id=\"bandwidth-legend\"") != std::string::npos);
   CHECK(html.find("linearGradient id=\"bwscale\"") != std::string::npos);
-  CHECK(html.find("<td>2023-11-14 22:13:10 UTC</td>") != std::string::npos);   // started
-  CHECK(html.find("<td>2023-11-14 22:13:20 UTC</td>") != std::string::npos);   // finished
+  CHECK(html.find("<td>2023-11-14 22:13:10 UTC</td>") != std::string::npos);  // started
+  CHECK(html.find("<td>2023-11-14 22:13:20 UTC</td>") != std::string::npos);  // finished
   CHECK(html.find("<p id=\"drain\"><b>Drain:</b> c</p>") != std::string::npos);
-  CHECK(html.find("<td>mtu</td><td class=\"\">ran</td><td></td><td></td><td>eth0: 9000</td>") != std::string::npos);
+  CHECK(html.find("<td>mtu</td><td class=\"\">ran</td><td></td><td></td><td>eth0: 9000</td>") !=
+        std::string::npos);
   CHECK(html.find("<td>4194304</td><td>1.25</td><td>1.67</td>") != std::string::npos);
   // d's row and column are marked on both maps (3 peers each way), and in the node table.
   CHECK(Count(html, "<rect class=\"unreachable\"") == 12);
   CHECK(html.find("<title>d unreachable: d:7401: connect: timed out</title>") != std::string::npos);
   CHECK(html.find("<tr class=\"unreachable\"><td>d</td>") != std::string::npos);
   // Flagged pairs list the two critical pairs with their figures.
-  CHECK(html.find("<tr><td>a</td><td>c</td><td class=\"critical\">critical</td><td>1.50</td>") != std::string::npos);
+  CHECK(html.find("<tr><td>a</td><td>c</td><td class=\"critical\">critical</td><td>1.50</td>") !=
+        std::string::npos);
   // On the bandwidth scale (median 1.5 Gb/s): 9.5 Gb/s is green, 1.4 a little below.
   CHECK(html.find("fill=\"#3a9d5d\"><title>a -&gt; b: 9.50 Gb/s") != std::string::npos);
 }
@@ -270,7 +279,8 @@ TEST_CASE("text: a node's gpu_copy shows its figures per GPU") {
   const std::string text = RenderText(r, false);
   CHECK(text.find("gpu_copy     ok        2 checked\n"
                   "                       GPU 0 67108864 B: H2D 54.6 GB/s, D2H 54.6 GB/s\n"
-                  "                       GPU 1 67108864 B: H2D 50.1 GB/s, D2H 49.9 GB/s\n") != std::string::npos);
+                  "                       GPU 1 67108864 B: H2D 50.1 GB/s, D2H 49.9 GB/s\n") !=
+        std::string::npos);
 }
 
 }  // namespace fabricctl::report
@@ -342,12 +352,12 @@ TEST_CASE("With a topology, every format maps the sweep leaf by leaf") {
   CHECK(text.find("1.45 [2]") != std::string::npos);  // a->c 1.5 and b->c 1.4: median, 2 bad
   CHECK(text.find("9.50") != std::string::npos);
   const std::string prom = RenderProm(r, /*per_node=*/false);
-  CHECK(prom.find("fabricctl_group_pair_bandwidth_bytes_per_second{level=\"leaf\",group=\"leaf-1\",peer_group=\"leaf-2\"} 1.8125e+08") !=
-        std::string::npos);
-  CHECK(prom.find("fabricctl_group_pair_bad_pairs{level=\"leaf\",group=\"leaf-1\",peer_group=\"leaf-2\"} 2") !=
-        std::string::npos);
-  CHECK(prom.find("fabricctl_group_pair_bad_pairs{level=\"leaf\",group=\"leaf-1\",peer_group=\"leaf-1\"} 0") !=
-        std::string::npos);
+  CHECK(prom.find("fabricctl_group_pair_bandwidth_bytes_per_second{level=\"leaf\",group=\"leaf-1\","
+                  "peer_group=\"leaf-2\"} 1.8125e+08") != std::string::npos);
+  CHECK(prom.find("fabricctl_group_pair_bad_pairs{level=\"leaf\",group=\"leaf-1\",peer_group="
+                  "\"leaf-2\"} 2") != std::string::npos);
+  CHECK(prom.find("fabricctl_group_pair_bad_pairs{level=\"leaf\",group=\"leaf-1\",peer_group="
+                  "\"leaf-1\"} 0") != std::string::npos);
   const std::string html = RenderHtml(r);
   CHECK(html.find("<table id=\"groups\">") != std::string::npos);
   CHECK(html.find("1.45 (2 bad)") != std::string::npos);
@@ -387,8 +397,8 @@ TEST_CASE("With rails, every format maps each rail on its own and labels its ser
   CHECK(text.substr(rail1).find("0.95") != std::string::npos);
   CHECK(text.substr(rail1).find("9.50") == std::string::npos);
   const std::string prom = RenderProm(r);
-  CHECK(prom.find("fabricctl_pair_bandwidth_bytes_per_second{node=\"a\",peer=\"b\",probe=\"tcp_bw\",rail=\"rail1\"}") !=
-        std::string::npos);
+  CHECK(prom.find("fabricctl_pair_bandwidth_bytes_per_second{node=\"a\",peer=\"b\",probe=\"tcp_"
+                  "bw\",rail=\"rail1\"}") != std::string::npos);
   const std::string html = RenderHtml(r);
   CHECK(html.find("id=\"heatmap-rail1\"") != std::string::npos);
   CHECK(html.find("<th>rail</th>") != std::string::npos);
@@ -402,7 +412,9 @@ TEST_CASE("With rails, every format maps each rail on its own and labels its ser
 
 namespace fabricctl::report {
 
-TEST_CASE("A fleet's reports stay a fleet's size: HTML leaf by leaf, text's worst pairs, no per-pair series") {
+TEST_CASE(
+    "A fleet's reports stay a fleet's size: HTML leaf by leaf, text's worst pairs, no per-pair "
+    "series") {
   const v1::Report fleet = Fleet(1000, 32);
   REQUIRE(fleet.health().pairs_size() > 10000);
   const std::string html = RenderHtml(fleet);
@@ -421,7 +433,8 @@ TEST_CASE("A fleet's reports stay a fleet's size: HTML leaf by leaf, text's wors
 
   const std::string text = RenderText(fleet, false);
   CHECK(text.find("WORST PAIRS (20 of") != std::string::npos);
-  CHECK(text.find("node-0                   node-1                        2.00") != std::string::npos);
+  CHECK(text.find("node-0                   node-1                        2.00") !=
+        std::string::npos);
   CHECK(text.size() < 64u << 10);
 
   const std::string prom = RenderProm(fleet);
@@ -429,7 +442,8 @@ TEST_CASE("A fleet's reports stay a fleet's size: HTML leaf by leaf, text's wors
   CHECK(prom.find("per-pair series left out for 1000 nodes") != std::string::npos);
   auto all = Render(fleet, "prom-pairs", false);
   REQUIRE(all.ok());
-  CHECK(Count(*all, "fabricctl_pair_bandwidth_bytes_per_second{") == 2 * static_cast<size_t>(fleet.health().pairs_size()));
+  CHECK(Count(*all, "fabricctl_pair_bandwidth_bytes_per_second{") ==
+        2 * static_cast<size_t>(fleet.health().pairs_size()));
 }
 
 TEST_CASE("A small sweep keeps its whole maps and its pair series") {

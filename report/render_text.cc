@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "report/render.h"
 #include "report/group_matrix.h"
+#include "report/render.h"
 #include "report/render_util.h"
 
 namespace fabricctl::report {
@@ -45,7 +45,9 @@ struct Paint {
   const char* reset() const { return color ? "\033[0m" : ""; }
   const char* operator()(v1::Severity s) const {
     if (!color) return "";
-    return s == v1::SEVERITY_CRITICAL ? "\033[31m" : s == v1::SEVERITY_WARNING ? "\033[33m" : "\033[32m";
+    return s == v1::SEVERITY_CRITICAL  ? "\033[31m"
+           : s == v1::SEVERITY_WARNING ? "\033[33m"
+                                       : "\033[32m";
   }
 };
 
@@ -80,9 +82,8 @@ void AppendAudits(const v1::Report& report, std::string& out) {
     absl::StrAppend(&out, "\nAUDITS (", node.node(), ")\n");
     for (const auto& audit : node.audits()) {
       absl::StrAppendFormat(&out, "%-12s %-9s %s\n", audit.audit(), AuditOutcome(audit),
-                            audit.reason().empty()
-                                ? absl::StrCat(audit.observed_size(), " checked")
-                                : audit.reason());
+                            audit.reason().empty() ? absl::StrCat(audit.observed_size(), " checked")
+                                                   : audit.reason());
       if (audit.audit() == "gpu_copy" && audit.outcome() == v1::AUDIT_RAN) {
         std::vector<std::pair<std::string, std::string>> figures(audit.observed().begin(),
                                                                  audit.observed().end());
@@ -120,7 +121,8 @@ void AppendWorstPairs(const v1::Report& report, const std::string& rail, std::st
   constexpr size_t kWorstPairs = 20;
   std::vector<const v1::PairHealth*> pairs;
   for (const auto& p : report.health().pairs()) {
-    if (p.rail() == rail && (p.has_relative_bw() || p.status() != v1::HEALTH_OK)) pairs.push_back(&p);
+    if (p.rail() == rail && (p.has_relative_bw() || p.status() != v1::HEALTH_OK))
+      pairs.push_back(&p);
   }
   auto flagged = [](const v1::PairHealth* p) { return p->status() != v1::HEALTH_OK; };
   const size_t shown = std::min(kWorstPairs, pairs.size());
@@ -129,16 +131,22 @@ void AppendWorstPairs(const v1::Report& report, const std::string& rail, std::st
                       if (flagged(a) != flagged(b)) return flagged(a);
                       return a->relative_bw() < b->relative_bw();
                     });
-  absl::StrAppendFormat(&out, "\nWORST PAIRS%s (%d of %d measured; node maps are drawn up to 40 nodes here, in --format html beyond)\n",
+  absl::StrAppendFormat(&out,
+                        "\nWORST PAIRS%s (%d of %d measured; node maps are drawn up to 40 nodes "
+                        "here, in --format html beyond)\n",
                         rail.empty() ? "" : " " + rail, shown, report.health().pairs_size());
   if (shown == 0) return;
-  absl::StrAppendFormat(&out, "%-24s %-24s %9s %9s %9s %8s\n", "node", "peer", "Gb/s", "back", "of typ.", "status");
-  auto figure = [](bool has, double x) { return has ? absl::StrFormat("%.2f", x) : std::string("-"); };
+  absl::StrAppendFormat(&out, "%-24s %-24s %9s %9s %9s %8s\n", "node", "peer", "Gb/s", "back",
+                        "of typ.", "status");
+  auto figure = [](bool has, double x) {
+    return has ? absl::StrFormat("%.2f", x) : std::string("-");
+  };
   for (size_t i = 0; i < shown; ++i) {
     const v1::PairHealth& p = *pairs[i];
-    absl::StrAppendFormat(&out, "%-24s %-24s %9s %9s %9s %8s\n", p.node(), p.peer(), figure(p.has_bw_gbps(), p.bw_gbps()),
-                          figure(p.has_bw_reverse_gbps(), p.bw_reverse_gbps()),
-                          figure(p.has_relative_bw(), p.relative_bw()), internal::StatusName(p.status()));
+    absl::StrAppendFormat(
+        &out, "%-24s %-24s %9s %9s %9s %8s\n", p.node(), p.peer(),
+        figure(p.has_bw_gbps(), p.bw_gbps()), figure(p.has_bw_reverse_gbps(), p.bw_reverse_gbps()),
+        figure(p.has_relative_bw(), p.relative_bw()), internal::StatusName(p.status()));
   }
 }
 
@@ -155,10 +163,13 @@ void AppendHeatMap(const v1::Report& report, const std::string& probe, const Pai
   const internal::PairIndex index = internal::IndexPairs(report, rail);
   size_t width = 6;
   for (const auto& n : nodes) width = std::max(width, n.node().size());
-  absl::StrAppendFormat(&out, "\nHEAT MAP%s (%s Gb/s, row sends to column; * critical, ! warning, ? not measured)\n",
-                        rail.empty() ? "" : " " + rail, probe.empty() ? "bandwidth" : probe);
+  absl::StrAppendFormat(
+      &out, "\nHEAT MAP%s (%s Gb/s, row sends to column; * critical, ! warning, ? not measured)\n",
+      rail.empty() ? "" : " " + rail, probe.empty() ? "bandwidth" : probe);
   out += std::string(width + 1, ' ');
-  for (const auto& n : nodes) absl::StrAppendFormat(&out, " %*s", static_cast<int>(std::max<size_t>(8, n.node().size())), n.node());
+  for (const auto& n : nodes)
+    absl::StrAppendFormat(&out, " %*s", static_cast<int>(std::max<size_t>(8, n.node().size())),
+                          n.node());
   out += "\n";
   for (const auto& row : nodes) {
     absl::StrAppendFormat(&out, "%-*s ", static_cast<int>(width), row.node());
@@ -188,16 +199,19 @@ void AppendGroupMap(const v1::Report& report, const std::string& probe, const Pa
   size_t width = 8;
   for (const auto& g : m->groups) width = std::max(width, g.size() + 1);
   const int w = static_cast<int>(std::max<size_t>(width, 14));
-  absl::StrAppendFormat(&out, "\n%s MAP%s (%s Gb/s, median of the pairs from the row's %s to the column's; [bad pairs])\n",
-                        absl::AsciiStrToUpper(m->level), rail.empty() ? "" : " " + rail,
-                        probe.empty() ? "bandwidth" : probe, m->level);
+  absl::StrAppendFormat(
+      &out,
+      "\n%s MAP%s (%s Gb/s, median of the pairs from the row's %s to the column's; [bad pairs])\n",
+      absl::AsciiStrToUpper(m->level), rail.empty() ? "" : " " + rail,
+      probe.empty() ? "bandwidth" : probe, m->level);
   out += std::string(width, ' ');
   for (const auto& g : m->groups) absl::StrAppendFormat(&out, " %*s", w, g);
   out += "\n";
   for (size_t x = 0; x < m->groups.size(); ++x) {
     absl::StrAppendFormat(&out, "%-*s", static_cast<int>(width), m->groups[x]);
     for (size_t y = 0; y < m->groups.size(); ++y) {
-      std::string cell = std::isnan(m->median_gbps[x][y]) ? "-" : absl::StrFormat("%.2f", m->median_gbps[x][y]);
+      std::string cell =
+          std::isnan(m->median_gbps[x][y]) ? "-" : absl::StrFormat("%.2f", m->median_gbps[x][y]);
       if (m->bad[x][y] > 0) absl::StrAppend(&cell, " [", m->bad[x][y], "]");
       const v1::Severity severity = m->bad[x][y] > 0 ? v1::SEVERITY_CRITICAL : v1::SEVERITY_OK;
       absl::StrAppendFormat(&out, " %s%*s%s", paint(severity), w, cell, paint.reset());
@@ -213,12 +227,13 @@ std::string RenderText(const v1::Report& report, bool color) {
   std::string out = SummaryLine(report, paint);
   const std::string probe = internal::HeadlineProbe(report);
   if (report.health().has_best_bw_gbps()) {
-    absl::StrAppendFormat(&out, "%s: typical %.2f Gb/s (median over nodes), best %.2f Gb/s\n", probe,
-                          report.health().median_bw_gbps(), report.health().best_bw_gbps());
+    absl::StrAppendFormat(&out, "%s: typical %.2f Gb/s (median over nodes), best %.2f Gb/s\n",
+                          probe, report.health().median_bw_gbps(), report.health().best_bw_gbps());
   }
   const auto& sum = report.summary();
   if (sum.retest_rounds() > 0 || sum.retests_skipped() > 0) {
-    absl::StrAppendFormat(&out, "re-tests: %d pairs in %d rounds", sum.retested_pairs(), sum.retest_rounds());
+    absl::StrAppendFormat(&out, "re-tests: %d pairs in %d rounds", sum.retested_pairs(),
+                          sum.retest_rounds());
     if (sum.retests_skipped() > 0) {
       absl::StrAppendFormat(&out, "; %d flagged pairs not measured again (budget %.1fs spent)",
                             sum.retests_skipped(), internal::Seconds(sum.retest_budget()));

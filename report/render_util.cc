@@ -1,8 +1,8 @@
 #include "report/render_util.h"
 
-#include <cmath>
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -20,9 +20,12 @@ std::string Lower(std::string s) {
 
 std::string SeverityName(v1::Severity s) {
   switch (s) {
-    case v1::SEVERITY_CRITICAL: return "CRITICAL";
-    case v1::SEVERITY_WARNING: return "WARNING";
-    default: return "OK";
+    case v1::SEVERITY_CRITICAL:
+      return "CRITICAL";
+    case v1::SEVERITY_WARNING:
+      return "WARNING";
+    default:
+      return "OK";
   }
 }
 
@@ -30,18 +33,25 @@ std::string SeverityLabel(v1::Severity s) { return Lower(SeverityName(s)); }
 
 std::string ActionName(v1::Action a) {
   switch (a) {
-    case v1::ACTION_DRAIN: return "drain";
-    case v1::ACTION_INVESTIGATE: return "investigate";
-    default: return "none";
+    case v1::ACTION_DRAIN:
+      return "drain";
+    case v1::ACTION_INVESTIGATE:
+      return "investigate";
+    default:
+      return "none";
   }
 }
 
 std::string StatusName(v1::HealthStatus s) {
   switch (s) {
-    case v1::HEALTH_OK: return "ok";
-    case v1::HEALTH_WARNING: return "warning";
-    case v1::HEALTH_CRITICAL: return "critical";
-    default: return "unknown";
+    case v1::HEALTH_OK:
+      return "ok";
+    case v1::HEALTH_WARNING:
+      return "warning";
+    case v1::HEALTH_CRITICAL:
+      return "critical";
+    default:
+      return "unknown";
   }
 }
 
@@ -98,8 +108,8 @@ const v1::PairHealth* FindPair(const PairIndex& index, const std::string& node,
 }
 
 std::string XmlEscape(const std::string& text) {
-  return absl::StrReplaceAll(text, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"},
-                                    {"\"", "&quot;"}, {"'", "&apos;"}});
+  return absl::StrReplaceAll(
+      text, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}, {"'", "&apos;"}});
 }
 
 }  // namespace fabricctl::report::internal

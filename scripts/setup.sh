@@ -18,8 +18,8 @@ PACKAGES=(
   slurm-wlm munge prometheus-node-exporter
   # tests: the store and a standby controller on a real PostgreSQL, started by the test
   postgresql
-  # scripts/fuzz.sh: libFuzzer
-  clang
+  # scripts/fuzz.sh: libFuzzer; scripts/format.sh: the house layout
+  clang clang-format
   # benchmarks: reference tools
   iperf3 sockperf perftest
   # the soft-RoCE VM of ../shared/tools/rdma-vm (RDMA probes for real without RDMA hardware)

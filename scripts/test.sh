@@ -105,6 +105,16 @@ else
 fi
 rm -f "$ts_log"
 
+# The house layout (scripts/format.sh: clang-format over every tracked C++ file): one case.
+fmt_log=$(mktemp)
+if bash scripts/format.sh >"$fmt_log" 2>&1; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)) rc=1
+fi
+tail -21 "$fmt_log"
+rm -f "$fmt_log"
+
 if ((${#skip_list[@]})); then
   echo "skipped:"
   printf '  %s\n' "${skip_list[@]}"

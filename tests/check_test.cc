@@ -1,11 +1,9 @@
 // `fabricctl check` as cron or Slurm runs it: the real binary over the fixture nodes of
 // tests/fixtures/make_sysfs.py and over this machine.
+#include <catch2/catch.hpp>
 #include <climits>
 #include <cstdlib>
-
 #include <fstream>
-
-#include <catch2/catch.hpp>
 
 #include "google/protobuf/util/json_util.h"
 #include "proto/report.pb.h"
@@ -26,8 +24,10 @@ std::string Fixtures() {
 }
 
 CommandResult Check(const std::string& node, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {kCli, "check", "--sysfs-root", Fixtures() + "/" + node,
-                                   "--config", "configs/roce-h100.yaml", "--node-name", node};
+  std::vector<std::string> argv = {kCli,           "check",
+                                   "--sysfs-root", Fixtures() + "/" + node,
+                                   "--config",     "configs/roce-h100.yaml",
+                                   "--node-name",  node};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return RunCommand(argv);
 }
@@ -119,9 +119,11 @@ TEST_CASE("check: no RDMA here means rdma_unavailable and skipped audits, not a 
 }
 
 TEST_CASE("check: NCCL's environment is audited") {
-  std::vector<std::string> argv = {"/usr/bin/env", "NCCL_IB_DISABLE=1", kCli, "check",
-                                   "--sysfs-root", Fixtures() + "/roce-h100", "--config",
-                                   "configs/roce-h100.yaml", "--node-name", "n1"};
+  std::vector<std::string> argv = {"/usr/bin/env", "NCCL_IB_DISABLE=1",
+                                   kCli,           "check",
+                                   "--sysfs-root", Fixtures() + "/roce-h100",
+                                   "--config",     "configs/roce-h100.yaml",
+                                   "--node-name",  "n1"};
   CommandResult r = RunCommand(argv);
   CHECK(r.exit_code == 2);
   CHECK(r.err == "CRITICAL: n1: tcp_fallback\n");
@@ -136,8 +138,8 @@ TEST_CASE("check: --window reads the counters twice; a quiet link passes") {
 }
 
 TEST_CASE("check --nccl-log: a socket fallback exits 2 with the evidence line") {
-  CommandResult fallback = RunCommand({kCli, "check", "--nccl-log",
-                                       "tests/fixtures/nccl/socket-fallback.log", "--format", "json"});
+  CommandResult fallback = RunCommand(
+      {kCli, "check", "--nccl-log", "tests/fixtures/nccl/socket-fallback.log", "--format", "json"});
   CHECK(fallback.exit_code == 2);
   v1::Report report;
   REQUIRE(google::protobuf::util::JsonStringToMessage(fallback.out, &report).ok());
@@ -146,20 +148,23 @@ TEST_CASE("check --nccl-log: a socket fallback exits 2 with the evidence line") 
   CHECK(report.findings(0).node() == "gpu-r03-n02");
   CHECK(report.findings(0).evidence().at("line").find("via NET/Socket/0") != std::string::npos);
 
-  CommandResult text = RunCommand({kCli, "check", "--nccl-log", "tests/fixtures/nccl/socket-fallback.log"});
+  CommandResult text =
+      RunCommand({kCli, "check", "--nccl-log", "tests/fixtures/nccl/socket-fallback.log"});
   CHECK(text.out.find("via NET/Socket/0") != std::string::npos);  // the evidence, in the detail
 
   CommandResult healthy = RunCommand({kCli, "check", "--nccl-log", "tests/fixtures/nccl/ib-gdr.log",
                                       "--nccl-log", "tests/fixtures/nccl/ib-gdr-2.18.log"});
   CHECK(healthy.exit_code == 0);
-  CommandResult staged = RunCommand({kCli, "check", "--nccl-log", "tests/fixtures/nccl/ib-no-gdr.log"});
+  CommandResult staged =
+      RunCommand({kCli, "check", "--nccl-log", "tests/fixtures/nccl/ib-no-gdr.log"});
   CHECK(staged.exit_code == 1);
   CHECK(staged.err == "WARNING: gpu-r02-n03: gpudirect_unavailable\n");
   CHECK(RunCommand({kCli, "check", "--nccl-log", "/nonexistent.log"}).exit_code == 3);
 }
 
 TEST_CASE("check --probes: pair probes run on loopback; an RDMA one skips without a device") {
-  CommandResult r = RunCommand({kCli, "check", "--probes", "tcp_lat,rdma_write_bw", "--format", "json"});
+  CommandResult r =
+      RunCommand({kCli, "check", "--probes", "tcp_lat,rdma_write_bw", "--format", "json"});
   INFO(r.out << r.err);
   v1::Report report;
   REQUIRE(google::protobuf::util::JsonStringToMessage(r.out, &report).ok());
@@ -191,8 +196,9 @@ TEST_CASE("check --probes allreduce: NCCL over every GPU, a socket fallback exit
   ::setenv("FABRIC_NCCL_LIBRARY", nccl, 1);
   ::setenv("FABRIC_FAKE_GPUS", "2", 1);
   auto run = [] {
-    CommandResult r = RunCommand({kCli, "check", "--probes", "allreduce", "--node-name", "gpu-1",
-                                  "--format", "json"}, absl::Seconds(120));
+    CommandResult r = RunCommand(
+        {kCli, "check", "--probes", "allreduce", "--node-name", "gpu-1", "--format", "json"},
+        absl::Seconds(120));
     INFO(r.err);
     v1::Report report;
     REQUIRE(google::protobuf::util::JsonStringToMessage(r.out, &report).ok());
@@ -259,8 +265,8 @@ TEST_CASE("check: a FIFO, a device, a directory or an empty file as input exits 
     CHECK(r.err.find(why) != std::string::npos);
   }
   for (const std::string& config : {fifo, std::string("/dev/zero"), dir}) {
-    CommandResult r = RunCommand({kCli, "check", "--sysfs-root", Fixtures() + "/roce-h100",
-                                  "--config", config});
+    CommandResult r =
+        RunCommand({kCli, "check", "--sysfs-root", Fixtures() + "/roce-h100", "--config", config});
     INFO(config << ": " << r.err);
     CHECK(r.exit_code == 3);
     CHECK(r.err.find("--config: cannot read '" + config + "'") != std::string::npos);

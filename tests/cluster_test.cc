@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/time/clock.h"
+#include "base/version.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -13,9 +15,7 @@
 #include "proto/controller.grpc.pb.h"
 #include "proto/controller.pb.h"
 #include "proto/report.pb.h"
-#include "base/version.h"
 #include "tests/subprocess.h"
-#include "absl/time/clock.h"
 
 namespace fabricctl::testing {
 namespace {
@@ -33,17 +33,17 @@ std::string AddressOf(Subprocess& daemon) {
 
 std::unique_ptr<Subprocess> StartController(const std::string& listen, const std::string& db,
                                             std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {kController,   "--listen",       listen,
-                                    "--db",        db,               "--heartbeat-interval",
-                                    "200ms",       "--stale-after",  "1s"};
+  std::vector<std::string> argv = {
+      kController, "--listen",      listen, "--db", db, "--heartbeat-interval",
+      "200ms",     "--stale-after", "1s"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return std::make_unique<Subprocess>(argv);
 }
 
 std::unique_ptr<Subprocess> StartAgent(const std::string& controller, const std::string& name,
                                        std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {kAgent, "--controller", controller, "--listen",
-                                   "127.0.0.1:0", "--node-name", name};
+  std::vector<std::string> argv = {kAgent,        "--controller", controller, "--listen",
+                                   "127.0.0.1:0", "--node-name",  name};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return std::make_unique<Subprocess>(argv);
 }
@@ -133,8 +133,8 @@ TEST_CASE("Agents register, are listed, go stale, and the registry survives a re
   CHECK(StateOf(listing.nodes, "node-b") == v1::NODE_STALE);
 
   // A default sweep includes the stale node and reports it, not a clean pass.
-  CommandResult swept = RunCommand({kCli, "sweep", "--controller", address, "--probes",
-                                    "tcp_lat", "--format", "json"});
+  CommandResult swept = RunCommand(
+      {kCli, "sweep", "--controller", address, "--probes", "tcp_lat", "--format", "json"});
   INFO(swept.err);
   CHECK(swept.exit_code == 2);
   v1::Report report;
@@ -157,8 +157,8 @@ TEST_CASE("Agents register, are listed, go stale, and the registry survives a re
 
 TEST_CASE("A controller that is not running is UNKNOWN (3) within the deadline") {
   absl::Time start = absl::Now();
-  CommandResult result = RunCommand({kCli, "nodes", "--controller", "127.0.0.1:1",
-                                     "--timeout", "2s"});
+  CommandResult result =
+      RunCommand({kCli, "nodes", "--controller", "127.0.0.1:1", "--timeout", "2s"});
   CHECK(result.exit_code == 3);
   CHECK(absl::Now() - start < absl::Seconds(5));
   CHECK(result.err.find("controller 127.0.0.1:1 unreachable") != std::string::npos);
@@ -170,14 +170,16 @@ TEST_CASE("Mutual TLS: only certificates the cluster CA signed get in") {
   REQUIRE(RunCommand({"scripts/make-certs.sh", certs, "fabricctl", "--loopback",
                       "fabric-controller", "node-a"})
               .exit_code == 0);
-  REQUIRE(RunCommand({"scripts/make-certs.sh", rogue, "fabricctl", "fabric-controller"})
-              .exit_code == 0);
+  REQUIRE(
+      RunCommand({"scripts/make-certs.sh", rogue, "fabricctl", "fabric-controller"}).exit_code ==
+      0);
   auto tls = [&](const std::string& dir, const std::string& name) {
-    return std::vector<std::string>{"--tls-cert", dir + "/" + name + ".pem", "--tls-key",
-                                    dir + "/" + name + ".key", "--tls-ca", certs + "/ca.pem"};
+    return std::vector<std::string>{"--tls-cert", dir + "/" + name + ".pem",
+                                    "--tls-key",  dir + "/" + name + ".key",
+                                    "--tls-ca",   certs + "/ca.pem"};
   };
   auto controller = StartController("127.0.0.1:0", TempDir("tls") + "/fabric.db",
-                                     tls(certs, "fabric-controller"));
+                                    tls(certs, "fabric-controller"));
   const std::string address = AddressOf(*controller);
   auto agent = StartAgent(address, "node-a", tls(certs, "node-a"));
   const std::string agent_address = AddressOf(*agent);
@@ -197,7 +199,8 @@ TEST_CASE("Mutual TLS: only certificates the cluster CA signed get in") {
   // The agent answers the controller's identity only: a valid cluster certificate that is not
   // the controller's is denied.
   auto call_agent = [&](const std::string& name) {
-    auto stub = v1::AgentService::NewStub(grpc::CreateChannel(agent_address, ClientCredentials(certs, name)));
+    auto stub = v1::AgentService::NewStub(
+        grpc::CreateChannel(agent_address, ClientCredentials(certs, name)));
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::NodeInventory inventory;
@@ -214,7 +217,8 @@ TEST_CASE("Mutual TLS: only certificates the cluster CA signed get in") {
   // A node registers only under a name its certificate carries: another valid certificate
   // cannot re-register node-a with its own address.
   auto register_as = [&](const std::string& cert, const std::string& node) {
-    auto stub = v1::ControllerService::NewStub(grpc::CreateChannel(address, ClientCredentials(certs, cert)));
+    auto stub = v1::ControllerService::NewStub(
+        grpc::CreateChannel(address, ClientCredentials(certs, cert)));
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::RegisterRequest request;
@@ -232,8 +236,8 @@ TEST_CASE("Mutual TLS: only certificates the cluster CA signed get in") {
 }
 
 TEST_CASE("Plain text off loopback needs --insecure") {
-  CommandResult refused = RunCommand({kAgent, "--listen", "0.0.0.0:0", "--node-name", "n1"},
-                                     absl::Seconds(10));
+  CommandResult refused =
+      RunCommand({kAgent, "--listen", "0.0.0.0:0", "--node-name", "n1"}, absl::Seconds(10));
   CHECK(refused.exit_code == 3);
   CHECK(refused.err.find("plain text on non-loopback address 0.0.0.0") != std::string::npos);
 

@@ -13,15 +13,14 @@
 #include "cli/history.h"
 #include "cli/sweep.h"
 #include "controller/service.h"
-#include "controller/sweep/runner.h"
 #include "controller/sweep/fake_agent.h"
+#include "controller/sweep/runner.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/server_builder.h"
 #include "tests/testing/testing.h"
 
 namespace fabricctl {
 namespace {
-
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
@@ -66,9 +65,8 @@ struct Harness {
     options.config = DefaultConfig();
     options.config.mutable_sweep()->set_retests(0);
     sweeps = std::make_unique<controller::SweepRunner>(store.get(), std::move(fake), options);
-    service = std::make_unique<controller::ControllerServiceImpl>(store.get(),
-                                                                   controller::RegistryOptions(),
-                                                                   sweeps.get());
+    service = std::make_unique<controller::ControllerServiceImpl>(
+        store.get(), controller::RegistryOptions(), sweeps.get());
     int port = 0;
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -101,7 +99,8 @@ TEST_CASE("a full sweep of 200 nodes delivers its report to fabricctl sweep") {
   CHECK(report.summary().nodes_ok() == 200);
 }
 
-TEST_CASE("a stored report of 10,000 nodes comes back whole through fabricctl map, and history pages") {
+TEST_CASE(
+    "a stored report of 10,000 nodes comes back whole through fabricctl map, and history pages") {
   Harness h(2);
   v1::SweepRequest request;
   v1::Report big;

@@ -4,10 +4,9 @@
 // test), which reduce through files and write NCCL's INFO lines. What runs for real is
 // fabricctl's side: the back-end choice, ranks per GPU, the unique id through the controller,
 // the per-rank logs and their findings, the combined figures and the exit code.
+#include <catch2/catch.hpp>
 #include <climits>
 #include <cstdlib>
-
-#include <catch2/catch.hpp>
 
 #include "google/protobuf/util/json_util.h"
 #include "proto/controller.pb.h"
@@ -38,9 +37,9 @@ std::unique_ptr<Subprocess> StartAgent(const std::string& controller, const std:
                                        const std::vector<std::pair<std::string, std::string>>& env,
                                        const std::string& logs) {
   for (const auto& [key, value] : env) ::setenv(key.c_str(), value.c_str(), 1);
-  auto agent = std::make_unique<Subprocess>(std::vector<std::string>{
-      kAgent, "--controller", controller, "--listen", "127.0.0.1:0", "--node-name", name,
-      "--nccl-log-dir", logs});
+  auto agent = std::make_unique<Subprocess>(
+      std::vector<std::string>{kAgent, "--controller", controller, "--listen", "127.0.0.1:0",
+                               "--node-name", name, "--nccl-log-dir", logs});
   for (const auto& [key, value] : env) ::unsetenv(key.c_str());
   REQUIRE(agent->WaitForLine("registered with", absl::Seconds(30)));
   return agent;
@@ -53,10 +52,10 @@ struct Sweep {
 };
 
 Sweep RunSweep(const std::string& controller, const std::string& backend) {
-  CommandResult result = RunCommand({kCli, "sweep", "--controller", controller, "--probes",
-                                     "allreduce", "--sizes", "64K", "--iters", "3",
-                                     "--allreduce-backend", backend, "--format", "json"},
-                                    absl::Seconds(120));
+  CommandResult result =
+      RunCommand({kCli, "sweep", "--controller", controller, "--probes", "allreduce", "--sizes",
+                  "64K", "--iters", "3", "--allreduce-backend", backend, "--format", "json"},
+                 absl::Seconds(120));
   Sweep sweep{result.exit_code, {}, result.err};
   INFO(result.err);
   REQUIRE(google::protobuf::util::JsonStringToMessage(result.out, &sweep.report).ok());
@@ -74,10 +73,11 @@ std::vector<const v1::Finding*> FindingsOf(const v1::Report& report, const std::
 
 }  // namespace
 
-TEST_CASE("sweep --probes allreduce: NCCL on every GPU, a socket fallback named, the ring otherwise") {
+TEST_CASE(
+    "sweep --probes allreduce: NCCL on every GPU, a socket fallback named, the ring otherwise") {
   const std::string dir = TempDir("nccl-sweep");
-  auto controller = std::make_unique<Subprocess>(std::vector<std::string>{
-      kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db"});
+  auto controller = std::make_unique<Subprocess>(
+      std::vector<std::string>{kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db"});
   const std::string address = AddressOf(*controller);
   const std::vector<std::pair<std::string, std::string>> gpu_node = {
       {"FABRIC_CUDA_LIBRARY", Absolute("tests/fake_gpu/libfake_cuda.so")},
@@ -139,18 +139,18 @@ namespace fabricctl::testing {
 // its audits, and the pair probes saying they need two nodes.
 TEST_CASE("sweep of one node: an all-reduce over its GPUs, gpu_copy and its audits") {
   const std::string dir = TempDir("nccl-one-node");
-  auto controller = std::make_unique<Subprocess>(std::vector<std::string>{
-      kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db"});
+  auto controller = std::make_unique<Subprocess>(
+      std::vector<std::string>{kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db"});
   const std::string address = AddressOf(*controller);
   auto solo = StartAgent(address, "solo",
                          {{"FABRIC_CUDA_LIBRARY", Absolute("tests/fake_gpu/libfake_cuda.so")},
                           {"FABRIC_NCCL_LIBRARY", Absolute("tests/fake_gpu/libfake_nccl.so")},
                           {"FABRIC_FAKE_GPUS", "2"}},
                          dir + "/logs");
-  CommandResult result = RunCommand({kCli, "sweep", "--controller", address, "--probes",
-                                     "allreduce,gpu_copy,tcp_bw", "--sizes", "64K", "--iters", "3",
-                                     "--format", "json"},
-                                    absl::Seconds(120));
+  CommandResult result =
+      RunCommand({kCli, "sweep", "--controller", address, "--probes", "allreduce,gpu_copy,tcp_bw",
+                  "--sizes", "64K", "--iters", "3", "--format", "json"},
+                 absl::Seconds(120));
   INFO(result.err);
   v1::Report report;
   REQUIRE(google::protobuf::util::JsonStringToMessage(result.out, &report).ok());
@@ -194,17 +194,17 @@ namespace fabricctl::testing {
 // tests/rdma_vm_test runs the same sweep over soft-RoCE, where they measure.
 TEST_CASE("sweep --memory gpu: the RDMA halves run in the agents' children and report") {
   const std::string dir = TempDir("gpu-memory-sweep");
-  auto controller = std::make_unique<Subprocess>(std::vector<std::string>{
-      kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db"});
+  auto controller = std::make_unique<Subprocess>(
+      std::vector<std::string>{kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db"});
   const std::string address = AddressOf(*controller);
   const std::vector<std::pair<std::string, std::string>> env = {
       {"FABRIC_CUDA_LIBRARY", Absolute("tests/fake_gpu/libfake_cuda.so")}};
   auto a = StartAgent(address, "gpu-a", env, dir + "/logs-a");
   auto b = StartAgent(address, "gpu-b", env, dir + "/logs-b");
-  CommandResult result = RunCommand({kCli, "sweep", "--controller", address, "--probes",
-                                     "rdma_write_bw", "--memory", "gpu", "--sizes", "64K",
-                                     "--duration", "200ms", "--format", "json"},
-                                    absl::Seconds(120));
+  CommandResult result =
+      RunCommand({kCli, "sweep", "--controller", address, "--probes", "rdma_write_bw", "--memory",
+                  "gpu", "--sizes", "64K", "--duration", "200ms", "--format", "json"},
+                 absl::Seconds(120));
   INFO(result.err);
   v1::Report report;
   REQUIRE(google::protobuf::util::JsonStringToMessage(result.out, &report).ok());
@@ -218,12 +218,12 @@ TEST_CASE("sweep --memory gpu: the RDMA halves run in the agents' children and r
     if (r.outcome() == v1::PROBE_SKIPPED) CHECK(r.reason().find("RDMA") != std::string::npos);
   }
   // Bad requests are refused before anything runs.
-  CommandResult tcp = RunCommand({kCli, "sweep", "--controller", address, "--probes", "tcp_bw",
-                                  "--memory", "gpu"});
+  CommandResult tcp =
+      RunCommand({kCli, "sweep", "--controller", address, "--probes", "tcp_bw", "--memory", "gpu"});
   CHECK(tcp.exit_code == 3);
   CHECK(tcp.err.find("GPU memory applies to the rdma_* probes") != std::string::npos);
-  CommandResult bad = RunCommand({kCli, "sweep", "--controller", address, "--probes",
-                                  "rdma_write_bw", "--memory", "vram"});
+  CommandResult bad = RunCommand(
+      {kCli, "sweep", "--controller", address, "--probes", "rdma_write_bw", "--memory", "vram"});
   CHECK(bad.exit_code == 3);
   CHECK(bad.err.find("--memory: 'vram' is not host or gpu") != std::string::npos);
   // The agents are still there, their children gone.

@@ -6,14 +6,13 @@
 // cannot start.
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
-
-#include <catch2/catch.hpp>
 
 #include "google/protobuf/util/json_util.h"
 #include "proto/probe.pb.h"
@@ -56,8 +55,9 @@ std::map<std::string, std::string> Sections(const std::string& out) {
 TEST_CASE("Every RDMA probe measures over soft-RoCE in the VM") {
   const char* vm = std::getenv("FABRIC_RDMA_VM");
   if (vm == nullptr || ::access(vm, X_OK) != 0) {
-    FABRIC_SKIP("no rdma-vm script (scripts/test.sh sets FABRIC_RDMA_VM to "
-                "../shared/tools/rdma-vm/run-in-rdma-vm.sh when it exists)");
+    FABRIC_SKIP(
+        "no rdma-vm script (scripts/test.sh sets FABRIC_RDMA_VM to "
+        "../shared/tools/rdma-vm/run-in-rdma-vm.sh when it exists)");
   }
   const std::string dir = TempDir("rdma_vm");
   const std::string script = dir + "/probes.sh";
@@ -152,12 +152,12 @@ echo "=== end"
 cat $D/*.log >&2
 kill $daemons; wait
 )";
-  CommandResult result = RunCommand(
-      {vm, "-C", "none", "-t", "600", "-e", "FABRICCTL=" + Absolute("cli/fabricctl"), "-e",
-       "CONTROLLER=" + Absolute("controller/fabric-controller"), "-e",
-       "AGENT=" + Absolute("agent/fabric-agent"), "-e",
-       "STANDIN_CUDA=" + Absolute("tests/fake_gpu/libfake_cuda.so"), "--", "sh", script},
-      absl::Seconds(660));
+  CommandResult result =
+      RunCommand({vm, "-C", "none", "-t", "600", "-e", "FABRICCTL=" + Absolute("cli/fabricctl"),
+                  "-e", "CONTROLLER=" + Absolute("controller/fabric-controller"), "-e",
+                  "AGENT=" + Absolute("agent/fabric-agent"), "-e",
+                  "STANDIN_CUDA=" + Absolute("tests/fake_gpu/libfake_cuda.so"), "--", "sh", script},
+                 absl::Seconds(660));
   if (result.exit_code == 125) {
     FABRIC_SKIP("the rdma-vm could not start a VM here: " << result.err.substr(0, 400));
   }
@@ -221,9 +221,10 @@ kill $daemons; wait
     // fell back, no GPUDirect or RDMA finding. Three agents in one emulated VM, beside whatever
     // else the machine runs, scatter in bandwidth, so a verdict drawn from the figures alone (a
     // slow link or node of three) is the noise's and not this test's subject.
-    const std::set<std::string> from_figures = {
-        "straggler_node", "slow_link", "high_latency_link", "unstable", "lossy_link",
-        "fabric_degraded", "slow_path", "slow_nic", "slow_uplink", "slow_switch", "fleet_split"};
+    const std::set<std::string> from_figures = {"straggler_node", "slow_link",  "high_latency_link",
+                                                "unstable",       "lossy_link", "fabric_degraded",
+                                                "slow_path",      "slow_nic",   "slow_uplink",
+                                                "slow_switch",    "fleet_split"};
     for (const auto& f : report.findings()) CHECK(from_figures.count(f.kind()) == 1);
     for (const auto& pair : report.health().pairs()) {
       CHECK(pair.has_bw_gbps());

@@ -1,7 +1,5 @@
 #include "tests/subprocess.h"
 
-#include "absl/time/clock.h"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+
+#include "absl/time/clock.h"
 
 namespace fabricctl::testing {
 namespace {
@@ -163,6 +163,5 @@ CommandResult RunCommand(const std::vector<std::string>& argv, absl::Duration ti
   result.exit_code = DecodeStatus(status);
   return result;
 }
-
 
 }  // namespace fabricctl::testing

@@ -52,7 +52,6 @@ struct CommandResult {
 CommandResult RunCommand(const std::vector<std::string>& argv,
                          absl::Duration timeout = absl::Seconds(30));
 
-
 }  // namespace fabricctl::testing
 
 #endif  // FABRICCTL_TESTS_SUBPROCESS_H_

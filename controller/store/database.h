@@ -45,9 +45,11 @@ class Database {
 
   virtual Dialect dialect() const = 0;
   // Rows of a query.
-  virtual absl::StatusOr<std::vector<Row>> Query(const std::string& sql, const std::vector<Value>& params) = 0;
+  virtual absl::StatusOr<std::vector<Row>> Query(const std::string& sql,
+                                                 const std::vector<Value>& params) = 0;
   // A statement; returns how many rows it changed.
-  virtual absl::StatusOr<int64_t> Exec(const std::string& sql, const std::vector<Value>& params = {}) = 0;
+  virtual absl::StatusOr<int64_t> Exec(const std::string& sql,
+                                       const std::vector<Value>& params = {}) = 0;
   // Several statements without parameters (a migration).
   virtual absl::Status Script(const std::string& sql) = 0;
   // How many of the schema's migrations this database has had; recorded by SetSchemaVersion

@@ -11,7 +11,8 @@
 namespace fabricctl::controller {
 
 absl::StatusOr<std::unique_ptr<Database>> OpenSqlite(const std::string& path);
-absl::StatusOr<std::unique_ptr<Database>> OpenPostgres(const std::string& url, const std::string& password);
+absl::StatusOr<std::unique_ptr<Database>> OpenPostgres(const std::string& url,
+                                                       const std::string& password);
 
 }  // namespace fabricctl::controller
 

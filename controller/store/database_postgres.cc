@@ -46,7 +46,8 @@ class PostgresDatabase : public Database {
 
   Dialect dialect() const override { return Dialect::kPostgres; }
 
-  absl::StatusOr<std::vector<Row>> Query(const std::string& sql, const std::vector<Value>& params) override {
+  absl::StatusOr<std::vector<Row>> Query(const std::string& sql,
+                                         const std::vector<Value>& params) override {
     ASSIGN_OR_RETURN(auto res, Run(sql, params));
     std::vector<Row> rows;
     const int n = PQntuples(res->res), fields = PQnfields(res->res);
@@ -64,8 +65,10 @@ class PostgresDatabase : public Database {
           continue;
         }
         size_t length = 0;
-        unsigned char* bytes = PQunescapeBytea(reinterpret_cast<const unsigned char*>(text), &length);
-        if (bytes == nullptr) return absl::ResourceExhaustedError("postgresql: cannot decode a bytea value");
+        unsigned char* bytes =
+            PQunescapeBytea(reinterpret_cast<const unsigned char*>(text), &length);
+        if (bytes == nullptr)
+          return absl::ResourceExhaustedError("postgresql: cannot decode a bytea value");
         row.emplace_back(std::string(reinterpret_cast<char*>(bytes), length));
         PQfreemem(bytes);
       }
@@ -91,8 +94,10 @@ class PostgresDatabase : public Database {
   }
 
   absl::StatusOr<int> SchemaVersion() override {
-    RETURN_IF_ERROR(Script("CREATE TABLE IF NOT EXISTS fabricctl_schema (version INTEGER NOT NULL)"));
-    ASSIGN_OR_RETURN(auto rows, Query("SELECT COALESCE(MAX(version), 0) FROM fabricctl_schema", {}));
+    RETURN_IF_ERROR(
+        Script("CREATE TABLE IF NOT EXISTS fabricctl_schema (version INTEGER NOT NULL)"));
+    ASSIGN_OR_RETURN(auto rows,
+                     Query("SELECT COALESCE(MAX(version), 0) FROM fabricctl_schema", {}));
     return rows.empty() ? 0 : static_cast<int>(ColumnInt(rows[0], 0));
   }
   absl::Status SetSchemaVersion(int version) override {
@@ -113,7 +118,8 @@ class PostgresDatabase : public Database {
     return absl::UnavailableError(absl::StrCat("postgresql: connection lost: ", Message(conn_)));
   }
 
-  absl::StatusOr<std::unique_ptr<Result>> Run(const std::string& sql, const std::vector<Value>& params) {
+  absl::StatusOr<std::unique_ptr<Result>> Run(const std::string& sql,
+                                              const std::vector<Value>& params) {
     RETURN_IF_ERROR(Connected());
     std::vector<std::string> held(params.size());
     std::vector<const char*> values(params.size());
@@ -134,8 +140,9 @@ class PostgresDatabase : public Database {
       values[i] = held[i].data();
       lengths[i] = static_cast<int>(held[i].size());
     }
-    auto res = std::make_unique<Result>(PQexecParams(conn_, Numbered(sql).c_str(), static_cast<int>(params.size()),
-                                                     types.data(), values.data(), lengths.data(), formats.data(),
+    auto res = std::make_unique<Result>(PQexecParams(conn_, Numbered(sql).c_str(),
+                                                     static_cast<int>(params.size()), types.data(),
+                                                     values.data(), lengths.data(), formats.data(),
                                                      /*resultFormat=*/0));
     const ExecStatusType status = PQresultStatus(res->res);
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
@@ -149,7 +156,8 @@ class PostgresDatabase : public Database {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Database>> OpenPostgres(const std::string& url, const std::string& password) {
+absl::StatusOr<std::unique_ptr<Database>> OpenPostgres(const std::string& url,
+                                                       const std::string& password) {
   // Bounds on a connection that goes quiet (a crashed host, a partition), on both ends: the
   // connect, TCP's keepalives and unacknowledged data here, and on the server the session's
   // own keepalives and user timeout (so that a vanished host's session, and what it holds,
@@ -157,22 +165,41 @@ absl::StatusOr<std::unique_ptr<Database>> OpenPostgres(const std::string& url, c
   // URL's own settings, given after these, win over them; a read-write server always (a hot
   // standby behind a multi-host URL or a pooler takes no leases and no writes), and the
   // password from --db-password-file when given.
-  const char* keys[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
-                        "keepalives_count", "tcp_user_timeout", "options", "dbname",
-                        "target_session_attrs", password.empty() ? nullptr : "password", nullptr};
-  const char* values[] = {"10", "1", "5", "2", "3", "10000",
-                          "-c statement_timeout=120000 -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 "
-                          "-c tcp_keepalives_count=3 -c tcp_user_timeout=10000",
-                          url.c_str(), "read-write", password.empty() ? nullptr : password.c_str(), nullptr};
+  const char* keys[] = {"connect_timeout",
+                        "keepalives",
+                        "keepalives_idle",
+                        "keepalives_interval",
+                        "keepalives_count",
+                        "tcp_user_timeout",
+                        "options",
+                        "dbname",
+                        "target_session_attrs",
+                        password.empty() ? nullptr : "password",
+                        nullptr};
+  const char* values[] = {
+      "10",
+      "1",
+      "5",
+      "2",
+      "3",
+      "10000",
+      "-c statement_timeout=120000 -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 "
+      "-c tcp_keepalives_count=3 -c tcp_user_timeout=10000",
+      url.c_str(),
+      "read-write",
+      password.empty() ? nullptr : password.c_str(),
+      nullptr};
   PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
-  if (conn == nullptr) return absl::ResourceExhaustedError("postgresql: cannot allocate a connection");
+  if (conn == nullptr)
+    return absl::ResourceExhaustedError("postgresql: cannot allocate a connection");
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string message = Database::Scrub(url, Message(conn));
     PQfinish(conn);
     return absl::UnavailableError(absl::StrCat("--db: cannot connect to PostgreSQL: ", message));
   }
   // Quiet notices ("relation already exists, skipping") stay out of the controller's log.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   return std::make_unique<PostgresDatabase>(conn);
 }
 

@@ -23,17 +23,21 @@ class Statement {
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
-  absl::Status Prepared() const { return rc_ == SQLITE_OK ? absl::OkStatus() : SqliteError(db_, "prepare"); }
+  absl::Status Prepared() const {
+    return rc_ == SQLITE_OK ? absl::OkStatus() : SqliteError(db_, "prepare");
+  }
   void Bind(const std::vector<Database::Value>& params) {
     for (size_t i = 0; i < params.size(); ++i) {
       const int at = static_cast<int>(i + 1);
       if (const auto* n = std::get_if<int64_t>(&params[i])) {
         sqlite3_bind_int64(stmt_, at, *n);
       } else if (const auto* text = std::get_if<std::string>(&params[i])) {
-        sqlite3_bind_text(stmt_, at, text->data(), static_cast<int>(text->size()), SQLITE_TRANSIENT);
+        sqlite3_bind_text(stmt_, at, text->data(), static_cast<int>(text->size()),
+                          SQLITE_TRANSIENT);
       } else {
         const std::string& bytes = std::get<Database::Bytes>(params[i]).data;
-        sqlite3_bind_blob(stmt_, at, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_blob(stmt_, at, bytes.data(), static_cast<int>(bytes.size()),
+                          SQLITE_TRANSIENT);
       }
     }
   }
@@ -47,8 +51,9 @@ class Statement {
         continue;
       }
       // Integers as their decimal text; text and blobs as their bytes.
-      const void* data = sqlite3_column_type(stmt_, i) == SQLITE_BLOB ? sqlite3_column_blob(stmt_, i)
-                                                                      : static_cast<const void*>(sqlite3_column_text(stmt_, i));
+      const void* data = sqlite3_column_type(stmt_, i) == SQLITE_BLOB
+                             ? sqlite3_column_blob(stmt_, i)
+                             : static_cast<const void*>(sqlite3_column_text(stmt_, i));
       row.emplace_back(std::string(static_cast<const char*>(data), sqlite3_column_bytes(stmt_, i)));
     }
     return row;
@@ -67,7 +72,8 @@ class SqliteDatabase : public Database {
 
   Dialect dialect() const override { return Dialect::kSqlite; }
 
-  absl::StatusOr<std::vector<Row>> Query(const std::string& sql, const std::vector<Value>& params) override {
+  absl::StatusOr<std::vector<Row>> Query(const std::string& sql,
+                                         const std::vector<Value>& params) override {
     Statement q(db_, sql);
     RETURN_IF_ERROR(q.Prepared());
     q.Bind(params);
@@ -112,15 +118,17 @@ class SqliteDatabase : public Database {
   // (quick_check: the structure, without the slower index cross-checks).
   absl::Status Prepare(const std::string& path) {
     sqlite3_busy_timeout(db_, 5000);
-    for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
+    for (const char* pragma :
+         {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
       if (auto s = Script(pragma); !s.ok()) {
         return absl::InvalidArgumentError(absl::StrCat("--db '", path, "': ", s.message()));
       }
     }
     auto check = Query("PRAGMA quick_check", {});
     if (!check.ok()) {
-      return absl::DataLossError(absl::StrCat("--db '", path, "': integrity check failed: ", check.status().message(),
-                                              " (restore it, or move it away to start afresh)"));
+      return absl::DataLossError(
+          absl::StrCat("--db '", path, "': integrity check failed: ", check.status().message(),
+                       " (restore it, or move it away to start afresh)"));
     }
     std::string verdict;
     for (const Row& row : *check) {
@@ -129,7 +137,8 @@ class SqliteDatabase : public Database {
       verdict += row.empty() || !row[0] ? "" : *row[0];
     }
     if (verdict != "ok") {
-      return absl::DataLossError(absl::StrCat("--db '", path, "': integrity check failed: ", verdict,
+      return absl::DataLossError(absl::StrCat("--db '", path,
+                                              "': integrity check failed: ", verdict,
                                               " (restore it, or move it away to start afresh)"));
     }
     return absl::OkStatus();
@@ -143,8 +152,9 @@ class SqliteDatabase : public Database {
 
 absl::StatusOr<std::unique_ptr<Database>> OpenSqlite(const std::string& path) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);

@@ -45,19 +45,24 @@ Leadership::~Leadership() = default;
 absl::StatusOr<std::unique_ptr<Leadership>> Leadership::Connect(const std::string& url,
                                                                 const std::string& password,
                                                                 Options options) {
-  if (!Database::IsPostgres(url)) return absl::InvalidArgumentError("a standby needs a postgresql:// database");
+  if (!Database::IsPostgres(url))
+    return absl::InvalidArgumentError("a standby needs a postgresql:// database");
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(url, password));
   RETURN_IF_ERROR(db->Script(kCreateLease));
   // A table of that name that another role made (before the controller's first start) is that
   // role's to write: refused, never used.
-  ASSIGN_OR_RETURN(auto owner, db->Query("SELECT tableowner::text, current_user::text FROM pg_tables "
-                                         "WHERE schemaname = current_schema() AND tablename = 'fabricctl_leader'",
-                                         {}));
+  ASSIGN_OR_RETURN(
+      auto owner,
+      db->Query("SELECT tableowner::text, current_user::text FROM pg_tables "
+                "WHERE schemaname = current_schema() AND tablename = 'fabricctl_leader'",
+                {}));
   if (owner.empty() || owner[0].size() < 2 || owner[0][0] != owner[0][1]) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "--db: the table fabricctl_leader belongs to role '", owner.empty() || !owner[0][0] ? "?" : *owner[0][0],
-        "', not to this controller's ('", owner.empty() || owner[0].size() < 2 || !owner[0][1] ? "?" : *owner[0][1],
-        "'): whoever owns it decides which controller is active; drop it, or give the controllers a "
+        "--db: the table fabricctl_leader belongs to role '",
+        owner.empty() || !owner[0][0] ? "?" : *owner[0][0], "', not to this controller's ('",
+        owner.empty() || owner[0].size() < 2 || !owner[0][1] ? "?" : *owner[0][1],
+        "'): whoever owns it decides which controller is active; drop it, or give the controllers "
+        "a "
         "database of their own"));
   }
   return std::unique_ptr<Leadership>(new Leadership(std::move(db), options));
@@ -70,10 +75,11 @@ void Leadership::ExtendFrom(Clock::time_point sent) {
 
 absl::StatusOr<bool> Leadership::TryAcquire() {
   const Clock::time_point sent = Clock::now();
-  ASSIGN_OR_RETURN(auto rows, db_->Query("UPDATE fabricctl_leader SET holder = ?1, epoch = epoch + 1, "
-                                         "expires = clock_timestamp() + ?2 * interval '1 millisecond' "
-                                         "WHERE id = 1 AND expires < clock_timestamp() RETURNING epoch",
-                                         {holder_, Millis(options_.lease)}));
+  ASSIGN_OR_RETURN(auto rows,
+                   db_->Query("UPDATE fabricctl_leader SET holder = ?1, epoch = epoch + 1, "
+                              "expires = clock_timestamp() + ?2 * interval '1 millisecond' "
+                              "WHERE id = 1 AND expires < clock_timestamp() RETURNING epoch",
+                              {holder_, Millis(options_.lease)}));
   if (rows.empty()) return false;
   epoch_ = ColumnInt(rows[0], 0);
   ExtendFrom(sent);
@@ -82,9 +88,10 @@ absl::StatusOr<bool> Leadership::TryAcquire() {
 
 bool Leadership::Renew() {
   const Clock::time_point sent = Clock::now();
-  auto rows = db_->Query("UPDATE fabricctl_leader SET expires = clock_timestamp() + ?3 * interval '1 millisecond' "
-                         "WHERE id = 1 AND holder = ?1 AND epoch = ?2 RETURNING epoch",
-                         {holder_, epoch_, Millis(options_.lease)});
+  auto rows = db_->Query(
+      "UPDATE fabricctl_leader SET expires = clock_timestamp() + ?3 * interval '1 millisecond' "
+      "WHERE id = 1 AND holder = ?1 AND epoch = ?2 RETURNING epoch",
+      {holder_, epoch_, Millis(options_.lease)});
   if (!rows.ok() || rows->empty()) {
     deadline_ns_ = 0;
     return false;
@@ -95,8 +102,10 @@ bool Leadership::Renew() {
 
 void Leadership::Release() {
   if (deadline_ns_.exchange(0) == 0) return;
-  (void)db_->Exec("UPDATE fabricctl_leader SET expires = '-infinity' WHERE id = 1 AND holder = ?1 AND epoch = ?2",
-                  {holder_, epoch_});
+  (void)db_->Exec(
+      "UPDATE fabricctl_leader SET expires = '-infinity' WHERE id = 1 AND holder = ?1 AND epoch = "
+      "?2",
+      {holder_, epoch_});
 }
 
 bool Leadership::Acting() const {
@@ -104,7 +113,8 @@ bool Leadership::Acting() const {
   return deadline != 0 && Clock::now().time_since_epoch().count() < deadline;
 }
 
-absl::StatusOr<std::unique_ptr<Leadership>> WaitToLead(const std::string& url, const std::string& password,
+absl::StatusOr<std::unique_ptr<Leadership>> WaitToLead(const std::string& url,
+                                                       const std::string& password,
                                                        Leadership::Options options) {
   auto log = Logger("controller");
   std::unique_ptr<Leadership> leadership;
@@ -116,8 +126,10 @@ absl::StatusOr<std::unique_ptr<Leadership>> WaitToLead(const std::string& url, c
       auto connected = Leadership::Connect(url, password, options);
       if (connected.ok()) {
         leadership = *std::move(connected);
-      } else if (absl::IsFailedPrecondition(connected.status()) || absl::IsInvalidArgument(connected.status())) {
-        return connected.status();  // a squatted table, a URL that is not PostgreSQL's: no use asking again
+      } else if (absl::IsFailedPrecondition(connected.status()) ||
+                 absl::IsInvalidArgument(connected.status())) {
+        return connected
+            .status();  // a squatted table, a URL that is not PostgreSQL's: no use asking again
       } else {
         asked = connected.status();
       }
@@ -130,11 +142,13 @@ absl::StatusOr<std::unique_ptr<Leadership>> WaitToLead(const std::string& url, c
     if (!asked.ok()) {
       // PostgreSQL restarting, this host cut off: a standby keeps asking.
       if (std::string(asked.message()) != failing) {
-        log->warn("standby: cannot ask for the lease: {}; asking again every second", std::string(asked.message()));
+        log->warn("standby: cannot ask for the lease: {}; asking again every second",
+                  std::string(asked.message()));
       }
     } else if (!waited || !failing.empty()) {
-      log->info("standby: another controller is active on database {}; taking over when its lease ends",
-                Database::Describe(url));
+      log->info(
+          "standby: another controller is active on database {}; taking over when its lease ends",
+          Database::Describe(url));
     }
     failing = asked.ok() ? "" : std::string(asked.message());
     if (!waited) {
@@ -147,8 +161,9 @@ absl::StatusOr<std::unique_ptr<Leadership>> WaitToLead(const std::string& url, c
       return std::unique_ptr<Leadership>();
     }
   }
-  log->info(waited ? "the active controller is gone: took the lease over ({})" : "took the lease ({})",
-            leadership->holder());
+  log->info(
+      waited ? "the active controller is gone: took the lease over ({})" : "took the lease ({})",
+      leadership->holder());
   return leadership;
 }
 
@@ -159,7 +174,10 @@ LeadershipWatch::LeadershipWatch(Leadership* leadership) : leadership_(leadershi
       const absl::Time next = absl::Now() + leadership_->renew_every();
       while (!done_.load() && absl::Now() < next) absl::SleepFor(absl::Milliseconds(100));
       if (done_.load() || lost_.load()) return;
-      if (!leadership_->Renew()) Lose("the lease could not be renewed (the database is unreachable, or another controller took it)");
+      if (!leadership_->Renew())
+        Lose(
+            "the lease could not be renewed (the database is unreachable, or another controller "
+            "took it)");
     }
   });
   // A renewal can hang where the network is cut: the deadline is watched apart from it.

@@ -69,8 +69,8 @@ class Leadership {
 
   std::unique_ptr<Database> db_;  // used by one thread at a time: the waiter, then the watch
   const Options options_;
-  const std::string holder_;  // host, process and a random part: unique to this process
-  int64_t epoch_ = 0;         // the lease's count of takeovers when this process took it
+  const std::string holder_;             // host, process and a random part: unique to this process
+  int64_t epoch_ = 0;                    // the lease's count of takeovers when this process took it
   std::atomic<int64_t> deadline_ns_{0};  // Clock's; 0: not held
 };
 

@@ -126,12 +126,14 @@ absl::Status Migrate(Database& db, const std::string& where) {
     RETURN_IF_ERROR(db.LockForMigration());
     ASSIGN_OR_RETURN(const int version, db.SchemaVersion());
     if (version > kSchemaVersion) {
-      return absl::FailedPreconditionError(absl::StrCat("--db '", where, "': schema version ", version,
-                                                        " is newer than this controller's ", kSchemaVersion));
+      return absl::FailedPreconditionError(
+          absl::StrCat("--db '", where, "': schema version ", version,
+                       " is newer than this controller's ", kSchemaVersion));
     }
     for (int v = version; v < kSchemaVersion; ++v) {
       const Migration& m = kMigrations[v];
-      RETURN_IF_ERROR(db.Script(db.dialect() == Database::Dialect::kPostgres ? m.postgres : m.sqlite));
+      RETURN_IF_ERROR(
+          db.Script(db.dialect() == Database::Dialect::kPostgres ? m.postgres : m.sqlite));
     }
     return version < kSchemaVersion ? db.SetSchemaVersion(kSchemaVersion) : absl::OkStatus();
   });
@@ -153,7 +155,8 @@ absl::Status Store::Writable() const {
   return writable ? writable() : absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& where, const std::string& password) {
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& where,
+                                                   const std::string& password) {
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(where, password));
   RETURN_IF_ERROR(Migrate(*db, Database::Describe(where)));
   return std::unique_ptr<Store>(new Store(std::move(db)));
@@ -164,17 +167,20 @@ Store::~Store() = default;
 absl::Status Store::UpsertNode(const v1::NodeInventory& inventory, absl::Time now) {
   RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
-  return db_->Exec("INSERT INTO nodes(name, inventory, first_seen, last_seen) VALUES(?1, ?2, ?3, ?3) "
-                   "ON CONFLICT(name) DO UPDATE SET inventory=excluded.inventory, last_seen=excluded.last_seen",
-                   {inventory.node_name(), Bytes{inventory.SerializeAsString()}, absl::ToUnixMicros(now)})
+  return db_
+      ->Exec(
+          "INSERT INTO nodes(name, inventory, first_seen, last_seen) VALUES(?1, ?2, ?3, ?3) "
+          "ON CONFLICT(name) DO UPDATE SET inventory=excluded.inventory, "
+          "last_seen=excluded.last_seen",
+          {inventory.node_name(), Bytes{inventory.SerializeAsString()}, absl::ToUnixMicros(now)})
       .status();
 }
 
 absl::StatusOr<bool> Store::TouchNode(const std::string& name, absl::Time now) {
   RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(const int64_t changed,
-                   db_->Exec("UPDATE nodes SET last_seen=?2 WHERE name=?1", {name, absl::ToUnixMicros(now)}));
+  ASSIGN_OR_RETURN(const int64_t changed, db_->Exec("UPDATE nodes SET last_seen=?2 WHERE name=?1",
+                                                    {name, absl::ToUnixMicros(now)}));
   return changed > 0;
 }
 
@@ -193,7 +199,8 @@ absl::StatusOr<std::vector<std::string>> Store::ForgetNodesSeenBefore(absl::Time
   RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
   const int64_t micros = absl::ToUnixMicros(cutoff);
-  ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT name FROM nodes WHERE last_seen < ?1 ORDER BY name", {micros}));
+  ASSIGN_OR_RETURN(
+      auto rows, db_->Query("SELECT name FROM nodes WHERE last_seen < ?1 ORDER BY name", {micros}));
   std::vector<std::string> names;
   for (const auto& row : rows) names.push_back(Cell(row, 0));
   if (names.empty()) return names;
@@ -201,12 +208,15 @@ absl::StatusOr<std::vector<std::string>> Store::ForgetNodesSeenBefore(absl::Time
   return names;
 }
 
-absl::StatusOr<std::vector<StoredNode>> Store::ListNodes(const std::vector<std::string>& names) const {
+absl::StatusOr<std::vector<StoredNode>> Store::ListNodes(
+    const std::vector<std::string>& names) const {
   // A set, filled before the lock: the filter costs a lookup a node, and a node not asked for
   // is not parsed.
   const std::set<std::string> wanted(names.begin(), names.end());
   MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT name, inventory, first_seen, last_seen FROM nodes ORDER BY name", {}));
+  ASSIGN_OR_RETURN(
+      auto rows,
+      db_->Query("SELECT name, inventory, first_seen, last_seen FROM nodes ORDER BY name", {}));
   std::vector<StoredNode> out;
   for (const auto& row : rows) {
     if (!wanted.empty() && wanted.count(Cell(row, 0)) == 0) continue;
@@ -224,32 +234,39 @@ absl::StatusOr<std::vector<StoredNode>> Store::ListNodes(const std::vector<std::
 absl::StatusOr<int64_t> Store::CreateSweep(const v1::SweepRequest& request, absl::Time now) {
   RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(auto rows, db_->Query("INSERT INTO sweeps(state, started, request, baseline) "
-                                         "VALUES(?1, ?2, ?3, ?4) RETURNING id",
-                                         {int64_t{v1::SWEEP_RUNNING}, absl::ToUnixMicros(now),
-                                          Bytes{request.SerializeAsString()}, request.baseline_sweep_id()}));
+  ASSIGN_OR_RETURN(auto rows,
+                   db_->Query("INSERT INTO sweeps(state, started, request, baseline) "
+                              "VALUES(?1, ?2, ?3, ?4) RETURNING id",
+                              {int64_t{v1::SWEEP_RUNNING}, absl::ToUnixMicros(now),
+                               Bytes{request.SerializeAsString()}, request.baseline_sweep_id()}));
   if (rows.empty()) return absl::InternalError("store: a new sweep has no id");
   return ColumnInt(rows[0], 0);
 }
 
-absl::Status Store::InsertResult(int64_t sweep_id, uint32_t round, uint32_t attempt, const v1::ProbeResult& result) {
+absl::Status Store::InsertResult(int64_t sweep_id, uint32_t round, uint32_t attempt,
+                                 const v1::ProbeResult& result) {
   RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
-  return db_->Exec("INSERT INTO results(sweep_id, round, attempt, node, peer, kind, result) "
-                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                   {sweep_id, int64_t{round}, int64_t{attempt}, result.node(), result.peer(), int64_t{result.kind()},
-                    Bytes{result.SerializeAsString()}})
+  return db_
+      ->Exec(
+          "INSERT INTO results(sweep_id, round, attempt, node, peer, kind, result) "
+          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+          {sweep_id, int64_t{round}, int64_t{attempt}, result.node(), result.peer(),
+           int64_t{result.kind()}, Bytes{result.SerializeAsString()}})
       .status();
 }
 
 absl::StatusOr<std::vector<v1::ProbeResult>> Store::ListResults(int64_t sweep_id) const {
   MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT result FROM results WHERE sweep_id=?1 ORDER BY seq", {sweep_id}));
+  ASSIGN_OR_RETURN(
+      auto rows,
+      db_->Query("SELECT result FROM results WHERE sweep_id=?1 ORDER BY seq", {sweep_id}));
   std::vector<v1::ProbeResult> out;
   out.reserve(rows.size());
   for (const auto& row : rows) {
     v1::ProbeResult result;
-    if (!result.ParseFromString(Cell(row, 0))) return absl::DataLossError("store: a stored probe result does not parse");
+    if (!result.ParseFromString(Cell(row, 0)))
+      return absl::DataLossError("store: a stored probe result does not parse");
     out.push_back(std::move(result));
   }
   return out;
@@ -264,15 +281,17 @@ absl::Status Store::FinishSweep(int64_t sweep_id, const v1::Report& report) {
   return InTransaction(db, [&]() -> absl::Status {
     // Only a running sweep: one another controller has since marked interrupted (it took over)
     // stays so.
-    ASSIGN_OR_RETURN(const int64_t changed,
-                     db.Exec("UPDATE sweeps SET state=?2, finished=?3, report=?4 WHERE id=?1 AND state=?5",
-                             {sweep_id, int64_t{report.sweep().state()}, finished,
-                              Bytes{report.SerializeAsString()}, int64_t{v1::SWEEP_RUNNING}}));
+    ASSIGN_OR_RETURN(
+        const int64_t changed,
+        db.Exec("UPDATE sweeps SET state=?2, finished=?3, report=?4 WHERE id=?1 AND state=?5",
+                {sweep_id, int64_t{report.sweep().state()}, finished,
+                 Bytes{report.SerializeAsString()}, int64_t{v1::SWEEP_RUNNING}}));
     if (changed == 0 || report.sweep().state() != v1::SWEEP_COMPLETED) return absl::OkStatus();
     for (const v1::NodeHealth& node : report.health().nodes()) {
       if (node.status() != v1::HEALTH_OK) continue;
       RETURN_IF_ERROR(db.Exec("INSERT INTO node_passes(node, sweep_id, passed) VALUES(?1, ?2, ?3) "
-                              "ON CONFLICT(node) DO UPDATE SET sweep_id=excluded.sweep_id, passed=excluded.passed",
+                              "ON CONFLICT(node) DO UPDATE SET sweep_id=excluded.sweep_id, "
+                              "passed=excluded.passed",
                               {node.node(), sweep_id, finished})
                           .status());
     }
@@ -282,24 +301,29 @@ absl::Status Store::FinishSweep(int64_t sweep_id, const v1::Report& report) {
 
 absl::StatusOr<v1::Report> Store::GetReport(int64_t sweep_id) const {
   MutexLock lock(&mu_);
-  auto rows = sweep_id == 0
-                  ? db_->Query("SELECT report FROM sweeps WHERE report IS NOT NULL ORDER BY id DESC LIMIT 1", {})
-                  : db_->Query("SELECT report FROM sweeps WHERE id=?1 AND report IS NOT NULL", {sweep_id});
+  auto rows =
+      sweep_id == 0
+          ? db_->Query(
+                "SELECT report FROM sweeps WHERE report IS NOT NULL ORDER BY id DESC LIMIT 1", {})
+          : db_->Query("SELECT report FROM sweeps WHERE id=?1 AND report IS NOT NULL", {sweep_id});
   if (!rows.ok()) return rows.status();
   if (rows->empty()) {
     return absl::NotFoundError(sweep_id == 0 ? std::string("no finished sweep yet")
                                              : absl::StrCat("no finished sweep ", sweep_id));
   }
   v1::Report report;
-  if (!report.ParseFromString(Cell((*rows)[0], 0))) return absl::DataLossError("store: a stored report does not parse");
+  if (!report.ParseFromString(Cell((*rows)[0], 0)))
+    return absl::DataLossError("store: a stored report does not parse");
   return report;
 }
 
-absl::StatusOr<std::vector<v1::SweepInfo>> Store::ListSweeps(uint32_t limit, int64_t before_id) const {
+absl::StatusOr<std::vector<v1::SweepInfo>> Store::ListSweeps(uint32_t limit,
+                                                             int64_t before_id) const {
   MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT id, state, started, finished, request, report FROM sweeps "
-                                         "WHERE ?2 = 0 OR id < ?2 ORDER BY id DESC LIMIT ?1",
-                                         {int64_t{limit}, before_id}));
+  ASSIGN_OR_RETURN(auto rows,
+                   db_->Query("SELECT id, state, started, finished, request, report FROM sweeps "
+                              "WHERE ?2 = 0 OR id < ?2 ORDER BY id DESC LIMIT ?1",
+                              {int64_t{limit}, before_id}));
   std::vector<v1::SweepInfo> out;
   for (const auto& row : rows) {
     v1::SweepInfo info;
@@ -321,14 +345,16 @@ absl::StatusOr<std::vector<v1::SweepInfo>> Store::ListSweeps(uint32_t limit, int
   return out;
 }
 
-absl::StatusOr<std::vector<int64_t>> Store::FinishedSweepIdsAfter(int64_t after, uint32_t limit, Take take) const {
+absl::StatusOr<std::vector<int64_t>> Store::FinishedSweepIdsAfter(int64_t after, uint32_t limit,
+                                                                  Take take) const {
   MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(auto rows, db_->Query(take == Take::kNewest
-                                             ? "SELECT id FROM sweeps WHERE id > ?1 AND report IS NOT NULL "
-                                               "ORDER BY id DESC LIMIT ?2"
-                                             : "SELECT id FROM sweeps WHERE id > ?1 AND report IS NOT NULL "
-                                               "ORDER BY id ASC LIMIT ?2",
-                                         {after, int64_t{limit}}));
+  ASSIGN_OR_RETURN(auto rows,
+                   db_->Query(take == Take::kNewest
+                                  ? "SELECT id FROM sweeps WHERE id > ?1 AND report IS NOT NULL "
+                                    "ORDER BY id DESC LIMIT ?2"
+                                  : "SELECT id FROM sweeps WHERE id > ?1 AND report IS NOT NULL "
+                                    "ORDER BY id ASC LIMIT ?2",
+                              {after, int64_t{limit}}));
   std::vector<int64_t> out;
   for (const auto& row : rows) out.push_back(ColumnInt(row, 0));
   if (take == Take::kNewest) std::reverse(out.begin(), out.end());
@@ -338,9 +364,10 @@ absl::StatusOr<std::vector<int64_t>> Store::FinishedSweepIdsAfter(int64_t after,
 absl::StatusOr<int> Store::MarkRunningInterrupted(absl::Time now) {
   RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(const int64_t changed, db_->Exec("UPDATE sweeps SET state=?1, finished=?2 WHERE state=?3",
-                                                    {int64_t{v1::SWEEP_INTERRUPTED}, absl::ToUnixMicros(now),
-                                                     int64_t{v1::SWEEP_RUNNING}}));
+  ASSIGN_OR_RETURN(const int64_t changed,
+                   db_->Exec("UPDATE sweeps SET state=?1, finished=?2 WHERE state=?3",
+                             {int64_t{v1::SWEEP_INTERRUPTED}, absl::ToUnixMicros(now),
+                              int64_t{v1::SWEEP_RUNNING}}));
   return static_cast<int>(changed);
 }
 
@@ -357,11 +384,13 @@ absl::StatusOr<Store::Pruned> Store::PruneSweeps(absl::Time started_before, uint
     MutexLock lock(&mu_);
     Database& db = *db_;
     // Never a sweep a kept one was compared against, nor a node's last passing sweep.
-    ASSIGN_OR_RETURN(auto rows, db.Query("SELECT id FROM sweeps WHERE state != ?1 AND (started < ?2 OR id NOT IN "
-                                         "(SELECT id FROM sweeps ORDER BY id DESC LIMIT ?3)) "
-                                         "AND id NOT IN (SELECT baseline FROM sweeps) "
-                                         "AND id NOT IN (SELECT sweep_id FROM node_passes) ORDER BY id LIMIT 1",
-                                         params));
+    ASSIGN_OR_RETURN(
+        auto rows,
+        db.Query("SELECT id FROM sweeps WHERE state != ?1 AND (started < ?2 OR id NOT IN "
+                 "(SELECT id FROM sweeps ORDER BY id DESC LIMIT ?3)) "
+                 "AND id NOT IN (SELECT baseline FROM sweeps) "
+                 "AND id NOT IN (SELECT sweep_id FROM node_passes) ORDER BY id LIMIT 1",
+                 params));
     if (rows.empty()) return pruned;
     const int64_t id = ColumnInt(rows[0], 0);
     int64_t results = 0;

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "base/mutex.h"
-#include "controller/store/database.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
+#include "controller/store/database.h"
 #include "proto/controller.pb.h"
 #include "proto/inventory.pb.h"
 #include "proto/report.pb.h"
@@ -73,7 +73,8 @@ class Store {
   absl::StatusOr<v1::Report> GetReport(int64_t sweep_id) const;
   // The newest `limit` sweeps, newest first.
   // Up to `limit` sweeps, newest first; with `before_id`, only those older than it.
-  absl::StatusOr<std::vector<v1::SweepInfo>> ListSweeps(uint32_t limit, int64_t before_id = 0) const;
+  absl::StatusOr<std::vector<v1::SweepInfo>> ListSweeps(uint32_t limit,
+                                                        int64_t before_id = 0) const;
   // Ids of the finished sweeps (those with a report) above `after`, oldest first: the newest
   // `limit` of them (kNewest), or the oldest `limit` (kOldest, to page through them all).
   // Reads no report.

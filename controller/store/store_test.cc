@@ -1,13 +1,14 @@
 #include "controller/store/store.h"
-#include "tests/testing/testing.h"
 
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-#include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "tests/testing/testing.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -98,11 +99,14 @@ TEST_CASE("A PostgreSQL server that does not answer is an error saying so") {
 }
 
 TEST_CASE("A PostgreSQL URL is logged without its passwords") {
-  CHECK(Database::Describe("postgresql://fabric:s3cret@db.example:5432/fabric?sslmode=require&password=other") ==
+  CHECK(Database::Describe(
+            "postgresql://fabric:s3cret@db.example:5432/fabric?sslmode=require&password=other") ==
         "postgresql://fabric:***@db.example:5432/fabric?sslmode=require&password=***");
   CHECK(Database::Describe("postgresql://fabric@db/fabric") == "postgresql://fabric@db/fabric");
-  CHECK(Database::Describe("/var/lib/fabricctl/controller.db") == "/var/lib/fabricctl/controller.db");
-  CHECK(Database::Scrub("postgres://u:pw1@h/d", "could not parse postgres://u:pw1@h/d") == "could not parse postgres://u:***@h/d");
+  CHECK(Database::Describe("/var/lib/fabricctl/controller.db") ==
+        "/var/lib/fabricctl/controller.db");
+  CHECK(Database::Scrub("postgres://u:pw1@h/d", "could not parse postgres://u:pw1@h/d") ==
+        "could not parse postgres://u:***@h/d");
 }
 
 TEST_CASE("A database that cannot be opened is an error naming the path") {
@@ -214,7 +218,8 @@ TEST_CASE("History is pruned by age and by count, never a running sweep") {
   CHECK(pruned->sweeps == 0);
 }
 
-TEST_CASE("Pruning keeps each node's last passing sweep and every sweep a kept one compared against") {
+TEST_CASE(
+    "Pruning keeps each node's last passing sweep and every sweep a kept one compared against") {
   auto store = Store::Open(TempDb("prune_kept.db"));
   REQUIRE(store.ok());
   Store& s = **store;
@@ -261,8 +266,9 @@ TEST_CASE("A damaged database is refused at start with the integrity check's wor
     auto store = Store::Open(path);
     REQUIRE(store.ok());
     for (int i = 0; i < 200; ++i) {
-      REQUIRE((*store)->UpsertNode(Node("node-" + std::to_string(i), "10.0.0.1:7401"),
-                                   absl::Now()).ok());
+      REQUIRE((*store)
+                  ->UpsertNode(Node("node-" + std::to_string(i), "10.0.0.1:7401"), absl::Now())
+                  .ok());
     }
   }  // closed: the WAL is checkpointed into the file
   // Scribble over the middle of the file: B-tree pages, not the header.

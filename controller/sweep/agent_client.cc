@@ -65,9 +65,9 @@ class GrpcAgentClient : public AgentClient {
     return Call(address, deadline, request, &v1::AgentService::Stub::StopProbeServer,
                 /*even_cancelled=*/true);
   }
-  absl::StatusOr<v1::RunLocalProbeResponse> RunLocalProbe(
-      const std::string& address, const v1::RunLocalProbeRequest& request,
-      absl::Duration deadline) override {
+  absl::StatusOr<v1::RunLocalProbeResponse> RunLocalProbe(const std::string& address,
+                                                          const v1::RunLocalProbeRequest& request,
+                                                          absl::Duration deadline) override {
     return Call(address, deadline, request, &v1::AgentService::Stub::RunLocalProbe);
   }
 
@@ -84,14 +84,14 @@ class GrpcAgentClient : public AgentClient {
 
  private:
   template <typename Request, typename Response>
-  absl::StatusOr<Response> Call(
-      const std::string& address, absl::Duration deadline, const Request& request,
-      grpc::Status (v1::AgentService::Stub::*method)(grpc::ClientContext*, const Request&,
-                                                     Response*),
-      bool even_cancelled = false, bool wait_for_ready = false) {
+  absl::StatusOr<Response> Call(const std::string& address, absl::Duration deadline,
+                                const Request& request,
+                                grpc::Status (v1::AgentService::Stub::*method)(grpc::ClientContext*,
+                                                                               const Request&,
+                                                                               Response*),
+                                bool even_cancelled = false, bool wait_for_ready = false) {
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         absl::ToChronoMicroseconds(deadline));
+    context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMicroseconds(deadline));
     context.set_wait_for_ready(wait_for_ready);
     v1::AgentService::Stub* stub;
     {
@@ -110,7 +110,8 @@ class GrpcAgentClient : public AgentClient {
     return response;
   }
 
-  v1::AgentService::Stub* StubLocked(const std::string& address) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  v1::AgentService::Stub* StubLocked(const std::string& address)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto& stub = stubs_[address];
     if (!stub) stub = v1::AgentService::NewStub(grpc::CreateChannel(address, credentials_));
     return stub.get();
@@ -118,7 +119,8 @@ class GrpcAgentClient : public AgentClient {
 
   std::shared_ptr<grpc::ChannelCredentials> credentials_;
   Mutex mu_;
-  std::map<std::string, std::unique_ptr<v1::AgentService::Stub>> stubs_ ABSL_GUARDED_BY(mu_);  // by address
+  std::map<std::string, std::unique_ptr<v1::AgentService::Stub>> stubs_
+      ABSL_GUARDED_BY(mu_);  // by address
   std::set<grpc::ClientContext*> in_flight_ ABSL_GUARDED_BY(mu_);
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };

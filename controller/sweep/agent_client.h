@@ -47,7 +47,8 @@ class AgentClient {
 };
 
 // The real one: one gRPC channel per agent address, with `credentials`.
-std::unique_ptr<AgentClient> NewGrpcAgentClient(std::shared_ptr<grpc::ChannelCredentials> credentials);
+std::unique_ptr<AgentClient> NewGrpcAgentClient(
+    std::shared_ptr<grpc::ChannelCredentials> credentials);
 
 // The agent did not answer in time, or could not be reached: worth asking again whether it
 // is there at all.

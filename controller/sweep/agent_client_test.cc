@@ -2,7 +2,6 @@
 #include "controller/sweep/agent_client.h"
 
 #include <catch2/catch.hpp>
-
 #include <memory>
 #include <string>
 #include <thread>
@@ -28,7 +27,8 @@ class NamedAgent : public v1::AgentService::Service {
 // A server on 127.0.0.1:`port` (0: any), and the port it listens on.
 std::unique_ptr<grpc::Server> Serve(NamedAgent& agent, int port, int* bound) {
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:" + std::to_string(port), grpc::InsecureServerCredentials(), bound);
+  builder.AddListeningPort("127.0.0.1:" + std::to_string(port), grpc::InsecureServerCredentials(),
+                           bound);
   builder.RegisterService(&agent);
   return builder.BuildAndStart();
 }

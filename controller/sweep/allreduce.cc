@@ -47,7 +47,8 @@ std::string NoRdma(const Fleet& fleet, const std::vector<uint32_t>& ring) {
 }
 
 // Why the group cannot run NCCL; empty when it can, with `gpus` the ranks per node.
-std::string NoNccl(const Fleet& fleet, const std::vector<uint32_t>& ring, std::vector<uint32_t>& gpus) {
+std::string NoNccl(const Fleet& fleet, const std::vector<uint32_t>& ring,
+                   std::vector<uint32_t>& gpus) {
   for (uint32_t i : ring) {
     const v1::NodeInventory& inv = fleet.nodes[i]->inventory;
     if (inv.gpus_size() == 0) {
@@ -63,16 +64,19 @@ std::string NoNccl(const Fleet& fleet, const std::vector<uint32_t>& ring, std::v
 
 }  // namespace
 
-std::vector<RingRun> PlanRings(const v1::SweepRequest& request, const v1::Config& config, const Fleet& fleet) {
+std::vector<RingRun> PlanRings(const v1::SweepRequest& request, const v1::Config& config,
+                               const Fleet& fleet) {
   const std::string& by = request.allreduce_group_by();
   std::map<std::string, std::vector<uint32_t>> groups;
   const Placement placement(config);
   for (uint32_t i : fleet.Live()) {
     const auto labels = placement.LabelsOf(*fleet.nodes[i]);
     auto it = labels.find(by);
-    groups[by.empty() ? "" : absl::StrCat(by, "=", it == labels.end() ? "" : it->second)].push_back(i);
+    groups[by.empty() ? "" : absl::StrCat(by, "=", it == labels.end() ? "" : it->second)].push_back(
+        i);
   }
-  const std::string backend = request.allreduce_backend().empty() ? "auto" : request.allreduce_backend();
+  const std::string backend =
+      request.allreduce_backend().empty() ? "auto" : request.allreduce_backend();
   std::vector<RingRun> rings;
   for (auto& [group, members] : groups) {
     // A group of one node is an all-reduce over its own GPUs with NCCL; a host ring needs two.
@@ -87,10 +91,12 @@ std::vector<RingRun> PlanRings(const v1::SweepRequest& request, const v1::Config
     const std::string no_rdma = NoRdma(fleet, rr.ring);
     const std::string no_nccl = NoNccl(fleet, rr.ring, rr.gpus);
     rr.nccl = (backend == "auto" || backend == "nccl") && no_nccl.empty();
-    if (backend == "nccl" && !no_nccl.empty()) rr.skipped = absl::StrCat("NCCL asked for, but ", no_nccl);
+    if (backend == "nccl" && !no_nccl.empty())
+      rr.skipped = absl::StrCat("NCCL asked for, but ", no_nccl);
     if (!rr.nccl) rr.gpus.clear();
     rr.rdma = !rr.nccl && (backend == "auto" || backend == "rdma") && no_rdma.empty();
-    if (backend == "rdma" && !no_rdma.empty()) rr.skipped = absl::StrCat("RDMA asked for, but ", no_rdma);
+    if (backend == "rdma" && !no_rdma.empty())
+      rr.skipped = absl::StrCat("RDMA asked for, but ", no_rdma);
     rings.push_back(std::move(rr));
   }
   return rings;
@@ -225,10 +231,10 @@ void Describe(const Fleet& fleet, const RingRun& rr, const v1::ProbeSpec& spec, 
   const std::string& group = rr.outcome.group;
   collective.set_kind(v1::ALLREDUCE);
   collective.set_node(fleet.Name(rr.ring[0]));
-  collective.set_device(absl::StrCat(
-      rr.nccl ? absl::StrCat("nccl, ", world, " ranks on ", rr.ring.size(), " nodes")
-              : std::string(rr.rdma ? "rdma ring" : "tcp ring"),
-      group.empty() ? "" : absl::StrCat(", ", group)));
+  collective.set_device(
+      absl::StrCat(rr.nccl ? absl::StrCat("nccl, ", world, " ranks on ", rr.ring.size(), " nodes")
+                           : std::string(rr.rdma ? "rdma ring" : "tcp ring"),
+                   group.empty() ? "" : absl::StrCat(", ", group)));
   *collective.mutable_effective_spec() = spec;
   for (uint32_t i : rr.ring) {
     collective.mutable_effective_spec()->mutable_allreduce()->add_group(fleet.Name(i));
@@ -254,14 +260,15 @@ v1::ProbeResult RunRank(const Launch& launch, size_t r, Node& node, char* stand_
       run.set_world_size(launch.world);
       run.set_local_ranks(rr.gpus[r]);
     }
-    const absl::Duration timeout =
-        absl::Microseconds(google::protobuf::util::TimeUtil::DurationToMicroseconds(spec.timeout()));
+    const absl::Duration timeout = absl::Microseconds(
+        google::protobuf::util::TimeUtil::DurationToMicroseconds(spec.timeout()));
     auto response = launch.agents.RunLocalProbe(node.address, run, timeout + kRpcSlack);
     if (response.ok()) {
       out = response->result();
       // NCCL's ranks of one node share its NICs and NVLink: up to one fastest link each.
       const double max_gbps = launch.fleet.max_gbps;
-      AcceptResult(node.name, spec, rr.nccl ? max_gbps * std::max<uint32_t>(1, rr.gpus[r]) : max_gbps, &out);
+      AcceptResult(node.name, spec,
+                   rr.nccl ? max_gbps * std::max<uint32_t>(1, rr.gpus[r]) : max_gbps, &out);
       out.set_node(node.name);
       return out;
     }
@@ -289,7 +296,8 @@ void RunRing(AgentClient& agents, SweepContext& sweep, const v1::ProbeSpec& spec
   RoundRunner& runner = sweep.runners.rail(0);
   Fleet& fleet = sweep.fleet;
   RingRun& rr = sweep.rings[index];
-  Launch launch{agents, fleet, rr, spec, absl::StrCat("s", runner.sweep_id(), "-allreduce-", index)};
+  Launch launch{agents, fleet, rr, spec,
+                absl::StrCat("s", runner.sweep_id(), "-allreduce-", index)};
   const size_t n = rr.ring.size();
   launch.world = FirstRanks(rr, &launch.first_rank);
   v1::ProbeResult& collective = rr.outcome.collective;

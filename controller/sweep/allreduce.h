@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "controller/verdict/allreduce.h"
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/rounds.h"
+#include "controller/verdict/allreduce.h"
 #include "proto/config.pb.h"
 #include "proto/controller.pb.h"
 

@@ -27,11 +27,13 @@ bool GpuMemoryOn(const SweepSpecs& specs, v1::ProbeKind kind, v1::ProbeSide side
 // it is measured through (the port's id, or its description where the id is a MAC address),
 // else the `<leaf level>_port` label an ibnetdiscover file gave it; "" when unknown.
 std::string SwitchPort(const v1::Config& config, const Node& node,
-                       const std::map<std::string, std::string>& labels, const std::string& netdev) {
+                       const std::map<std::string, std::string>& labels,
+                       const std::string& netdev) {
   for (const auto& itf : node.inventory.interfaces()) {
     if (itf.name() != netdev || itf.lldp().system_name().empty()) continue;
     const auto& lldp = itf.lldp();
-    const bool mac = lldp.port_id().size() == 17 && std::count(lldp.port_id().begin(), lldp.port_id().end(), ':') == 5;
+    const bool mac = lldp.port_id().size() == 17 &&
+                     std::count(lldp.port_id().begin(), lldp.port_id().end(), ':') == 5;
     return mac && !lldp.port_description().empty() ? lldp.port_description() : lldp.port_id();
   }
   if (config.topology().levels().empty()) return "";
@@ -64,7 +66,8 @@ NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Confi
   // Its place in the topology: its label at each level (the agent's, else the configuration's;
   // on a rail, the rail's own leaf where one is known).
   const std::map<std::string, std::string> all = placement.LabelsOf(node);
-  for (const std::string& level : config.topology().levels()) n.place.push_back(GroupAt(all, level, rail.name));
+  for (const std::string& level : config.topology().levels())
+    n.place.push_back(GroupAt(all, level, rail.name));
   n.switch_port = SwitchPort(config, node, all, n.netdev);
   if (specs.rdma_asked && node.reachable && node.inventory.rdma_devices_size() == 0) {
     n.rdma_unavailable_reason = node.inventory.rdma_unavailable_reason().empty()
@@ -97,16 +100,17 @@ void FiguresOf(const PairRun& run, const SweepSpecs& specs, PairInput& p) {
   if (specs.lat_index >= 0) {
     p.lat_us = HeadlineLat(run.results[specs.lat_index]);
     p.lat_concurrency = run.results[specs.lat_index].concurrency();
-    p.lat_p99_us = static_cast<size_t>(specs.lat_index) < run.best_tail.size() ? run.best_tail[specs.lat_index]
-                                                                              : HeadlineTail(run.results[specs.lat_index]);
+    p.lat_p99_us = static_cast<size_t>(specs.lat_index) < run.best_tail.size()
+                       ? run.best_tail[specs.lat_index]
+                       : HeadlineTail(run.results[specs.lat_index]);
   }
 }
 
 // What the pair's failures say: a TCP fallback (RDMA skipped between two RDMA nodes), a node's
 // GPUDirect (by its own half's word), or a path that failed or was refused. The first that
 // applies decides; `in` collects the reasons and the nodes' GPUDirect reasons.
-void FailuresOf(const PairRun& run, const Fleet& fleet, const SweepSpecs& specs,
-                AnalysisInput& in, PairInput& p) {
+void FailuresOf(const PairRun& run, const Fleet& fleet, const SweepSpecs& specs, AnalysisInput& in,
+                PairInput& p) {
   const bool ends_up = fleet.nodes[run.client]->reachable && fleet.nodes[run.server]->reachable;
   std::vector<const v1::ProbeResult*> all;
   for (const auto& r : run.results) all.push_back(&r);
@@ -127,8 +131,7 @@ void FailuresOf(const PairRun& run, const Fleet& fleet, const SweepSpecs& specs,
       p.tcp_fallback = true;
       in.reasons.push_back(r->reason());
       p.reason = static_cast<int32_t>(in.reasons.size() - 1);
-    } else if (r->outcome() == v1::PROBE_FAILED &&
-               r->cause() == v1::CAUSE_GPUDIRECT_UNAVAILABLE &&
+    } else if (r->outcome() == v1::PROBE_FAILED && r->cause() == v1::CAUSE_GPUDIRECT_UNAVAILABLE &&
                GpuMemoryOn(specs, r->kind(), r->failed_side())) {
       // GPU memory that could not be registered for RDMA: the GPUDirect of the node whose
       // half failed (its own word: a server half's failure is confirmed by the server in
@@ -147,7 +150,7 @@ void FailuresOf(const PairRun& run, const Fleet& fleet, const SweepSpecs& specs,
     } else if (r->outcome() == v1::PROBE_FAILED || r->outcome() == v1::PROBE_TIMEOUT) {
       // Failed between two agents that answer: evidence that the path is down, unless an
       // agent refused to run it.
-      p.status = !ends_up ? PairStatus::kNotMeasured
+      p.status = !ends_up                  ? PairStatus::kNotMeasured
                  : r->refused() || carried ? PairStatus::kRefused
                                            : PairStatus::kUnreachable;
       in.reasons.push_back(absl::StrCat(probes::FindProbeInfo(r->kind())->name, ": ", r->reason()));
@@ -176,7 +179,8 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
     in.latency_probe = std::string(probes::FindProbeInfo(specs.kinds[specs.lat_index])->name);
   }
   const Placement placement(config);
-  for (const auto& node : fleet.nodes) in.nodes.push_back(NodeInputOf(*node, specs, config, placement, rail));
+  for (const auto& node : fleet.nodes)
+    in.nodes.push_back(NodeInputOf(*node, specs, config, placement, rail));
   if (ordered) ordered->clear();
   for (const auto& [key, run] : pairs) {
     if (ordered) ordered->push_back(&run);

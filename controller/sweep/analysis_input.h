@@ -4,10 +4,10 @@
 #include <map>
 #include <vector>
 
-#include "controller/verdict/analysis.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/specs.h"
+#include "controller/verdict/analysis.h"
 #include "proto/config.pb.h"
 
 namespace fabricctl::controller::sweep {

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/version.h"
-#include "google/protobuf/util/time_util.h"
 #include "controller/sweep/rails.h"
+#include "google/protobuf/util/time_util.h"
 #include "report/builder.h"
 
 namespace fabricctl::controller::sweep {
@@ -13,10 +13,14 @@ namespace {
 
 v1::HealthStatus ToHealth(Verdict v) {
   switch (v) {
-    case Verdict::kOk: return v1::HEALTH_OK;
-    case Verdict::kWarning: return v1::HEALTH_WARNING;
-    case Verdict::kCritical: return v1::HEALTH_CRITICAL;
-    case Verdict::kUnknown: return v1::HEALTH_UNKNOWN;
+    case Verdict::kOk:
+      return v1::HEALTH_OK;
+    case Verdict::kWarning:
+      return v1::HEALTH_WARNING;
+    case Verdict::kCritical:
+      return v1::HEALTH_CRITICAL;
+    case Verdict::kUnknown:
+      return v1::HEALTH_UNKNOWN;
   }
   return v1::HEALTH_UNKNOWN;
 }
@@ -26,7 +30,8 @@ v1::HealthStatus ToHealth(Verdict v) {
 namespace {
 
 // A node's status over its rails: the worst of the rails it is on; its median the slowest's.
-void AddNodes(const SweepOutcome& outcome, const v1::Config& config, report::ReportBuilder& builder) {
+void AddNodes(const SweepOutcome& outcome, const v1::Config& config,
+              report::ReportBuilder& builder) {
   const Placement placement(config);
   const Fleet& fleet = *outcome.fleet;
   for (uint32_t i = 0; i < fleet.nodes.size(); ++i) {
@@ -41,7 +46,9 @@ void AddNodes(const SweepOutcome& outcome, const v1::Config& config, report::Rep
       }
       const NodeResult& result = rail.analysis.nodes[i];
       // kUnknown (not measured) ranks below a verdict, above OK.
-      auto rank = [](Verdict v) { return v == Verdict::kUnknown ? 1 : v == Verdict::kOk ? 0 : int(v) + 1; };
+      auto rank = [](Verdict v) {
+        return v == Verdict::kUnknown ? 1 : v == Verdict::kOk ? 0 : int(v) + 1;
+      };
       if (!judged || rank(result.verdict) > rank(verdict)) verdict = result.verdict;
       judged = true;
       if (!std::isnan(result.median_bw_gbps) &&
@@ -49,9 +56,11 @@ void AddNodes(const SweepOutcome& outcome, const v1::Config& config, report::Rep
         slowest = &result;
       }
     }
-    v1::NodeHealth* nh = builder.AddNode(fleet.Name(i), ToHealth(judged ? verdict : Verdict::kUnknown));
+    v1::NodeHealth* nh =
+        builder.AddNode(fleet.Name(i), ToHealth(judged ? verdict : Verdict::kUnknown));
     std::string placed_by;
-    for (const auto& [k, v] : placement.LabelsOf(*fleet.nodes[i], &placed_by)) (*nh->mutable_labels())[k] = v;
+    for (const auto& [k, v] : placement.LabelsOf(*fleet.nodes[i], &placed_by))
+      (*nh->mutable_labels())[k] = v;
     nh->set_placed_by(placed_by);
     if (slowest != nullptr) nh->set_median_bw_gbps(slowest->median_bw_gbps);
     if (slowest != nullptr && !std::isnan(slowest->robust_z)) nh->set_robust_z(slowest->robust_z);
@@ -77,7 +86,8 @@ void AddPairs(const Fleet& fleet, const RailOutcome& rail, report::ReportBuilder
     ph->set_rail(rail.rail);
     ph->set_status(ToHealth(rail.analysis.pairs[i].verdict));
     if (!std::isnan(in.pairs[i].forward.bw_gbps)) ph->set_bw_gbps(in.pairs[i].forward.bw_gbps);
-    if (!std::isnan(in.pairs[i].reverse.bw_gbps)) ph->set_bw_reverse_gbps(in.pairs[i].reverse.bw_gbps);
+    if (!std::isnan(in.pairs[i].reverse.bw_gbps))
+      ph->set_bw_reverse_gbps(in.pairs[i].reverse.bw_gbps);
     if (!std::isnan(in.pairs[i].lat_us)) ph->set_lat_us(in.pairs[i].lat_us);
     const float relative = rail.analysis.pairs[i].relative_bw;
     if (!std::isnan(relative)) ph->set_relative_bw(relative);
@@ -114,8 +124,8 @@ v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
   for (const RailOutcome& rail : *outcome.rails) AddPairs(*outcome.fleet, rail, builder);
   v1::SweepInfo done = info;
   done.set_state(v1::SWEEP_COMPLETED);
-  *done.mutable_finished() = google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(
-      absl::ToUnixMicros(finished));
+  *done.mutable_finished() =
+      google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(finished));
   v1::Report report = builder.Finish(finished, finished - started, "", &done);
   v1::Summary* summary = report.mutable_summary();
   summary->set_retest_rounds(outcome.retests.rounds);

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "controller/verdict/analysis.h"
 #include "controller/sweep/allreduce.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/rounds.h"
+#include "controller/verdict/analysis.h"
 #include "proto/config.pb.h"
 #include "proto/report.pb.h"
 
@@ -46,7 +46,8 @@ struct RetestStats {
     for (size_t r = 0; r < by_rail.size(); ++r) {
       for (size_t k = 0; k < by_rail[r].size(); ++k) {
         for (const Pair& p : by_rail[r][k]) {
-          const std::pair<size_t, Pair> key{r, {std::min(p.first, p.second), std::max(p.first, p.second)}};
+          const std::pair<size_t, Pair> key{
+              r, {std::min(p.first, p.second), std::max(p.first, p.second)}};
           if (k < ran) {
             ++pairs;
             measured.insert(key);

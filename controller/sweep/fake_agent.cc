@@ -39,7 +39,8 @@ void FakeAgents::FlapLink(const std::string& a, const std::string& b, double fac
   flaps_[Sorted(a, b)] = Flap{factor, 0};
 }
 
-void FakeAgents::LoseOnLink(const std::string& a, const std::string& b, double rate, int measurements) {
+void FakeAgents::LoseOnLink(const std::string& a, const std::string& b, double rate,
+                            int measurements) {
   MutexLock lock(&mu_);
   losses_[Sorted(a, b)] = Loss{rate, measurements};
 }
@@ -59,8 +60,8 @@ void FakeAgents::Kill(const std::string& name) {
   agents_[name].dead = true;
 }
 
-void FakeAgents::FailNext(const std::string& client, const std::string& server,
-                          absl::Status status, int times) {
+void FakeAgents::FailNext(const std::string& client, const std::string& server, absl::Status status,
+                          int times) {
   MutexLock lock(&mu_);
   for (int i = 0; i < times; ++i) failures_[{client, server}].push_back(status);
 }
@@ -159,7 +160,7 @@ absl::StatusOr<v1::NodeInventory> FakeAgents::GetInventory(const std::string& ad
 }
 
 absl::StatusOr<v1::RunAuditsResponse> FakeAgents::RunAudits(const std::string& address,
-                                                           absl::Duration) {
+                                                            absl::Duration) {
   MutexLock lock(&mu_);
   auto name = Alive(address);
   if (!name.ok()) return name.status();
@@ -239,7 +240,8 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
   if (probes::IsRdmaProbe(request.spec().kind()) &&
       (agents_[*name].no_rdma || agents_[server->second].no_rdma)) {
     r->set_outcome(v1::PROBE_SKIPPED);
-    r->set_reason(absl::StrCat("no RDMA device on ", agents_[*name].no_rdma ? *name : server->second));
+    r->set_reason(
+        absl::StrCat("no RDMA device on ", agents_[*name].no_rdma ? *name : server->second));
     return response;
   }
   const auto& rdma = request.spec().rdma();
@@ -267,11 +269,12 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
     r->set_failed_side(v1::SIDE_CLIENT);
     return response;
   }
-  const std::string& netdev = request.spec().has_tcp() ? request.spec().tcp().netdev()
-                                                       : request.spec().rdma().netdev();
+  const std::string& netdev =
+      request.spec().has_tcp() ? request.spec().tcp().netdev() : request.spec().rdma().netdev();
   for (const std::string* end : {&*name, &server->second}) {
     if (!netdev.empty() && agents_[*end].nics.count(netdev) == 0) {
-      return absl::FailedPreconditionError(absl::StrCat("rail interface ", netdev, ": no such interface on this node"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("rail interface ", netdev, ": no such interface on this node"));
     }
   }
   auto speed = [&](const std::string& end) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -279,13 +282,16 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
   };
   auto link = links_.find(Sorted(*name, server->second));
   double factor = link == links_.end() ? 1.0 : link->second;
-  if (auto on_rail = rail_links_.find({netdev, Sorted(*name, server->second)}); on_rail != rail_links_.end()) {
+  if (auto on_rail = rail_links_.find({netdev, Sorted(*name, server->second)});
+      on_rail != rail_links_.end()) {
     factor *= on_rail->second;
   }
-  const bool bandwidth = request.spec().kind() == v1::TCP_BW || request.spec().kind() == v1::RDMA_WRITE_BW ||
-                         request.spec().kind() == v1::RDMA_READ_BW || request.spec().kind() == v1::RDMA_SEND_BW;
+  const bool bandwidth =
+      request.spec().kind() == v1::TCP_BW || request.spec().kind() == v1::RDMA_WRITE_BW ||
+      request.spec().kind() == v1::RDMA_READ_BW || request.spec().kind() == v1::RDMA_SEND_BW;
   if (auto flap = flaps_.find(Sorted(*name, server->second)); flap != flaps_.end() && bandwidth) {
-    if ((flap->second.calls++ / 2) % 2 == 0) factor *= flap->second.factor;  // both directions alike
+    if ((flap->second.calls++ / 2) % 2 == 0)
+      factor *= flap->second.factor;  // both directions alike
   }
   double gbps = std::min(speed(*name), speed(server->second)) * factor;
   if (agents_[*name].egress_gbps > 0) gbps = std::min(gbps, agents_[*name].egress_gbps);
@@ -310,7 +316,8 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
     p->set_bw_peak_gbps(gbps);
     constexpr uint64_t kSegments = 100000;
     double rate = 0;
-    if (auto loss = losses_.find(Sorted(*name, server->second)); loss != losses_.end() && loss->second.measurements != 0) {
+    if (auto loss = losses_.find(Sorted(*name, server->second));
+        loss != losses_.end() && loss->second.measurements != 0) {
       rate = loss->second.rate;
       if (loss->second.measurements > 0) --loss->second.measurements;
     }
@@ -373,9 +380,11 @@ void FakeAgents::LieAboutRingLink(const std::string& name, double send_time_us) 
   agents_[name].ring_link_us = send_time_us;
 }
 
-v1::ProbeResult FakeAgents::RingRank(const std::string& name, const v1::RunLocalProbeRequest& request) {
+v1::ProbeResult FakeAgents::RingRank(const std::string& name,
+                                     const v1::RunLocalProbeRequest& request) {
   const Agent& agent = agents_[name];
-  const double gbps = agent.egress_gbps > 0 ? std::min(agent.speed_gbps, agent.egress_gbps) : agent.speed_gbps;
+  const double gbps =
+      agent.egress_gbps > 0 ? std::min(agent.speed_gbps, agent.egress_gbps) : agent.speed_gbps;
   const double n = std::max(2, request.ranks_size());
   const double us_per_byte = 8 / (gbps * 1e3);
   v1::ProbeResult r;
@@ -388,8 +397,9 @@ v1::ProbeResult FakeAgents::RingRank(const std::string& name, const v1::RunLocal
     p->set_time_us(size * 2 * (n - 1) / n * us_per_byte);
     p->set_algbw_gbytes(size / p->time_us() / 1e3);
     p->set_busbw_gbytes(p->algbw_gbytes() * 2 * (n - 1) / n);
-    p->set_send_time_us(agent.ring_link_us >= 0 ? agent.ring_link_us
-                                                : std::min(size, probes::kLinkTimedBytes) * us_per_byte);
+    p->set_send_time_us(agent.ring_link_us >= 0
+                            ? agent.ring_link_us
+                            : std::min(size, probes::kLinkTimedBytes) * us_per_byte);
   }
   return r;
 }

@@ -113,7 +113,7 @@ class FakeAgents : public AgentClient {
     bool gpudirect_broken = false;
     bool no_rdma = false;
     int gpus = 0;
-    double ring_link_us = -1;  // LieAboutRingLink; -1: the truth
+    double ring_link_us = -1;    // LieAboutRingLink; -1: the truth
     std::string server_address;  // AnswerServerAs; empty: its own
     bool dead = false;
     int busy = 0;
@@ -126,11 +126,13 @@ class FakeAgents : public AgentClient {
   v1::ProbeResult RingRank(const std::string& name, const v1::RunLocalProbeRequest& request)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The agent at `address`, or UNAVAILABLE.
-  absl::StatusOr<std::string> Alive(const std::string& address) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::string> Alive(const std::string& address) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable Mutex mu_;
   std::map<std::string, Agent> agents_ ABSL_GUARDED_BY(mu_);  // by name
-  std::map<std::pair<std::string, std::string>, double> links_ ABSL_GUARDED_BY(mu_);  // by sorted names
+  std::map<std::pair<std::string, std::string>, double> links_
+      ABSL_GUARDED_BY(mu_);  // by sorted names
   struct Flap {
     double factor = 1;
     int calls = 0;  // bandwidth client halves so far
@@ -141,10 +143,14 @@ class FakeAgents : public AgentClient {
     int measurements = -1;  // left to lose in (-1: all)
   };
   std::map<std::pair<std::string, std::string>, Loss> losses_ ABSL_GUARDED_BY(mu_);
-  std::map<std::pair<std::string, std::pair<std::string, std::string>>, double> rail_links_ ABSL_GUARDED_BY(mu_);
-  std::map<std::pair<std::string, std::string>, bool> dropped_ ABSL_GUARDED_BY(mu_);  // by sorted names
-  std::map<std::pair<std::string, std::string>, std::vector<absl::Status>> failures_ ABSL_GUARDED_BY(mu_);
-  std::map<std::pair<std::string, std::string>, int> measured_ ABSL_GUARDED_BY(mu_);  // by sorted names
+  std::map<std::pair<std::string, std::pair<std::string, std::string>>, double> rail_links_
+      ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, bool> dropped_
+      ABSL_GUARDED_BY(mu_);  // by sorted names
+  std::map<std::pair<std::string, std::string>, std::vector<absl::Status>> failures_
+      ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, int> measured_
+      ABSL_GUARDED_BY(mu_);                                          // by sorted names
   std::map<std::string, std::string> servers_ ABSL_GUARDED_BY(mu_);  // run id -> server node
   // run id -> its server half's failure
   std::map<std::string, v1::FailureCause> server_failures_ ABSL_GUARDED_BY(mu_);

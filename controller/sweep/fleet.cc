@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <set>
 
-#include "base/mutex.h"
-#include "base/parallel.h"
 #include "absl/strings/str_cat.h"
+#include "base/mutex.h"
 #include "base/net_address.h"
+#include "base/parallel.h"
 #include "base/utf8.h"
 #include "controller/sweep/inventory_check.h"
 #include "controller/sweep/trust.h"
@@ -73,7 +73,8 @@ void CheckReachable(AgentClient& agents, Fleet& fleet, absl::Duration deadline, 
       valid = absl::FailedPreconditionError(absl::StrCat(
           "answers as '", PrintableText(inventory->node_name()), "', not as ", n->name));
     } else if (inventory.ok() && !valid.ok()) {
-      valid = absl::InvalidArgumentError(absl::StrCat("its inventory is invalid: ", valid.message()));
+      valid =
+          absl::InvalidArgumentError(absl::StrCat("its inventory is invalid: ", valid.message()));
     }
     if (valid.ok()) {
       n->inventory = *std::move(inventory);
@@ -138,7 +139,9 @@ void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
 absl::Status OwnAddress(const Node& node, const std::string& address) {
   if (address.empty()) return absl::OkStatus();  // NCCL's ranks meet by their unique id, not here
   auto endpoint = ParseHostPort(address, "endpoint");
-  if (!endpoint.ok()) return absl::PermissionDeniedError(absl::StrCat("its endpoint '", address.substr(0, 64), "' is no HOST:PORT"));
+  if (!endpoint.ok())
+    return absl::PermissionDeniedError(
+        absl::StrCat("its endpoint '", address.substr(0, 64), "' is no HOST:PORT"));
   auto agent = ParseHostPort(node.address, "agent address");
   if (agent.ok() && agent->host == endpoint->host) return absl::OkStatus();
   for (const auto& itf : node.inventory.interfaces()) {
@@ -146,15 +149,16 @@ absl::Status OwnAddress(const Node& node, const std::string& address) {
       if (a == endpoint->host) return absl::OkStatus();
     }
   }
-  return absl::PermissionDeniedError(absl::StrCat("its endpoint's host ", endpoint->host.substr(0, 64),
-                                                  " is none of its own addresses"));
+  return absl::PermissionDeniedError(absl::StrCat(
+      "its endpoint's host ", endpoint->host.substr(0, 64), " is none of its own addresses"));
 }
 
 Placement::Placement(const v1::Config& config) : config_(config) {
   for (const auto& entry : config.nodes()) entries_.emplace(entry.node(), &entry);
 }
 
-std::map<std::string, std::string> Placement::LabelsOf(const Node& node, std::string* placed_by) const {
+std::map<std::string, std::string> Placement::LabelsOf(const Node& node,
+                                                       std::string* placed_by) const {
   // Lowest precedence first, each source overriding the one before: the agent's own --label,
   // then what its lldpd learned, then the administrator's (nodes:, Slurm's topology,
   // ibnetdiscover). A node's agent places it only where nothing else does: one that lies
@@ -175,7 +179,8 @@ std::map<std::string, std::string> Placement::LabelsOf(const Node& node, std::st
       }
       // Each rail's leaf: the switch its interface is cabled to.
       for (const auto& rail : config_.rails()) {
-        if (itf.name() == rail.netdev()) labels[absl::StrCat(first, "@", rail.name())] = itf.lldp().system_name();
+        if (itf.name() == rail.netdev())
+          labels[absl::StrCat(first, "@", rail.name())] = itf.lldp().system_name();
       }
     }
   }
@@ -190,7 +195,8 @@ std::map<std::string, std::string> Placement::LabelsOf(const Node& node, std::st
 std::string GroupAt(const std::map<std::string, std::string>& labels, const std::string& level,
                     const std::string& rail) {
   if (!rail.empty()) {
-    if (auto it = labels.find(absl::StrCat(level, "@", rail)); it != labels.end()) return it->second;
+    if (auto it = labels.find(absl::StrCat(level, "@", rail)); it != labels.end())
+      return it->second;
   }
   auto it = labels.find(level);
   return it == labels.end() ? "" : it->second;

@@ -58,19 +58,19 @@ absl::StatusOr<Fleet> SelectNodes(const v1::SweepRequest& request,
 // controller at most this many threads (each waits on one call).
 inline constexpr size_t kMaxParallelCalls = 256;
 
-// Asks every node (kMaxParallelCalls at a time) for its inventory: one that does not answer within `deadline`
-// is unreachable, with the reason, and left out of the plan. With `only_suspect`, only the
-// reachable nodes whose RPCs failed in transport are asked again.
+// Asks every node (kMaxParallelCalls at a time) for its inventory: one that does not answer within
+// `deadline` is unreachable, with the reason, and left out of the plan. With `only_suspect`, only
+// the reachable nodes whose RPCs failed in transport are asked again.
 void CheckReachable(AgentClient& agents, Fleet& fleet, absl::Duration deadline,
                     bool only_suspect = false);
 
-// The node audits of every reachable node, kMaxParallelCalls at a time; a node whose audits cannot run gets
-// one AUDIT_FAILED result with the reason.
+// The node audits of every reachable node, kMaxParallelCalls at a time; a node whose audits cannot
+// run gets one AUDIT_FAILED result with the reason.
 void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline);
 
-// gpu_copy on every reachable node, kMaxParallelCalls at a time (each node copies to and from its own GPUs;
-// nothing crosses the fabric), added to the node's audits as "gpu_copy": measured, skipped
-// (no GPU) or failed with the reason.
+// gpu_copy on every reachable node, kMaxParallelCalls at a time (each node copies to and from its
+// own GPUs; nothing crosses the fabric), added to the node's audits as "gpu_copy": measured,
+// skipped (no GPU) or failed with the reason.
 void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,
                   absl::Duration deadline);
 
@@ -86,7 +86,8 @@ class Placement {
   // those LLDP gives (topology.lldp), over the agent's own --label. `placed_by`, when given,
   // says which source gave its first topology level: "configuration", "lldp", "agent label",
   // or "" when none did.
-  std::map<std::string, std::string> LabelsOf(const Node& node, std::string* placed_by = nullptr) const;
+  std::map<std::string, std::string> LabelsOf(const Node& node,
+                                              std::string* placed_by = nullptr) const;
 
  private:
   const v1::Config& config_;

@@ -52,11 +52,12 @@ absl::Status BoundStrings(const google::protobuf::Message& message, size_t max_l
       if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_STRING) {
         std::string scratch;
         const std::string& value =
-            field->is_repeated() ? reflection->GetRepeatedStringReference(message, field, i, &scratch)
-                                 : reflection->GetStringReference(message, field, &scratch);
+            field->is_repeated()
+                ? reflection->GetRepeatedStringReference(message, field, i, &scratch)
+                : reflection->GetStringReference(message, field, &scratch);
         if (value.size() > max_length) {
-          return absl::InvalidArgumentError(absl::StrCat(where, " is ", value.size(),
-                                                         " bytes long; at most ", max_length));
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, " is ", value.size(), " bytes long; at most ", max_length));
         }
       } else if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
         const auto& child = field->is_repeated() ? reflection->GetRepeatedMessage(message, field, i)
@@ -84,10 +85,11 @@ absl::Status ValidateInventory(const v1::NodeInventory& inventory) {
                        : absl::InvalidArgumentError(
                              absl::StrCat(field, " has ", size, " entries; at most ", max));
   };
-  for (auto s : {bound(inventory.interfaces_size(), kMaxInterfaces, "inventory.interfaces"),
-                 bound(inventory.rdma_devices_size(), kMaxRdmaDevices, "inventory.rdma_devices"),
-                 bound(inventory.gpus_size(), kMaxGpus, "inventory.gpus"),
-                 bound(static_cast<int>(inventory.labels_size()), kMaxLabels, "inventory.labels")}) {
+  for (auto s :
+       {bound(inventory.interfaces_size(), kMaxInterfaces, "inventory.interfaces"),
+        bound(inventory.rdma_devices_size(), kMaxRdmaDevices, "inventory.rdma_devices"),
+        bound(inventory.gpus_size(), kMaxGpus, "inventory.gpus"),
+        bound(static_cast<int>(inventory.labels_size()), kMaxLabels, "inventory.labels")}) {
     if (!s.ok()) return s;
   }
   for (const auto& itf : inventory.interfaces()) {

@@ -76,7 +76,8 @@ absl::StatusOr<std::vector<Round>> FileRounds(const std::string& text,
     line = line.substr(0, line.find('#'));
     Round round;
     std::vector<bool> used(nodes.size(), false);
-    for (absl::string_view token : absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
+    for (absl::string_view token :
+         absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
       std::vector<std::string> ends = absl::StrSplit(token, ':');
       if (ends.size() != 2) {
         return absl::InvalidArgumentError(
@@ -86,16 +87,14 @@ absl::StatusOr<std::vector<Round>> FileRounds(const std::string& text,
       for (int e = 0; e < 2; ++e) {
         auto it = index.find(ends[e]);
         if (it == index.end()) {
-          return absl::InvalidArgumentError(absl::StrCat("pairing file line ", line_number,
-                                                         ": node '", ends[e],
-                                                         "' is not in the sweep"));
+          return absl::InvalidArgumentError(absl::StrCat(
+              "pairing file line ", line_number, ": node '", ends[e], "' is not in the sweep"));
         }
         ids[e] = it->second;
       }
       if (ids[0] == ids[1] || used[ids[0]] || used[ids[1]]) {
         return absl::InvalidArgumentError(absl::StrCat("pairing file line ", line_number, ": '",
-                                                       token,
-                                                       "' uses a node twice in one round"));
+                                                       token, "' uses a node twice in one round"));
       }
       used[ids[0]] = used[ids[1]] = true;
       round.push_back({ids[0], ids[1]});
@@ -149,7 +148,9 @@ std::vector<Round> TopologyRounds(uint32_t n, const std::vector<std::vector<int3
     const std::vector<int32_t>& level = groups.empty() ? leaf : groups[l];
     const std::vector<std::vector<uint32_t>> members = MembersOf(level);
     std::vector<size_t> next(members.size(), 0);
-    auto parent = [&](size_t g) { return l + 1 < groups.size() ? groups[l + 1][members[g][0]] : -1; };
+    auto parent = [&](size_t g) {
+      return l + 1 < groups.size() ? groups[l + 1][members[g][0]] : -1;
+    };
     for (size_t a = 0; a < members.size(); ++a) {
       for (size_t b = a + 1; b < members.size(); ++b) {
         if (parent(a) == parent(b)) CrossPairs(members[a], next[a], members[b], next[b], cross);

@@ -1,10 +1,9 @@
 #include "controller/sweep/pairing.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 #include <set>
-
-#include <catch2/catch.hpp>
 
 namespace fabricctl::controller {
 namespace {
@@ -12,7 +11,8 @@ namespace {
 std::set<std::pair<uint32_t, uint32_t>> Unordered(const std::vector<Round>& rounds) {
   std::set<std::pair<uint32_t, uint32_t>> pairs;
   for (const Round& round : rounds) {
-    for (const Pair& p : round) pairs.insert({std::min(p.first, p.second), std::max(p.first, p.second)});
+    for (const Pair& p : round)
+      pairs.insert({std::min(p.first, p.second), std::max(p.first, p.second)});
   }
   return pairs;
 }
@@ -134,7 +134,8 @@ TEST_CASE("Topology rounds: a large fabric is covered by pairs that grow with it
   // 16,384 nodes: 512 leaves of 32 under 32 spines of 16 leaves.
   const uint32_t n = 16384;
   std::vector<std::vector<int32_t>> groups(2, std::vector<int32_t>(n));
-  for (uint32_t i = 0; i < n; ++i) groups[0][i] = static_cast<int32_t>(i / 32), groups[1][i] = static_cast<int32_t>(i / 512);
+  for (uint32_t i = 0; i < n; ++i)
+    groups[0][i] = static_cast<int32_t>(i / 32), groups[1][i] = static_cast<int32_t>(i / 512);
   const auto rounds = TopologyRounds(n, groups);
   REQUIRE(CheckRounds(rounds, n).ok());
   std::map<std::pair<int32_t, int32_t>, uint32_t> leaf_pairs;
@@ -143,15 +144,17 @@ TEST_CASE("Topology rounds: a large fabric is covered by pairs that grow with it
     for (const Pair& p : round) {
       ++pairs;
       const int32_t a = groups[0][p.first], b = groups[0][p.second];
-      if (a == b) ++within;
-      else if (groups[1][p.first] == groups[1][p.second]) ++leaf_pairs[std::minmax(a, b)];
+      if (a == b)
+        ++within;
+      else if (groups[1][p.first] == groups[1][p.second])
+        ++leaf_pairs[std::minmax(a, b)];
     }
   }
-  CHECK(within == 512 * 8 * 16);          // 8 rounds of 16 pairs in each leaf
-  CHECK(leaf_pairs.size() == 32 * 120);   // every two leaves of a spine...
+  CHECK(within == 512 * 8 * 16);         // 8 rounds of 16 pairs in each leaf
+  CHECK(leaf_pairs.size() == 32 * 120);  // every two leaves of a spine...
   for (const auto& [key, count] : leaf_pairs) CHECK(count == 2);  // ...crossed twice
-  CHECK(pairs < 200000);                  // a full mesh: 134 million
-  CHECK(rounds.size() < 100);             // a full mesh: 16,383 rounds
+  CHECK(pairs < 200000);                                          // a full mesh: 134 million
+  CHECK(rounds.size() < 100);                                     // a full mesh: 16,383 rounds
 }
 
 }  // namespace fabricctl::controller

@@ -3,7 +3,6 @@
 #include <map>
 #include <string>
 
-
 namespace fabricctl::controller::sweep {
 namespace {
 
@@ -18,9 +17,10 @@ std::vector<std::vector<int32_t>> GroupsOf(const v1::Config& config, const Fleet
     const auto labels = placement.LabelsOf(*fleet.nodes[i]);
     for (int l = 0; l < levels.size(); ++l) {
       auto it = labels.find(levels[l]);
-      groups[l].push_back(it == labels.end() || it->second.empty()
-                              ? -1
-                              : ids[l].emplace(it->second, static_cast<int32_t>(ids[l].size())).first->second);
+      groups[l].push_back(
+          it == labels.end() || it->second.empty()
+              ? -1
+              : ids[l].emplace(it->second, static_cast<int32_t>(ids[l].size())).first->second);
     }
   }
   return groups;

@@ -5,8 +5,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "controller/sweep/pairing.h"
 #include "controller/sweep/fleet.h"
+#include "controller/sweep/pairing.h"
 #include "proto/config.pb.h"
 #include "proto/controller.pb.h"
 

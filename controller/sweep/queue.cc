@@ -78,7 +78,9 @@ SweepQueue::Place::~Place() {
 }
 
 SweepQueue::Place::Place(Place&& other) noexcept
-    : queue_(other.queue_), identity_(std::move(other.identity_)), result_(std::move(other.result_)),
+    : queue_(other.queue_),
+      identity_(std::move(other.identity_)),
+      result_(std::move(other.result_)),
       runs_(other.runs_) {
   other.queue_ = nullptr;
 }
@@ -95,7 +97,8 @@ SweepQueue::Waiting* SweepQueue::Next() {
   return next;
 }
 
-SweepQueue::Place SweepQueue::Share(const QueuedSweep& sweep, std::shared_ptr<SharedResult> result) {
+SweepQueue::Place SweepQueue::Share(const QueuedSweep& sweep,
+                                    std::shared_ptr<SharedResult> result) {
   ++held_[sweep.identity];
   return Place(this, sweep.identity, std::move(result), /*runs=*/false);
 }
@@ -104,11 +107,12 @@ absl::StatusOr<SweepQueue::Place> SweepQueue::Enter(const QueuedSweep& sweep, ab
                                                     const std::function<absl::Status()>& leave,
                                                     absl::Duration wait) {
   MutexLock lock(&mu_);
-  if (auto it = held_.find(sweep.identity); it != held_.end() && it->second >= per_identity_) {  // rule 3
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "'", sweep.identity, "' already has ", it->second,
-        " sweeps running, waiting or sharing a result on this controller (at most ", per_identity_,
-        " an identity); try later"));
+  if (auto it = held_.find(sweep.identity);
+      it != held_.end() && it->second >= per_identity_) {  // rule 3
+    return absl::ResourceExhaustedError(
+        absl::StrCat("'", sweep.identity, "' already has ", it->second,
+                     " sweeps running, waiting or sharing a result on this controller (at most ",
+                     per_identity_, " an identity); try later"));
   }
   if (running_ && current_.Covers(sweep)) return Share(sweep, current_result_);  // rule 1
   for (auto& [seq, w] : waiting_) {                                              // rule 2
@@ -116,7 +120,8 @@ absl::StatusOr<SweepQueue::Place> SweepQueue::Enter(const QueuedSweep& sweep, ab
   }
   ++held_[sweep.identity];
   const uint64_t seq = next_seq_++;
-  Waiting& me = waiting_.emplace(seq, Waiting{seq, sweep, std::make_shared<SharedResult>()}).first->second;
+  Waiting& me =
+      waiting_.emplace(seq, Waiting{seq, sweep, std::make_shared<SharedResult>()}).first->second;
   for (;;) {
     if (me.shares) {  // a sweep that started meanwhile covers this one
       Place place(this, sweep.identity, me.result, /*runs=*/false);
@@ -124,14 +129,15 @@ absl::StatusOr<SweepQueue::Place> SweepQueue::Enter(const QueuedSweep& sweep, ab
       return place;
     }
     if (!running_ && Next() == &me) break;
-    absl::Status left = absl::Now() >= give_up
-                            ? absl::FailedPreconditionError(
-                                  wait > absl::ZeroDuration()
-                                      ? absl::StrCat("a sweep is still running on this controller after waiting ",
-                                                     absl::FormatDuration(wait))
-                                      : "a sweep is already running on this controller (--wait DURATION queues "
-                                        "behind it)")
-                            : absl::OkStatus();
+    absl::Status left =
+        absl::Now() >= give_up
+            ? absl::FailedPreconditionError(
+                  wait > absl::ZeroDuration()
+                      ? absl::StrCat("a sweep is still running on this controller after waiting ",
+                                     absl::FormatDuration(wait))
+                      : "a sweep is already running on this controller (--wait DURATION queues "
+                        "behind it)")
+            : absl::OkStatus();
     if (left.ok() && leave) {
       mu_.Unlock();
       left = leave();
@@ -143,7 +149,8 @@ absl::StatusOr<SweepQueue::Place> SweepQueue::Enter(const QueuedSweep& sweep, ab
       return left;
     }
     Turn turn{this, &me};
-    mu_.AwaitWithTimeout(+[](Turn* t) { return t->Now(); }, &turn, kPoll);
+    mu_.AwaitWithTimeout(
+        +[](Turn* t) { return t->Now(); }, &turn, kPoll);
   }
   running_ = true;
   current_ = me.sweep;
@@ -189,7 +196,8 @@ v1::Report RestrictReport(const v1::Report& report, const std::set<std::string>&
   for (const auto& f : report.findings()) {
     // A node's and a pair's findings when they are about these nodes; a switch's or the
     // fabric's (no node named) always: what the shared fabric does is every job's.
-    if (f.node().empty() || (in(f.node()) && (f.peer().empty() || in(f.peer())))) builder.AddFinding(f);
+    if (f.node().empty() || (in(f.node()) && (f.peer().empty() || in(f.peer()))))
+      builder.AddFinding(f);
   }
   v1::SweepInfo info = report.sweep();
   info.clear_nodes();
@@ -197,9 +205,9 @@ v1::Report RestrictReport(const v1::Report& report, const std::set<std::string>&
     if (in(n)) info.add_nodes(n);
   }
   using google::protobuf::util::TimeUtil;
-  v1::Report out = builder.Finish(absl::FromUnixMicros(TimeUtil::TimestampToMicroseconds(report.generated())),
-                                  absl::Microseconds(TimeUtil::DurationToMicroseconds(report.summary().elapsed())),
-                                  "", &info);
+  v1::Report out = builder.Finish(
+      absl::FromUnixMicros(TimeUtil::TimestampToMicroseconds(report.generated())),
+      absl::Microseconds(TimeUtil::DurationToMicroseconds(report.summary().elapsed())), "", &info);
   out.set_schema(report.schema());
   *out.mutable_inventory() = report.inventory();
   *out.mutable_expect() = report.expect();

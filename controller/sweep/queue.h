@@ -126,8 +126,8 @@ class SweepQueue {
   bool running_ ABSL_GUARDED_BY(mu_) = false;
   QueuedSweep current_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<SharedResult> current_result_ ABSL_GUARDED_BY(mu_);
-  std::map<uint64_t, Waiting> waiting_ ABSL_GUARDED_BY(mu_);  // by arrival
-  std::map<std::string, uint32_t> held_ ABSL_GUARDED_BY(mu_);  // identity -> places
+  std::map<uint64_t, Waiting> waiting_ ABSL_GUARDED_BY(mu_);        // by arrival
+  std::map<std::string, uint32_t> held_ ABSL_GUARDED_BY(mu_);       // identity -> places
   std::map<std::string, uint64_t> last_turn_ ABSL_GUARDED_BY(mu_);  // identity -> turn number
   uint64_t turns_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;

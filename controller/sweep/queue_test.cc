@@ -35,9 +35,9 @@ struct Entrant {
   std::atomic<bool> release{false};
   void Start(SweepQueue& queue, QueuedSweep sweep) {
     thread = std::thread([this, &queue, sweep] {
-      auto p = queue.Enter(sweep, kNever, [this] {
-        return leave ? absl::CancelledError("gone") : absl::OkStatus();
-      }, absl::ZeroDuration());
+      auto p = queue.Enter(
+          sweep, kNever, [this] { return leave ? absl::CancelledError("gone") : absl::OkStatus(); },
+          absl::ZeroDuration());
       status = p.status();
       if (p.ok()) {
         runs = p->runs();
@@ -66,15 +66,18 @@ TEST_CASE("a sweep covered by the running one shares its result, restricted to i
   auto running = queue.Enter(Over("ops", {"a", "b", "c"}), kNever, nullptr, absl::ZeroDuration());
   REQUIRE(running.ok());
   CHECK(running->runs());
-  auto covered = queue.Enter(Over("fabric-prolog", {"a", "b"}), kNever, nullptr, absl::ZeroDuration());
+  auto covered =
+      queue.Enter(Over("fabric-prolog", {"a", "b"}), kNever, nullptr, absl::ZeroDuration());
   REQUIRE(covered.ok());
   CHECK_FALSE(covered->runs());
   // Another measurement, or a node outside, is not covered: it waits (here: not at all).
   QueuedSweep other = Over("fabric-prolog", {"a", "b"});
   other.measures.add_probes(v1::TCP_LAT);
-  CHECK(absl::IsFailedPrecondition(queue.Enter(other, absl::Now(), nullptr, absl::ZeroDuration()).status()));
   CHECK(absl::IsFailedPrecondition(
-      queue.Enter(Over("fabric-prolog", {"a", "d"}), absl::Now(), nullptr, absl::ZeroDuration()).status()));
+      queue.Enter(other, absl::Now(), nullptr, absl::ZeroDuration()).status()));
+  CHECK(absl::IsFailedPrecondition(
+      queue.Enter(Over("fabric-prolog", {"a", "d"}), absl::Now(), nullptr, absl::ZeroDuration())
+          .status()));
   v1::Report report;
   report.mutable_sweep()->set_sweep_id(7);
   running->result().Publish(report);

@@ -14,7 +14,8 @@ namespace {
 
 // The specs placed on `rail`: TCP probes on its netdev's address, RDMA probes on its device
 // (or the device on its netdev).
-std::vector<v1::ProbeSpec> PlaceSpecs(const std::vector<v1::ProbeSpec>& specs, const v1::Rail& rail) {
+std::vector<v1::ProbeSpec> PlaceSpecs(const std::vector<v1::ProbeSpec>& specs,
+                                      const v1::Rail& rail) {
   std::vector<v1::ProbeSpec> out = specs;
   for (v1::ProbeSpec& spec : out) {
     if (spec.has_tcp()) spec.mutable_tcp()->set_netdev(rail.netdev());
@@ -87,21 +88,22 @@ absl::StatusOr<std::vector<RailPlan>> PlanRails(const v1::SweepRequest& request,
     if (!request.rails().empty()) {
       return absl::InvalidArgumentError("--rails: the configuration names no rails (rails:)");
     }
-    return std::vector<RailPlan>{{"", "", specs.specs, std::vector<bool>(n), std::vector<std::string>(n)}};
+    return std::vector<RailPlan>{
+        {"", "", specs.specs, std::vector<bool>(n), std::vector<std::string>(n)}};
   }
   for (const std::string& name : request.rails()) {
     if (std::none_of(config.rails().begin(), config.rails().end(),
                      [&](const v1::Rail& r) { return r.name() == name; })) {
       std::vector<std::string> known;
       for (const v1::Rail& r : config.rails()) known.push_back(r.name());
-      return absl::InvalidArgumentError(absl::StrCat("--rails: no rail '", name.substr(0, 64),
-                                                     "' (rails: ", absl::StrJoin(known, ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--rails: no rail '", name.substr(0, 64), "' (rails: ", absl::StrJoin(known, ", "), ")"));
     }
   }
   std::vector<RailPlan> out;
   for (const v1::Rail& rail : config.rails()) {
-    if (!request.rails().empty() &&
-        std::find(request.rails().begin(), request.rails().end(), rail.name()) == request.rails().end()) {
+    if (!request.rails().empty() && std::find(request.rails().begin(), request.rails().end(),
+                                              rail.name()) == request.rails().end()) {
       continue;
     }
     RailPlan plan{rail.name(), rail.netdev(), PlaceSpecs(specs.specs, rail), std::vector<bool>(n),
@@ -114,7 +116,8 @@ absl::StatusOr<std::vector<RailPlan>> PlanRails(const v1::SweepRequest& request,
       ++reachable;
       plan.absent_reason[i] = MissingRail(node.inventory, rail);
       plan.absent[i] = !plan.absent_reason[i].empty();
-      if (plan.absent[i] && lacking++ == 0) example = absl::StrCat(node.name, ": ", plan.absent_reason[i]);
+      if (plan.absent[i] && lacking++ == 0)
+        example = absl::StrCat(node.name, ": ", plan.absent_reason[i]);
     }
     // Most nodes without the rail: the configuration names it wrong, not the nodes.
     if (reachable >= 2 && lacking * 2 > reachable) {
@@ -135,19 +138,24 @@ AnalysisInput BuildRailInput(const Fleet& fleet, const SweepSpecs& specs, const 
   for (size_t i = 0; i < in.nodes.size() && i < rail.absent.size(); ++i) {
     if (!rail.absent[i]) continue;
     in.nodes[i].reachable = false;
-    in.nodes[i].unreachable_reason = absl::StrCat("lacks rail ", rail.name, ": ", rail.absent_reason[i]);
+    in.nodes[i].unreachable_reason =
+        absl::StrCat("lacks rail ", rail.name, ": ", rail.absent_reason[i]);
   }
   return in;
 }
 
 RailRunners::RailRunners(AgentClient& agents, Fleet& fleet, const std::vector<RailPlan>& rails,
                          RoundSettings settings)
-    : agents_(agents), fleet_(fleet), progress_(settings.progress), stop_(settings.stop),
+    : agents_(agents),
+      fleet_(fleet),
+      progress_(settings.progress),
+      stop_(settings.stop),
       inventory_timeout_(settings.inventory_timeout) {
   const uint32_t share =
       std::max<uint32_t>(1, settings.max_parallel_pairs / std::max<size_t>(1, rails.size()));
   for (const RailPlan& rail : rails) {
-    runners_.push_back(std::make_unique<RoundRunner>(agents, fleet, settings, rail.specs, share, load_));
+    runners_.push_back(
+        std::make_unique<RoundRunner>(agents, fleet, settings, rail.specs, share, load_));
     runners_.back()->PlaceOnRail(rail.name, rail.absent);
   }
 }

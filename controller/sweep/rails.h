@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "controller/verdict/analysis.h"
-#include "controller/sweep/pairing.h"
 #include "controller/store/store.h"
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/load_meter.h"
+#include "controller/sweep/pairing.h"
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/specs.h"
+#include "controller/verdict/analysis.h"
 #include "proto/config.pb.h"
 #include "proto/controller.pb.h"
 #include "proto/report.pb.h"
@@ -72,8 +72,8 @@ class RailRunners {
   // after the first `must_run` (at least one) starts at or past `stop_after`. Returns how many
   // rounds ran.
   size_t Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt, const char* phase,
-             const std::vector<bool>* only = nullptr, absl::Time stop_after = absl::InfiniteFuture(),
-             size_t must_run = 1);
+             const std::vector<bool>* only = nullptr,
+             absl::Time stop_after = absl::InfiniteFuture(), size_t must_run = 1);
   // The same rounds on every rail.
   void RunAll(const std::vector<Round>& rounds, uint32_t attempt, const char* phase);
 

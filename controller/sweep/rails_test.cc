@@ -11,9 +11,9 @@
 #include "base/config.h"
 #include "catch2/catch.hpp"
 #include "controller/store/store.h"
-#include "controller/sweep/runner.h"
 #include "controller/sweep/fake_agent.h"
 #include "controller/sweep/fleet.h"
+#include "controller/sweep/runner.h"
 #include "tests/testing/sweeps.h"
 
 namespace fabricctl::controller::sweep {

@@ -1,9 +1,9 @@
 #include "controller/sweep/retest_plan.h"
 
 #include <algorithm>
-#include <set>
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "controller/verdict/blame.h"
@@ -40,10 +40,13 @@ std::vector<Pair> LocalisationPairs(const Fleet& fleet, const AnalysisInput& in,
     if (r.path >= 0 && !r.high_latency) continue;  // a switch-level fault's, not its ends'
     if (first.nodes[p.client].straggler || first.nodes[p.server].straggler) continue;
     for (uint32_t end : {p.client, p.server}) {
-      for (size_t tried = 0; tried < good.size() && first.nodes[end].pairs + added[end] < min_peers; ++tried) {
+      for (size_t tried = 0; tried < good.size() && first.nodes[end].pairs + added[end] < min_peers;
+           ++tried) {
         const uint32_t g = good[next];
         next = (next + 1) % good.size();
-        if (g == p.client || g == p.server || runner.Measured(end, g) || !chosen.insert({end, g}).second) continue;
+        if (g == p.client || g == p.server || runner.Measured(end, g) ||
+            !chosen.insert({end, g}).second)
+          continue;
         wanted.push_back({end, g});
         ++added[end];
       }
@@ -90,7 +93,8 @@ std::vector<uint32_t> PathRetests(const AnalysisInput& in, const PathFault& f) {
 // its bad pairs stayed bad, where it has two), by the verdict's own count.
 class Suspects {
  public:
-  Suspects(const Fleet& fleet, const AnalysisInput& in, const AnalysisResult& a, const AnalysisResult& confirmed)
+  Suspects(const Fleet& fleet, const AnalysisInput& in, const AnalysisResult& a,
+           const AnalysisResult& confirmed)
       : a_(a), confirmed_(confirmed) {
     tally_ = TallyRetests(
         in,
@@ -130,7 +134,9 @@ std::vector<size_t> SuspectRetests(const AnalysisInput& in, const Suspects& susp
                                    std::vector<std::vector<size_t>>& alone,
                                    std::vector<std::vector<size_t>>& shared) {
   std::vector<size_t> out;
-  auto fewest_first = [&](size_t x, size_t y) { return in.pairs[x].attempts < in.pairs[y].attempts; };
+  auto fewest_first = [&](size_t x, size_t y) {
+    return in.pairs[x].attempts < in.pairs[y].attempts;
+  };
   for (uint32_t i = 0; i < alone.size(); ++i) {
     if (!suspects.Is(i) || suspects.Agree(i)) continue;
     size_t wanted = suspects.Wanted(i);
@@ -190,7 +196,8 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   auto unconfirmed_clear = [&](size_t p) {
     const PairResult& r = a.pairs[p];
     const PairInput& pair = in.pairs[p];
-    if (pair.attempts >= 2 || a.nodes[pair.client].split_slow || a.nodes[pair.server].split_slow) return false;
+    if (pair.attempts >= 2 || a.nodes[pair.client].split_slow || a.nodes[pair.server].split_slow)
+      return false;
     return (r.forward.slow && pair.forward.bw_gbps < clear_bar &&
             !Explains(suspects.sides, {pair.client, pair.server, true, true})) ||
            (r.reverse.slow && pair.reverse.bw_gbps < clear_bar &&
@@ -201,17 +208,21 @@ std::vector<Pair> RetestPairs(const Fleet& fleet, const AnalysisInput& in,
   std::vector<Pair> first, clear, rest;
   bool only_bw = true;
   auto want = [&](size_t p, bool decides = false) {
-    (decides ? first : unconfirmed_clear(p) ? clear : rest).push_back({ordered[p]->client, ordered[p]->server});
+    (decides                ? first
+     : unconfirmed_clear(p) ? clear
+                            : rest)
+        .push_back({ordered[p]->client, ordered[p]->server});
     const PairResult& r = a.pairs[p];
-    only_bw = only_bw && (r.slow || r.disagrees || r.forward.lossy || r.reverse.lossy) && !r.high_latency &&
-              in.pairs[p].status == PairStatus::kMeasured;
+    only_bw = only_bw && (r.slow || r.disagrees || r.forward.lossy || r.reverse.lossy) &&
+              !r.high_latency && in.pairs[p].status == PairStatus::kMeasured;
   };
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
     if (!fleet.nodes[pair.client]->reachable || !fleet.nodes[pair.server]->reachable) continue;
     if (pair.status == PairStatus::kNotMeasured) continue;
     // Attempts that disagree are measured until they are enough to say the pair is unstable.
-    if (a.pairs[p].disagrees && !a.pairs[p].unstable && !bad(p) && pair.attempts < kUnstableAttempts) {
+    if (a.pairs[p].disagrees && !a.pairs[p].unstable && !bad(p) &&
+        pair.attempts < kUnstableAttempts) {
       want(p);
       continue;
     }

@@ -3,12 +3,12 @@
 
 #include <vector>
 
-#include "controller/verdict/analysis.h"
 #include "controller/sweep/analysis_input.h"
-#include "controller/sweep/pairing.h"
 #include "controller/sweep/fleet.h"
+#include "controller/sweep/pairing.h"
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/specs.h"
+#include "controller/verdict/analysis.h"
 #include "proto/config.pb.h"
 
 namespace fabricctl::controller::sweep {

@@ -1,17 +1,16 @@
 // Which pairs a sweep re-tests before a verdict (RetestPairs), on constructed figures.
 #include "controller/sweep/retest_plan.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "controller/verdict/testing.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/rounds.h"
+#include "controller/verdict/testing.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
@@ -20,11 +19,13 @@ namespace {
 // against 100), every pair measured once; with the fleet and the runs RetestPairs reads.
 struct Sparse {
   Sparse(uint32_t n, const std::vector<Pair>& pairs) {
-    in = controller::Sweep(n, [](uint32_t a, uint32_t b) { return a <= 1 || b <= 1 ? 30.0f : 100.0f; });
+    in = controller::Sweep(
+        n, [](uint32_t a, uint32_t b) { return a <= 1 || b <= 1 ? 30.0f : 100.0f; });
     const std::set<Pair> wanted(pairs.begin(), pairs.end());
     std::vector<PairInput> kept;
     for (PairInput& pair : in.pairs) {
-      if (!wanted.count({pair.client, pair.server}) && !wanted.count({pair.server, pair.client})) continue;
+      if (!wanted.count({pair.client, pair.server}) && !wanted.count({pair.server, pair.client}))
+        continue;
       pair.attempts = 1;
       kept.push_back(pair);
       auto run = std::make_unique<PairRun>();
@@ -47,7 +48,8 @@ struct Sparse {
     const std::vector<Pair> pairs = RetestPairs(fleet, in, ordered, nullptr, &deciding);
     std::set<Pair> out;
     for (size_t k = 0; k < deciding; ++k) {
-      out.insert({std::min(pairs[k].first, pairs[k].second), std::max(pairs[k].first, pairs[k].second)});
+      out.insert(
+          {std::min(pairs[k].first, pairs[k].second), std::max(pairs[k].first, pairs[k].second)});
     }
     return out;
   }
@@ -94,7 +96,8 @@ TEST_CASE("two suspects paired mostly with each other: their shared pair is re-t
   CHECK(first == std::set<Pair>{{0, 1}, {0, 2}, {1, 3}, {1, 4}});
   for (const Pair& p : first) s.Retested(p);
   CHECK(s.Deciding().empty());  // their re-tests agree: both blamed
-  CHECK(Kinds(Analyze(s.in)) == std::vector<std::string>{"straggler_node:node-0:", "straggler_node:node-1:"});
+  CHECK(Kinds(Analyze(s.in)) ==
+        std::vector<std::string>{"straggler_node:node-0:", "straggler_node:node-1:"});
 }
 
 }  // namespace fabricctl::controller::sweep

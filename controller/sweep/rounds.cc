@@ -6,11 +6,11 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
-#include "base/parallel.h"
 #include "base/logging.h"
-#include "google/protobuf/util/time_util.h"
-#include "controller/verdict/analysis.h"
+#include "base/parallel.h"
 #include "controller/sweep/trust.h"
+#include "controller/verdict/analysis.h"
+#include "google/protobuf/util/time_util.h"
 #include "probes/catalogue.h"
 #include "probes/common/params.h"
 
@@ -87,15 +87,15 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
 }  // namespace
 
 v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
-                            const v1::ProbeSpec& spec, const std::string& run_id,
-                            double max_gbps) {
+                            const v1::ProbeSpec& spec, const std::string& run_id, double max_gbps) {
   const absl::Duration timeout =
       absl::Microseconds(TimeUtil::DurationToMicroseconds(spec.timeout()));
   const absl::Time give_up = absl::Now() + std::max(timeout, absl::Seconds(1));
   absl::Duration pause = absl::Milliseconds(100);
   for (uint32_t attempt = 0;; ++attempt) {
-    auto result = MeasureOnce(agents, client, server,
-                              {spec, attempt == 0 ? run_id : absl::StrCat(run_id, "-w", attempt), timeout, max_gbps});
+    auto result = MeasureOnce(
+        agents, client, server,
+        {spec, attempt == 0 ? run_id : absl::StrCat(run_id, "-w", attempt), timeout, max_gbps});
     if (result.ok()) return *std::move(result);
     // Busy: wait for the other run's probe to end, within the pair's own budget.
     if (absl::Now() + pause >= give_up) {
@@ -124,7 +124,8 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
   result.set_node(client.name);
   result.set_peer(server.name);
   *result.mutable_started() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(absl::Now()));
-  auto fail = [&](Node& who, const char* half, const absl::Status& s) -> absl::StatusOr<v1::ProbeResult> {
+  auto fail = [&](Node& who, const char* half,
+                  const absl::Status& s) -> absl::StatusOr<v1::ProbeResult> {
     if (IsTransportFailure(s)) who.transport_failures = true;
     result.set_outcome(absl::IsDeadlineExceeded(s) ? v1::PROBE_TIMEOUT : v1::PROBE_FAILED);
     result.set_reason(absl::StrCat(half, " on ", who.name, ": ", s.message()));
@@ -184,7 +185,8 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
 }  // namespace
 
 RoundRunner::RoundRunner(AgentClient& agents, Fleet& fleet, const RoundSettings& settings,
-                         std::vector<v1::ProbeSpec> specs, uint32_t max_parallel_pairs, LoadMeter& load)
+                         std::vector<v1::ProbeSpec> specs, uint32_t max_parallel_pairs,
+                         LoadMeter& load)
     : agents_(agents),
       store_(*settings.store),
       sweep_id_(settings.sweep_id),
@@ -197,21 +199,25 @@ RoundRunner::RoundRunner(AgentClient& agents, Fleet& fleet, const RoundSettings&
 std::string RoundRunner::RunId(uint32_t round, uint32_t attempt, const std::string& from,
                                const std::string& to, v1::ProbeKind kind) const {
   const std::string head = absl::StrCat("s", sweep_id_, "-r", round, "-a", attempt, "-");
-  const std::string tail = absl::StrCat("-", probes::FindProbeInfo(kind)->name, rail_.empty() ? "" : "-", rail_);
+  const std::string tail =
+      absl::StrCat("-", probes::FindProbeInfo(kind)->name, rail_.empty() ? "" : "-", rail_);
   std::string id = absl::StrCat(head, from, "-", to, tail);
   // Agents take ids of at most kMaxRunIdLength characters (MeasurePair may add "-wN"): long
   // names and a rail's are replaced by a digest of them, unique within the run.
   if (id.size() > probes::kMaxRunIdLength - 8) {
-    id = absl::StrCat(head, absl::Hex(std::hash<std::string>()(absl::StrCat(from, "\x1f", to, "\x1f", rail_)),
-                                      absl::kZeroPad16),
-                      "-", probes::FindProbeInfo(kind)->name);
+    id = absl::StrCat(
+        head,
+        absl::Hex(std::hash<std::string>()(absl::StrCat(from, "\x1f", to, "\x1f", rail_)),
+                  absl::kZeroPad16),
+        "-", probes::FindProbeInfo(kind)->name);
   }
   return id;
 }
 
 void RoundRunner::Save(uint32_t round, uint32_t attempt, const v1::ProbeResult& result) {
   if (auto s = store_.InsertResult(sweep_id_, round, attempt, result); !s.ok()) {
-    Logger("sweep")->error("sweep {}: cannot store a result: {}", sweep_id_, std::string(s.message()));
+    Logger("sweep")->error("sweep {}: cannot store a result: {}", sweep_id_,
+                           std::string(s.message()));
   }
 }
 
@@ -258,7 +264,8 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
   const bool swapped = pair.first != run.client;
   for (size_t k = 0; k < results.size(); ++k) {
     if (results[k].kind() == v1::PROBE_KIND_UNSPECIFIED) continue;  // not run this time
-    if (const float tail = HeadlineTail(results[k]); !std::isnan(tail) && !(run.best_tail[k] <= tail)) {
+    if (const float tail = HeadlineTail(results[k]);
+        !std::isnan(tail) && !(run.best_tail[k] <= tail)) {
       run.best_tail[k] = tail;
     }
     const bool directed = k < reverse_.size() && reverse_[k];
@@ -290,7 +297,8 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
   std::atomic<uint32_t> failed{0};
   std::vector<Pair> pairs;
   for (const Pair& pair : round) {
-    if (!Absent(pair.first) && !Absent(pair.second)) pairs.push_back(pair);  // else not on this rail
+    if (!Absent(pair.first) && !Absent(pair.second))
+      pairs.push_back(pair);  // else not on this rail
   }
   // max_parallel_pairs at once, each thread taking the next pair as it finishes one.
   ParallelFor(pairs.size(), max_parallel_pairs_, [&](size_t i) {

@@ -11,11 +11,11 @@
 
 #include "absl/base/thread_annotations.h"
 #include "base/mutex.h"
-#include "controller/sweep/pairing.h"
 #include "controller/store/store.h"
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/load_meter.h"
+#include "controller/sweep/pairing.h"
 #include "proto/controller.pb.h"
 #include "proto/probe.pb.h"
 
@@ -70,8 +70,7 @@ float HeadlineTail(const v1::ProbeResult& r);
 // failure the client blames on the server's GPU memory counts as such only when the server
 // half says so itself.
 v1::ProbeResult MeasurePair(AgentClient& agents, Node& client, Node& server,
-                            const v1::ProbeSpec& spec, const std::string& run_id,
-                            double max_gbps);
+                            const v1::ProbeSpec& spec, const std::string& run_id, double max_gbps);
 
 // Which of two results of the same probe on the same pair to keep: a measurement beats a
 // failure; the better measurement beats the worse (a re-test that recovers was a transient).
@@ -104,9 +103,9 @@ class RoundRunner {
   // One round: max_parallel_pairs pairs at once, each of that many threads taking the next
   // pair as soon as it has finished one (no batches: a round of more pairs than that takes
   // about as long as its slowest thread's share, not as its batches' slowest pairs added
-  // up); returns how many pairs failed. `only` (when given) names the probes to run, by index into the sweep's specs;
-  // the others keep what they have (a re-test of a slow pair measures its bandwidth again, not
-  // its latency). RailRunners runs the rounds, every rail's at once.
+  // up); returns how many pairs failed. `only` (when given) names the probes to run, by index into
+  // the sweep's specs; the others keep what they have (a re-test of a slow pair measures its
+  // bandwidth again, not its latency). RailRunners runs the rounds, every rail's at once.
   uint32_t MeasureRound(const Round& round, uint32_t attempt, const std::vector<bool>* only);
 
   // Measures on rail `name` (every result says so, and the run ids too); pairs with a node

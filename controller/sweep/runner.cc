@@ -9,20 +9,20 @@
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
 #include "base/status_macros.h"
-#include "controller/verdict/analysis.h"
-#include "controller/verdict/rails.h"
-#include "controller/verdict/regression.h"
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/allreduce.h"
 #include "controller/sweep/assemble.h"
 #include "controller/sweep/context.h"
 #include "controller/sweep/fleet.h"
-#include "controller/sweep/retest_plan.h"
 #include "controller/sweep/plan.h"
 #include "controller/sweep/rails.h"
+#include "controller/sweep/retest_plan.h"
 #include "controller/sweep/rounds.h"
-#include "controller/sweep/trust.h"
 #include "controller/sweep/specs.h"
+#include "controller/sweep/trust.h"
+#include "controller/verdict/analysis.h"
+#include "controller/verdict/rails.h"
+#include "controller/verdict/regression.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace fabricctl::controller {
@@ -55,7 +55,7 @@ v1::SweepInfo StartedInfo(int64_t id, absl::Time started, const sweep::Plan& pla
 // The headline bandwidth of every measured pair of every rail, for the comparison with a
 // baseline.
 std::vector<PairFigure> BaselineFigures(const sweep::Fleet& fleet,
-                                    const std::vector<sweep::RailOutcome>& rails) {
+                                        const std::vector<sweep::RailOutcome>& rails) {
   std::vector<PairFigure> out;
   for (const sweep::RailOutcome& rail : rails) {
     for (const PairInput& p : rail.input.pairs) {
@@ -110,27 +110,33 @@ void SweepRunner::Retest(sweep::SweepContext& sweep, absl::Duration measuring) {
           sweep::BuildRailInput(fleet, specs, config, sweep.rails[r], runners.rail(r), &ordered);
       bool rail_bandwidth_only = false;
       size_t deciding = 0;
-      const std::vector<Pair> pairs = sweep::RetestPairs(fleet, in, ordered, &rail_bandwidth_only, &deciding);
+      const std::vector<Pair> pairs =
+          sweep::RetestPairs(fleet, in, ordered, &rail_bandwidth_only, &deciding);
       if (pairs.empty()) continue;
       any = true;
       bandwidth_only = bandwidth_only && rail_bandwidth_only;
       by_rail[r] = PackRounds(pairs);
-      must_run = std::max(must_run, RoundsHolding(by_rail[r], std::set<Pair>(pairs.begin(), pairs.begin() + deciding)));
+      must_run = std::max(
+          must_run,
+          RoundsHolding(by_rail[r], std::set<Pair>(pairs.begin(), pairs.begin() + deciding)));
     }
     if (!any) break;
     std::vector<bool> only(specs.kinds.size(), true);
     if (bandwidth_only) {
-      for (size_t k = 0; k < specs.kinds.size(); ++k) only[k] = static_cast<int>(k) == specs.bw_index;
+      for (size_t k = 0; k < specs.kinds.size(); ++k)
+        only[k] = static_cast<int>(k) == specs.bw_index;
     }
     const absl::Time start = absl::Now();
-    const size_t ran = runners.Run(by_rail, attempt, "retest", &only, start + (stats.budget - stats.spent), must_run);
+    const size_t ran = runners.Run(by_rail, attempt, "retest", &only,
+                                   start + (stats.budget - stats.spent), must_run);
     stats.spent += absl::Now() - start;
     stats.Count(by_rail, ran);
     sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
   }
   if (stats.skipped() > 0) {
-    Logger("sweep")->warn("re-tests: {} flagged pairs not measured again: the budget of {} was spent",
-                          stats.skipped(), absl::FormatDuration(stats.budget));
+    Logger("sweep")->warn(
+        "re-tests: {} flagged pairs not measured again: the budget of {} was spent",
+        stats.skipped(), absl::FormatDuration(stats.budget));
   }
 }
 
@@ -164,23 +170,25 @@ v1::History SweepRunner::HistoryPolicy() const { return Config().history(); }
 
 absl::StatusOr<Store::Pruned> SweepRunner::PruneHistory(const v1::History& policy) {
   const absl::Duration keep = absl::Seconds(policy.keep().seconds());
-  const absl::Time before = keep > absl::ZeroDuration() ? options_.now() - keep : absl::InfinitePast();
+  const absl::Time before =
+      keep > absl::ZeroDuration() ? options_.now() - keep : absl::InfinitePast();
   auto pruned = store_->PruneSweeps(before, policy.keep_sweeps());
   if (pruned.ok() && pruned->sweeps > 0) {
-    Logger("sweep")->info("history: pruned {} sweeps ({} results) older than {}{}", pruned->sweeps,
-                          pruned->results, keep > absl::ZeroDuration() ? absl::FormatDuration(keep) : "any age",
-                          policy.keep_sweeps() > 0 ? absl::StrCat(" or beyond the newest ", policy.keep_sweeps()) : "");
+    Logger("sweep")->info(
+        "history: pruned {} sweeps ({} results) older than {}{}", pruned->sweeps, pruned->results,
+        keep > absl::ZeroDuration() ? absl::FormatDuration(keep) : "any age",
+        policy.keep_sweeps() > 0 ? absl::StrCat(" or beyond the newest ", policy.keep_sweeps())
+                                 : "");
   }
   return pruned;
 }
 
 void SweepRunner::Shutdown() { shutdown_ = true; }
 
-absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
-                                            const std::vector<StoredNode>& registry,
-                                            const std::function<void(const v1::SweepEvent&)>& progress,
-                                            const std::function<bool()>& cancelled,
-                                            const std::string& caller) {
+absl::StatusOr<v1::Report> SweepRunner::Run(
+    const v1::SweepRequest& request, const std::vector<StoredNode>& registry,
+    const std::function<void(const v1::SweepEvent&)>& progress,
+    const std::function<bool()>& cancelled, const std::string& caller) {
   if (shutdown_) return absl::UnavailableError("the controller is shutting down");
   std::vector<std::string> names;
   for (const StoredNode& node : registry) names.push_back(node.inventory.node_name());
@@ -192,7 +200,8 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
   auto leave = [&]() -> absl::Status {
     if (shutdown_) return absl::UnavailableError("the controller is shutting down");
     if (cancelled && cancelled()) {
-      return absl::CancelledError("the client went away while its sweep waited for the running one");
+      return absl::CancelledError(
+          "the client went away while its sweep waited for the running one");
     }
     return absl::OkStatus();
   };
@@ -215,10 +224,10 @@ absl::StatusOr<v1::Report> SweepRunner::Run(const v1::SweepRequest& request,
   }
 }
 
-absl::StatusOr<v1::Report> SweepRunner::RunWatched(const v1::SweepRequest& request,
-                                                   const std::vector<StoredNode>& registry,
-                                                   const std::function<void(const v1::SweepEvent&)>& progress,
-                                                   const std::function<bool()>& cancelled) {
+absl::StatusOr<v1::Report> SweepRunner::RunWatched(
+    const v1::SweepRequest& request, const std::vector<StoredNode>& registry,
+    const std::function<void(const v1::SweepEvent&)>& progress,
+    const std::function<bool()>& cancelled) {
   stopping_ = false;
   agents_->Resume();
   // Watches for the client going away and for the controller shutting down; every call to an
@@ -307,8 +316,8 @@ void SweepRunner::ConfirmLocalised(sweep::SweepContext& sweep) {
   size_t rounds = 0;
   for (size_t r = 0; r < runners.size(); ++r) {
     std::vector<const sweep::PairRun*> ordered;
-    const AnalysisInput in =
-        sweep::BuildRailInput(sweep.fleet, sweep.specs, config, sweep.rails[r], runners.rail(r), &ordered);
+    const AnalysisInput in = sweep::BuildRailInput(sweep.fleet, sweep.specs, config, sweep.rails[r],
+                                                   runners.rail(r), &ordered);
     size_t deciding = 0;
     std::vector<Pair> pairs = sweep::RetestPairs(sweep.fleet, in, ordered, nullptr, &deciding);
     pairs.resize(std::min(pairs.size(), deciding));
@@ -317,15 +326,16 @@ void SweepRunner::ConfirmLocalised(sweep::SweepContext& sweep) {
     for (const sweep::PairRun* run : ordered) {
       if (run->attempts < 2) once.insert({run->client, run->server});
     }
-    pairs.erase(std::remove_if(pairs.begin(), pairs.end(), [&](const Pair& p) { return once.count(p) == 0; }),
+    pairs.erase(std::remove_if(pairs.begin(), pairs.end(),
+                               [&](const Pair& p) { return once.count(p) == 0; }),
                 pairs.end());
     by_rail[r] = PackRounds(pairs);
     rounds = std::max(rounds, by_rail[r].size());
   }
   if (rounds == 0) return;
   const absl::Time start = absl::Now();
-  const size_t ran =
-      runners.Run(by_rail, 2 + retests, "retest", nullptr, start + (stats.budget - stats.spent), rounds);
+  const size_t ran = runners.Run(by_rail, 2 + retests, "retest", nullptr,
+                                 start + (stats.budget - stats.spent), rounds);
   stats.spent += absl::Now() - start;
   stats.Count(by_rail, ran);
 }
@@ -341,24 +351,27 @@ absl::Status SweepRunner::Measure(sweep::SweepContext& sweep) {
   // The collectives run over the first rail's runner (their results are the node's, not a rail's).
   if (sweep.specs.allreduce) sweep.rings = sweep::PlanRings(sweep.request, config, fleet);
   for (size_t g = 0; g < sweep.rings.size() && !stopping_; ++g) {
-    auto spec = sweep::AllreduceSpec(sweep.request, config, sweep.specs.pair_timeout, sweep.rings[g].nccl,
-                                     sweep.rings[g].rdma);
+    auto spec = sweep::AllreduceSpec(sweep.request, config, sweep.specs.pair_timeout,
+                                     sweep.rings[g].nccl, sweep.rings[g].rdma);
     if (!spec.ok()) return spec.status();
     sweep::RunRing(*agents_, sweep, *spec, g);
   }
-  if (!sweep.rings.empty()) sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, true);
+  if (!sweep.rings.empty())
+    sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, true);
   // Localise what the analysis so far cannot place, on each rail: as many rounds as a node
   // needs peers to be judged (min_node_pairs) always run, with the good nodes taken in turn
   // that is about every end's; later ones spend what is left of the re-tests' budget.
   std::vector<std::vector<Round>> by_rail(runners.size());
   for (size_t r = 0; r < runners.size(); ++r) {
-    AnalysisInput in = sweep::BuildRailInput(fleet, sweep.specs, config, sweep.rails[r], runners.rail(r));
+    AnalysisInput in =
+        sweep::BuildRailInput(fleet, sweep.specs, config, sweep.rails[r], runners.rail(r));
     by_rail[r] = PackRounds(sweep::LocalisationPairs(fleet, in, Analyze(in), runners.rail(r)));
   }
   sweep::RetestStats& stats = sweep.retests;
   const absl::Time start = absl::Now();
-  const size_t ran = runners.Run(by_rail, 1, "localise", nullptr, start + (stats.budget - stats.spent),
-                                 std::max<uint32_t>(1, config.thresholds().min_node_pairs()));
+  const size_t ran =
+      runners.Run(by_rail, 1, "localise", nullptr, start + (stats.budget - stats.spent),
+                  std::max<uint32_t>(1, config.thresholds().min_node_pairs()));
   stats.spent += absl::Now() - start;
   stats.Count(by_rail, ran);
   if (ran > 0) ConfirmLocalised(sweep);
@@ -378,16 +391,19 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
     o.rail = rails[r].name;
     o.absent = rails[r].absent;
     o.absent_reason = rails[r].absent_reason;
-    o.input = sweep::BuildRailInput(fleet, sweep.specs, config, rails[r], sweep.runners.rail(r), &o.pairs);
+    o.input = sweep::BuildRailInput(fleet, sweep.specs, config, rails[r], sweep.runners.rail(r),
+                                    &o.pairs);
     o.analysis = Analyze(o.input);
     RailVerdict v{rails[r].name, rails[r].netdev, o.analysis.findings, {}, {}};
     for (uint32_t i = 0; i < rails[r].absent.size(); ++i) {
       if (rails[r].absent[i]) v.absent[fleet.Name(i)] = rails[r].absent_reason[i];
-      if (!rails[r].absent[i] && o.analysis.nodes[i].verdict != Verdict::kOk) v.unhealthy.insert(fleet.Name(i));
+      if (!rails[r].absent[i] && o.analysis.nodes[i].verdict != Verdict::kOk)
+        v.unhealthy.insert(fleet.Name(i));
     }
     verdicts.push_back(std::move(v));
   }
-  sweep::SweepOutcome outcome{&fleet, &outcomes, &sweep.rings, CombineRails(verdicts), sweep.retests};
+  sweep::SweepOutcome outcome{&fleet, &outcomes, &sweep.rings, CombineRails(verdicts),
+                              sweep.retests};
   const AnalysisInput& first = outcomes[0].input;
   for (sweep::RingRun& rr : sweep.rings) {
     for (const PairInput& pair : first.pairs) {
@@ -400,8 +416,9 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
     for (auto& f : JudgeAllreduce(rr.outcome, config.thresholds())) outcome.findings.push_back(f);
   }
   if (sweep.request.baseline_sweep_id() != 0) {
-    for (auto& f : Regressions(sweep.baseline, sweep.request.baseline_sweep_id(), BaselineFigures(fleet, outcomes),
-                               config.thresholds().relative_bw(), first.bandwidth_probe)) {
+    for (auto& f : Regressions(sweep.baseline, sweep.request.baseline_sweep_id(),
+                               BaselineFigures(fleet, outcomes), config.thresholds().relative_bw(),
+                               first.bandwidth_probe)) {
       outcome.findings.push_back(f);
     }
   }
@@ -419,13 +436,15 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   v1::Report baseline;
   if (request.baseline_sweep_id() != 0) {
     auto found = store_->GetReport(request.baseline_sweep_id());
-    if (!found.ok()) return absl::InvalidArgumentError(absl::StrCat("--baseline: ", found.status().message()));
+    if (!found.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--baseline: ", found.status().message()));
     baseline = *std::move(found);
   }
   CheckNodes(request, specs, fleet);
   ASSIGN_OR_RETURN(sweep::Plan plan, sweep::PlanRounds(request, config, fleet, started));
   if (specs.kinds.empty() || fleet.nodes.size() == 1) plan.rounds.clear();  // no pairs to measure
-  ASSIGN_OR_RETURN(const std::vector<sweep::RailPlan> rails, sweep::PlanRails(request, config, specs, fleet));
+  ASSIGN_OR_RETURN(const std::vector<sweep::RailPlan> rails,
+                   sweep::PlanRails(request, config, specs, fleet));
 
   ASSIGN_OR_RETURN(const int64_t sweep_id, store_->CreateSweep(request, started));
   const v1::SweepInfo info = StartedInfo(sweep_id, started, plan, specs, fleet, request);
@@ -437,11 +456,21 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   Logger("sweep")->info("sweep {}: {} nodes ({} reachable), {} rounds, probes {}", sweep_id,
                         fleet.nodes.size(), fleet.Live().size(), plan.rounds.size(),
                         specs.specs.size());
-  sweep::RailRunners runners(*agents_, fleet, rails,
-                             {store_, sweep_id, specs.ReverseFlags(config.sweep().both_directions()),
-                              options_.max_parallel_pairs, progress, &stopping_, options_.inventory_timeout});
+  sweep::RailRunners runners(
+      *agents_, fleet, rails,
+      {store_, sweep_id, specs.ReverseFlags(config.sweep().both_directions()),
+       options_.max_parallel_pairs, progress, &stopping_, options_.inventory_timeout});
   const sweep::ProgressFn progress_fn = progress;
-  sweep::SweepContext sweep{request, config, specs, fleet, plan, rails, runners, progress_fn, info, started,
+  sweep::SweepContext sweep{request,
+                            config,
+                            specs,
+                            fleet,
+                            plan,
+                            rails,
+                            runners,
+                            progress_fn,
+                            info,
+                            started,
                             std::move(baseline)};
   RETURN_IF_ERROR(Measure(sweep));
   v1::Report report = MakeReport(sweep);

@@ -4,14 +4,14 @@
 #include <atomic>
 #include <functional>
 #include <map>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "base/mutex.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "controller/store/store.h"
 #include "controller/sweep/queue.h"
 #include "grpcpp/security/credentials.h"
@@ -26,7 +26,7 @@ class AgentClient;
 struct Fleet;
 struct SweepContext;
 struct SweepSpecs;
-}
+}  // namespace sweep
 
 struct SweepOptions {
   // Expectations, thresholds and defaults (config.sweep, config.probes).

@@ -30,8 +30,10 @@ absl::StatusOr<v1::ProbeSpec> PairSpec(v1::ProbeKind kind, const v1::SweepReques
   if (m.sizes_bytes_size() > 0) {
     p.sizes_bytes.assign(m.sizes_bytes().begin(), m.sizes_bytes().end());
   } else if (probe->measures_bandwidth) {
-    auto sizes = probes::ParseSizeSweep(config.probes().sizes(), probes::ProbeLimits().max_message_bytes);
-    if (!sizes.ok()) return absl::InvalidArgumentError(absl::StrCat("probes.sizes: ", sizes.status().message()));
+    auto sizes =
+        probes::ParseSizeSweep(config.probes().sizes(), probes::ProbeLimits().max_message_bytes);
+    if (!sizes.ok())
+      return absl::InvalidArgumentError(absl::StrCat("probes.sizes: ", sizes.status().message()));
     p.sizes_bytes = *sizes;
   } else {
     p.sizes_bytes = {2};  // perftest's latency default
@@ -45,7 +47,8 @@ absl::StatusOr<v1::ProbeSpec> PairSpec(v1::ProbeKind kind, const v1::SweepReques
     // RDMA latency: a ping-pong's time does not grow with a slow link's bandwidth.
     p.iterations = config.probes().iterations() > 0 ? config.probes().iterations() : 1000;
   }
-  p.warmup_iterations = m.warmup_iterations() ? m.warmup_iterations() : config.probes().warmup_iterations();
+  p.warmup_iterations =
+      m.warmup_iterations() ? m.warmup_iterations() : config.probes().warmup_iterations();
   p.tcp_streams = std::max<uint32_t>(1, config.probes().tcp_streams());
   p.rdma.device = config.probes().rdma_device();
   p.rdma.port = config.probes().rdma_port();
@@ -58,7 +61,8 @@ absl::StatusOr<v1::ProbeSpec> PairSpec(v1::ProbeKind kind, const v1::SweepReques
     p.rdma.gpu = request.gpu_index();
   }
   p.timeout = pair_timeout;
-  if (auto s = probes::ValidateParams(p, probes::LimitsFromConfig(config.probes().limits())); !s.ok()) {
+  if (auto s = probes::ValidateParams(p, probes::LimitsFromConfig(config.probes().limits()));
+      !s.ok()) {
     return s;
   }
   return probes::ToSpec(p);
@@ -81,7 +85,8 @@ absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v
   if (kinds.empty()) {
     // A configuration read from a file has its defaults; one built in code may not.
     const v1::Config defaults = DefaultConfig();
-    for (const auto& name : config.sweep().probes().empty() ? defaults.sweep().probes() : config.sweep().probes()) {
+    for (const auto& name :
+         config.sweep().probes().empty() ? defaults.sweep().probes() : config.sweep().probes()) {
       if (name == "allreduce" || name == "gpu_copy") {
         kinds.push_back(name == "allreduce" ? v1::ALLREDUCE : v1::GPU_COPY);
         continue;
@@ -101,11 +106,12 @@ absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v
       return NotASweepProbe(absl::StrCat("probes: ", v1::ProbeKind_Name(kind)));
     }
   }
-  const bool gpu_asked = request.memory() == v1::MEMORY_GPU || request.server_memory() == v1::MEMORY_GPU;
-  if (gpu_asked && std::none_of(kinds.begin(), kinds.end(), [](v1::ProbeKind k) {
-        return probes::FindProbeInfo(k)->rdma;
-      })) {
-    return absl::InvalidArgumentError("--memory gpu: GPU memory applies to the rdma_* probes; none is asked for");
+  const bool gpu_asked =
+      request.memory() == v1::MEMORY_GPU || request.server_memory() == v1::MEMORY_GPU;
+  if (gpu_asked && std::none_of(kinds.begin(), kinds.end(),
+                                [](v1::ProbeKind k) { return probes::FindProbeInfo(k)->rdma; })) {
+    return absl::InvalidArgumentError(
+        "--memory gpu: GPU memory applies to the rdma_* probes; none is asked for");
   }
   out.pair_timeout = FromProto(config.sweep().pair_timeout());
   if (out.gpu_copy) {
@@ -115,7 +121,8 @@ absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v
     p.sizes_bytes = {64u << 20};
     p.iterations = 20;
     p.timeout = out.pair_timeout;
-    if (auto s = probes::ValidateParams(p, probes::LimitsFromConfig(config.probes().limits())); !s.ok()) {
+    if (auto s = probes::ValidateParams(p, probes::LimitsFromConfig(config.probes().limits()));
+        !s.ok()) {
       return s;
     }
     out.gpu_copy_spec = probes::ToSpec(p);
@@ -148,7 +155,8 @@ absl::StatusOr<v1::ProbeSpec> AllreduceSpec(const v1::SweepRequest& request,
   p.iterations = m.iterations() > 0 ? m.iterations() : 10;
   p.warmup_iterations = m.warmup_iterations() ? m.warmup_iterations() : 2;
   p.timeout = pair_timeout * 2;
-  if (auto s = probes::ValidateParams(p, probes::LimitsFromConfig(config.probes().limits())); !s.ok()) {
+  if (auto s = probes::ValidateParams(p, probes::LimitsFromConfig(config.probes().limits()));
+      !s.ok()) {
     return s;
   }
   return probes::ToSpec(p);

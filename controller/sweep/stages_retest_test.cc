@@ -22,7 +22,8 @@ TEST_CASE("re-test: a pair that fails once is measured again and counts as measu
   CHECK(report->findings_size() == 0);
   CHECK(h.fake->Measurements("a", "b") == 2);  // the re-test's, both directions
   for (const auto& pair : report->health().pairs()) {
-    const bool ab = (pair.node() == "a" && pair.peer() == "b") || (pair.node() == "b" && pair.peer() == "a");
+    const bool ab =
+        (pair.node() == "a" && pair.peer() == "b") || (pair.node() == "b" && pair.peer() == "a");
     CHECK(pair.attempts() == (ab ? 2u : 1u));
   }
 }
@@ -60,7 +61,9 @@ TEST_CASE("a slow node costs two re-tests (two peers confirm it), not one per pe
   CHECK(retested == 2);
 }
 
-TEST_CASE("a node slow only in the first rounds: cleared by its re-tests, and no link named on one measurement") {
+TEST_CASE(
+    "a node slow only in the first rounds: cleared by its re-tests, and no link named on one "
+    "measurement") {
   Harness h("passing_burst", {"a", "b", "c", "d", "e"});
   h.fake->SlowFirst("d", 2, 8);  // every first measurement with d: 4 peers, 2 directions
   auto report = h.Sweep();
@@ -99,7 +102,8 @@ TEST_CASE("re-tests within a budget: the first round of each pass, later ones wh
     return *report;
   };
   const v1::Report tight = run(0.01), loose = run(10);
-  INFO("tight: " << tight.summary().ShortDebugString() << "\nloose: " << loose.summary().ShortDebugString());
+  INFO("tight: " << tight.summary().ShortDebugString()
+                 << "\nloose: " << loose.summary().ShortDebugString());
   // A budget of 1 % of the measuring rounds is spent by the first round of the first pass.
   CHECK(tight.summary().retests_skipped() > 0);
   CHECK(tight.summary().retest_rounds() >= 1);

@@ -1,30 +1,29 @@
 // The sweep's stages against fake agents (fake_agent.h): no processes, no sockets; a real
 // SQLite store in the test's temporary directory.
-#include <cmath>
-#include <map>
 #include <algorithm>
 #include <atomic>
-#include <thread>
+#include <cmath>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "base/config.h"
 #include "catch2/catch.hpp"
-#include "controller/sweep/pairing.h"
 #include "controller/store/store.h"
-#include "controller/sweep/runner.h"
 #include "controller/sweep/fake_agent.h"
 #include "controller/sweep/fleet.h"
+#include "controller/sweep/pairing.h"
 #include "controller/sweep/plan.h"
 #include "controller/sweep/rounds.h"
+#include "controller/sweep/runner.h"
 #include "controller/sweep/specs.h"
 #include "tests/testing/sweeps.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
-
 
 TEST_CASE("specs: defaults, the request's probes, and unknown probes refused") {
   v1::Config config = DefaultConfig();
@@ -107,7 +106,8 @@ TEST_CASE("a node named but never registered is node_unreachable, and the others
   REQUIRE(report.ok());
   CHECK(Kinds(*report) == std::vector<std::string>{"node_unreachable:ghost"});
   REQUIRE(report->findings_size() == 1);
-  CHECK(report->findings(0).detail().find("not registered with the controller") != std::string::npos);
+  CHECK(report->findings(0).detail().find("not registered with the controller") !=
+        std::string::npos);
   CHECK(report->health().pairs_size() == 3);
 }
 
@@ -123,7 +123,8 @@ TEST_CASE("a one-node sweep is judged by the node's audits; pair probes say why 
   CHECK(audits[0].audit() == "memlock");  // the fake agent's audit ran
   CHECK(audits[1].audit() == "pair probes");
   CHECK(audits[1].outcome() == v1::AUDIT_SKIPPED);
-  CHECK(audits[1].reason() == "a pair probe needs two nodes; this sweep has one (solo): judged by its audits");
+  CHECK(audits[1].reason() ==
+        "a pair probe needs two nodes; this sweep has one (solo): judged by its audits");
   CHECK(report->health().nodes(0).status() == v1::HEALTH_OK);
   // No node at all is still an error.
   Harness none("no_node", {});
@@ -156,7 +157,8 @@ TEST_CASE("gpu_copy runs on every node beside its audits; asked alone, it measur
 
 TEST_CASE("GPU memory a node cannot register is gpudirect_unavailable on that node, nothing else") {
   for (const char* memory : {"gpu", "host,gpu"}) {
-    Harness h(std::string("gpudirect_") + (memory[0] == 'g' ? "both" : "server"), {"a", "b", "c", "d"});
+    Harness h(std::string("gpudirect_") + (memory[0] == 'g' ? "both" : "server"),
+              {"a", "b", "c", "d"});
     h.fake->BreakGpudirect("c");
     v1::SweepRequest request;
     request.add_probes(v1::RDMA_WRITE_BW);
@@ -167,12 +169,15 @@ TEST_CASE("GPU memory a node cannot register is gpudirect_unavailable on that no
     INFO(memory);
     CHECK(Kinds(*report) == std::vector<std::string>{"gpudirect_unavailable:c"});
     REQUIRE(report->findings_size() == 1);
-    CHECK(report->findings(0).detail().find("GPUDirect RDMA unavailable on GPU 0") != std::string::npos);
+    CHECK(report->findings(0).detail().find("GPUDirect RDMA unavailable on GPU 0") !=
+          std::string::npos);
     CHECK(report->findings(0).detail().find("server: ") == std::string::npos);
   }
 }
 
-TEST_CASE("a node without RDMA: drained when RDMA is expected of it, a warning when its profile expects none") {
+TEST_CASE(
+    "a node without RDMA: drained when RDMA is expected of it, a warning when its profile expects "
+    "none") {
   for (const bool cpu_profile : {false, true}) {
     INFO("profile: " << cpu_profile);
     Harness h(cpu_profile ? "no_rdma_profile" : "no_rdma", {"a", "b", "c", "cpu-1"});
@@ -255,19 +260,23 @@ TEST_CASE("a host that only sends slowly is named for its transmit side") {
   CHECK(report->findings(0).evidence().at("direction") == "transmit");
 }
 
-TEST_CASE("a slow link is re-tested and named; a dead one is link_unreachable; neither blames a third") {
+TEST_CASE(
+    "a slow link is re-tested and named; a dead one is link_unreachable; neither blames a third") {
   Harness h("links", {"a", "b", "c", "d", "e", "f"});
   h.fake->SetLink("b", "e", 0.1);
   h.fake->DropLink("a", "f");
   auto report = h.Sweep();
   REQUIRE(report.ok());
   std::vector<std::string> kinds;
-  for (const auto& f : report->findings()) kinds.push_back(f.kind() + ":" + std::min(f.node(), f.peer()) + "-" + std::max(f.node(), f.peer()));
+  for (const auto& f : report->findings())
+    kinds.push_back(f.kind() + ":" + std::min(f.node(), f.peer()) + "-" +
+                    std::max(f.node(), f.peer()));
   std::sort(kinds.begin(), kinds.end());
   CHECK(kinds == std::vector<std::string>{"link_unreachable:a-f", "slow_link:b-e"});
   for (const auto& pair : report->health().pairs()) {
-    const bool flagged = (pair.node() == "b" && pair.peer() == "e") || (pair.node() == "e" && pair.peer() == "b") ||
-                         (pair.node() == "a" && pair.peer() == "f") || (pair.node() == "f" && pair.peer() == "a");
+    const bool flagged =
+        (pair.node() == "b" && pair.peer() == "e") || (pair.node() == "e" && pair.peer() == "b") ||
+        (pair.node() == "a" && pair.peer() == "f") || (pair.node() == "f" && pair.peer() == "a");
     CHECK(pair.attempts() == (flagged ? 3u : 1u));
   }
 }

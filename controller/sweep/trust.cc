@@ -102,10 +102,11 @@ std::string ImpossibleFigure(const v1::ProbeResult& r, double max_gbps, double m
       return absl::StrCat("all-reduce time ", p.time_us(), " us for ", p.size_bytes(),
                           " bytes, faster than ", max_gbps, " Gb/s");
     }
-    const double link_bytes = static_cast<double>(std::min<uint64_t>(p.size_bytes(), probes::kLinkTimedBytes));
+    const double link_bytes =
+        static_cast<double>(std::min<uint64_t>(p.size_bytes(), probes::kLinkTimedBytes));
     if (p.send_time_us() != 0 && p.send_time_us() < link_bytes * us_per_byte) {
-      return absl::StrCat("link time ", p.send_time_us(), " us for ", link_bytes, " bytes, faster than ",
-                          max_gbps, " Gb/s");
+      return absl::StrCat("link time ", p.send_time_us(), " us for ", link_bytes,
+                          " bytes, faster than ", max_gbps, " Gb/s");
     }
     if (p.wrong() > p.size_bytes() / sizeof(float)) {
       return absl::StrCat(p.wrong(), " wrong elements of ", p.size_bytes() / sizeof(float));
@@ -130,7 +131,8 @@ double MaxPlausibleGbps(double expected_link_rate_gbps) {
                                      : kBandwidthCeilingGbps;
 }
 
-int AcceptFindings(const std::string& node, google::protobuf::RepeatedPtrField<v1::Finding>* findings) {
+int AcceptFindings(const std::string& node,
+                   google::protobuf::RepeatedPtrField<v1::Finding>* findings) {
   int dropped = 0;
   google::protobuf::RepeatedPtrField<v1::Finding> kept;
   for (auto& f : *findings) {
@@ -169,7 +171,8 @@ std::string PointsOutsideSpec(const v1::ProbeResult& r, const v1::ProbeSpec& spe
     std::set<uint64_t> seen;
     for (const auto& p : points) {
       if (sizes.count(p.size_bytes()) == 0 || !seen.insert(p.size_bytes()).second) {
-        return absl::StrCat(what, " at ", p.size_bytes(), " bytes, a size not asked for or given twice");
+        return absl::StrCat(what, " at ", p.size_bytes(),
+                            " bytes, a size not asked for or given twice");
       }
     }
     return "";

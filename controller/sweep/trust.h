@@ -30,7 +30,8 @@ inline constexpr size_t kMaxFindingText = 1024;
 // the catalogue does not know, or of one only the controller decides (about a pair, a link or
 // the fabric), is dropped and logged; so are those beyond kMaxFindingsPerAnswer.
 // Returns how many were dropped.
-int AcceptFindings(const std::string& node, google::protobuf::RepeatedPtrField<v1::Finding>* findings);
+int AcceptFindings(const std::string& node,
+                   google::protobuf::RepeatedPtrField<v1::Finding>* findings);
 
 // The same for the findings inside each audit result, and the results' own text.
 int AcceptAudits(const std::string& node, std::vector<v1::AuditResult>* audits);

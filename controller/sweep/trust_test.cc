@@ -26,7 +26,8 @@ TEST_CASE("an agent's findings are about itself, of catalogue kinds, at catalogu
   *findings.Add() = Claim("link_down", "gpu[001-512]", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
   *findings.Add() = Claim("pcie_degraded", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
   // A kind no catalogue has, one with a newline, and a pair kind only the controller decides.
-  *findings.Add() = Claim("fabricctl_injected{a=\"b\"}", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
+  *findings.Add() =
+      Claim("fabricctl_injected{a=\"b\"}", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
   *findings.Add() = Claim("link_down\nnode-c", "node-c", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
   *findings.Add() = Claim("slow_link", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
   // Switch kinds (a path, an uplink, a leaf) are the controller's too: a node cannot see them.
@@ -133,7 +134,8 @@ TEST_CASE("audits: findings stamped, text printable") {
   audits[0].set_audit("mtu\x1b]0;title\x07");
   audits[0].set_reason("r\x01");
   (*audits[0].mutable_observed())["eth0"] = "9000\x1b[31m";
-  *audits[0].add_findings() = Claim("mtu_mismatch", "node-z", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
+  *audits[0].add_findings() =
+      Claim("mtu_mismatch", "node-z", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
   CHECK(AcceptAudits("node-a", &audits) == 0);
   CHECK(audits[0].findings(0).node() == "node-a");
   CHECK(audits[0].findings(0).action() == v1::ACTION_INVESTIGATE);

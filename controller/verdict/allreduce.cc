@@ -24,7 +24,8 @@ SlowLinks FindSlowLinks(const RingOutcome& ring, const v1::CollectivePoint& last
   std::vector<double> link(n, 0);
   for (size_t r = 0; r < n && r < ring.rank_results.size(); ++r) {
     const auto& mine = ring.rank_results[r];
-    if (mine.collective_size() > 0) link[r] = mine.collective(mine.collective_size() - 1).send_time_us();
+    if (mine.collective_size() > 0)
+      link[r] = mine.collective(mine.collective_size() - 1).send_time_us();
   }
   std::vector<double> sorted = link;
   std::sort(sorted.begin(), sorted.end());
@@ -47,8 +48,8 @@ SlowLinks FindSlowLinks(const RingOutcome& ring, const v1::CollectivePoint& last
     const size_t worst = std::max_element(link.begin(), link.end()) - link.begin();
     out.why = absl::StrFormat(
         "the link out of %s took %.0f us to carry %d bytes on its own, %.1f times a typical link's",
-        ring.members[worst], link[worst], std::min<uint64_t>(last.size_bytes(), probes::kLinkTimedBytes),
-        link[worst] / median_link);
+        ring.members[worst], link[worst],
+        std::min<uint64_t>(last.size_bytes(), probes::kLinkTimedBytes), link[worst] / median_link);
   }
   return out;
 }
@@ -67,10 +68,10 @@ std::vector<v1::Finding> JudgeAllreduce(const RingOutcome& ring, const v1::Thres
   const v1::ProbeResult& collective = ring.collective;
   if (collective.collective_size() == 0) {
     if (collective.outcome() == v1::PROBE_FAILED || collective.outcome() == v1::PROBE_TIMEOUT) {
-      out.push_back(report::Make(collective.outcome() == v1::PROBE_TIMEOUT
-                                     ? report::kind::kProbeTimeout
-                                     : report::kind::kProbeFailed,
-                                 collective.node(), absl::StrCat("allreduce: ", collective.reason())));
+      out.push_back(
+          report::Make(collective.outcome() == v1::PROBE_TIMEOUT ? report::kind::kProbeTimeout
+                                                                 : report::kind::kProbeFailed,
+                       collective.node(), absl::StrCat("allreduce: ", collective.reason())));
     }
     return out;
   }
@@ -97,13 +98,14 @@ std::vector<v1::Finding> JudgeAllreduce(const RingOutcome& ring, const v1::Thres
   if (!why.empty()) {
     v1::Finding f = report::Make(
         report::kind::kAllreduceBelowThreshold, slow.straggler,
-        absl::StrFormat("allreduce (%s) over %d nodes%s: busbw %.3f GB/s at %d bytes, %s%s",
-                        collective.device(), ring.members.size(),
-                        ring.group.empty() ? "" : absl::StrCat(" (", ring.group, ")"),
-                        last.busbw_gbytes(), last.size_bytes(), absl::StrJoin(why, " and "),
-                        slow.straggler.empty()
-                            ? ""
-                            : absl::StrCat("; the slowest links of the ring are ", slow.straggler, "'s")));
+        absl::StrFormat(
+            "allreduce (%s) over %d nodes%s: busbw %.3f GB/s at %d bytes, %s%s",
+            collective.device(), ring.members.size(),
+            ring.group.empty() ? "" : absl::StrCat(" (", ring.group, ")"), last.busbw_gbytes(),
+            last.size_bytes(), absl::StrJoin(why, " and "),
+            slow.straggler.empty()
+                ? ""
+                : absl::StrCat("; the slowest links of the ring are ", slow.straggler, "'s")));
     (*f.mutable_evidence())["busbw_gbytes"] = absl::StrFormat("%.3f", last.busbw_gbytes());
     if (!slow.straggler.empty()) (*f.mutable_evidence())["straggler"] = slow.straggler;
     out.push_back(std::move(f));

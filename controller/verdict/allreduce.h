@@ -13,11 +13,11 @@ namespace fabricctl::controller {
 // One all-reduce group as it ran: its members in ring order, the combined result and each
 // rank's (one per node), and the bandwidths of the sweep's pairs inside the group.
 struct RingOutcome {
-  std::string group;                       // "rack=r1"; empty for the whole sweep
-  std::vector<std::string> members;        // node names, ring order
-  v1::ProbeResult collective;              // combined; no points when it did not measure
+  std::string group;                          // "rack=r1"; empty for the whole sweep
+  std::vector<std::string> members;           // node names, ring order
+  v1::ProbeResult collective;                 // combined; no points when it did not measure
   std::vector<v1::ProbeResult> rank_results;  // one per member
-  std::vector<double> pairwise_gbps;       // measured pairs with both ends in the group
+  std::vector<double> pairwise_gbps;          // measured pairs with both ends in the group
 };
 
 // The verdict on one group:

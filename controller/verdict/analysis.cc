@@ -5,9 +5,9 @@
 #include <tuple>
 #include <utility>
 
-#include "controller/verdict/passes.h"
-#include "controller/verdict/fleet_split.h"
 #include "controller/verdict/blame.h"
+#include "controller/verdict/fleet_split.h"
+#include "controller/verdict/passes.h"
 #include "controller/verdict/paths.h"
 #include "controller/verdict/retests.h"
 #include "controller/verdict/robust_stats.h"
@@ -18,7 +18,8 @@ namespace {
 // The fabric's typical figure and spread from per-node figures: the median over nodes of each
 // node's own middle figure (`upper`: bandwidth, higher is better, and the better of an even
 // count's two middles), and the good side's spread of every figure around it.
-Reference TypicalOf(std::vector<std::vector<float>>& by_node, bool upper, std::vector<float>* medians) {
+Reference TypicalOf(std::vector<std::vector<float>>& by_node, bool upper,
+                    std::vector<float>* medians) {
   Reference ref;
   std::vector<double> node_middles;
   std::vector<double> all;
@@ -43,8 +44,8 @@ std::vector<bool> Eligible(const AnalysisInput& in, const std::vector<char>& bad
                            const std::vector<char>& measured) {
   const size_t n = in.nodes.size();
   if (!in.require_retest) return std::vector<bool>(n, true);
-  const std::vector<RetestTally> tally =
-      TallyRetests(in, [&](size_t p) { return measured[p] != 0; }, [&](size_t p) { return bad[p] != 0; });
+  const std::vector<RetestTally> tally = TallyRetests(
+      in, [&](size_t p) { return measured[p] != 0; }, [&](size_t p) { return bad[p] != 0; });
   std::vector<bool> out(n);
   for (size_t i = 0; i < n; ++i) out[i] = tally[i].Agree();
   return out;
@@ -66,12 +67,13 @@ double FastSpread(const std::vector<double>& values, double center) {
 // fabric meets, a node needs no more: the expectation says what slow is. In a split fleet whose
 // slow group is half the nodes or more, the slow group's nodes are no outliers (only the floor
 // judges them), and the others are judged among themselves, on their figures with each other.
-std::vector<bool> OutlierNodes(const AnalysisInput& in, const PathFaults& paths, const FleetSplit& split,
-                               double typical, double floor) {
+std::vector<bool> OutlierNodes(const AnalysisInput& in, const PathFaults& paths,
+                               const FleetSplit& split, double typical, double floor) {
   const v1::Thresholds& t = in.thresholds;
   const size_t n = in.nodes.size();
   const bool majority_split =
-      split.found && 2 * static_cast<size_t>(std::count(split.slow.begin(), split.slow.end(), 1)) >= split.judged;
+      split.found &&
+      2 * static_cast<size_t>(std::count(split.slow.begin(), split.slow.end(), 1)) >= split.judged;
   auto relative = [&](uint32_t i) { return !(majority_split && split.slow[i]); };
   // A relative node's figure with a slow-group peer is the split's, not its own.
   auto counts = [&](uint32_t node, uint32_t peer) { return !relative(node) || relative(peer); };
@@ -114,10 +116,12 @@ std::vector<bool> OutlierNodes(const AnalysisInput& in, const PathFaults& paths,
     const double node_spread = FastSpread(known, center);
     for (size_t i = 0; i < n; ++i) {
       if (std::isnan(logs[i])) continue;
-      const double spread = std::max(
-          node_spread, kMedianError * figure_spread / std::sqrt(static_cast<double>((*side)[i].size())));
+      const double spread =
+          std::max(node_spread, kMedianError * figure_spread /
+                                    std::sqrt(static_cast<double>((*side)[i].size())));
       out[i] = out[i] ||
-               (relative(i) && (spread > 0 ? (logs[i] - center) / spread < -t.max_robust_z() : logs[i] < center)) ||
+               (relative(i) && (spread > 0 ? (logs[i] - center) / spread < -t.max_robust_z()
+                                           : logs[i] < center)) ||
                (floor > 0 && std::exp(logs[i]) < floor);
     }
   }
@@ -142,7 +146,8 @@ bool Reference::Above(double x, double relative, double max_z) const {
 double LinkNoise::OutlierBelow(double typical) const { return typical * std::exp(-z * log_spread); }
 
 bool Tails::High(double p99, double relative) const {
-  if (!reference.valid || std::isnan(p99) || reference.typical <= 0 || p99 <= relative * reference.typical) {
+  if (!reference.valid || std::isnan(p99) || reference.typical <= 0 ||
+      p99 <= relative * reference.typical) {
     return false;
   }
   return log_spread <= 0 || std::log(p99 / reference.typical) > z * log_spread;
@@ -161,16 +166,17 @@ namespace {
 constexpr double kFullLoadShare = 0.8;
 
 // The least concurrency a figure may have been taken at to count towards the yardstick:
-// kFullLoadShare x the upper quartile of the known figures' concurrency (0: every figure counts). The sweep's
-// rounds are planned full; a figure taken with fewer probes running (its round's other pairs
-// failed at once, a re-test, a localisation round) is judged against the yardstick but does
+// kFullLoadShare x the upper quartile of the known figures' concurrency (0: every figure counts).
+// The sweep's rounds are planned full; a figure taken with fewer probes running (its round's other
+// pairs failed at once, a re-test, a localisation round) is judged against the yardstick but does
 // not set it where that matters: when the lighter figures are better than the loaded ones by
 // more than min_effect (medians), the fabric or its hosts slow under load, and the lighter
 // ones would raise the yardstick and make every full round's figure look slow. Where they are
 // no better, load makes no difference and every figure counts (a fault is not hidden by the
 // rounds it happened to fall in). The quartile, not the median: when many rounds lost a pair
 // to a dead agent, the full rounds may be the fewer.
-double LoadBar(const std::vector<std::pair<float, float>>& figures, bool higher_is_better, double min_effect) {
+double LoadBar(const std::vector<std::pair<float, float>>& figures, bool higher_is_better,
+               double min_effect) {
   std::vector<float> loads;
   for (const auto& [value, c] : figures) loads.push_back(c);
   if (loads.empty()) return 0;
@@ -181,7 +187,8 @@ double LoadBar(const std::vector<std::pair<float, float>>& figures, bool higher_
   for (const auto& [value, c] : figures) (c < bar ? light : loaded).push_back(value);
   if (light.empty() || loaded.empty()) return 0;
   const double l = Median(light), f = Median(loaded);
-  const bool lighter_better = higher_is_better ? l > f * (1 + min_effect) : l * (1 + min_effect) < f;
+  const bool lighter_better =
+      higher_is_better ? l > f * (1 + min_effect) : l * (1 + min_effect) < f;
   return lighter_better ? bar : 0;
 }
 
@@ -194,12 +201,15 @@ Loads FullLoads(const AnalysisInput& in, const PathFaults& paths) {
     const PairInput& p = in.pairs[k];
     if (p.status != PairStatus::kMeasured || paths.pair_fault[k] >= 0) continue;
     for (const auto& d : p.Directions()) {
-      if (!std::isnan(d.figures.bw_gbps) && d.figures.concurrency > 0) bw.push_back({d.figures.bw_gbps, d.figures.concurrency});
+      if (!std::isnan(d.figures.bw_gbps) && d.figures.concurrency > 0)
+        bw.push_back({d.figures.bw_gbps, d.figures.concurrency});
     }
-    if (!std::isnan(p.lat_us) && p.lat_concurrency > 0) lat.push_back({p.lat_us, p.lat_concurrency});
+    if (!std::isnan(p.lat_us) && p.lat_concurrency > 0)
+      lat.push_back({p.lat_us, p.lat_concurrency});
   }
   const double effect = in.thresholds.min_effect();
-  return Loads{LoadBar(bw, /*higher_is_better=*/true, effect), LoadBar(lat, /*higher_is_better=*/false, effect)};
+  return Loads{LoadBar(bw, /*higher_is_better=*/true, effect),
+               LoadBar(lat, /*higher_is_better=*/false, effect)};
 }
 
 // Every measured direction is a figure of both its ends: the fabric's typical bandwidth and
@@ -239,16 +249,20 @@ Typical TypicalFigures(const AnalysisInput& in, const PathFaults& paths, const L
   typical.node_median.assign(n, std::nanf(""));
   typical.node_z.assign(n, std::nanf(""));
   typical.bw = TypicalOf(bw_by_node, /*upper=*/true, &typical.node_median);
-  if (const Reference fast = TypicalOf(fast_by_node, /*upper=*/true, nullptr); fast.valid) typical.bw = fast;
+  if (const Reference fast = TypicalOf(fast_by_node, /*upper=*/true, nullptr); fast.valid)
+    typical.bw = fast;
   typical.lat = TypicalOf(lat_by_node, /*upper=*/false, nullptr);
   if (typical.bw.valid) typical.best_bw = static_cast<float>(best_bw);
   if (std::isfinite(best_lat)) typical.best_lat = static_cast<float>(best_lat);
   // The expected rate: the RDMA port's for RDMA probes, expect.tcp_bw_gbps for tcp_bw.
-  const double expected = in.bandwidth_is_rdma ? in.expect.link_rate_gbps() : in.expect.tcp_bw_gbps();
+  const double expected =
+      in.bandwidth_is_rdma ? in.expect.link_rate_gbps() : in.expect.tcp_bw_gbps();
   typical.link_floor = expected > 0 ? expected * t.min_bw_efficiency() : 0;
   // An absolute floor the typical figure itself misses cannot tell one pair from another.
-  typical.bw_floor_missed = typical.link_floor > 0 && typical.bw.valid && typical.bw.typical < typical.link_floor;
-  typical.lat_ceiling_missed = t.max_lat_us() > 0 && typical.lat.valid && typical.lat.typical > t.max_lat_us();
+  typical.bw_floor_missed =
+      typical.link_floor > 0 && typical.bw.valid && typical.bw.typical < typical.link_floor;
+  typical.lat_ceiling_missed =
+      t.max_lat_us() > 0 && typical.lat.valid && typical.lat.typical > t.max_lat_us();
   // Robust z of each node's median against the others'.
   std::vector<double> node_medians;
   for (float m : typical.node_median) {
@@ -310,7 +324,8 @@ PairFlags JudgePairs(const AnalysisInput& in, const PathFaults& paths, const Typ
     const PairInput& pair = in.pairs[p];
     PairResult& r = f.pairs[p];
     r.path = paths.pair_fault[p];
-    f.path_measured[p] = pair.status == PairStatus::kMeasured || pair.status == PairStatus::kUnreachable;
+    f.path_measured[p] =
+        pair.status == PairStatus::kMeasured || pair.status == PairStatus::kUnreachable;
     f.dead[p] = pair.status == PairStatus::kUnreachable;
     r.unreachable = f.dead[p];
     if (pair.status != PairStatus::kMeasured) continue;
@@ -319,13 +334,15 @@ PairFlags JudgePairs(const AnalysisInput& in, const PathFaults& paths, const Typ
     f.bw_bad[p] = r.forward.slow || r.reverse.slow || r.path >= 0;
     r.slow = f.bw_bad[p];
     // A pair a switch-level fault explains is no evidence about its ends or its link.
-    f.bw_measured[p] = r.path < 0 && (!std::isnan(pair.forward.bw_gbps) || !std::isnan(pair.reverse.bw_gbps));
+    f.bw_measured[p] =
+        r.path < 0 && (!std::isnan(pair.forward.bw_gbps) || !std::isnan(pair.reverse.bw_gbps));
     if (f.bw_measured[p] && typical.bw.valid && typical.bw.typical > 0) {
       r.relative_bw = static_cast<float>(pair.WorseBw() / typical.bw.typical);
     }
     f.lat_measured[p] = !std::isnan(pair.lat_us) && pair.lat_us > 0;
-    f.lat_bad[p] = f.lat_measured[p] && (typical.lat.Above(pair.lat_us, t.relative_lat(), t.max_robust_z()) ||
-                                         (ceiling > 0 && pair.lat_us > ceiling));
+    f.lat_bad[p] =
+        f.lat_measured[p] && (typical.lat.Above(pair.lat_us, t.relative_lat(), t.max_robust_z()) ||
+                              (ceiling > 0 && pair.lat_us > ceiling));
     r.high_tail = f.lat_measured[p] && r.path < 0 && tails.High(pair.lat_p99_us, t.relative_lat());
     f.lat_bad[p] = f.lat_bad[p] || r.high_tail;
     r.high_latency = f.lat_bad[p];
@@ -341,24 +358,31 @@ NodeBlame BlameNodes(const AnalysisInput& in, const PathFaults& paths, const Fle
   const auto& t = in.thresholds;
   std::vector<Observation> bw_obs, lat_obs, dead_obs;
   const bool majority_split =
-      split.found && 2 * static_cast<size_t>(std::count(split.slow.begin(), split.slow.end(), 1)) >= split.judged;
-  auto in_slow_group = [&](uint32_t a, uint32_t b) { return split.found && (split.slow[a] || split.slow[b]); };
+      split.found &&
+      2 * static_cast<size_t>(std::count(split.slow.begin(), split.slow.end(), 1)) >= split.judged;
+  auto in_slow_group = [&](uint32_t a, uint32_t b) {
+    return split.found && (split.slow[a] || split.slow[b]);
+  };
   // In a majority split with no floor to judge its slow group by, nobody can be blamed for the
   // slow group's directions: they would only count against the fast nodes beside them.
   const bool split_speaks = majority_split && typical.EffectiveFloor() <= 0;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
     if (f.bw_measured[p] && !(split_speaks && in_slow_group(pair.client, pair.server))) {
-      if (!std::isnan(pair.forward.bw_gbps)) bw_obs.push_back({pair.client, pair.server, f.pairs[p].forward.slow, true});
-      if (!std::isnan(pair.reverse.bw_gbps)) bw_obs.push_back({pair.server, pair.client, f.pairs[p].reverse.slow, true});
+      if (!std::isnan(pair.forward.bw_gbps))
+        bw_obs.push_back({pair.client, pair.server, f.pairs[p].forward.slow, true});
+      if (!std::isnan(pair.reverse.bw_gbps))
+        bw_obs.push_back({pair.server, pair.client, f.pairs[p].reverse.slow, true});
     }
-    if (f.lat_measured[p]) lat_obs.push_back({pair.client, pair.server, static_cast<bool>(f.lat_bad[p]), false});
-    if (f.path_measured[p]) dead_obs.push_back({pair.client, pair.server, static_cast<bool>(f.dead[p]), false});
+    if (f.lat_measured[p])
+      lat_obs.push_back({pair.client, pair.server, static_cast<bool>(f.lat_bad[p]), false});
+    if (f.path_measured[p])
+      dead_obs.push_back({pair.client, pair.server, static_cast<bool>(f.dead[p]), false});
   }
   const uint32_t min_peers = std::max<uint32_t>(1, t.min_node_pairs());
   std::vector<bool> bw_eligible = Eligible(in, f.bw_bad, f.bw_measured);
-  const std::vector<bool> outliers =
-      OutlierNodes(in, paths, split, typical.bw.valid ? typical.bw.typical : 0, typical.EffectiveFloor());
+  const std::vector<bool> outliers = OutlierNodes(
+      in, paths, split, typical.bw.valid ? typical.bw.typical : 0, typical.EffectiveFloor());
   for (size_t i = 0; i < n; ++i) bw_eligible[i] = bw_eligible[i] && outliers[i];
   NodeBlame blame;
   blame.bw = Blame(n, bw_obs, min_peers, bw_eligible);
@@ -412,22 +436,28 @@ Judged::Stability JudgeStability(const AnalysisInput& in, const Judged& j) {
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
     const PairResult& r = j.flags.pairs[p];
-    if (!j.flags.bw_measured[p] || pair.attempts < 2 || j.InSlowGroup(pair.client, pair.server)) continue;
+    if (!j.flags.bw_measured[p] || pair.attempts < 2 || j.InSlowGroup(pair.client, pair.server))
+      continue;
     auto low = [&](float x) {
-      return !std::isnan(x) && bw.valid && x < bw.typical * (1 - t.min_effect()) && j.LinkEvidence(x);
+      return !std::isnan(x) && bw.valid && x < bw.typical * (1 - t.min_effect()) &&
+             j.LinkEvidence(x);
     };
     const bool lossy_forward = j.loss.lossy[p][0], lossy_reverse = j.loss.lossy[p][1];
     // The best attempt fine by both tests: the attempts then truly disagree.
-    const bool forward_fine = !r.forward.slow && !low(pair.forward.bw_gbps) && !lossy_forward && !fabric_loses;
-    const bool reverse_fine = !r.reverse.slow && !low(pair.reverse.bw_gbps) && !lossy_reverse && !fabric_loses;
-    out.disagrees[p] = (forward_fine && low(pair.forward.worst_gbps)) || (reverse_fine && low(pair.reverse.worst_gbps));
-    out.unstable[p] =
-        (forward_fine && low(pair.forward.next_worst_gbps)) || (reverse_fine && low(pair.reverse.next_worst_gbps));
+    const bool forward_fine =
+        !r.forward.slow && !low(pair.forward.bw_gbps) && !lossy_forward && !fabric_loses;
+    const bool reverse_fine =
+        !r.reverse.slow && !low(pair.reverse.bw_gbps) && !lossy_reverse && !fabric_loses;
+    out.disagrees[p] = (forward_fine && low(pair.forward.worst_gbps)) ||
+                       (reverse_fine && low(pair.reverse.worst_gbps));
+    out.unstable[p] = (forward_fine && low(pair.forward.next_worst_gbps)) ||
+                      (reverse_fine && low(pair.reverse.next_worst_gbps));
     out.known[p] = pair.attempts >= needed;
-    if (out.known[p]) observations.push_back({pair.client, pair.server, static_cast<bool>(out.unstable[p]), false});
+    if (out.known[p])
+      observations.push_back({pair.client, pair.server, static_cast<bool>(out.unstable[p]), false});
   }
   out.blamed = Blame(in.nodes.size(), observations, std::max<uint32_t>(1, t.min_node_pairs()),
-                             std::vector<bool>(in.nodes.size(), true));
+                     std::vector<bool>(in.nodes.size(), true));
   return out;
 }
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "proto/config.pb.h"
 #include "controller/verdict/robust_stats.h"
+#include "proto/config.pb.h"
 #include "proto/finding.pb.h"
 
 namespace fabricctl::controller {
@@ -150,7 +150,7 @@ struct DirectionResult {
 
 struct PairResult {
   Verdict verdict = Verdict::kOk;
-  bool slow = false;  // either direction
+  bool slow = false;                 // either direction
   DirectionResult forward, reverse;  // client -> server, server -> client
   bool high_latency = false;
   bool high_tail = false;  // its latency's p99 stands out (high_latency then too)
@@ -229,16 +229,16 @@ struct AnalysisResult {
 //   agents are localised the same way (link_unreachable on the node, or on the pair).
 //   With require_retest, a node is blamed only when its re-tested pairs stayed bad at least as
 //   often as they recovered, and two of them at least where it has two bad pairs
-//   (RetestTally::Agree, retests.h). A blamed node is an outlier among the nodes: the upper median of
-//   what it sends or receives, on a log scale, more than max_robust_z robust spreads (of the
+//   (RetestTally::Agree, retests.h). A blamed node is an outlier among the nodes: the upper median
+//   of what it sends or receives, on a log scale, more than max_robust_z robust spreads (of the
 //   fast side, at least what a median of its figures varies by) below the nodes' upper median
 //   of those medians, or below the expected rate's floor that the typical figure meets.
 // - a bad pair no blamed node explains is a slow_link / high_latency_link / link_unreachable
 //   when both ends have enough peers to be cleared; otherwise the end with too few peers is
 //   insufficient_data. A slow direction counts against its link only when it is evidence on
-//   its own: below the expected rate's floor, or a robust outlier on a log scale (ln(figure / typical)
-//   below -z spreads of the unexplained directions, z = max(max_robust_z, the normal quantile
-//   of kChanceLevel / their number)).
+//   its own: below the expected rate's floor, or a robust outlier on a log scale (ln(figure /
+//   typical) below -z spreads of the unexplained directions, z = max(max_robust_z, the normal
+//   quantile of kChanceLevel / their number)).
 // - an absolute floor (RDMA) or latency ceiling that the typical figure itself misses blames
 //   no node or link: one fabric_degraded finding about the fabric.
 // Also: node_unreachable, probe_failed (refused probes), tcp_fallback, rdma_unavailable, and

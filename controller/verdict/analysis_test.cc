@@ -3,16 +3,15 @@
 #include "controller/verdict/analysis.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
 #include <map>
 #include <random>
 
-#include <catch2/catch.hpp>
-
 #include "base/config.h"
-#include "controller/verdict/testing.h"
 #include "controller/sweep/pairing.h"
+#include "controller/verdict/testing.h"
 #include "report/builder.h"
 
 namespace fabricctl::controller {
@@ -41,7 +40,8 @@ TEST_CASE("A healthy fabric has no findings") {
 TEST_CASE("One slow node is the straggler, and only it; the text gives the criterion and figures") {
   for (uint32_t n : {3u, 5u, 8u, 33u}) {
     INFO("n = " << n);
-    auto r = Analyze(Sweep(n, [](uint32_t a, uint32_t b) { return Involves(a, b, 2) ? 30.0f : 100.0f; }));
+    auto r = Analyze(
+        Sweep(n, [](uint32_t a, uint32_t b) { return Involves(a, b, 2) ? 30.0f : 100.0f; }));
     REQUIRE(Kinds(r) == std::vector<std::string>{"straggler_node:node-2:"});
     const auto& f = r.findings[0];
     CHECK(f.severity() == v1::SEVERITY_CRITICAL);
@@ -64,22 +64,27 @@ TEST_CASE("Two slow nodes of eight are both stragglers; their shared pairs do no
 }
 
 TEST_CASE("A slow pair between healthy nodes is a slow link, in both directions or one") {
-  auto both = Analyze(Sweep(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4) ? 50.0f : 100.0f; }));
+  auto both =
+      Analyze(Sweep(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4) ? 50.0f : 100.0f; }));
   const auto& f = Only(both);
   CHECK(f.kind() == "slow_link");
   CHECK(f.severity() == v1::SEVERITY_WARNING);
-  CHECK(((f.node() == "node-1" && f.peer() == "node-4") || (f.node() == "node-4" && f.peer() == "node-1")));
+  CHECK(((f.node() == "node-1" && f.peer() == "node-4") ||
+         (f.node() == "node-4" && f.peer() == "node-1")));
   CHECK(f.evidence().at("direction") == "both");
   CHECK(f.detail().find("slow in both directions") != std::string::npos);
 
   // Only node-1 -> node-4 is slow (a misconfigured egress queue towards one peer).
-  auto one = Analyze(Sweep(6, [](uint32_t from, uint32_t to) { return from == 1 && to == 4 ? 50.0f : 100.0f; }));
+  auto one = Analyze(
+      Sweep(6, [](uint32_t from, uint32_t to) { return from == 1 && to == 4 ? 50.0f : 100.0f; }));
   const auto& g = Only(one);
   CHECK(g.kind() == "slow_link");
   CHECK(g.detail().find("node-1 -> node-4 only") != std::string::npos);
 }
 
-TEST_CASE("A host that only sends slowly is named, as a transmit fault; one that only receives slowly too") {
+TEST_CASE(
+    "A host that only sends slowly is named, as a transmit fault; one that only receives slowly "
+    "too") {
   auto tx = Analyze(Sweep(6, [](uint32_t from, uint32_t) { return from == 3 ? 20.0f : 100.0f; }));
   const auto& f = Only(tx);
   CHECK(f.kind() == "straggler_node");
@@ -93,7 +98,9 @@ TEST_CASE("A host that only sends slowly is named, as a transmit fault; one that
   CHECK(Only(rx).evidence().at("direction") == "receive");
 }
 
-TEST_CASE("Noise of +/-30 % on a healthy fabric raises nothing; a 2x slow node through +/-20 % is found") {
+TEST_CASE(
+    "Noise of +/-30 % on a healthy fabric raises nothing; a 2x slow node through +/-20 % is "
+    "found") {
   std::mt19937 random(7);
   std::uniform_real_distribution<float> noise30(0.7f, 1.3f), noise20(0.8f, 1.2f);
   for (int trial = 0; trial < 50; ++trial) {
@@ -120,27 +127,34 @@ TEST_CASE("With re-tests on, a link is named only on figures that survived a re-
   CHECK(Kinds(Analyze(in)) == std::vector<std::string>{"slow_link:node-1:node-4"});
 }
 
-TEST_CASE("In a fleet whose nodes differ by degrees, the slowest of the continuum is no straggler") {
+TEST_CASE(
+    "In a fleet whose nodes differ by degrees, the slowest of the continuum is no straggler") {
   // Senders from 0.5 to 1.5 times a typical 100 Gb/s in even steps (NIC generations, busy
   // hosts): node-0 sends below 60 % of typical to every peer, yet it is not an outlier among
   // the nodes, and draining it would only make the next one "the slowest".
   const float factor[] = {0.5f, 0.6f, 0.72f, 0.85f, 1.0f, 1.15f, 1.3f, 1.5f};
-  auto r = Analyze(Sweep(8, [&](uint32_t from, uint32_t to) { return 100.0f * factor[from] * (1 + 0.02f * ((from + to) % 3)); }));
+  auto r = Analyze(Sweep(8, [&](uint32_t from, uint32_t to) {
+    return 100.0f * factor[from] * (1 + 0.02f * ((from + to) % 3));
+  }));
   int slow_sends = 0;
-  for (size_t p = 0; p < r.pairs.size(); ++p) slow_sends += r.pairs[p].forward.slow + r.pairs[p].reverse.slow;
+  for (size_t p = 0; p < r.pairs.size(); ++p)
+    slow_sends += r.pairs[p].forward.slow + r.pairs[p].reverse.slow;
   CHECK(slow_sends >= 7);  // each of node-0's sends is slow by the per-direction rule
   for (const auto& k : Kinds(r)) CHECK(k.rfind("straggler_node", 0) != 0);
   for (const auto& node : r.nodes) CHECK_FALSE(node.straggler);
   // The same node at a fifth of its peers' rate is an outlier, and named.
   const float outlier[] = {0.2f, 0.92f, 0.95f, 0.97f, 1.0f, 1.02f, 1.05f, 1.08f};
-  auto s = Analyze(Sweep(8, [&](uint32_t from, uint32_t to) { return 100.0f * outlier[from] * (1 + 0.02f * ((from + to) % 3)); }));
+  auto s = Analyze(Sweep(8, [&](uint32_t from, uint32_t to) {
+    return 100.0f * outlier[from] * (1 + 0.02f * ((from + to) % 3));
+  }));
   CHECK(Kinds(s) == std::vector<std::string>{"straggler_node:node-0:"});
   CHECK(s.findings[0].evidence().at("direction") == "transmit");
 }
 
 TEST_CASE("Two nodes, one slow direction: neither can be told from the link") {
   auto r = Analyze(Sweep(2, [](uint32_t from, uint32_t) { return from == 0 ? 0.2f : 1.0f; }));
-  CHECK(Kinds(r) == std::vector<std::string>{"insufficient_data:node-0:", "insufficient_data:node-1:"});
+  CHECK(Kinds(r) ==
+        std::vector<std::string>{"insufficient_data:node-0:", "insufficient_data:node-1:"});
 }
 
 TEST_CASE("Few nodes, uneven healthy figures: the slow hosts are still outliers among the nodes") {
@@ -190,7 +204,8 @@ TEST_CASE("A partitioned pair is link_unreachable naming both ends, never a thir
   auto r = Analyze(in);
   const auto& f = Only(r);
   CHECK(f.kind() == "link_unreachable");
-  CHECK(((f.node() == "node-0" && f.peer() == "node-2") || (f.node() == "node-2" && f.peer() == "node-0")));
+  CHECK(((f.node() == "node-0" && f.peer() == "node-2") ||
+         (f.node() == "node-2" && f.peer() == "node-0")));
   CHECK(f.detail().find("connect: timed out") != std::string::npos);
   CHECK(f.action() == v1::ACTION_INVESTIGATE);
 }
@@ -217,15 +232,18 @@ TEST_CASE("Missing pairs: nodes are judged on the pairs they have") {
   auto in = Sweep(10, [](uint32_t a, uint32_t b) { return Involves(a, b, 2) ? 30.0f : 100.0f; });
   std::vector<PairInput> kept;
   for (const auto& p : in.pairs) {
-    if (random() % 2 == 0 || Is(p.client, p.server, 2, 7) || Is(p.client, p.server, 2, 8)) kept.push_back(p);
+    if (random() % 2 == 0 || Is(p.client, p.server, 2, 7) || Is(p.client, p.server, 2, 8))
+      kept.push_back(p);
   }
   in.pairs = kept;
   CHECK(Kinds(Analyze(in)) == std::vector<std::string>{"straggler_node:node-2:"});
 }
 
-TEST_CASE("One slow pair measured once blames neither end: insufficient data; re-pairing settles it") {
+TEST_CASE(
+    "One slow pair measured once blames neither end: insufficient data; re-pairing settles it") {
   // A quick round of 6 nodes: (0,5) (1,4) (2,3), with (2,3) slow. Node 3 is the culprit.
-  AnalysisInput in = Sweep(6, [](uint32_t a, uint32_t b) { return Involves(a, b, 3) ? 20.0f : 100.0f; });
+  AnalysisInput in =
+      Sweep(6, [](uint32_t a, uint32_t b) { return Involves(a, b, 3) ? 20.0f : 100.0f; });
   auto keep = [&](std::vector<std::pair<uint32_t, uint32_t>> wanted) {
     std::vector<PairInput> kept;
     for (const auto& p : in.pairs) {
@@ -238,7 +256,8 @@ TEST_CASE("One slow pair measured once blames neither end: insufficient data; re
   AnalysisInput quick = in;
   quick.pairs = keep({{0, 5}, {1, 4}, {2, 3}});
   auto ambiguous = Analyze(quick);
-  CHECK(Kinds(ambiguous) == std::vector<std::string>{"insufficient_data:node-2:", "insufficient_data:node-3:"});
+  CHECK(Kinds(ambiguous) ==
+        std::vector<std::string>{"insufficient_data:node-2:", "insufficient_data:node-3:"});
   CHECK(ambiguous.findings[0].detail().find("fewer than the 2 needed") != std::string::npos);
 
   // The sweep re-pairs each end with a good node: (2,0) fine, (3,1) slow.
@@ -277,7 +296,8 @@ TEST_CASE("High latency on one pair is a high-latency link; on one node, a strag
       5, [](uint32_t, uint32_t) { return 100.0f; },
       [&](uint32_t a, uint32_t b) { return Is(a, b, 0, 3) ? 9.0f : jitter(a, b); }));
   CHECK(Only(link).kind() == "high_latency_link");
-  CHECK(link.findings[0].detail().find("above 2.1 times the fabric's typical") != std::string::npos);
+  CHECK(link.findings[0].detail().find("above 2.1 times the fabric's typical") !=
+        std::string::npos);
 
   auto node = Analyze(Sweep(
       5, [](uint32_t, uint32_t) { return 100.0f; },
@@ -318,7 +338,8 @@ TEST_CASE("A floor the whole fabric misses blames no node: one fabric_degraded f
   REQUIRE(Kinds(r) == std::vector<std::string>{"fabric_degraded::"});
   CHECK(r.findings[0].severity() == v1::SEVERITY_CRITICAL);
   CHECK(r.findings[0].action() == v1::ACTION_INVESTIGATE);
-  CHECK(r.findings[0].detail().find("typical 150.00 Gb/s is below the expected rate's floor 360.00 Gb/s") !=
+  CHECK(r.findings[0].detail().find(
+            "typical 150.00 Gb/s is below the expected rate's floor 360.00 Gb/s") !=
         std::string::npos);
   for (const auto& node : r.nodes) CHECK_FALSE(node.straggler);
   // A node slower than the rest of that slow fabric is still its straggler, by the relative rule.
@@ -326,7 +347,8 @@ TEST_CASE("A floor the whole fabric misses blames no node: one fabric_degraded f
   in2.expect.set_link_rate_gbps(400);
   in2.bandwidth_is_rdma = true;
   in2.bandwidth_probe = "rdma_write_bw";
-  CHECK(Kinds(Analyze(in2)) == std::vector<std::string>{"fabric_degraded::", "straggler_node:node-3:"});
+  CHECK(Kinds(Analyze(in2)) ==
+        std::vector<std::string>{"fabric_degraded::", "straggler_node:node-3:"});
   // A minority below the floor is theirs: the floor still blames where it can tell.
   auto in3 = Sweep(6, [](uint32_t a, uint32_t b) { return Involves(a, b, 1) ? 330.0f : 380.0f; });
   in3.expect.set_link_rate_gbps(400);
@@ -341,7 +363,8 @@ TEST_CASE("A floor the whole fabric misses blames no node: one fabric_degraded f
   in4.expect.set_link_rate_gbps(400);
   in4.bandwidth_is_rdma = true;
   in4.bandwidth_probe = "rdma_write_bw";
-  CHECK(Kinds(Analyze(in4)) == std::vector<std::string>{"straggler_node:node-0:", "straggler_node:node-1:"});
+  CHECK(Kinds(Analyze(in4)) ==
+        std::vector<std::string>{"straggler_node:node-0:", "straggler_node:node-1:"});
   // The same for a latency ceiling every pair is above.
   auto lat = Sweep(6, [](uint32_t, uint32_t) { return 100.0f; });
   lat.thresholds.set_max_lat_us(1.5);
@@ -373,7 +396,9 @@ TEST_CASE("On a noisy fabric a pair's chance low is no slow link; a link ten tim
   }
   CHECK(lows > 20);  // pairs below 60 % of typical after their re-tests
   CHECK(raised <= 2);
-  Figure slow_link = [&](uint32_t a, uint32_t b) { return noisy(a, b, Is(a, b, 2, 5) ? 10.0f : 100.0f); };
+  Figure slow_link = [&](uint32_t a, uint32_t b) {
+    return noisy(a, b, Is(a, b, 2, 5) ? 10.0f : 100.0f);
+  };
   int more = 0;
   for (int trial = 0; trial < 50; ++trial) {
     path.clear();
@@ -416,7 +441,8 @@ TEST_CASE("Unreachable nodes, and probes an agent refused") {
   CHECK(r.nodes[3].verdict == Verdict::kUnknown);
   CHECK(report::WorstSeverity(r.findings) == v1::SEVERITY_CRITICAL);
   for (const auto& f : r.findings) {
-    if (f.kind() == "probe_failed") CHECK(f.detail().find("server refused: no device") != std::string::npos);
+    if (f.kind() == "probe_failed")
+      CHECK(f.detail().find("server refused: no device") != std::string::npos);
   }
 }
 
@@ -425,7 +451,8 @@ TEST_CASE("MTU: the odd node out, or every node against the expectation") {
   in.nodes[4].netdev_mtu = 1400;
   auto odd = Analyze(in);
   REQUIRE(Kinds(odd) == std::vector<std::string>{"mtu_mismatch:node-4:"});
-  CHECK(odd.findings[0].detail() == "node-4: eth0 MTU 1400, expected 9000 (the sweep's common MTU)");
+  CHECK(odd.findings[0].detail() ==
+        "node-4: eth0 MTU 1400, expected 9000 (the sweep's common MTU)");
 
   in.nodes[4].netdev_mtu = 9000;
   in.expect.set_netdev_mtu(4200);

@@ -38,7 +38,7 @@ bool Explains(const std::vector<Side>& blamed, const Observation& o) {
 }
 
 std::vector<Side> Blame(size_t nodes, const std::vector<Observation>& observations,
-                                uint32_t min_peers, const std::vector<bool>& eligible) {
+                        uint32_t min_peers, const std::vector<bool>& eligible) {
   std::vector<Counts> counts(nodes);
   std::vector<std::vector<uint32_t>> bad_of(nodes);  // bad observations by node
   for (uint32_t k = 0; k < observations.size(); ++k) {

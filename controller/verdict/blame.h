@@ -22,7 +22,7 @@ struct Observation {
 // observations it explains no longer count against their other ends; then the next, until no
 // node qualifies. A node not `eligible` (its re-tests disagreed) is never blamed.
 std::vector<Side> Blame(size_t nodes, const std::vector<Observation>& observations,
-                                uint32_t min_peers, const std::vector<bool>& eligible);
+                        uint32_t min_peers, const std::vector<bool>& eligible);
 
 // Whether a blamed side explains a bad observation.
 bool Explains(const std::vector<Side>& blamed, const Observation& o);

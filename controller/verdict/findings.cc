@@ -1,14 +1,15 @@
 // The findings of the analysis: each states the criterion that fired and the figures that
 // fired it.
+#include "report/findings.h"
+
 #include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "controller/verdict/passes.h"
 #include "controller/verdict/blame.h"
-#include "report/findings.h"
+#include "controller/verdict/passes.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -23,7 +24,9 @@ std::string SlowCriterion(const Judged& j, const v1::Thresholds& t) {
       "and beyond %.1f robust deviations of %s Gb/s",
       Num(j.typical.bw.typical * t.relative_bw()), t.relative_bw() * 100, Num(j.typical.bw.typical),
       t.min_effect() * 100, t.max_robust_z(), Num(j.typical.bw.spread));
-  if (j.typical.link_floor > 0 && !j.typical.bw_floor_missed) absl::StrAppend(&text, ", or below ", Num(j.typical.link_floor), " Gb/s (the expected rate's floor)");
+  if (j.typical.link_floor > 0 && !j.typical.bw_floor_missed)
+    absl::StrAppend(&text, ", or below ", Num(j.typical.link_floor),
+                    " Gb/s (the expected rate's floor)");
   return text;
 }
 
@@ -43,8 +46,8 @@ std::string TailCriterion(const Judged& j, const v1::Thresholds& t, const PairIn
       "its tail stands out while its median does not: p99 above %.1f times the fabric's typical "
       "p99 %s us and beyond %.1f deviations on a log scale (the pairs' tails vary by %.0f %% a "
       "deviation); jitter (p99 - median) %s us",
-      t.relative_lat(), Num(j.tails.reference.typical), j.tails.z, (std::exp(j.tails.log_spread) - 1) * 100,
-      Num(pair.lat_p99_us - pair.lat_us));
+      t.relative_lat(), Num(j.tails.reference.typical), j.tails.z,
+      (std::exp(j.tails.log_spread) - 1) * 100, Num(pair.lat_p99_us - pair.lat_us));
 }
 
 // A node's figures on one side: what it sends (client of the forward direction, server of the
@@ -54,7 +57,8 @@ struct SideFigures {
   uint32_t slow = 0;
 };
 
-SideFigures FiguresOf(const AnalysisInput& in, const AnalysisResult& out, uint32_t node, bool send) {
+SideFigures FiguresOf(const AnalysisInput& in, const AnalysisResult& out, uint32_t node,
+                      bool send) {
   SideFigures f;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
@@ -82,29 +86,33 @@ v1::Finding BandwidthStraggler(const AnalysisInput& in, const Judged& j, const A
   const double sent_median = Median(sent.all), received_median = Median(received.all);
   std::string what;
   if (side == Side::kBoth) {
-    what = absl::StrFormat("%s slow in both directions: %d of %d directions to its peers slow, "
-                           "median %s Gb/s sent and %s Gb/s received",
-                           in.bandwidth_probe, sent.slow + received.slow,
-                           sent.all.size() + received.all.size(), Num(sent_median), Num(received_median));
+    what = absl::StrFormat(
+        "%s slow in both directions: %d of %d directions to its peers slow, "
+        "median %s Gb/s sent and %s Gb/s received",
+        in.bandwidth_probe, sent.slow + received.slow, sent.all.size() + received.all.size(),
+        Num(sent_median), Num(received_median));
   } else if (side == Side::kSend) {
-    what = absl::StrFormat("sends slowly: %s from it is slow to %d of %d peers (median %s Gb/s), "
-                           "while it receives at %s Gb/s",
-                           in.bandwidth_probe, sent.slow, sent.all.size(), Num(sent_median),
-                           Num(received_median));
+    what = absl::StrFormat(
+        "sends slowly: %s from it is slow to %d of %d peers (median %s Gb/s), "
+        "while it receives at %s Gb/s",
+        in.bandwidth_probe, sent.slow, sent.all.size(), Num(sent_median), Num(received_median));
   } else {
-    what = absl::StrFormat("receives slowly: %s to it is slow from %d of %d peers (median %s Gb/s), "
-                           "while it sends at %s Gb/s",
-                           in.bandwidth_probe, received.slow, received.all.size(), Num(received_median),
-                           Num(sent_median));
+    what = absl::StrFormat(
+        "receives slowly: %s to it is slow from %d of %d peers (median %s Gb/s), "
+        "while it sends at %s Gb/s",
+        in.bandwidth_probe, received.slow, received.all.size(), Num(received_median),
+        Num(sent_median));
   }
-  v1::Finding f = report::Make(report::kind::kStragglerNode, name,
-                               absl::StrCat(name, ": ", what, "; ", SlowCriterion(j, in.thresholds)));
+  v1::Finding f =
+      report::Make(report::kind::kStragglerNode, name,
+                   absl::StrCat(name, ": ", what, "; ", SlowCriterion(j, in.thresholds)));
   auto& e = *f.mutable_evidence();
   e["direction"] = side == Side::kBoth ? "both" : side == Side::kSend ? "transmit" : "receive";
   e["typical_bw_gbps"] = Num(j.typical.bw.typical);
   if (!std::isnan(sent_median)) e["sent_median_gbps"] = Num(sent_median);
   if (!std::isnan(received_median)) e["received_median_gbps"] = Num(received_median);
-  if (!std::isnan(out.nodes[i].median_bw_gbps)) e["median_bw_gbps"] = Num(out.nodes[i].median_bw_gbps);
+  if (!std::isnan(out.nodes[i].median_bw_gbps))
+    e["median_bw_gbps"] = Num(out.nodes[i].median_bw_gbps);
   if (!std::isnan(out.nodes[i].robust_z)) e["robust_z"] = Num(out.nodes[i].robust_z);
   return f;
 }
@@ -127,8 +135,9 @@ v1::Finding LatencyStraggler(const AnalysisInput& in, const Judged& j, const Ana
       absl::StrFormat("%s: %s latency high with %d of %d peers (median %s us against the fabric's "
                       "typical %s us; high is above %.1f times typical and beyond %.1f robust "
                       "deviations of %s us%s)",
-                      name, in.latency_probe, high, mine.size(), Num(Median(mine)), Num(j.typical.lat.typical),
-                      in.thresholds.relative_lat(), in.thresholds.max_robust_z(), Num(j.typical.lat.spread),
+                      name, in.latency_probe, high, mine.size(), Num(Median(mine)),
+                      Num(j.typical.lat.typical), in.thresholds.relative_lat(),
+                      in.thresholds.max_robust_z(), Num(j.typical.lat.spread),
                       in.thresholds.max_lat_us() > 0
                           ? absl::StrCat(", or above ", Num(in.thresholds.max_lat_us()), " us")
                           : ""));
@@ -148,7 +157,8 @@ v1::Finding LatencyStraggler(const AnalysisInput& in, const Judged& j, const Ana
 }
 
 // A node unstable with most of the peers it was re-tested with: its NIC (or its own link) flaps.
-v1::Finding UnstableNode(const AnalysisInput& in, const Judged& j, const AnalysisResult& out, uint32_t i) {
+v1::Finding UnstableNode(const AnalysisInput& in, const Judged& j, const AnalysisResult& out,
+                         uint32_t i) {
   uint32_t unstable = 0, known = 0;
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const PairInput& pair = in.pairs[p];
@@ -174,7 +184,8 @@ std::string DescribeFigures(const AnalysisInput& in, const PairInput& pair) {
   const std::string& a = in.nodes[pair.client].name;
   const std::string& b = in.nodes[pair.server].name;
   std::vector<std::string> parts;
-  if (!std::isnan(pair.forward.bw_gbps)) parts.push_back(absl::StrCat(a, " -> ", b, " ", Num(pair.forward.bw_gbps), " Gb/s"));
+  if (!std::isnan(pair.forward.bw_gbps))
+    parts.push_back(absl::StrCat(a, " -> ", b, " ", Num(pair.forward.bw_gbps), " Gb/s"));
   if (!std::isnan(pair.reverse.bw_gbps)) {
     parts.push_back(absl::StrCat(b, " -> ", a, " ", Num(pair.reverse.bw_gbps), " Gb/s"));
   }
@@ -215,9 +226,10 @@ void AddMtuFindings(const AnalysisInput& in, AnalysisResult& out) {
     r.verdict = Verdict::kCritical;
     v1::Finding f = report::Make(
         report::kind::kMtuMismatch, node.name,
-        split ? absl::StrCat(node.name, ": ", netdev, " MTU ", node.netdev_mtu,
-                             "; the sweep is split between MTUs ", absl::StrJoin(mtus, " and "),
-                             " with none the most common: set expect.netdev_mtu to say which is right")
+        split ? absl::StrCat(
+                    node.name, ": ", netdev, " MTU ", node.netdev_mtu,
+                    "; the sweep is split between MTUs ", absl::StrJoin(mtus, " and "),
+                    " with none the most common: set expect.netdev_mtu to say which is right")
               : absl::StrCat(node.name, ": ", netdev, " MTU ", node.netdev_mtu, ", expected ",
                              expected_mtu,
                              in.expect.netdev_mtu() != 0 ? " (expect.netdev_mtu)"
@@ -237,8 +249,9 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     NodeResult& r = out.nodes[i];
     if (!node.reachable) {
       r.verdict = Verdict::kUnknown;
-      out.findings.push_back(report::Make(report::kind::kNodeUnreachable, node.name,
-                                          absl::StrCat(node.name, " did not answer: ", node.unreachable_reason)));
+      out.findings.push_back(
+          report::Make(report::kind::kNodeUnreachable, node.name,
+                       absl::StrCat(node.name, " did not answer: ", node.unreachable_reason)));
       continue;
     }
     if (!node.rdma_unavailable_reason.empty()) {
@@ -250,15 +263,18 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
                              "); collectives would fall back to TCP")
               : absl::StrCat(node.name, ": no usable RDMA device (", node.rdma_unavailable_reason,
                              "); its profile ", node.profile,
-                             " expects no RDMA (no expect.link_rate_gbps), so its RDMA probes were not judged"),
+                             " expects no RDMA (no expect.link_rate_gbps), so its RDMA probes were "
+                             "not judged"),
           node.rdma_expected ? report::Level::kDefault : report::Level::kAlternate));
     }
     if (!node.gpudirect_unavailable_reason.empty()) {
       r.verdict = Verdict::kCritical;
       out.findings.push_back(report::Make(
           report::kind::kGpudirectUnavailable, node.name,
-          absl::StrCat(node.name, ": its GPU memory could not be registered for RDMA, so GPUDirect "
-                       "RDMA is not available there: ", node.gpudirect_unavailable_reason)));
+          absl::StrCat(node.name,
+                       ": its GPU memory could not be registered for RDMA, so GPUDirect "
+                       "RDMA is not available there: ",
+                       node.gpudirect_unavailable_reason)));
     }
     if (j.blame.bw[i] != Side::kNone || j.blame.lat[i] != Side::kNone) {
       r.straggler = true;
@@ -274,11 +290,11 @@ void AddNodeFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     if (j.blame.dead[i] != Side::kNone) {
       r.path_down = true;
       r.verdict = Verdict::kCritical;
-      out.findings.push_back(report::Make(
-          report::kind::kLinkUnreachable, node.name,
-          absl::StrCat(node.name, ": its probes failed with most of its ", r.pairs,
-                       " peers while its agent answers: its data path is down"),
-          report::Level::kAlternate));
+      out.findings.push_back(
+          report::Make(report::kind::kLinkUnreachable, node.name,
+                       absl::StrCat(node.name, ": its probes failed with most of its ", r.pairs,
+                                    " peers while its agent answers: its data path is down"),
+                       report::Level::kAlternate));
     }
   }
   AddMtuFindings(in, out);
@@ -348,14 +364,14 @@ void AddFabricFindings(const AnalysisInput& in, const Judged& j, AnalysisResult&
   if (j.typical.bw_floor_missed) {
     v1::Finding f = report::Make(
         report::kind::kFabricDegraded, "",
-        absl::StrFormat("%s: the fabric's typical %s Gb/s is below the expected rate's floor %s "
-                        "Gb/s (%.0f %% of expect.%s %s): every pair misses it alike, so no node "
-                        "or link is blamed for it; look at what they share (switches, PFC/ECN, "
-                        "loss, the expected rate)",
-                        in.bandwidth_probe, Num(j.typical.bw.typical), Num(j.typical.link_floor),
-                        t.min_bw_efficiency() * 100,
-                        in.bandwidth_is_rdma ? "link_rate_gbps" : "tcp_bw_gbps",
-                        Num(in.bandwidth_is_rdma ? in.expect.link_rate_gbps() : in.expect.tcp_bw_gbps())));
+        absl::StrFormat(
+            "%s: the fabric's typical %s Gb/s is below the expected rate's floor %s "
+            "Gb/s (%.0f %% of expect.%s %s): every pair misses it alike, so no node "
+            "or link is blamed for it; look at what they share (switches, PFC/ECN, "
+            "loss, the expected rate)",
+            in.bandwidth_probe, Num(j.typical.bw.typical), Num(j.typical.link_floor),
+            t.min_bw_efficiency() * 100, in.bandwidth_is_rdma ? "link_rate_gbps" : "tcp_bw_gbps",
+            Num(in.bandwidth_is_rdma ? in.expect.link_rate_gbps() : in.expect.tcp_bw_gbps())));
     (*f.mutable_evidence())["typical_bw_gbps"] = Num(j.typical.bw.typical);
     (*f.mutable_evidence())["floor_gbps"] = Num(j.typical.link_floor);
     out.findings.push_back(std::move(f));
@@ -380,7 +396,10 @@ namespace {
 class PairJudge {
  public:
   PairJudge(const AnalysisInput& in, const Judged& j, AnalysisResult& out)
-      : in_(in), j_(j), out_(out), min_peers_(std::max<uint32_t>(1, in.thresholds.min_node_pairs())) {}
+      : in_(in),
+        j_(j),
+        out_(out),
+        min_peers_(std::max<uint32_t>(1, in.thresholds.min_node_pairs())) {}
 
   void Judge(size_t p) {
     const PairInput& pair = in_.pairs[p];
@@ -393,10 +412,11 @@ class PairJudge {
     if (pair.tcp_fallback) {
       r.verdict = Verdict::kCritical;
       const std::string reason = pair.reason >= 0 ? in_.reasons[pair.reason] : "";
-      out_.findings.push_back(report::MakePair(
-          report::kind::kTcpFallback, A(pair), B(pair),
-          absl::StrCat(A(pair), " -> ", B(pair), ": RDMA was asked for and only TCP carried the traffic",
-                       reason.empty() ? "" : ": " + reason)));
+      out_.findings.push_back(
+          report::MakePair(report::kind::kTcpFallback, A(pair), B(pair),
+                           absl::StrCat(A(pair), " -> ", B(pair),
+                                        ": RDMA was asked for and only TCP carried the traffic",
+                                        reason.empty() ? "" : ": " + reason)));
     }
     if (r.slow && r.path < 0) Slow(pair, r, retested);
     if (r.high_latency) HighLatency(pair, r, retested);
@@ -410,11 +430,12 @@ class PairJudge {
       if (!in_.nodes[node].reachable) continue;
       const std::string& name = in_.nodes[node].name;
       out_.nodes[node].verdict = std::max(out_.nodes[node].verdict, Verdict::kWarning);
-      v1::Finding f = report::Make(
-          report::kind::kInsufficientData, name,
-          absl::StrCat(name, ": measured with ", out_.nodes[node].pairs, " peer(s), fewer than the ",
-                       min_peers_, " needed to tell a fault of the node from one of the link: ",
-                       absl::StrJoin(what, "; ")));
+      v1::Finding f =
+          report::Make(report::kind::kInsufficientData, name,
+                       absl::StrCat(name, ": measured with ", out_.nodes[node].pairs,
+                                    " peer(s), fewer than the ", min_peers_,
+                                    " needed to tell a fault of the node from one of the link: ",
+                                    absl::StrJoin(what, "; ")));
       (*f.mutable_evidence())["peers"] = absl::StrCat(out_.nodes[node].pairs);
       out_.findings.push_back(std::move(f));
     }
@@ -424,7 +445,8 @@ class PairJudge {
   const std::string& A(const PairInput& pair) const { return in_.nodes[pair.client].name; }
   const std::string& B(const PairInput& pair) const { return in_.nodes[pair.server].name; }
   bool EndsKnown(const PairInput& pair) const {
-    return out_.nodes[pair.client].pairs >= min_peers_ && out_.nodes[pair.server].pairs >= min_peers_;
+    return out_.nodes[pair.client].pairs >= min_peers_ &&
+           out_.nodes[pair.server].pairs >= min_peers_;
   }
   void Insufficient(const PairInput& pair, const std::string& what) {
     for (uint32_t end : {pair.client, pair.server}) {
@@ -446,16 +468,22 @@ class PairJudge {
       r.verdict = Verdict::kUnknown;
     } else if (pair.status == PairStatus::kRefused) {
       r.verdict = Verdict::kWarning;
-      out_.findings.push_back(report::MakePair(report::kind::kProbeFailed, A(pair), B(pair),
-                                               absl::StrCat(A(pair), " -> ", B(pair), ": ", reason)));
+      out_.findings.push_back(
+          report::MakePair(report::kind::kProbeFailed, A(pair), B(pair),
+                           absl::StrCat(A(pair), " -> ", B(pair), ": ", reason)));
     } else {  // kUnreachable
       r.verdict = Verdict::kCritical;
-      if (j_.blame.dead[pair.client] != Side::kNone || j_.blame.dead[pair.server] != Side::kNone) return;
-      const std::string what = absl::StrCat(A(pair), " and ", B(pair), " cannot complete a probe (", reason, ")");
-      Unexplained(pair, what, report::MakePair(
-          report::kind::kLinkUnreachable, A(pair), B(pair),
-          absl::StrCat(what, pair.attempts > 1 ? absl::StrCat(" in ", pair.attempts, " attempts") : "",
-                       " while both agents answer and both reach their other peers")));
+      if (j_.blame.dead[pair.client] != Side::kNone || j_.blame.dead[pair.server] != Side::kNone)
+        return;
+      const std::string what =
+          absl::StrCat(A(pair), " and ", B(pair), " cannot complete a probe (", reason, ")");
+      Unexplained(
+          pair, what,
+          report::MakePair(
+              report::kind::kLinkUnreachable, A(pair), B(pair),
+              absl::StrCat(
+                  what, pair.attempts > 1 ? absl::StrCat(" in ", pair.attempts, " attempts") : "",
+                  " while both agents answer and both reach their other peers")));
     }
   }
 
@@ -464,17 +492,23 @@ class PairJudge {
   // direction that is also lossy is its loss's (TCP slows down to what a lossy link lets
   // through): the link's lossy_link names it and says it is slow as well.
   void Slow(const PairInput& pair, PairResult& r, bool retested) {
-    const bool forward_node = r.forward.slow && Explains(j_.blame.bw, {pair.client, pair.server, true, true});
-    const bool reverse_node = r.reverse.slow && Explains(j_.blame.bw, {pair.server, pair.client, true, true});
+    const bool forward_node =
+        r.forward.slow && Explains(j_.blame.bw, {pair.client, pair.server, true, true});
+    const bool reverse_node =
+        r.reverse.slow && Explains(j_.blame.bw, {pair.server, pair.client, true, true});
     // Lossy and not a lossy node's: the link's lossy_link finding (AddLossFindings) says it.
-    const bool forward_lossy = r.forward.lossy && !Explains(j_.loss.blamed, {pair.client, pair.server, true, true});
-    const bool reverse_lossy = r.reverse.lossy && !Explains(j_.loss.blamed, {pair.server, pair.client, true, true});
+    const bool forward_lossy =
+        r.forward.lossy && !Explains(j_.loss.blamed, {pair.client, pair.server, true, true});
+    const bool reverse_lossy =
+        r.reverse.lossy && !Explains(j_.loss.blamed, {pair.server, pair.client, true, true});
     const bool slow_forward = r.forward.slow && !forward_lossy;
     const bool slow_reverse = r.reverse.slow && !reverse_lossy;
     // A direction with an end in a split fleet's slow group is the split's evidence.
     const bool split = j_.InSlowGroup(pair.client, pair.server);
-    const bool forward = slow_forward && !forward_node && !split && retested && j_.LinkEvidence(pair.forward.bw_gbps);
-    const bool reverse = slow_reverse && !reverse_node && !split && retested && j_.LinkEvidence(pair.reverse.bw_gbps);
+    const bool forward = slow_forward && !forward_node && !split && retested &&
+                         j_.LinkEvidence(pair.forward.bw_gbps);
+    const bool reverse = slow_reverse && !reverse_node && !split && retested &&
+                         j_.LinkEvidence(pair.reverse.bw_gbps);
     if (!forward && !reverse && (forward_node || reverse_node)) {
       r.verdict = std::max(r.verdict, Verdict::kCritical);  // its blamed end's
     } else if (split) {
@@ -486,24 +520,28 @@ class PairJudge {
       const std::string direction = forward && reverse ? "both directions"
                                     : forward ? absl::StrCat(A(pair), " -> ", B(pair), " only")
                                               : absl::StrCat(B(pair), " -> ", A(pair), " only");
-      const std::string what = absl::StrCat(in_.bandwidth_probe, " ", DescribeFigures(in_, pair), ": slow in ", direction);
+      const std::string what = absl::StrCat(in_.bandwidth_probe, " ", DescribeFigures(in_, pair),
+                                            ": slow in ", direction);
       v1::Finding f = report::MakePair(
           report::kind::kSlowLink, A(pair), B(pair),
-          absl::StrCat(what, "; ", SlowCriterion(j_, in_.thresholds), LinkCriterion(j_),
-                       j_.blame.bw[pair.client] == Side::kNone && j_.blame.bw[pair.server] == Side::kNone
-                           ? "; both ends are fine with their other peers"
-                           : "; the other direction is its blamed end's"));
+          absl::StrCat(
+              what, "; ", SlowCriterion(j_, in_.thresholds), LinkCriterion(j_),
+              j_.blame.bw[pair.client] == Side::kNone && j_.blame.bw[pair.server] == Side::kNone
+                  ? "; both ends are fine with their other peers"
+                  : "; the other direction is its blamed end's"));
       auto& e = *f.mutable_evidence();
       if (!std::isnan(pair.forward.bw_gbps)) e["bw_gbps"] = Num(pair.forward.bw_gbps);
       if (!std::isnan(pair.reverse.bw_gbps)) e["bw_reverse_gbps"] = Num(pair.reverse.bw_gbps);
       e["typical_bw_gbps"] = Num(j_.typical.bw.typical);
       e["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
       Unexplained(pair, what, std::move(f));
-    } else if (!EndsKnown(pair) && ((slow_forward && !forward_node) || (slow_reverse && !reverse_node))) {
+    } else if (!EndsKnown(pair) &&
+               ((slow_forward && !forward_node) || (slow_reverse && !reverse_node))) {
       // Not evidence against the link on its own, but an end with too few peers to be
       // cleared: it cannot be told from the link either.
       r.verdict = std::max(r.verdict, Verdict::kWarning);
-      Insufficient(pair, absl::StrCat(in_.bandwidth_probe, " ", DescribeFigures(in_, pair), ": slow"));
+      Insufficient(pair,
+                   absl::StrCat(in_.bandwidth_probe, " ", DescribeFigures(in_, pair), ": slow"));
     }
   }
 
@@ -515,39 +553,47 @@ class PairJudge {
     }
     r.verdict = std::max(r.verdict, Verdict::kWarning);
     std::vector<std::string> directions;
-    auto add = [&](const std::string& from, const std::string& to, float best, float worst, float next) {
+    auto add = [&](const std::string& from, const std::string& to, float best, float worst,
+                   float next) {
       if (std::isnan(worst) || std::isnan(best) || !(worst < best)) return;
       directions.push_back(absl::StrCat(from, " -> ", to, " ", Num(worst),
-                                        std::isnan(next) ? "" : absl::StrCat(", ", Num(next)), " and at best ",
-                                        Num(best), " Gb/s"));
+                                        std::isnan(next) ? "" : absl::StrCat(", ", Num(next)),
+                                        " and at best ", Num(best), " Gb/s"));
     };
-    add(A(pair), B(pair), pair.forward.bw_gbps, pair.forward.worst_gbps, pair.forward.next_worst_gbps);
-    add(B(pair), A(pair), pair.reverse.bw_gbps, pair.reverse.worst_gbps, pair.reverse.next_worst_gbps);
-    const std::string what = absl::StrCat(in_.bandwidth_probe, " attempts disagree over ", pair.attempts,
-                                          " attempts: ", absl::StrJoin(directions, ", "));
+    add(A(pair), B(pair), pair.forward.bw_gbps, pair.forward.worst_gbps,
+        pair.forward.next_worst_gbps);
+    add(B(pair), A(pair), pair.reverse.bw_gbps, pair.reverse.worst_gbps,
+        pair.reverse.next_worst_gbps);
+    const std::string what =
+        absl::StrCat(in_.bandwidth_probe, " attempts disagree over ", pair.attempts,
+                     " attempts: ", absl::StrJoin(directions, ", "));
     v1::Finding f = report::MakePair(
         report::kind::kUnstable, A(pair), B(pair),
-        absl::StrFormat("%s; fine at best, and twice or more far below the fabric's typical %s Gb/s "
-                        "(under %s Gb/s: %.1f robust deviations on a log scale, which one "
-                        "measurement of a healthy pair reaches by chance in 1 %% of sweeps): the "
-                        "link flaps; both ends are steady with their other peers",
-                        what, Num(j_.typical.bw.typical), Num(j_.LinkOutlierBelow()), j_.noise.z));
+        absl::StrFormat(
+            "%s; fine at best, and twice or more far below the fabric's typical %s Gb/s "
+            "(under %s Gb/s: %.1f robust deviations on a log scale, which one "
+            "measurement of a healthy pair reaches by chance in 1 %% of sweeps): the "
+            "link flaps; both ends are steady with their other peers",
+            what, Num(j_.typical.bw.typical), Num(j_.LinkOutlierBelow()), j_.noise.z));
     auto& e = *f.mutable_evidence();
     e["attempts"] = absl::StrCat(pair.attempts);
     e["typical_bw_gbps"] = Num(j_.typical.bw.typical);
     if (!std::isnan(pair.forward.worst_gbps)) e["worst_bw_gbps"] = Num(pair.forward.worst_gbps);
-    if (!std::isnan(pair.reverse.worst_gbps)) e["worst_bw_reverse_gbps"] = Num(pair.reverse.worst_gbps);
+    if (!std::isnan(pair.reverse.worst_gbps))
+      e["worst_bw_reverse_gbps"] = Num(pair.reverse.worst_gbps);
     Unexplained(pair, what, std::move(f));
   }
 
   void HighLatency(const PairInput& pair, PairResult& r, bool retested) {
     const bool explained = Explains(j_.blame.lat, {pair.client, pair.server, true, false});
-    if (explained || retested) r.verdict = std::max(r.verdict, explained ? Verdict::kCritical : Verdict::kWarning);
+    if (explained || retested)
+      r.verdict = std::max(r.verdict, explained ? Verdict::kCritical : Verdict::kWarning);
     if (explained || !retested) return;
-    const std::string what = absl::StrCat(A(pair), " -> ", B(pair), ": ", in_.latency_probe, " ",
-                                          Num(pair.lat_us), " us",
-                                          r.high_tail ? absl::StrCat(", p99 ", Num(pair.lat_p99_us), " us") : "");
-    const bool median = j_.typical.lat.Above(pair.lat_us, in_.thresholds.relative_lat(), in_.thresholds.max_robust_z()) ||
+    const std::string what =
+        absl::StrCat(A(pair), " -> ", B(pair), ": ", in_.latency_probe, " ", Num(pair.lat_us),
+                     " us", r.high_tail ? absl::StrCat(", p99 ", Num(pair.lat_p99_us), " us") : "");
+    const bool median = j_.typical.lat.Above(pair.lat_us, in_.thresholds.relative_lat(),
+                                             in_.thresholds.max_robust_z()) ||
                         (in_.thresholds.max_lat_us() > 0 && !j_.typical.lat_ceiling_missed &&
                          pair.lat_us > in_.thresholds.max_lat_us());
     v1::Finding f = report::MakePair(

@@ -56,12 +56,14 @@ double NoiseWithin(const AnalysisInput& in, const std::vector<char>& excluded,
   size_t pairs[2] = {0, 0};
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
-    if (p.status != PairStatus::kMeasured || excluded[k] || slow[p.client] != slow[p.server]) continue;
+    if (p.status != PairStatus::kMeasured || excluded[k] || slow[p.client] != slow[p.server])
+      continue;
     const int group = slow[p.client] ? 1 : 0;
     const size_t before = logs[group].size();
     for (const auto& d : p.Directions()) {
       const float bw = d.figures.bw_gbps, c = d.figures.concurrency;
-      if (!std::isnan(bw) && bw > 0 && !(c > 0 && c < load_bar)) logs[group].push_back(std::log(bw));
+      if (!std::isnan(bw) && bw > 0 && !(c > 0 && c < load_bar))
+        logs[group].push_back(std::log(bw));
     }
     pairs[group] += logs[group].size() > before;
   }
@@ -72,12 +74,14 @@ double NoiseWithin(const AnalysisInput& in, const std::vector<char>& excluded,
 
 }  // namespace
 
-FleetSplit FindFleetSplit(const AnalysisInput& in, const std::vector<char>& excluded, double load_bar) {
+FleetSplit FindFleetSplit(const AnalysisInput& in, const std::vector<char>& excluded,
+                          double load_bar) {
   FleetSplit split;
   split.slow.assign(in.nodes.size(), 0);
   const v1::Thresholds& t = in.thresholds;
   // Two figures per peer (both directions): a node needs min_node_pairs peers' worth.
-  const std::vector<double> reach = Reaches(in, excluded, 2 * std::max<uint32_t>(1, t.min_node_pairs()), load_bar);
+  const std::vector<double> reach =
+      Reaches(in, excluded, 2 * std::max<uint32_t>(1, t.min_node_pairs()), load_bar);
   std::vector<std::pair<double, uint32_t>> logs;  // ln(reach), node
   for (uint32_t i = 0; i < reach.size(); ++i) {
     if (!std::isnan(reach[i])) logs.emplace_back(std::log(reach[i]), i);
@@ -106,7 +110,8 @@ FleetSplit FindFleetSplit(const AnalysisInput& in, const std::vector<char>& excl
   // A slow group below relative_bw of the fast one needs no estimate of the noise (as rule 2's
   // relative floor); a smaller gap must be beyond the noise measured within the groups.
   const bool decisive = gap > -std::log(t.relative_bw());
-  const bool beyond_noise = decisive || (!std::isnan(noise) && (noise <= 0 || gap > t.max_robust_z() * noise));
+  const bool beyond_noise =
+      decisive || (!std::isnan(noise) && (noise <= 0 || gap > t.max_robust_z() * noise));
   if (!large || !beyond_noise) return split;
   split.found = true;
   split.slow = std::move(slow);

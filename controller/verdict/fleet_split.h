@@ -28,16 +28,17 @@ struct FleetSplit {
 // so that one lucky measurement does not decide): a fast node reaches the fast figure as soon as
 // one of its peers is fast, however many are slow. The nodes' reaches, on a log scale, split in
 // two at their widest gap when both sides have two nodes or more, the fast side is no small
-// minority (at least as many as the slow side, or a third of the nodes), and the gap is a real effect:
-// at least thresholds.min_effect, and more than thresholds.max_robust_z robust spreads of the
-// figures within each side (the pairs with both ends in it, two pairs or more on each side:
-// the healthy noise of a fleet that is split, and of one that is only noisy, whose top figures
-// scatter as widely), or the slow side below thresholds.relative_bw of the fast one (then no
-// noise estimate is needed: a group of two has only one pair within it). Pairs
-// `excluded` (explained by a switch-level fault) are left out, and so are directions taken at a
-// lighter load than `load_bar` (analysis.h: like with like; 0: every one counts): pairs that
-// ran alone while a dead agent's partners idled would otherwise lift some nodes' reach.
-FleetSplit FindFleetSplit(const AnalysisInput& in, const std::vector<char>& excluded, double load_bar = 0);
+// minority (at least as many as the slow side, or a third of the nodes), and the gap is a real
+// effect: at least thresholds.min_effect, and more than thresholds.max_robust_z robust spreads of
+// the figures within each side (the pairs with both ends in it, two pairs or more on each side: the
+// healthy noise of a fleet that is split, and of one that is only noisy, whose top figures scatter
+// as widely), or the slow side below thresholds.relative_bw of the fast one (then no noise estimate
+// is needed: a group of two has only one pair within it). Pairs `excluded` (explained by a
+// switch-level fault) are left out, and so are directions taken at a lighter load than `load_bar`
+// (analysis.h: like with like; 0: every one counts): pairs that ran alone while a dead agent's
+// partners idled would otherwise lift some nodes' reach.
+FleetSplit FindFleetSplit(const AnalysisInput& in, const std::vector<char>& excluded,
+                          double load_bar = 0);
 
 }  // namespace fabricctl::controller
 

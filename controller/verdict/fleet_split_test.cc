@@ -1,8 +1,7 @@
 // The yardstick against faults that are a large share of the figures: moderate deficits in
 // small fabrics (the spread is the healthy side's), and half a fleet slow (the fleet's split).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 #include <string>
@@ -20,8 +19,10 @@ bool Involves(uint32_t a, uint32_t b, uint32_t x) { return a == x || b == x; }
 // others at 100 (a pair goes at its slower end's pace), with +/- `jitter` of deterministic noise.
 Figure Fleet(std::vector<uint32_t> slow, float rate, float jitter = 0.01f) {
   return [slow, rate, jitter](uint32_t a, uint32_t b) {
-    const bool s = std::count(slow.begin(), slow.end(), a) + std::count(slow.begin(), slow.end(), b) > 0;
-    return (s ? 100.0f * rate : 100.0f) * (1 + jitter * static_cast<float>(static_cast<int>((a * 7 + b * 3) % 5) - 2) / 2);
+    const bool s =
+        std::count(slow.begin(), slow.end(), a) + std::count(slow.begin(), slow.end(), b) > 0;
+    return (s ? 100.0f * rate : 100.0f) *
+           (1 + jitter * static_cast<float>(static_cast<int>((a * 7 + b * 3) % 5) - 2) / 2);
   };
 }
 
@@ -57,13 +58,16 @@ TEST_CASE("A host with many times the latency is named in a fabric of 3 to 5 nod
   }
 }
 
-TEST_CASE("Within the noise, moderate deficits raise nothing: a tight fabric's +/-10 % is not a fault") {
+TEST_CASE(
+    "Within the noise, moderate deficits raise nothing: a tight fabric's +/-10 % is not a fault") {
   std::mt19937 random(11);
   std::uniform_real_distribution<float> noise(0.9f, 1.1f);
   for (uint32_t n : {3u, 5u, 8u}) {
     for (int trial = 0; trial < 30; ++trial) {
       INFO("n = " << n << ", trial " << trial);
-      CHECK(Analyze(Sweep(n, [&](uint32_t, uint32_t) { return 100.0f * noise(random); })).findings.empty());
+      CHECK(Analyze(Sweep(n, [&](uint32_t, uint32_t) {
+              return 100.0f * noise(random);
+            })).findings.empty());
     }
   }
 }
@@ -97,7 +101,8 @@ TEST_CASE("A noisy fleet is not split by chance; a split fleet is found through 
     INFO("trial " << trial);
     const uint32_t n = trial % 2 ? 8 : 16;
     // 30 % a deviation between pairs, on a log scale: no fleet_split.
-    auto healthy = Analyze(Sweep(n, [&](uint32_t, uint32_t) { return 100.0f * std::exp(0.3f * normal(random)); }));
+    auto healthy = Analyze(
+        Sweep(n, [&](uint32_t, uint32_t) { return 100.0f * std::exp(0.3f * normal(random)); }));
     for (const auto& k : Kinds(healthy)) CHECK(k.rfind("fleet_split", 0) != 0);
     // Half the nodes at a third of the rate, 10 % noise: the split is named.
     // Each measurement 10 % off, re-tested as a sweep does.
@@ -109,7 +114,8 @@ TEST_CASE("A noisy fleet is not split by chance; a split fleet is found through 
   }
 }
 
-TEST_CASE("In a half-slow fleet, a fast node is judged among the fast: its slow peers are no blame") {
+TEST_CASE(
+    "In a half-slow fleet, a fast node is judged among the fast: its slow peers are no blame") {
   // node-7's figures with the slow group come out 3 % lower than the other fast nodes': its
   // median (a slow figure, most of its peers being slow) is then the lowest of the medians.
   auto r = Analyze(Sweep(8, [](uint32_t a, uint32_t b) {
@@ -170,11 +176,15 @@ TEST_CASE("One straggler and two slow of eight are still stragglers, not a split
 
 namespace fabricctl::controller {
 
-TEST_CASE("Two fast nodes of five by less than relative_bw are no split: one pair says nothing of the noise") {
+TEST_CASE(
+    "Two fast nodes of five by less than relative_bw are no split: one pair says nothing of the "
+    "noise") {
   // Reaches 25 % apart, as a CPU-bound lab's noise can draw them; the fast side has one pair.
-  for (const auto& k : Kinds(Analyze(Sweep(5, Fleet({2, 3, 4}, 0.75f))))) CHECK(k.rfind("fleet_split", 0) != 0);
+  for (const auto& k : Kinds(Analyze(Sweep(5, Fleet({2, 3, 4}, 0.75f)))))
+    CHECK(k.rfind("fleet_split", 0) != 0);
   // At 0.5 the slow side is below relative_bw of the fast one: a split whatever the noise.
-  CHECK(Kinds(Analyze(Sweep(5, Fleet({2, 3, 4}, 0.5f)))) == std::vector<std::string>{"fleet_split::"});
+  CHECK(Kinds(Analyze(Sweep(5, Fleet({2, 3, 4}, 0.5f)))) ==
+        std::vector<std::string>{"fleet_split::"});
 }
 
 }  // namespace fabricctl::controller

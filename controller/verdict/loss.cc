@@ -21,8 +21,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "controller/verdict/passes.h"
 #include "controller/verdict/blame.h"
+#include "controller/verdict/passes.h"
 #include "report/findings.h"
 
 namespace fabricctl::controller {
@@ -31,13 +31,9 @@ namespace {
 constexpr double kLossFactor = 10;     // an order of magnitude above the fabric's own share
 constexpr double kQuartileFactor = 3;  // well above the fabric's upper quartile
 
-std::string Percent(double rate) {
-  return absl::StrFormat("%.2f %%", rate * 100);
-}
+std::string Percent(double rate) { return absl::StrFormat("%.2f %%", rate * 100); }
 
-bool OnSide(Side blamed, Side side) {
-  return blamed == side || blamed == Side::kBoth;
-}
+bool OnSide(Side blamed, Side side) { return blamed == side || blamed == Side::kBoth; }
 
 // What each node blamed slow loses on each blamed side, direction by direction (pair index,
 // share), so that a direction can be held against the node's others.
@@ -68,8 +64,10 @@ struct SlowNodeLoss {
   // Whether the slow node at an end explains what the direction from -> to of pair k loses: a
   // slow port is where TCP loses packets to find its rate, alike on all its directions; one
   // that loses kQuartileFactor times more than its others is a lossy link of its own.
-  bool Explains(const std::vector<Side>& slow, uint32_t from, uint32_t to, size_t k, double loss) const {
-    for (const auto& [node, side, list] : {std::tuple{from, Side::kSend, &send}, std::tuple{to, Side::kReceive, &receive}}) {
+  bool Explains(const std::vector<Side>& slow, uint32_t from, uint32_t to, size_t k,
+                double loss) const {
+    for (const auto& [node, side, list] :
+         {std::tuple{from, Side::kSend, &send}, std::tuple{to, Side::kReceive, &receive}}) {
       if (!OnSide(slow[node], side)) continue;
       const double others = Others((*list)[node], k);
       if (std::isnan(others) || loss < kQuartileFactor * others) return true;
@@ -186,7 +184,8 @@ Loss JudgeLoss(const AnalysisInput& in, const PathFaults& paths) {
   // quartile by chance (a CPU-bound host's veth drops a little everywhere, more here and there);
   // a lossy one retransmits several times that. The quartile is the healthy nodes' (a link is
   // a small share of the directions; a lossy host's are left out: ReferenceLoss).
-  const LossReference ref = ReferenceLoss(dirs, in.nodes.size(), in.thresholds.min_loss_rate()).Get();
+  const LossReference ref =
+      ReferenceLoss(dirs, in.nodes.size(), in.thresholds.min_loss_rate()).Get();
   loss.typical = ref.typical;
   loss.bar = ref.bar;
   std::vector<Observation> observations;
@@ -204,8 +203,8 @@ Loss JudgeLoss(const AnalysisInput& in, const PathFaults& paths) {
     }
     if (any && p.attempts >= 2) confirmed[p.client] = confirmed[p.server] = true;
   }
-  loss.blamed = Blame(in.nodes.size(), observations, std::max<uint32_t>(1, in.thresholds.min_node_pairs()),
-                              confirmed);
+  loss.blamed = Blame(in.nodes.size(), observations,
+                      std::max<uint32_t>(1, in.thresholds.min_node_pairs()), confirmed);
   return loss;
 }
 
@@ -220,21 +219,26 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     if (j.loss.blamed[i] == Side::kNone) continue;
     std::vector<double> mine;
     for (const PairInput& p : in.pairs) {
-      const bool sends = j.loss.blamed[i] != Side::kReceive, receives = j.loss.blamed[i] != Side::kSend;
-      if ((p.client == i && sends) || (p.server == i && receives)) mine.push_back(p.forward.loss_rate);
-      if ((p.server == i && sends) || (p.client == i && receives)) mine.push_back(p.reverse.loss_rate);
+      const bool sends = j.loss.blamed[i] != Side::kReceive,
+                 receives = j.loss.blamed[i] != Side::kSend;
+      if ((p.client == i && sends) || (p.server == i && receives))
+        mine.push_back(p.forward.loss_rate);
+      if ((p.server == i && sends) || (p.client == i && receives))
+        mine.push_back(p.reverse.loss_rate);
     }
-    mine.erase(std::remove_if(mine.begin(), mine.end(), [](double x) { return std::isnan(x); }), mine.end());
-    const char* side = j.loss.blamed[i] == Side::kBoth ? "what it sends and receives"
+    mine.erase(std::remove_if(mine.begin(), mine.end(), [](double x) { return std::isnan(x); }),
+               mine.end());
+    const char* side = j.loss.blamed[i] == Side::kBoth   ? "what it sends and receives"
                        : j.loss.blamed[i] == Side::kSend ? "what it sends"
-                                                          : "what it receives";
+                                                         : "what it receives";
     const std::string& name = in.nodes[i].name;
     out.nodes[i].verdict = std::max(out.nodes[i].verdict, Verdict::kCritical);
-    v1::Finding f = report::Make(
-        report::kind::kLossyLink, name,
-        absl::StrCat(name, ": ", in.bandwidth_probe, " loses ", side, " with most of its peers: a median ",
-                     Percent(Median(mine)), " of segments retransmitted; ", criterion),
-        report::Level::kAlternate);
+    v1::Finding f =
+        report::Make(report::kind::kLossyLink, name,
+                     absl::StrCat(name, ": ", in.bandwidth_probe, " loses ", side,
+                                  " with most of its peers: a median ", Percent(Median(mine)),
+                                  " of segments retransmitted; ", criterion),
+                     report::Level::kAlternate);
     (*f.mutable_evidence())["loss_rate"] = absl::StrFormat("%.5f", Median(mine));
     (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.loss.typical);
     out.findings.push_back(std::move(f));
@@ -245,10 +249,13 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     PairResult& r = out.pairs[k];
     const bool retested = !in.require_retest || p.attempts >= 2;
     auto explained = [&](uint32_t from, uint32_t to, double loss) {
-      return Explains(j.loss.blamed, {from, to, true, true}) || slow.Explains(j.blame.bw, from, to, k, loss);
+      return Explains(j.loss.blamed, {from, to, true, true}) ||
+             slow.Explains(j.blame.bw, from, to, k, loss);
     };
-    const bool forward = retested && r.forward.lossy && !explained(p.client, p.server, p.forward.loss_rate);
-    const bool reverse = retested && r.reverse.lossy && !explained(p.server, p.client, p.reverse.loss_rate);
+    const bool forward =
+        retested && r.forward.lossy && !explained(p.client, p.server, p.forward.loss_rate);
+    const bool reverse =
+        retested && r.reverse.lossy && !explained(p.server, p.client, p.reverse.loss_rate);
     if (!forward && !reverse) continue;
     const std::string& a = in.nodes[p.client].name;
     const std::string& b = in.nodes[p.server].name;
@@ -256,20 +263,27 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     if (forward) parts.push_back(absl::StrCat(a, " -> ", b, " ", Percent(p.forward.loss_rate)));
     if (reverse) parts.push_back(absl::StrCat(b, " -> ", a, " ", Percent(p.reverse.loss_rate)));
     // Its slow directions are its loss's (slow_link leaves them to this finding).
-    if (forward && r.forward.slow) slow.push_back(absl::StrFormat("%s -> %s %.2f Gb/s", a, b, p.forward.bw_gbps));
-    if (reverse && r.reverse.slow) slow.push_back(absl::StrFormat("%s -> %s %.2f Gb/s", b, a, p.reverse.bw_gbps));
+    if (forward && r.forward.slow)
+      slow.push_back(absl::StrFormat("%s -> %s %.2f Gb/s", a, b, p.forward.bw_gbps));
+    if (reverse && r.reverse.slow)
+      slow.push_back(absl::StrFormat("%s -> %s %.2f Gb/s", b, a, p.reverse.bw_gbps));
     const std::string slow_too =
-        slow.empty() ? ""
-                     : absl::StrFormat("; slow as well (%s against a typical %.2f Gb/s), as TCP is over a lossy link",
-                                       absl::StrJoin(slow, ", "), j.typical.bw.typical);
+        slow.empty()
+            ? ""
+            : absl::StrFormat(
+                  "; slow as well (%s against a typical %.2f Gb/s), as TCP is over a lossy link",
+                  absl::StrJoin(slow, ", "), j.typical.bw.typical);
     r.verdict = std::max(r.verdict, Verdict::kWarning);
     v1::Finding f = report::MakePair(
         report::kind::kLossyLink, a, b,
         absl::StrCat(in.bandwidth_probe, " retransmitted ", absl::StrJoin(parts, ", "),
                      " of its segments", slow_too, "; ", criterion));
-    (*f.mutable_evidence())["loss_rate"] = absl::StrFormat("%.5f", forward ? p.forward.loss_rate : p.reverse.loss_rate);
+    (*f.mutable_evidence())["loss_rate"] =
+        absl::StrFormat("%.5f", forward ? p.forward.loss_rate : p.reverse.loss_rate);
     (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.loss.typical);
-    (*f.mutable_evidence())["direction"] = forward && reverse ? "both" : forward ? "forward" : "reverse";
+    (*f.mutable_evidence())["direction"] = forward && reverse ? "both"
+                                           : forward          ? "forward"
+                                                              : "reverse";
     out.findings.push_back(std::move(f));
   }
 }

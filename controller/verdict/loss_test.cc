@@ -1,7 +1,6 @@
 // Loss as evidence: a direction's retransmitted share of its segments against the fabric's.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
@@ -11,7 +10,9 @@
 namespace fabricctl::controller {
 namespace {
 
-bool Is(uint32_t a, uint32_t b, uint32_t x, uint32_t y) { return (a == x && b == y) || (a == y && b == x); }
+bool Is(uint32_t a, uint32_t b, uint32_t x, uint32_t y) {
+  return (a == x && b == y) || (a == y && b == x);
+}
 
 // A healthy fabric of n nodes where `from` retransmits rate(from, to) of what it sends to `to`.
 AnalysisInput WithLoss(uint32_t n, const Figure& rate) {
@@ -26,7 +27,8 @@ AnalysisInput WithLoss(uint32_t n, const Figure& rate) {
 }  // namespace
 
 TEST_CASE("A link losing 2 % of its packets is lossy_link, with the rate") {
-  auto r = Analyze(WithLoss(6, [](uint32_t a, uint32_t b) { return Is(a, b, 2, 5) ? 0.02f : 0.00001f; }));
+  auto r = Analyze(
+      WithLoss(6, [](uint32_t a, uint32_t b) { return Is(a, b, 2, 5) ? 0.02f : 0.00001f; }));
   REQUIRE(Kinds(r) == std::vector<std::string>{"lossy_link:node-2:node-5"});
   const v1::Finding& f = r.findings[0];
   CHECK(f.severity() == v1::SEVERITY_WARNING);
@@ -35,7 +37,8 @@ TEST_CASE("A link losing 2 % of its packets is lossy_link, with the rate") {
 }
 
 TEST_CASE("A lossy link that is slow too is one finding, lossy_link, that says so") {
-  AnalysisInput in = WithLoss(6, [](uint32_t a, uint32_t b) { return Is(a, b, 2, 5) ? 0.03f : 0.00001f; });
+  AnalysisInput in =
+      WithLoss(6, [](uint32_t a, uint32_t b) { return Is(a, b, 2, 5) ? 0.03f : 0.00001f; });
   for (auto& p : in.pairs) {
     if (Is(p.client, p.server, 2, 5)) p.forward.bw_gbps = p.reverse.bw_gbps = 30;
   }
@@ -58,28 +61,33 @@ TEST_CASE("A node lossy in what it sends to most peers is blamed, drained, its l
 TEST_CASE("A lossy host is blamed in a fleet of 3 or 4, where its directions are half of all") {
   // Both ways at 4 nodes: 6 of 12 directions; what it sends at 3 nodes: 2 of 6. The bar is set
   // by the other nodes' directions, not by the host's own.
-  auto both = Analyze(WithLoss(4, [](uint32_t from, uint32_t to) { return from == 1 || to == 1 ? 0.02f : 0.0001f; }));
+  auto both = Analyze(WithLoss(
+      4, [](uint32_t from, uint32_t to) { return from == 1 || to == 1 ? 0.02f : 0.0001f; }));
   CHECK(Kinds(both) == std::vector<std::string>{"lossy_link:node-1:"});
   REQUIRE(!both.findings.empty());
   CHECK(both.findings[0].detail().find("what it sends and receives") != std::string::npos);
-  auto sends = Analyze(WithLoss(3, [](uint32_t from, uint32_t) { return from == 2 ? 0.02f : 0.0001f; }));
+  auto sends =
+      Analyze(WithLoss(3, [](uint32_t from, uint32_t) { return from == 2 ? 0.02f : 0.0001f; }));
   CHECK(Kinds(sends) == std::vector<std::string>{"lossy_link:node-2:"});
   // Both ways among 6: a third of the directions.
-  CHECK(Kinds(Analyze(WithLoss(6, [](uint32_t from, uint32_t to) { return from == 4 || to == 4 ? 0.02f : 0.0001f; }))) ==
-        std::vector<std::string>{"lossy_link:node-4:"});
+  CHECK(Kinds(Analyze(WithLoss(6, [](uint32_t from, uint32_t to) {
+          return from == 4 || to == 4 ? 0.02f : 0.0001f;
+        }))) == std::vector<std::string>{"lossy_link:node-4:"});
 }
 
 TEST_CASE("Hosts that lose alike as a group (a leaf) are not each a lossy host") {
   // 6 of 16 lose 0.3 % on every direction they take part in: what they share loses, and no
   // rule here names it; draining the six as lossy hosts would blame what is not at fault.
-  auto r = Analyze(WithLoss(16, [](uint32_t from, uint32_t to) { return from < 6 || to < 6 ? 0.003f : 0.00001f; }));
+  auto r = Analyze(WithLoss(
+      16, [](uint32_t from, uint32_t to) { return from < 6 || to < 6 ? 0.003f : 0.00001f; }));
   for (const auto& f : r.findings) CHECK_FALSE((f.kind() == "lossy_link" && f.peer().empty()));
 }
 
 // node-2 at a third of the rate with every peer of 12, each of its directions losing 0.05 %
 // (TCP finds a slow port's rate by losing packets at it), but node-1 -> node-2 `one`.
 AnalysisInput SlowNodeLosing(float one) {
-  AnalysisInput in = Sweep(12, [](uint32_t a, uint32_t b) { return a == 2 || b == 2 ? 33.0f : 100.0f - (a + b) % 3; });
+  AnalysisInput in = Sweep(
+      12, [](uint32_t a, uint32_t b) { return a == 2 || b == 2 ? 33.0f : 100.0f - (a + b) % 3; });
   for (auto& p : in.pairs) {
     const bool slow = p.client == 2 || p.server == 2;
     p.forward.loss_rate = Is(p.client, p.server, 1, 2) ? one : slow ? 0.0005f : 0.00001f;
@@ -88,9 +96,11 @@ AnalysisInput SlowNodeLosing(float one) {
   return in;
 }
 
-TEST_CASE("A slow node's loss is its bottleneck's: the node is named, not a link losing a little more") {
+TEST_CASE(
+    "A slow node's loss is its bottleneck's: the node is named, not a link losing a little more") {
   // 0.12 %: lossy against the fabric, but not three times the slow node's other directions.
-  REQUIRE(Kinds(Analyze(SlowNodeLosing(0.0012f))) == std::vector<std::string>{"straggler_node:node-2:"});
+  REQUIRE(Kinds(Analyze(SlowNodeLosing(0.0012f))) ==
+          std::vector<std::string>{"straggler_node:node-2:"});
 }
 
 TEST_CASE("A link losing far more than the slow node at its end does is named beside it") {
@@ -100,8 +110,12 @@ TEST_CASE("A link losing far more than the slow node at its end does is named be
 }
 
 TEST_CASE("A fabric that loses alike everywhere, or below the floor, blames nobody") {
-  CHECK(Analyze(WithLoss(6, [](uint32_t a, uint32_t b) { return 0.01f + 0.001f * ((a + b) % 4); })).findings.empty());
-  CHECK(Analyze(WithLoss(6, [](uint32_t a, uint32_t b) { return Is(a, b, 2, 5) ? 0.0005f : 0.0f; })).findings.empty());
+  CHECK(Analyze(WithLoss(6, [](uint32_t a, uint32_t b) {
+          return 0.01f + 0.001f * ((a + b) % 4);
+        })).findings.empty());
+  CHECK(Analyze(WithLoss(6, [](uint32_t a, uint32_t b) {
+          return Is(a, b, 2, 5) ? 0.0005f : 0.0f;
+        })).findings.empty());
   // Without counters (RDMA, an old kernel): nothing is judged.
   CHECK(Analyze(WithLoss(6, [](uint32_t, uint32_t) { return std::nanf(""); })).findings.empty());
 }

@@ -136,11 +136,14 @@ struct Judged {
     std::vector<Side> blamed;
   } stability;
 
-  bool InSlowGroup(uint32_t a, uint32_t b) const { return split.found && (split.slow[a] || split.slow[b]); }
+  bool InSlowGroup(uint32_t a, uint32_t b) const {
+    return split.found && (split.slow[a] || split.slow[b]);
+  }
   // The slow group is half the judged nodes or more: its nodes are no outliers.
   bool MajoritySplit() const {
     return split.found &&
-           2 * static_cast<size_t>(std::count(split.slow.begin(), split.slow.end(), 1)) >= split.judged;
+           2 * static_cast<size_t>(std::count(split.slow.begin(), split.slow.end(), 1)) >=
+               split.judged;
   }
   // Whether one direction's figure, already slow, is evidence against its link on its own:
   // below the link rate's floor, or a robust outlier on the log scale.

@@ -31,7 +31,8 @@ std::string GroupName(const PathFault& f, const std::string& group) {
 
 // The worse direction of a pair, as "a -> b 0.21 Gb/s".
 std::string WorstDirection(const AnalysisInput& in, const PairInput& p) {
-  const bool reverse = !std::isnan(p.reverse.bw_gbps) && (std::isnan(p.forward.bw_gbps) || p.reverse.bw_gbps < p.forward.bw_gbps);
+  const bool reverse = !std::isnan(p.reverse.bw_gbps) &&
+                       (std::isnan(p.forward.bw_gbps) || p.reverse.bw_gbps < p.forward.bw_gbps);
   const uint32_t from = reverse ? p.server : p.client, to = reverse ? p.client : p.server;
   return absl::StrCat(in.nodes[from].name, " -> ", in.nodes[to].name, " ",
                       Num(reverse ? p.reverse.bw_gbps : p.forward.bw_gbps), " Gb/s");
@@ -39,9 +40,11 @@ std::string WorstDirection(const AnalysisInput& in, const PairInput& p) {
 
 std::string ListedPairs(const AnalysisInput& in, const PathFault& f) {
   std::vector<std::string> listed;
-  for (size_t k = 0; k < f.pairs.size() && k < kListedPairs; ++k) listed.push_back(WorstDirection(in, in.pairs[f.pairs[k]]));
+  for (size_t k = 0; k < f.pairs.size() && k < kListedPairs; ++k)
+    listed.push_back(WorstDirection(in, in.pairs[f.pairs[k]]));
   std::string text = absl::StrJoin(listed, ", ");
-  if (f.pairs.size() > kListedPairs) absl::StrAppend(&text, ", and ", f.pairs.size() - kListedPairs, " more");
+  if (f.pairs.size() > kListedPairs)
+    absl::StrAppend(&text, ", and ", f.pairs.size() - kListedPairs, " more");
   return text;
 }
 
@@ -49,22 +52,24 @@ std::string ListedPairs(const AnalysisInput& in, const PathFault& f) {
 std::string What(const PathFault& f, const std::string& a, const std::string& b) {
   switch (f.kind) {
     case PathFault::Kind::kPath:
-      return absl::StrCat(f.pairs.size(), " of ", f.measured, " measured pairs between ", a, " and ", b,
+      return absl::StrCat(f.pairs.size(), " of ", f.measured, " measured pairs between ", a,
+                          " and ", b,
                           " are slow while the pairs within each are fine: what joins them (",
                           f.level.empty() ? "a switch, an uplink or a cable between the groups"
                                           : "their uplinks or the switches between them",
                           ") is at fault, not the hosts");
     case PathFault::Kind::kUplink:
-      return absl::StrCat(f.pairs.size(), " of ", f.measured, " measured pairs from ", a,
-                          " to other ", f.level, "s are slow, most of them to each of the others, "
-                          "while the pairs within it are fine: its uplink is at fault, not its hosts");
+      return absl::StrCat(
+          f.pairs.size(), " of ", f.measured, " measured pairs from ", a, " to other ", f.level,
+          "s are slow, most of them to each of the others, "
+          "while the pairs within it are fine: its uplink is at fault, not its hosts");
     case PathFault::Kind::kSwitch:
       return absl::StrCat(f.pairs.size(), " of ", f.measured, " measured pairs of ", a,
                           "'s nodes are slow, each node's mostly, to each other as well as to "
                           "other groups: the switch they share is at fault");
     case PathFault::Kind::kAbove:
-      return absl::StrCat(f.pairs.size(), " of ", f.measured, " measured pairs between the ", f.level,
-                          "s ", f.b, f.a.empty() ? "" : absl::StrCat(" (under ", f.a, ")"),
+      return absl::StrCat(f.pairs.size(), " of ", f.measured, " measured pairs between the ",
+                          f.level, "s ", f.b, f.a.empty() ? "" : absl::StrCat(" (under ", f.a, ")"),
                           " are slow, every two of them mostly, while the pairs within each are "
                           "fine: the switches above them (the spine) are at fault, not the hosts");
   }
@@ -72,9 +77,10 @@ std::string What(const PathFault& f, const std::string& a, const std::string& b)
 }
 
 v1::Finding PathFinding(const AnalysisInput& in, const PathFault& f) {
-  const char* kind = f.kind == PathFault::Kind::kPath     ? report::kind::kSlowPath
-                     : f.kind == PathFault::Kind::kUplink ? report::kind::kSlowUplink
-                                                          : report::kind::kSlowSwitch;  // a switch or the ones above
+  const char* kind = f.kind == PathFault::Kind::kPath ? report::kind::kSlowPath
+                     : f.kind == PathFault::Kind::kUplink
+                         ? report::kind::kSlowUplink
+                         : report::kind::kSlowSwitch;  // a switch or the ones above
   const std::string a = GroupName(f, f.a), b = GroupName(f, f.b);
   std::string detail = absl::StrFormat(
       "%s: %s (%s median %s Gb/s against %s Gb/s typical within %s; slow is %.0f %% below that "
@@ -84,11 +90,14 @@ v1::Finding PathFinding(const AnalysisInput& in, const PathFault& f) {
       in.thresholds.min_effect() * 100, in.thresholds.max_robust_z(),
       f.stayed > 0 ? absl::StrCat(", ", f.stayed, " re-tested pair(s) stayed slow") : "",
       ListedPairs(in, f));
-  if (f.level.empty()) absl::StrAppend(&detail, "; groups found from the figures: set topology.levels to name the switches");
+  if (f.level.empty())
+    absl::StrAppend(&detail,
+                    "; groups found from the figures: set topology.levels to name the switches");
   v1::Finding finding = report::Make(kind, "", std::move(detail));
-  finding.set_device(f.kind == PathFault::Kind::kPath    ? absl::StrCat(f.a, " <-> ", f.b)
-                     : f.kind == PathFault::Kind::kAbove ? (f.a.empty() ? absl::StrCat("above ", f.b) : f.a)
-                                                         : f.a);
+  finding.set_device(f.kind == PathFault::Kind::kPath ? absl::StrCat(f.a, " <-> ", f.b)
+                     : f.kind == PathFault::Kind::kAbove
+                         ? (f.a.empty() ? absl::StrCat("above ", f.b) : f.a)
+                         : f.a);
   auto& e = *finding.mutable_evidence();
   e["level"] = f.level.empty() ? "inferred" : f.level;
   e["group"] = f.a;

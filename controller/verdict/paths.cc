@@ -64,7 +64,8 @@ struct Reference {
   bool valid = false;
   double typical = 0, spread = 0;
   bool Slow(double x, const v1::Thresholds& t) const {
-    return valid && x < typical + std::log(1 - t.min_effect()) && typical - x > t.max_robust_z() * spread;
+    return valid && x < typical + std::log(1 - t.min_effect()) &&
+           typical - x > t.max_robust_z() * spread;
   }
 };
 
@@ -83,9 +84,9 @@ struct Counts {
 // per group its counts to each group (itself: within) over the pairs with no such node.
 struct LevelView {
   Reference ref;
-  std::vector<char> reaches, slow;  // per pair
-  std::vector<char> suspect;        // per node
-  std::vector<Counts> own_within, own_cross;  // per node
+  std::vector<char> reaches, slow;              // per pair
+  std::vector<char> suspect;                    // per node
+  std::vector<Counts> own_within, own_cross;    // per node
   std::vector<std::map<int32_t, Counts>> rows;  // per group
 };
 
@@ -113,7 +114,8 @@ LevelView ViewOf(const std::vector<Level>& levels, size_t l, const AnalysisInput
   for (double x : within) {
     if (x >= v.ref.typical) fast.push_back(x);
   }
-  v.ref.spread = std::max({ScaledMad(within, v.ref.typical), ScaledMad(fast, v.ref.typical), kMinSpread});
+  v.ref.spread =
+      std::max({ScaledMad(within, v.ref.typical), ScaledMad(fast, v.ref.typical), kMinSpread});
   v.own_within.assign(in.nodes.size(), Counts());
   v.own_cross.assign(in.nodes.size(), Counts());
   for (size_t p = 0; p < in.pairs.size(); ++p) {
@@ -125,7 +127,8 @@ LevelView ViewOf(const std::vector<Level>& levels, size_t l, const AnalysisInput
     own[b].Add(v.slow[p]);
   }
   v.suspect.assign(in.nodes.size(), 0);
-  for (size_t i = 0; i < in.nodes.size(); ++i) v.suspect[i] = v.own_within[i].measured > 0 && v.own_within[i].MostlySlow();
+  for (size_t i = 0; i < in.nodes.size(); ++i)
+    v.suspect[i] = v.own_within[i].measured > 0 && v.own_within[i].MostlySlow();
   v.rows.assign(level.names.size(), {});
   for (size_t p = 0; p < in.pairs.size(); ++p) {
     const uint32_t a = in.pairs[p].client, b = in.pairs[p].server;
@@ -289,7 +292,7 @@ PathFault FaultOf(const Element& e, const std::vector<Level>& levels, std::vecto
 // The greedy cover: the consistent element explaining the most unexplained slow pairs, until
 // none explains two more.
 PathFaults Cover(const AnalysisInput& in, const std::vector<Level>& levels,
-                       const std::vector<float>& logs, bool paths_only) {
+                 const std::vector<float>& logs, bool paths_only) {
   PathFaults out;
   out.pair_fault.assign(in.pairs.size(), -1);
   std::vector<Element> elements = Elements(in, levels, logs, paths_only);
@@ -308,8 +311,10 @@ PathFaults Cover(const AnalysisInput& in, const std::vector<Level>& levels,
       if (fresh.size() < (paths_only ? 3u : 2u) || OneEnd(in, fresh)) continue;
       if (best >= 0) {
         const Element& b = elements[best];
-        if (std::make_tuple(-static_cast<int64_t>(fresh.size()), e.measured, e.level, static_cast<int>(e.kind)) >=
-            std::make_tuple(-static_cast<int64_t>(best_pairs.size()), b.measured, b.level, static_cast<int>(b.kind))) {
+        if (std::make_tuple(-static_cast<int64_t>(fresh.size()), e.measured, e.level,
+                            static_cast<int>(e.kind)) >=
+            std::make_tuple(-static_cast<int64_t>(best_pairs.size()), b.measured, b.level,
+                            static_cast<int>(b.kind))) {
           continue;
         }
       }
@@ -369,8 +374,10 @@ std::vector<double> SplitLines(std::vector<float> values, const v1::Thresholds& 
       const double between = static_cast<double>(k) * (n - k) * (a - b) * (a - b);
       if (between > best) best = between, cut = k;
     }
-    const double ms = SortedMedianAndMad(values.begin() + lo, values.begin() + lo + cut, scratch).first;
-    const auto [mf, fast_spread] = SortedMedianAndMad(values.begin() + lo + cut, values.end(), scratch);
+    const double ms =
+        SortedMedianAndMad(values.begin() + lo, values.begin() + lo + cut, scratch).first;
+    const auto [mf, fast_spread] =
+        SortedMedianAndMad(values.begin() + lo + cut, values.end(), scratch);
     // Apart: the medians by min_effect, and the gap between the slow class's best figure and
     // the fast class's median both min_effect and twice max_robust_z of the fast class's
     // spread (the slow class's best an outlier even below the fast class's worst; how widely
@@ -378,7 +385,8 @@ std::vector<double> SplitLines(std::vector<float> values, const v1::Thresholds& 
     // matter).
     const double gap = mf - values[lo + cut - 1];
     const double effect = -std::log(1 - t.min_effect());
-    if (mf - ms < effect || gap < effect || gap < 2 * t.max_robust_z() * std::max(fast_spread, kMinSpread)) {
+    if (mf - ms < effect || gap < effect ||
+        gap < 2 * t.max_robust_z() * std::max(fast_spread, kMinSpread)) {
       break;
     }
     lines.push_back(values[lo + cut]);
@@ -419,7 +427,8 @@ Level GroupsAbove(const AnalysisInput& in, const std::vector<float>& logs, doubl
     // topology says so (TopologyLevels).
     if (members.size() < kMinInferredGroup) continue;
     std::vector<std::string> names;
-    for (size_t k = 0; k < members.size() && k < kNamedMembers; ++k) names.push_back(in.nodes[members[k]].name);
+    for (size_t k = 0; k < members.size() && k < kNamedMembers; ++k)
+      names.push_back(in.nodes[members[k]].name);
     std::string name = absl::StrJoin(names, ",");
     if (members.size() > kNamedMembers) absl::StrAppend(&name, ",... (", members.size(), " nodes)");
     for (uint32_t i : members) level.group[i] = static_cast<int32_t>(level.names.size());

@@ -37,9 +37,9 @@ struct PathFaults {
 // from the figures: Otsu's two-class split of the pair figures, kept only where the two
 // classes stand apart (their medians by min_effect; the gap from the slow class's best figure
 // to the fast class's median by min_effect and by twice max_robust_z of the fast class's
-// spread: a fabric's noise cut in two does not), then its upper class split again the same way; at each line the
-// nodes joined by pairs above it form groups, from the coarsest line. A group of one node (a
-// straggler) is not a group. A proposal counts only when the paths between its groups pass
+// spread: a fabric's noise cut in two does not), then its upper class split again the same way; at
+// each line the nodes joined by pairs above it form groups, from the coarsest line. A group of one
+// node (a straggler) is not a group. A proposal counts only when the paths between its groups pass
 // the test above.
 PathFaults FindPathFaults(const AnalysisInput& in);
 

@@ -1,8 +1,7 @@
 // Switch-level faults: slow pairs explained by what groups of nodes share (a path between two
 // leaves, a leaf's uplink, a leaf's switch), with a topology and without one.
-#include <random>
-
 #include <catch2/catch.hpp>
+#include <random>
 
 #include "controller/verdict/analysis.h"
 #include "controller/verdict/testing.h"
@@ -16,7 +15,8 @@ AnalysisInput Leaves(uint32_t n, uint32_t per_leaf, const Figure& bw, bool place
   AnalysisInput in = Sweep(n, bw);
   if (placed) {
     in.levels = {"leaf"};
-    for (uint32_t i = 0; i < n; ++i) in.nodes[i].place = {"leaf-" + std::to_string(i / per_leaf + 1)};
+    for (uint32_t i = 0; i < n; ++i)
+      in.nodes[i].place = {"leaf-" + std::to_string(i / per_leaf + 1)};
   }
   return in;
 }
@@ -46,7 +46,8 @@ TEST_CASE("A slow path between two leaves is one slow_path naming both, and no h
   CHECK(f.evidence().at("members") == "node-0,node-1,node-2");
   CHECK(f.evidence().at("peer_members") == "node-3,node-4,node-5");
   CHECK(f.evidence().at("slow_pairs") == "9");
-  CHECK(f.detail().find("9 of 9 measured pairs between leaf leaf-1 and leaf leaf-2") != std::string::npos);
+  CHECK(f.detail().find("9 of 9 measured pairs between leaf leaf-1 and leaf leaf-2") !=
+        std::string::npos);
   CHECK(f.evidence().count("switch_ports") == 0);  // none known here
   CHECK(Drained(r).empty());
   CHECK(r.median_bw_gbps == Approx(100.0));
@@ -55,7 +56,8 @@ TEST_CASE("A slow path between two leaves is one slow_path naming both, and no h
 }
 
 TEST_CASE("Without a topology, the same split is one slow_path naming the groups found") {
-  for (auto [n, k] : {std::pair{6u, 3u}, std::pair{8u, 3u}, std::pair{8u, 4u}, std::pair{12u, 5u}}) {
+  for (auto [n, k] :
+       {std::pair{6u, 3u}, std::pair{8u, 3u}, std::pair{8u, 4u}, std::pair{12u, 5u}}) {
     INFO(n << " nodes, " << k << " slow to the rest");
     // Hosts 0..k-1 slow only to the others (3 of 8: they would be drained as stragglers).
     auto bw = [k = k](uint32_t a, uint32_t b) { return (a < k) != (b < k) ? 25.0f : 100.0f; };
@@ -90,7 +92,9 @@ TEST_CASE("A slow path between two leaves of three names those two only") {
 }
 
 TEST_CASE("A leaf whose hosts are slow even to each other is a slow_switch") {
-  auto bw = [](uint32_t a, uint32_t b) { return LeafOf(a, 3) == 1 || LeafOf(b, 3) == 1 ? 30.0f : 100.0f; };
+  auto bw = [](uint32_t a, uint32_t b) {
+    return LeafOf(a, 3) == 1 || LeafOf(b, 3) == 1 ? 30.0f : 100.0f;
+  };
   const AnalysisResult r = Analyze(Leaves(9, 3, bw));
   REQUIRE(Kinds(r) == std::vector<std::string>{"slow_switch::"});
   CHECK(r.findings[0].device() == "leaf-2");
@@ -109,7 +113,8 @@ TEST_CASE("A slow host under a topology is still the straggler, and no switch is
 TEST_CASE("A slow path and a slow host at once: each is named, the host drained") {
   auto bw = [](uint32_t a, uint32_t b) {
     if (a == 7 || b == 7) return 10.0f;
-    return LeafOf(a, 3) != LeafOf(b, 3) && (LeafOf(a, 3) == 0 || LeafOf(b, 3) == 0) ? 30.0f : 100.0f;
+    return LeafOf(a, 3) != LeafOf(b, 3) && (LeafOf(a, 3) == 0 || LeafOf(b, 3) == 0) ? 30.0f
+                                                                                    : 100.0f;
   };
   const AnalysisResult r = Analyze(Leaves(9, 3, bw));
   CHECK(Kinds(r) == std::vector<std::string>{"slow_uplink::", "straggler_node:node-7:"});
@@ -187,7 +192,8 @@ TEST_CASE("With a spine level, a spine slow between its own leaves is that spine
   };
   AnalysisInput in = Leaves(12, 3, bw);
   in.levels = {"leaf", "spine"};
-  for (uint32_t i = 0; i < 12; ++i) in.nodes[i].place.push_back(LeafOf(i, 3) <= 1 ? "spine-1" : "spine-2");
+  for (uint32_t i = 0; i < 12; ++i)
+    in.nodes[i].place.push_back(LeafOf(i, 3) <= 1 ? "spine-1" : "spine-2");
   const AnalysisResult r = Analyze(in);
   REQUIRE(Kinds(r).size() == 1);
   // Between two leaves of one spine: the path between them, or the switches above them (the
@@ -219,7 +225,8 @@ TEST_CASE("Two pairs per two leaves, one lifted by noise: still the uplink") {
   AnalysisInput in = Leaves(10, 2, bw);
   std::vector<PairInput> kept;
   for (const PairInput& p : in.pairs) {
-    if (LeafOf(p.client, 2) == LeafOf(p.server, 2) || p.client % 2 == p.server % 2) kept.push_back(p);
+    if (LeafOf(p.client, 2) == LeafOf(p.server, 2) || p.client % 2 == p.server % 2)
+      kept.push_back(p);
   }
   in.pairs = kept;
   const AnalysisResult r = Analyze(in);

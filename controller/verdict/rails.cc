@@ -25,10 +25,10 @@ bool Lacks(const RailVerdict& rail, const std::string& node) {
 // A straggler on some of its rails, fine on others: the NIC of that rail.
 v1::Finding SlowNic(const v1::Finding& straggler, const RailVerdict& rail,
                     const std::vector<std::string>& fine) {
-  v1::Finding nic = report::Make(
-      report::kind::kSlowNic, straggler.node(),
-      absl::StrCat(rail.rail, " (", rail.netdev, "): ", straggler.detail(), "; fine on ",
-                   absl::StrJoin(fine, ", ")));
+  v1::Finding nic =
+      report::Make(report::kind::kSlowNic, straggler.node(),
+                   absl::StrCat(rail.rail, " (", rail.netdev, "): ", straggler.detail(),
+                                "; fine on ", absl::StrJoin(fine, ", ")));
   nic.set_device(rail.netdev);
   nic.set_rail(rail.rail);
   *nic.mutable_evidence() = straggler.evidence();
@@ -49,10 +49,9 @@ std::vector<v1::Finding> MissingRails(const std::vector<RailVerdict>& rails) {
   std::vector<v1::Finding> out;
   for (const RailVerdict& rail : rails) {
     for (const auto& [node, why] : rail.absent) {
-      v1::Finding f = report::Make(
-          report::kind::kRailMissing, node,
-          absl::StrCat(node, " lacks rail ", rail.rail, " (", rail.netdev, "): ", why,
-                       "; measured on its other rails only"));
+      v1::Finding f = report::Make(report::kind::kRailMissing, node,
+                                   absl::StrCat(node, " lacks rail ", rail.rail, " (", rail.netdev,
+                                                "): ", why, "; measured on its other rails only"));
       f.set_device(rail.netdev);
       f.set_rail(rail.rail);
       (*f.mutable_evidence())["reason"] = why;
@@ -100,7 +99,8 @@ std::vector<v1::Finding> CombineRails(const std::vector<RailVerdict>& rails) {
     // about it and judged it fine.
     std::vector<std::string> fine;
     for (size_t h : has) {
-      if (raised.count(h) == 0 && rails[h].unhealthy.count(first.node()) == 0) fine.push_back(rails[h].rail);
+      if (raised.count(h) == 0 && rails[h].unhealthy.count(first.node()) == 0)
+        fine.push_back(rails[h].rail);
     }
     for (const auto& [r, findings] : raised) {
       for (const v1::Finding* f : findings) {

@@ -49,7 +49,8 @@ TEST_CASE("a link slow on one rail stays a link of that rail") {
   CHECK(out[0].detail() == "rail0: slow");
 }
 
-TEST_CASE("a node that lacks a rail is rail_missing there, not unreachable; its other rail judges it") {
+TEST_CASE(
+    "a node that lacks a rail is rail_missing there, not unreachable; its other rail judges it") {
   auto rails = TwoRails();
   rails[1].absent["h2"] = "no interface eth1";
   rails[1].findings = {report::Make(report::kind::kNodeUnreachable, "h2", "x")};
@@ -70,8 +71,8 @@ TEST_CASE("a bandwidth and a latency finding of one node are two findings, each 
   (*bw.mutable_evidence())["median_bw_gbps"] = "1.0";
   v1::Finding lat = Straggler("h3");
   (*lat.mutable_evidence())["median_lat_us"] = "90";
-  rails[0].findings = {bw};        // rail0: its NIC sends slowly
-  rails[1].findings = {bw, lat};   // rail1: slow and late
+  rails[0].findings = {bw};       // rail0: its NIC sends slowly
+  rails[1].findings = {bw, lat};  // rail1: slow and late
   rails[0].unhealthy = {"h3"};
   rails[1].unhealthy = {"h3"};
   const auto out = CombineRails(rails);

@@ -27,11 +27,11 @@ std::vector<v1::Finding> Regressions(const v1::Report& baseline, int64_t baselin
     // A baseline that measured one direction only compares with that one.
     if (it == before.end()) it = before.find({p.peer, p.node, p.rail});
     if (it == before.end() || p.bw_gbps >= it->second * relative_bw) continue;
-    v1::Finding f = report::MakePair(
-        report::kind::kRegression, p.node, p.peer,
-        absl::StrFormat("%s -> %s%s: %s %.2f Gb/s, was %.2f Gb/s in sweep %d", p.node, p.peer,
-                        p.rail.empty() ? "" : " on " + p.rail, probe, p.bw_gbps, it->second,
-                        baseline_sweep_id));
+    v1::Finding f =
+        report::MakePair(report::kind::kRegression, p.node, p.peer,
+                         absl::StrFormat("%s -> %s%s: %s %.2f Gb/s, was %.2f Gb/s in sweep %d",
+                                         p.node, p.peer, p.rail.empty() ? "" : " on " + p.rail,
+                                         probe, p.bw_gbps, it->second, baseline_sweep_id));
     f.set_rail(p.rail);
     (*f.mutable_evidence())["baseline_gbps"] = absl::StrFormat("%.2f", it->second);
     (*f.mutable_evidence())["bw_gbps"] = absl::StrFormat("%.2f", p.bw_gbps);

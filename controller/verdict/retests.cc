@@ -2,7 +2,8 @@
 
 namespace fabricctl::controller {
 
-std::vector<RetestTally> TallyRetests(const AnalysisInput& in, const std::function<bool(size_t)>& counts,
+std::vector<RetestTally> TallyRetests(const AnalysisInput& in,
+                                      const std::function<bool(size_t)>& counts,
                                       const std::function<bool(size_t)>& bad) {
   std::vector<RetestTally> tally(in.nodes.size());
   for (size_t p = 0; p < in.pairs.size(); ++p) {

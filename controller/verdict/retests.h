@@ -14,7 +14,9 @@ namespace fabricctl::controller {
 
 // Whether re-tests agree with a blame: the re-tested pairs stayed bad at least once, and at
 // least as often as they recovered.
-inline bool RetestsAgree(uint32_t stayed, uint32_t recovered) { return stayed >= 1 && stayed >= recovered; }
+inline bool RetestsAgree(uint32_t stayed, uint32_t recovered) {
+  return stayed >= 1 && stayed >= recovered;
+}
 
 // One node's re-tests so far: its bad pairs, and of its pairs measured twice or more, those
 // still bad (stayed) and those not (recovered).
@@ -23,7 +25,9 @@ struct RetestTally {
   // A node's blame says it is slow with most of its peers, and one peer's re-test cannot tell
   // the node from the link between them: a node with two bad pairs or more needs two of them
   // to stay bad on re-test (with two peers), and no more to recover than stayed.
-  bool Agree() const { return RetestsAgree(stayed, recovered) && stayed >= std::min<uint32_t>(2, bad); }
+  bool Agree() const {
+    return RetestsAgree(stayed, recovered) && stayed >= std::min<uint32_t>(2, bad);
+  }
   // Re-tested, and they disagree: it will not be blamed.
   bool Cleared() const { return stayed + recovered > 0 && !RetestsAgree(stayed, recovered); }
   // How many more of its bad pairs a re-test pass should measure: as many as it lacks of two
@@ -35,7 +39,8 @@ struct RetestTally {
 };
 
 // Each node's tally over the pairs `counts` admits, `bad` saying which of them are bad.
-std::vector<RetestTally> TallyRetests(const AnalysisInput& in, const std::function<bool(size_t)>& counts,
+std::vector<RetestTally> TallyRetests(const AnalysisInput& in,
+                                      const std::function<bool(size_t)>& counts,
                                       const std::function<bool(size_t)>& bad);
 
 // A pair the analysis flags: slow, high latency, failed, lossy, or refused.

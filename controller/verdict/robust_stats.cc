@@ -43,7 +43,8 @@ std::pair<double, double> SortedMedianAndMad(std::vector<float>::const_iterator 
   const size_t n = static_cast<size_t>(end - begin);
   const double median = n % 2 ? begin[n / 2] : (begin[n / 2 - 1] + begin[n / 2]) / 2.0;
   scratch.clear();
-  for (auto it = begin; it != end; ++it) scratch.push_back(static_cast<float>(std::abs(*it - median)));
+  for (auto it = begin; it != end; ++it)
+    scratch.push_back(static_cast<float>(std::abs(*it - median)));
   std::nth_element(scratch.begin(), scratch.begin() + n / 2, scratch.end());
   return {median, kMadScale * scratch[n / 2]};
 }
@@ -59,7 +60,9 @@ double NormalQuantileAbove(double q) {
 }
 
 double ChanceBar(double max_robust_z, size_t figures) {
-  return std::max(max_robust_z, NormalQuantileAbove(kChanceLevel / static_cast<double>(std::max<size_t>(1, figures))));
+  return std::max(
+      max_robust_z,
+      NormalQuantileAbove(kChanceLevel / static_cast<double>(std::max<size_t>(1, figures))));
 }
 
 }  // namespace fabricctl::controller

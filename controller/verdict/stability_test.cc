@@ -1,7 +1,6 @@
 // Attempts that disagree: a pair fine at best and far below typical at worst flaps.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
 #include <random>
@@ -14,11 +13,14 @@
 namespace fabricctl::controller {
 namespace {
 
-bool Is(uint32_t a, uint32_t b, uint32_t x, uint32_t y) { return (a == x && b == y) || (a == y && b == x); }
+bool Is(uint32_t a, uint32_t b, uint32_t x, uint32_t y) {
+  return (a == x && b == y) || (a == y && b == x);
+}
 
 // A healthy 100 Gb/s fabric of n nodes whose pairs `flapping` were measured three times, two
 // attempts at `worst` Gb/s each way.
-AnalysisInput Flapping(uint32_t n, const std::function<bool(uint32_t, uint32_t)>& flapping, float worst) {
+AnalysisInput Flapping(uint32_t n, const std::function<bool(uint32_t, uint32_t)>& flapping,
+                       float worst) {
   AnalysisInput in = Sweep(n, [](uint32_t a, uint32_t b) { return 100.0f - (a + b) % 3; });
   for (auto& p : in.pairs) {
     if (!flapping(p.client, p.server)) continue;
@@ -32,7 +34,8 @@ AnalysisInput Flapping(uint32_t n, const std::function<bool(uint32_t, uint32_t)>
 }  // namespace
 
 TEST_CASE("A link whose attempts disagree is unstable, with its figures") {
-  auto r = Analyze(Flapping(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 8));
+  auto r = Analyze(Flapping(
+      6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 8));
   REQUIRE(Kinds(r) == std::vector<std::string>{"unstable:node-1:node-4"});
   const v1::Finding& f = r.findings[0];
   CHECK(f.severity() == v1::SEVERITY_WARNING);
@@ -43,7 +46,8 @@ TEST_CASE("A link whose attempts disagree is unstable, with its figures") {
 }
 
 TEST_CASE("A node unstable with most of its peers is the one that flaps, drained") {
-  auto r = Analyze(Flapping(6, [](uint32_t a, uint32_t b) { return a == 3 || b == 3; }, 10));
+  auto r = Analyze(Flapping(
+      6, [](uint32_t a, uint32_t b) { return a == 3 || b == 3; }, 10));
   REQUIRE(Kinds(r) == std::vector<std::string>{"unstable:node-3:"});
   CHECK(r.findings[0].severity() == v1::SEVERITY_CRITICAL);
   CHECK(r.findings[0].action() == v1::ACTION_DRAIN);
@@ -51,7 +55,8 @@ TEST_CASE("A node unstable with most of its peers is the one that flaps, drained
 }
 
 TEST_CASE("On a fabric that loses packets everywhere, or a lossy link, disagreement is loss's") {
-  auto lossy = Flapping(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 8);
+  auto lossy = Flapping(
+      6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 8);
   for (auto& p : lossy.pairs) p.forward.loss_rate = p.reverse.loss_rate = 0.01f;  // 1 % everywhere
   CHECK(Analyze(lossy).findings.empty());
   for (auto& p : lossy.pairs) p.forward.loss_rate = p.reverse.loss_rate = 0.0f;
@@ -63,9 +68,12 @@ TEST_CASE("On a fabric that loses packets everywhere, or a lossy link, disagreem
 
 TEST_CASE("Attempts within the noise, too few of them, or a chance low: nothing") {
   // A worst attempt 15 % below: within what counts.
-  CHECK(Analyze(Flapping(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 85)).findings.empty());
+  CHECK(Analyze(Flapping(
+                    6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 85))
+            .findings.empty());
   // Two attempts with re-tests on: not yet enough to say (the sweep measures it once more).
-  auto in = Flapping(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 8);
+  auto in = Flapping(
+      6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 8);
   for (auto& p : in.pairs) {
     if (Is(p.client, p.server, 1, 4)) p.attempts = 2;
   }
@@ -76,8 +84,10 @@ TEST_CASE("Attempts within the noise, too few of them, or a chance low: nothing"
   CHECK(flagged);  // so that the sweep re-tests it
   // One low attempt that two re-tests cleared was a passing event: the attempts disagree (the
   // sweep measured it again), and it is not unstable.
-  auto passing = Flapping(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 8);
-  for (auto& p : passing.pairs) p.forward.next_worst_gbps = p.reverse.next_worst_gbps = std::nanf("");
+  auto passing = Flapping(
+      6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 8);
+  for (auto& p : passing.pairs)
+    p.forward.next_worst_gbps = p.reverse.next_worst_gbps = std::nanf("");
   for (auto& p : passing.pairs) {
     if (Is(p.client, p.server, 1, 4)) p.forward.next_worst_gbps = p.reverse.next_worst_gbps = 97;
   }
@@ -113,7 +123,8 @@ TEST_CASE("Attempts within the noise, too few of them, or a chance low: nothing"
       }
       std::sort(forward.begin(), forward.end());
       std::sort(backward.begin(), backward.end());
-      pair.forward.worst_gbps = forward[0], pair.forward.next_worst_gbps = forward[1], pair.forward.bw_gbps = forward[2];
+      pair.forward.worst_gbps = forward[0], pair.forward.next_worst_gbps = forward[1],
+      pair.forward.bw_gbps = forward[2];
       pair.reverse.worst_gbps = backward[0], pair.reverse.next_worst_gbps = backward[1];
       pair.reverse.bw_gbps = backward[2];
       pair.attempts = kUnstableAttempts;

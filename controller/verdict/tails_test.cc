@@ -1,6 +1,5 @@
 // Latency tails: a pair whose p99 stands out from the fabric's tails while its median does not.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <random>
 #include <string>
@@ -12,12 +11,15 @@
 namespace fabricctl::controller {
 namespace {
 
-bool Is(uint32_t a, uint32_t b, uint32_t x, uint32_t y) { return (a == x && b == y) || (a == y && b == x); }
+bool Is(uint32_t a, uint32_t b, uint32_t x, uint32_t y) {
+  return (a == x && b == y) || (a == y && b == x);
+}
 
 // A healthy fabric of n nodes at 100 Gb/s and 20 us, whose pairs' p99 is p99(a, b).
 AnalysisInput WithTails(uint32_t n, const Figure& p99) {
-  AnalysisInput in = Sweep(n, [](uint32_t, uint32_t) { return 100.0f; },
-                           [](uint32_t a, uint32_t b) { return 20.0f + 0.1f * ((a + b) % 3); });
+  AnalysisInput in = Sweep(
+      n, [](uint32_t, uint32_t) { return 100.0f; },
+      [](uint32_t a, uint32_t b) { return 20.0f + 0.1f * ((a + b) % 3); });
   for (auto& pair : in.pairs) pair.lat_p99_us = p99(pair.client, pair.server);
   return in;
 }
@@ -25,7 +27,8 @@ AnalysisInput WithTails(uint32_t n, const Figure& p99) {
 }  // namespace
 
 TEST_CASE("A jittery link: its p99 stands out while its median does not") {
-  auto r = Analyze(WithTails(6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4) ? 400.0f : 30.0f + (a + b) % 4; }));
+  auto r = Analyze(WithTails(
+      6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4) ? 400.0f : 30.0f + (a + b) % 4; }));
   REQUIRE(Kinds(r) == std::vector<std::string>{"high_latency_link:node-1:node-4"});
   const v1::Finding& f = r.findings[0];
   CHECK(f.severity() == v1::SEVERITY_WARNING);
@@ -36,12 +39,15 @@ TEST_CASE("A jittery link: its p99 stands out while its median does not") {
 }
 
 TEST_CASE("A host whose every pair has a long tail is the straggler, by its tail") {
-  auto r = Analyze(WithTails(6, [](uint32_t a, uint32_t b) { return a == 2 || b == 2 ? 900.0f : 30.0f; }));
+  auto r = Analyze(
+      WithTails(6, [](uint32_t a, uint32_t b) { return a == 2 || b == 2 ? 900.0f : 30.0f; }));
   REQUIRE(Kinds(r) == std::vector<std::string>{"straggler_node:node-2:"});
   CHECK(r.findings[0].detail().find("5 of them by their tail") != std::string::npos);
 }
 
-TEST_CASE("Tails that scatter as tails do raise almost nothing; without enough samples no tail is judged") {
+TEST_CASE(
+    "Tails that scatter as tails do raise almost nothing; without enough samples no tail is "
+    "judged") {
   std::mt19937 random(3);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   // p99 from 1.2 to 3 times the median, 40 % a deviation between pairs: a healthy pair's tail
@@ -49,7 +55,8 @@ TEST_CASE("Tails that scatter as tails do raise almost nothing; without enough s
   // more, as 28 pairs estimate their spread loosely), and a re-test would clear it.
   int raised = 0;
   for (int trial = 0; trial < 60; ++trial) {
-    auto r = Analyze(WithTails(8, [&](uint32_t, uint32_t) { return 40.0f * std::exp(0.4f * normal(random)); }));
+    auto r = Analyze(
+        WithTails(8, [&](uint32_t, uint32_t) { return 40.0f * std::exp(0.4f * normal(random)); }));
     raised += !r.findings.empty();
   }
   CHECK(raised <= 3);

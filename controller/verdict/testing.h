@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "base/config.h"
-#include "controller/verdict/analysis.h"
 #include "controller/sweep/pairing.h"
+#include "controller/verdict/analysis.h"
 
 namespace fabricctl::controller {
 

@@ -20,7 +20,8 @@ std::set<std::string> SharedBridges(const std::vector<PciDevice>& gpus,
   for (const auto& gpu : gpus) {
     for (const auto& nic : nics) {
       size_t common = 0;
-      while (common < gpu.path.size() && common < nic.path.size() && gpu.path[common] == nic.path[common]) {
+      while (common < gpu.path.size() && common < nic.path.size() &&
+             gpu.path[common] == nic.path[common]) {
         ++common;
       }
       if (common < 2) continue;  // no shared bridge: their traffic crosses the host anyway
@@ -53,9 +54,10 @@ class Acs final : public Audit {
       if (*acs & (kAcsRequestRedirect | kAcsCompletionRedirect)) {
         v1::Finding f = MakeFinding(
             ctx, report::kind::kAcsEnabled, bridge, 0,
-            absl::StrFormat("PCIe bridge %s between a GPU and a NIC redirects peer-to-peer traffic "
-                            "(ACS control 0x%04x), expected off: GPUDirect RDMA detours through the CPU",
-                            bridge, *acs));
+            absl::StrFormat(
+                "PCIe bridge %s between a GPU and a NIC redirects peer-to-peer traffic "
+                "(ACS control 0x%04x), expected off: GPUDirect RDMA detours through the CPU",
+                bridge, *acs));
         (*f.mutable_evidence())["acs_control"] = absl::StrFormat("0x%04x", *acs);
         *r.add_findings() = std::move(f);
       }

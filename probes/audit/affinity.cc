@@ -15,11 +15,16 @@ enum class PathClass { kPix, kPxb, kPhb, kNode, kSys };
 
 const char* PathClassName(PathClass c) {
   switch (c) {
-    case PathClass::kPix: return "PIX";
-    case PathClass::kPxb: return "PXB";
-    case PathClass::kPhb: return "PHB";
-    case PathClass::kNode: return "NODE";
-    case PathClass::kSys: return "SYS";
+    case PathClass::kPix:
+      return "PIX";
+    case PathClass::kPxb:
+      return "PXB";
+    case PathClass::kPhb:
+      return "PHB";
+    case PathClass::kNode:
+      return "NODE";
+    case PathClass::kSys:
+      return "SYS";
   }
   return "?";
 }
@@ -50,7 +55,8 @@ void AssignNics(const std::vector<PciDevice>& gpus, const std::vector<PciDevice>
   std::vector<Candidate> candidates;
   for (size_t g = 0; g < gpus.size(); ++g) {
     for (size_t n = 0; n < nics.size(); ++n) {
-      candidates.push_back({ClassifyPath(gpus[g].path, nics[n].path, gpus[g].numa, nics[n].numa), g, n});
+      candidates.push_back(
+          {ClassifyPath(gpus[g].path, nics[n].path, gpus[g].numa, nics[n].numa), g, n});
     }
   }
   std::stable_sort(candidates.begin(), candidates.end(),
@@ -82,9 +88,10 @@ class Affinity final : public Audit {
     for (size_t g = 0; g < gpus.size(); ++g) {
       if (assigned[g] < 0) continue;
       const PciDevice& nic = nics[assigned[g]];
-      (*r.mutable_observed())[gpus[g].name] =
-          absl::StrCat(nic.name, " ", PathClassName(cls[g]), " (NUMA ", gpus[g].numa, "/", nic.numa, ")");
-      if (cls[g] == PathClass::kSys || (gpus[g].numa >= 0 && nic.numa >= 0 && gpus[g].numa != nic.numa)) {
+      (*r.mutable_observed())[gpus[g].name] = absl::StrCat(
+          nic.name, " ", PathClassName(cls[g]), " (NUMA ", gpus[g].numa, "/", nic.numa, ")");
+      if (cls[g] == PathClass::kSys ||
+          (gpus[g].numa >= 0 && nic.numa >= 0 && gpus[g].numa != nic.numa)) {
         v1::Finding f = MakeFinding(
             ctx, report::kind::kNumaMisaffinity, nic.name, 0,
             absl::StrCat(gpus[g].name, " (NUMA node ", gpus[g].numa, ") is left with ", nic.name,

@@ -4,7 +4,6 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <vector>
 #include <string>
 #include <vector>
 
@@ -12,8 +11,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "probes/sysfs/sysfs_root.h"
-#include "proto/inventory.pb.h"
 #include "proto/config.pb.h"
+#include "proto/inventory.pb.h"
 #include "proto/report.pb.h"
 
 namespace fabricctl::probes {

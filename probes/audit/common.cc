@@ -39,8 +39,8 @@ int NumaNode(const SysfsRoot& root, const std::string& address) {
 v1::Finding MakeFinding(const AuditContext& ctx, std::string_view kind, const std::string& device,
                         uint32_t port, std::string detail, report::Level level) {
   v1::Finding f = report::Make(
-      std::string(kind), ctx.node, ctx.node.empty() ? std::move(detail) : absl::StrCat(ctx.node, ": ", detail),
-      level);
+      std::string(kind), ctx.node,
+      ctx.node.empty() ? std::move(detail) : absl::StrCat(ctx.node, ": ", detail), level);
   f.set_device(device);
   f.set_port(port);
   return f;
@@ -64,9 +64,9 @@ v1::AuditResult Skipped(const char* audit, std::string reason) {
 absl::StatusOr<std::vector<Port>> ListPorts(const SysfsRoot& root) {
   auto devices = root.List(kInfiniband);
   if (!devices.ok() || devices->empty()) {
-    return absl::NotFoundError(
-        absl::StrCat("no RDMA device (", root.root().empty() ? "" : root.root(), kInfiniband,
-                     devices.ok() ? " is empty)" : " is absent)"));
+    return absl::NotFoundError(absl::StrCat("no RDMA device (",
+                                            root.root().empty() ? "" : root.root(), kInfiniband,
+                                            devices.ok() ? " is empty)" : " is absent)"));
   }
   std::vector<Port> ports;
   for (const std::string& device : *devices) {
@@ -83,7 +83,8 @@ absl::StatusOr<std::vector<Port>> ListPorts(const SysfsRoot& root) {
       if (auto ndev = root.ReadTrimmed(p.dir + "/gid_attrs/ndevs/0"); ndev.ok()) {
         p.netdev = *ndev;
       } else if (auto nets = root.List(dev_dir + "/device/net"); nets.ok() && !nets->empty()) {
-        p.netdev = nets->front();  // same PCI function (sysfs: /sys/class/infiniband/DEV/device/net/)
+        p.netdev =
+            nets->front();  // same PCI function (sysfs: /sys/class/infiniband/DEV/device/net/)
       }
       ports.push_back(std::move(p));
     }

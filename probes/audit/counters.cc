@@ -1,6 +1,6 @@
-// counters: error counters that must not rise on a healthy link (Documentation/ABI/stable/sysfs-class-infiniband: ports/N/counters), read twice a
-// window apart. link_downed rising is critical (the catalogue's alternate level); the others
-// are warnings.
+// counters: error counters that must not rise on a healthy link
+// (Documentation/ABI/stable/sysfs-class-infiniband: ports/N/counters), read twice a window apart.
+// link_downed rising is critical (the catalogue's alternate level); the others are warnings.
 #include <map>
 #include <utility>
 
@@ -12,22 +12,28 @@
 namespace fabricctl::probes::audit_internal {
 namespace {
 
-constexpr const char* kCounters[] = {
-    "counters/symbol_error",         "counters/link_downed",
-    "counters/link_error_recovery",  "counters/port_rcv_errors",
-    "counters/port_xmit_discards",   "counters/local_link_integrity_errors",
-    "counters/excessive_buffer_overrun_errors",
-    "hw_counters/out_of_sequence",   "hw_counters/packet_seq_err",
-    "hw_counters/local_ack_timeout_err", "hw_counters/implied_nak_seq_err",
-    "hw_counters/np_cnp_sent",       "hw_counters/rp_cnp_handled"};
+constexpr const char* kCounters[] = {"counters/symbol_error",
+                                     "counters/link_downed",
+                                     "counters/link_error_recovery",
+                                     "counters/port_rcv_errors",
+                                     "counters/port_xmit_discards",
+                                     "counters/local_link_integrity_errors",
+                                     "counters/excessive_buffer_overrun_errors",
+                                     "hw_counters/out_of_sequence",
+                                     "hw_counters/packet_seq_err",
+                                     "hw_counters/local_ack_timeout_err",
+                                     "hw_counters/implied_nak_seq_err",
+                                     "hw_counters/np_cnp_sent",
+                                     "hw_counters/rp_cnp_handled"};
 
 // Every readable counter of every port, by (port index, counter).
 std::map<std::pair<size_t, std::string>, uint64_t> ReadCounters(const SysfsRoot& root,
-                                                                 const std::vector<Port>& ports) {
+                                                                const std::vector<Port>& ports) {
   std::map<std::pair<size_t, std::string>, uint64_t> values;
   for (size_t i = 0; i < ports.size(); ++i) {
     for (const char* counter : kCounters) {
-      auto v = ParseInteger(root.ReadTrimmed(absl::StrCat(ports[i].dir, "/", counter)).value_or(""));
+      auto v =
+          ParseInteger(root.ReadTrimmed(absl::StrCat(ports[i].dir, "/", counter)).value_or(""));
       if (v && *v >= 0) values[{i, counter}] = static_cast<uint64_t>(*v);
     }
   }

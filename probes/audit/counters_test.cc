@@ -1,10 +1,9 @@
 // counters on a fixture node whose counters the test changes during the window.
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "probes/audit/audit.h"
 #include "probes/audit/testing.h"
@@ -28,7 +27,8 @@ TEST_CASE("Counters: an error counter rising within the window is reported") {
     // The link takes 12 symbol errors while we wait.
     auto dir = root.ReadLink("/sys/class/infiniband/mlx5_4");
     REQUIRE(dir.ok());
-    std::ofstream(node + "/sys/class/infiniband/" + *dir + "/ports/1/counters/symbol_error") << "12\n";
+    std::ofstream(node + "/sys/class/infiniband/" + *dir + "/ports/1/counters/symbol_error")
+        << "12\n";
   };
   auto results = RunAudits(ctx, {"counters"});
   REQUIRE(results.ok());

@@ -102,8 +102,8 @@ absl::StatusOr<DcbIeee> ParseDcbIeeeReply(const std::string& b) {
           } else if (it == DCB_ATTR_IEEE_APP_TABLE) {
             ForEachAttribute(b, ip, ip + in, [&](uint16_t at_type, size_t ap, size_t an) {
               if (at_type != DCB_ATTR_IEEE_APP || an < 4) return;
-              out.apps.push_back({static_cast<uint8_t>(b[ap]), static_cast<uint8_t>(b[ap + 1]),
-                                  U16(b, ap + 2)});
+              out.apps.push_back(
+                  {static_cast<uint8_t>(b[ap]), static_cast<uint8_t>(b[ap + 1]), U16(b, ap + 2)});
             });
           }
         });

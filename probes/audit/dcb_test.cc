@@ -4,10 +4,9 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstring>
-
-#include <catch2/catch.hpp>
 
 namespace fabricctl::probes {
 namespace {

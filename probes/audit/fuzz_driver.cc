@@ -15,11 +15,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int main(int argc, char** argv) {
   const uint64_t runs = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 200000;
   std::vector<std::string> seeds = {
-      "4: ACTIVE\n", "5: LinkUp\n", "400 Gb/sec (4X NDR)\n", "2.5 Gb/sec (1X SDR)\n",
-      "fe80:0000:0000:0000:ba59:9fff:fe3e:1a2b\n", "0000:0000:0000:0000:0000:ffff:0a00:0107\n",
+      "4: ACTIVE\n",
+      "5: LinkUp\n",
+      "400 Gb/sec (4X NDR)\n",
+      "2.5 Gb/sec (1X SDR)\n",
+      "fe80:0000:0000:0000:ba59:9fff:fe3e:1a2b\n",
+      "0000:0000:0000:0000:0000:ffff:0a00:0107\n",
       "Max locked memory         8388608              8388608              bytes     \n",
       "Max locked memory         unlimited            unlimited            bytes\n",
-      "9000\n", "-1\n", "mlx5_0:1,mlx5_1", "^mlx5_2", "=eth0,ib", "",
+      "9000\n",
+      "-1\n",
+      "mlx5_0:1,mlx5_1",
+      "^mlx5_2",
+      "=eth0,ib",
+      "",
       fabricctl::probes::BuildDcbIeeeGetRequest("ens0np0", 1),
       "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.4.7<0>\n",
       "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n",
@@ -35,11 +44,21 @@ int main(int argc, char** argv) {
     for (int m = 0; m < mutations; ++m) {
       const size_t at = input.empty() ? 0 : random() % input.size();
       switch (random() % 5) {
-        case 0: if (!input.empty()) input[at] = static_cast<char>(random()); break;
-        case 1: input.insert(at, 1, static_cast<char>(random())); break;
-        case 2: if (!input.empty()) input.erase(at, 1 + random() % 4); break;
-        case 3: input.insert(at, seeds[random() % seeds.size()]); break;
-        default: input.insert(at, 1, "0123456789:abcdef -^=,\n"[random() % 23]); break;
+        case 0:
+          if (!input.empty()) input[at] = static_cast<char>(random());
+          break;
+        case 1:
+          input.insert(at, 1, static_cast<char>(random()));
+          break;
+        case 2:
+          if (!input.empty()) input.erase(at, 1 + random() % 4);
+          break;
+        case 3:
+          input.insert(at, seeds[random() % seeds.size()]);
+          break;
+        default:
+          input.insert(at, 1, "0123456789:abcdef -^=,\n"[random() % 23]);
+          break;
       }
     }
     run(input);

@@ -30,7 +30,8 @@ std::string DmaBufState(const AuditContext& ctx, bool* usable) {
                                           : ctx.driver_gpus_reason;
   }
   return absl::StrCat(supported, " of ", driver.size(), " GPUs support it, kernel ",
-                      kernel.empty() ? "unknown" : kernel, kernel_ok ? "" : " (needs 5.12 or later)");
+                      kernel.empty() ? "unknown" : kernel,
+                      kernel_ok ? "" : " (needs 5.12 or later)");
 }
 
 class GpuDirect final : public Audit {
@@ -49,12 +50,14 @@ class GpuDirect final : public Audit {
     (*r.mutable_observed())["dma_buf"] = dmabuf_state;
     (*r.mutable_observed())["path"] = peermem ? "peer memory" : dmabuf ? "dma-buf" : "none";
     if (!peermem && !dmabuf && ctx.expect.gpudirect()) {
-      *r.add_findings() = MakeFinding(
-          ctx, report::kind::kGpudirectUnavailable, "", 0,
-          absl::StrCat(gpus.size(), " GPUs, no peer-memory module (/sys/module/nvidia_peermem "
-                                    "absent) and no dma-buf path (", dmabuf_state,
-                                    "): GPUDirect RDMA is off; expected on (expect.gpudirect; "
-                                    "modprobe nvidia-peermem, or the open GPU kernel modules)"));
+      *r.add_findings() =
+          MakeFinding(ctx, report::kind::kGpudirectUnavailable, "", 0,
+                      absl::StrCat(gpus.size(),
+                                   " GPUs, no peer-memory module (/sys/module/nvidia_peermem "
+                                   "absent) and no dma-buf path (",
+                                   dmabuf_state,
+                                   "): GPUDirect RDMA is off; expected on (expect.gpudirect; "
+                                   "modprobe nvidia-peermem, or the open GPU kernel modules)"));
     }
     return r;
   }

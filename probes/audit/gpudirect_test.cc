@@ -1,9 +1,8 @@
 // gpudirect on the fixture nodes, against the RoCE H100 expectations.
+#include <catch2/catch.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "probes/audit/audit.h"
 #include "probes/audit/testing.h"

@@ -39,8 +39,9 @@ class Memlock final : public Audit {
     if (!unlimited && *limit < want) {
       *r.add_findings() = MakeFinding(
           ctx, report::kind::kMemlockTooLow, "", 0,
-          absl::StrCat("memlock limit ", *limit, " bytes, expected at least ", want,
-                       " (RDMA registration pins memory: ulimit -l unlimited, LimitMEMLOCK=infinity)"));
+          absl::StrCat(
+              "memlock limit ", *limit, " bytes, expected at least ", want,
+              " (RDMA registration pins memory: ulimit -l unlimited, LimitMEMLOCK=infinity)"));
     }
     return r;
   }

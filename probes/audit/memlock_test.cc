@@ -1,8 +1,7 @@
 // memlock on the fixture nodes, against the RoCE H100 expectations.
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "probes/audit/audit.h"
 #include "probes/audit/testing.h"

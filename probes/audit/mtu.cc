@@ -31,9 +31,10 @@ class Mtu final : public Audit {
       auto mtu = text.ok() ? ParseInteger(*text) : std::nullopt;
       if (!mtu || *mtu < 68 || *mtu > 65536) {
         // An MTU that cannot be read is not a pass: the audit fails, naming the port.
-        unreadable.push_back(absl::StrCat(label, " (", p.netdev, "): ",
-                                          text.ok() ? absl::StrCat("'", text->substr(0, 32), "' is not an MTU")
-                                                    : std::string(text.status().message())));
+        unreadable.push_back(
+            absl::StrCat(label, " (", p.netdev, "): ",
+                         text.ok() ? absl::StrCat("'", text->substr(0, 32), "' is not an MTU")
+                                   : std::string(text.status().message())));
         continue;
       }
       const uint32_t roce = RoceMtuForNetdevMtu(*mtu);

@@ -1,8 +1,7 @@
 // mtu on the fixture nodes, against the RoCE H100 expectations.
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "probes/audit/audit.h"
 #include "probes/audit/testing.h"
@@ -38,9 +37,11 @@ TEST_CASE("A garbage MTU fails the audit naming the port, and the other ports ar
   const std::string root_dir = fabricctl::testing::TempDir("garbage_mtu");
   REQUIRE(fabricctl::testing::RunCommand({"/bin/cp", "-r", Fixtures() + "/roce-h100/.", root_dir})
               .exit_code == 0);
-  REQUIRE(fabricctl::testing::RunCommand(
-              {"/bin/sh", "-c", "printf 'abc\\n' > " + root_dir + "/sys/class/net/ens0np0/mtu && "
-                                "printf '1500\\n' > " + root_dir + "/sys/class/net/ens1np0/mtu"})
+  REQUIRE(fabricctl::testing::RunCommand({"/bin/sh", "-c",
+                                          "printf 'abc\\n' > " + root_dir +
+                                              "/sys/class/net/ens0np0/mtu && "
+                                              "printf '1500\\n' > " +
+                                              root_dir + "/sys/class/net/ens1np0/mtu"})
               .exit_code == 0);
   SysfsRoot root(root_dir);
   AuditContext ctx{&root, RoceH100(), {}, "n"};

@@ -45,11 +45,11 @@ class NcclEnv final : public Audit {
         if (!found) missing.push_back(device);
       }
       if (!hca.exclude && !missing.empty()) {
-        *r.add_findings() = MakeFinding(
-            ctx, report::kind::kNcclEnvMisconfigured, "", 0,
-            absl::StrCat("NCCL_IB_HCA names ", absl::StrJoin(missing, ", "),
-                         ", not present here (present: ",
-                         present.empty() ? "none" : absl::StrJoin(present, ", "), ")"));
+        *r.add_findings() =
+            MakeFinding(ctx, report::kind::kNcclEnvMisconfigured, "", 0,
+                        absl::StrCat("NCCL_IB_HCA names ", absl::StrJoin(missing, ", "),
+                                     ", not present here (present: ",
+                                     present.empty() ? "none" : absl::StrJoin(present, ", "), ")"));
       }
     }
     if (!env("NCCL_SOCKET_IFNAME").empty()) {
@@ -65,7 +65,8 @@ class NcclEnv final : public Audit {
         *r.add_findings() = MakeFinding(
             ctx, report::kind::kNcclEnvMisconfigured, "", 0,
             absl::StrCat("NCCL_SOCKET_IFNAME=", env("NCCL_SOCKET_IFNAME"),
-                         " matches no interface here (present: ", absl::StrJoin(present, ", "), ")"));
+                         " matches no interface here (present: ", absl::StrJoin(present, ", "),
+                         ")"));
       }
     }
     return r;

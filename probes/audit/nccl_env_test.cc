@@ -1,8 +1,7 @@
 // nccl_env on the healthy RoCE H100 node, with NCCL variables set.
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "probes/audit/audit.h"
 #include "probes/audit/testing.h"

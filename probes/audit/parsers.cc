@@ -78,7 +78,8 @@ std::optional<uint16_t> ParseAcsControl(const std::string& config) {
   auto u32 = [&](size_t at) -> std::optional<uint32_t> {
     if (at + 4 > config.size()) return std::nullopt;
     const auto* b = reinterpret_cast<const unsigned char*>(config.data() + at);
-    return b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);  // little-endian
+    return b[0] | (b[1] << 8) | (b[2] << 16) |
+           (static_cast<uint32_t>(b[3]) << 24);  // little-endian
   };
   size_t at = kExtendedStart;
   for (int hops = 0; hops < 96 && at >= kExtendedStart; ++hops) {  // bounded: no loops

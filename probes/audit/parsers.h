@@ -9,8 +9,9 @@
 
 namespace fabricctl::probes {
 
-// Pure parsers of the kernel's text formats (the kernel's sysfs ABI: Documentation/ABI/stable/sysfs-class-infiniband and sysfs-class-net). Each takes the bytes a file holds
-// and returns values or nullopt; none reads a file. Fuzzed by //probes/audit:parsers_fuzz.
+// Pure parsers of the kernel's text formats (the kernel's sysfs ABI:
+// Documentation/ABI/stable/sysfs-class-infiniband and sysfs-class-net). Each takes the bytes a file
+// holds and returns values or nullopt; none reads a file. Fuzzed by //probes/audit:parsers_fuzz.
 
 // "4: ACTIVE" (port state) or "5: LinkUp" (phys_state) -> {4, "ACTIVE"}.
 struct NumberedState {

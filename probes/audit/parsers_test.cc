@@ -1,8 +1,7 @@
 #include "probes/audit/parsers.h"
 
-#include <limits>
-
 #include <catch2/catch.hpp>
+#include <limits>
 
 namespace fabricctl::probes {
 
@@ -45,7 +44,7 @@ TEST_CASE("ACS control from a config space's extended capabilities") {
   CHECK((*acs & kAcsRequestRedirect) != 0);
   CHECK((*acs & kAcsCompletionRedirect) != 0);
   CHECK_FALSE(ParseAcsControl(config.substr(0, 256)));  // what an unprivileged read returns
-  put32(0x148, 0x0002);  // no ACS in the list
+  put32(0x148, 0x0002);                                 // no ACS in the list
   CHECK_FALSE(ParseAcsControl(config));
   put32(0x100, 0x0001 | (0x100u << 20));  // a capability pointing at itself
   CHECK_FALSE(ParseAcsControl(config));
@@ -67,7 +66,8 @@ TEST_CASE("memlock from /proc/self/limits") {
       "Limit                     Soft Limit           Hard Limit           Units     \n"
       "Max locked memory         8388608              8388608              bytes     \n";
   CHECK(*ParseMemlockLimit(limits) == 8388608);
-  CHECK(*ParseMemlockLimit("Max locked memory         unlimited            unlimited            bytes\n") ==
+  CHECK(*ParseMemlockLimit(
+            "Max locked memory         unlimited            unlimited            bytes\n") ==
         std::numeric_limits<uint64_t>::max());
   CHECK_FALSE(ParseMemlockLimit("Max open files 1024 1024 files\n"));
 }

@@ -23,7 +23,8 @@ class Pcie final : public Audit {
     // RDMA device names by PCI address, for the findings.
     std::map<std::string, std::string> rdma_by_pci;
     for (const auto& dev : ctx.root->List(kInfiniband).value_or(std::vector<std::string>{})) {
-      if (auto target = ctx.root->ReadLink(absl::StrCat(kInfiniband, "/", dev, "/device")); target.ok()) {
+      if (auto target = ctx.root->ReadLink(absl::StrCat(kInfiniband, "/", dev, "/device"));
+          target.ok()) {
         rdma_by_pci[target->substr(target->rfind('/') + 1)] = dev;
       }
     }
@@ -34,15 +35,18 @@ class Pcie final : public Audit {
       const bool nic = cls.rfind("0x02", 0) == 0;
       const bool gpu = cls.rfind("0x03", 0) == 0 && vendor == "0x10de";
       if (!nic && !gpu) continue;
-      auto speed = ParsePcieSpeedGts(ctx.root->ReadTrimmed(dir + "/current_link_speed").value_or(""));
-      auto max_speed = ParsePcieSpeedGts(ctx.root->ReadTrimmed(dir + "/max_link_speed").value_or(""));
+      auto speed =
+          ParsePcieSpeedGts(ctx.root->ReadTrimmed(dir + "/current_link_speed").value_or(""));
+      auto max_speed =
+          ParsePcieSpeedGts(ctx.root->ReadTrimmed(dir + "/max_link_speed").value_or(""));
       auto width = ParseInteger(ctx.root->ReadTrimmed(dir + "/current_link_width").value_or(""));
       auto max_width = ParseInteger(ctx.root->ReadTrimmed(dir + "/max_link_width").value_or(""));
       if (!speed || !width) continue;
       auto it = rdma_by_pci.find(address);
-      const std::string what = it != rdma_by_pci.end() ? absl::StrCat(it->second, " (", address, ")")
-                               : gpu                   ? absl::StrCat("GPU ", address)
-                                                       : absl::StrCat("NIC ", address);
+      const std::string what = it != rdma_by_pci.end()
+                                   ? absl::StrCat(it->second, " (", address, ")")
+                               : gpu ? absl::StrCat("GPU ", address)
+                                     : absl::StrCat("NIC ", address);
       (*r.mutable_observed())[what] = absl::StrFormat("%.1f GT/s x%d", *speed, *width);
       std::vector<std::string> problems;
       if (max_width && *width < *max_width) {
@@ -57,9 +61,9 @@ class Pcie final : public Audit {
                                            *speed, ctx.expect.pcie_speed_gts()));
       }
       if (problems.empty()) continue;
-      v1::Finding f = MakeFinding(ctx, report::kind::kPcieDegraded,
-                                  it != rdma_by_pci.end() ? it->second : address, 0,
-                                  absl::StrCat(what, " trained at ", absl::StrJoin(problems, ", ")));
+      v1::Finding f = MakeFinding(
+          ctx, report::kind::kPcieDegraded, it != rdma_by_pci.end() ? it->second : address, 0,
+          absl::StrCat(what, " trained at ", absl::StrJoin(problems, ", ")));
       (*f.mutable_evidence())["width"] = absl::StrCat(*width);
       (*f.mutable_evidence())["speed_gts"] = absl::StrFormat("%.1f", *speed);
       *r.add_findings() = std::move(f);

@@ -15,7 +15,7 @@ namespace {
 // The DCB netlink reply for `netdev`: ctx.dcb_query when set, else the kernel's when the root
 // is "/", else the fixture file <root>/netlink/dcb/<netdev>.
 absl::StatusOr<DcbIeee> ReadDcb(const AuditContext& ctx, const std::string& dev) {
-  auto reply = ctx.dcb_query            ? ctx.dcb_query(dev)
+  auto reply = ctx.dcb_query              ? ctx.dcb_query(dev)
                : ctx.root->root().empty() ? QueryDcbIeee(dev)
                                           : ctx.root->Read("/netlink/dcb/" + dev);
   if (!reply.ok()) return reply.status();
@@ -27,7 +27,8 @@ class Qos final : public Audit {
   const char* name() const override { return "qos"; }
   v1::AuditResult Run(const AuditContext& ctx) const override {
     if (!ctx.expect.has_pfc_priority() && !ctx.expect.ecn() && !ctx.expect.dscp_trust()) {
-      return Skipped(name(), "nothing expected (expect.pfc_priority, expect.ecn, expect.dscp_trust)");
+      return Skipped(name(),
+                     "nothing expected (expect.pfc_priority, expect.ecn, expect.dscp_trust)");
     }
     auto ports = ListPorts(*ctx.root);
     if (!ports.ok()) return Skipped(name(), std::string(ports.status().message()));
@@ -62,13 +63,15 @@ class Qos final : public Audit {
         std::vector<std::string> off;
         bool exposed = false;
         for (const char* point : {"roce_np", "roce_rp"}) {
-          auto v = ctx.root->ReadTrimmed(absl::StrCat("/sys/class/net/", dev, "/ecn/", point, "/enable/", prio));
+          auto v = ctx.root->ReadTrimmed(
+              absl::StrCat("/sys/class/net/", dev, "/ecn/", point, "/enable/", prio));
           if (!v.ok()) continue;
           exposed = true;
           if (*v != "1") off.push_back(point);
         }
-        seen.push_back(!exposed ? "ECN not exposed by this driver"
-                                : off.empty() ? "ECN on" : "ECN off: " + absl::StrJoin(off, ","));
+        seen.push_back(!exposed      ? "ECN not exposed by this driver"
+                       : off.empty() ? "ECN on"
+                                     : "ECN off: " + absl::StrJoin(off, ","));
         if (!off.empty()) {
           *r.add_findings() = MakeFinding(
               ctx, report::kind::kEcnDisabled, p.device, p.port,
@@ -78,11 +81,14 @@ class Qos final : public Audit {
       }
       if (ctx.expect.dscp_trust()) {
         auto trust = ctx.root->ReadTrimmed(absl::StrCat("/sys/class/net/", dev, "/qos/trust"));
-        bool dscp_apps = dcb.ok() && std::any_of(dcb->apps.begin(), dcb->apps.end(), [](const DcbApp& a) {
-                           return a.selector == 5;  // IEEE_8021QAZ_APP_SEL_DSCP
-                         });
+        bool dscp_apps =
+            dcb.ok() && std::any_of(dcb->apps.begin(), dcb->apps.end(), [](const DcbApp& a) {
+              return a.selector == 5;  // IEEE_8021QAZ_APP_SEL_DSCP
+            });
         const bool dscp = (trust.ok() && *trust == "dscp") || (!trust.ok() && dscp_apps);
-        seen.push_back(absl::StrCat("trust ", trust.ok() ? *trust : dscp_apps ? "dscp (APP table)" : "pcp"));
+        seen.push_back(absl::StrCat("trust ", trust.ok()  ? *trust
+                                              : dscp_apps ? "dscp (APP table)"
+                                                          : "pcp"));
         if (!dscp) {
           *r.add_findings() = MakeFinding(
               ctx, report::kind::kDscpTrustMissing, p.device, p.port,

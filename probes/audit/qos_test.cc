@@ -1,10 +1,9 @@
 // qos on the fixture nodes: PFC from DCB netlink fixtures, ECN and trust from sysfs.
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "probes/audit/audit.h"
 #include "probes/audit/testing.h"
@@ -40,7 +39,8 @@ TEST_CASE("QoS: ECN and DSCP trust read from the driver's sysfs, PFC from DCB ne
   std::remove((node + "/sys/class/net/" + *dir + "/ecn/roce_np/enable/3").c_str());
   std::remove((node + "/sys/class/net/" + *dir + "/ecn/roce_rp/enable/3").c_str());
   auto partial = RunAudits(ctx, {"qos"});
-  CHECK((*partial)[0].observed().at("mlx5_1:1") == "PFC 3; ECN not exposed by this driver; trust pcp");
+  CHECK((*partial)[0].observed().at("mlx5_1:1") ==
+        "PFC 3; ECN not exposed by this driver; trust pcp");
 }
 
 }  // namespace fabricctl::probes

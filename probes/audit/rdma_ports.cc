@@ -38,20 +38,23 @@ class RdmaPorts final : public Audit {
       // Not a skip: a node without RDMA is the finding (its traffic would go over TCP).
       // Without an RDMA expectation it is the catalogue's alternate level (a warning).
       const bool expected = ctx.expect.link_rate_gbps() > 0;
-      *r.add_findings() = MakeFinding(
-          ctx, report::kind::kRdmaUnavailable, "", 0,
-          absl::StrCat(ports.status().message(),
-                       expected ? absl::StrFormat("; expected RDMA ports at %.0f Gb/s",
-                                                  ctx.expect.link_rate_gbps())
-                                : ""),
-          expected ? report::Level::kDefault : report::Level::kAlternate);
+      *r.add_findings() =
+          MakeFinding(ctx, report::kind::kRdmaUnavailable, "", 0,
+                      absl::StrCat(ports.status().message(),
+                                   expected ? absl::StrFormat("; expected RDMA ports at %.0f Gb/s",
+                                                              ctx.expect.link_rate_gbps())
+                                            : ""),
+                      expected ? report::Level::kDefault : report::Level::kAlternate);
       return r;
     }
     for (const Port& p : *ports) CheckPort(ctx, p, &r);
     // A device whose ports cannot be listed (a symlink loop, a broken driver) is not dropped
     // silently: it is named, with what the kernel said.
-    for (const std::string& device : ctx.root->List(kInfinibandClass).value_or(std::vector<std::string>{})) {
-      if (std::any_of(ports->begin(), ports->end(), [&](const Port& p) { return p.device == device; })) continue;
+    for (const std::string& device :
+         ctx.root->List(kInfinibandClass).value_or(std::vector<std::string>{})) {
+      if (std::any_of(ports->begin(), ports->end(),
+                      [&](const Port& p) { return p.device == device; }))
+        continue;
       auto listed = ctx.root->List(absl::StrCat(kInfinibandClass, "/", device, "/ports"));
       *r.add_findings() = MakeFinding(
           ctx, report::kind::kRdmaUnavailable, device, 0,
@@ -68,32 +71,31 @@ class RdmaPorts final : public Audit {
     auto state = ParseNumberedState(ctx.root->ReadTrimmed(p.dir + "/state").value_or(""));
     auto phys = ParseNumberedState(ctx.root->ReadTrimmed(p.dir + "/phys_state").value_or(""));
     auto rate = ParseRateGbps(ctx.root->ReadTrimmed(p.dir + "/rate").value_or(""));
-    (*r->mutable_observed())[label] = absl::StrCat(
-        state ? state->name : "?", " ", phys ? phys->name : "?", " ",
-        rate ? absl::StrFormat("%.0f Gb/s", *rate) : "? Gb/s", p.ethernet ? " RoCE" : " IB",
-        p.netdev.empty() ? "" : " " + p.netdev);
+    (*r->mutable_observed())[label] =
+        absl::StrCat(state ? state->name : "?", " ", phys ? phys->name : "?", " ",
+                     rate ? absl::StrFormat("%.0f Gb/s", *rate) : "? Gb/s",
+                     p.ethernet ? " RoCE" : " IB", p.netdev.empty() ? "" : " " + p.netdev);
     if (!state || state->name != "ACTIVE" || !phys || phys->name != "LinkUp") {
-      *r->add_findings() = MakeFinding(
-          ctx, report::kind::kLinkDown, p.device, p.port,
-          absl::StrCat(label, " is ", state ? state->name : "unreadable", " / ",
-                       phys ? phys->name : "unreadable", ", expected ACTIVE / LinkUp"));
+      *r->add_findings() =
+          MakeFinding(ctx, report::kind::kLinkDown, p.device, p.port,
+                      absl::StrCat(label, " is ", state ? state->name : "unreadable", " / ",
+                                   phys ? phys->name : "unreadable", ", expected ACTIVE / LinkUp"));
       return;
     }
     if (rate && ctx.expect.link_rate_gbps() > 0 && *rate < ctx.expect.link_rate_gbps()) {
-      v1::Finding f = MakeFinding(
-          ctx, report::kind::kLinkRateDegraded, p.device, p.port,
-          absl::StrFormat("%s active at %.0f Gb/s, expected %.0f Gb/s", label, *rate,
-                          ctx.expect.link_rate_gbps()));
+      v1::Finding f = MakeFinding(ctx, report::kind::kLinkRateDegraded, p.device, p.port,
+                                  absl::StrFormat("%s active at %.0f Gb/s, expected %.0f Gb/s",
+                                                  label, *rate, ctx.expect.link_rate_gbps()));
       (*f.mutable_evidence())["rate_gbps"] = absl::StrFormat("%.0f", *rate);
-      (*f.mutable_evidence())["expected_gbps"] = absl::StrFormat("%.0f", ctx.expect.link_rate_gbps());
+      (*f.mutable_evidence())["expected_gbps"] =
+          absl::StrFormat("%.0f", ctx.expect.link_rate_gbps());
       *r->add_findings() = std::move(f);
     }
     if (p.ethernet && !HasRoceV2Gid(*ctx.root, p.dir)) {
-      *r->add_findings() = MakeFinding(
-          ctx, report::kind::kRdmaUnavailable, p.device, p.port,
-          absl::StrCat(label, " has no RoCE v2 GID (no IP address on ",
-                       p.netdev.empty() ? "its netdev" : p.netdev,
-                       "?): NCCL and perftest cannot use it"));
+      *r->add_findings() = MakeFinding(ctx, report::kind::kRdmaUnavailable, p.device, p.port,
+                                       absl::StrCat(label, " has no RoCE v2 GID (no IP address on ",
+                                                    p.netdev.empty() ? "its netdev" : p.netdev,
+                                                    "?): NCCL and perftest cannot use it"));
     }
   }
 };

@@ -1,8 +1,7 @@
 // The audits together, and RunAudits: the table, the order and the names.
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "probes/audit/audit.h"
 #include "probes/audit/testing.h"
@@ -33,7 +32,9 @@ TEST_CASE("Unknown audits are refused by name") {
   AuditContext ctx{&root, {}, {}, "n"};
   auto results = RunAudits(ctx, {"pfc"});
   REQUIRE_FALSE(results.ok());
-  CHECK(std::string(results.status().message()).rfind("unknown audit 'pfc' (known: rdma_ports", 0) == 0);
+  CHECK(
+      std::string(results.status().message()).rfind("unknown audit 'pfc' (known: rdma_ports", 0) ==
+      0);
 }
 
 }  // namespace fabricctl::probes

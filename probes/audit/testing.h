@@ -5,12 +5,11 @@
 // afresh once per test binary, and the RoCE H100 expectations of configs/roce-h100.yaml.
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "probes/audit/audit.h"
 #include "tests/subprocess.h"
@@ -21,7 +20,8 @@ namespace fabricctl::probes::audit_testing {
 inline std::string Fixtures() {
   static const std::string dir = [] {
     std::string out = fabricctl::testing::TempDir("sysfs");
-    auto made = fabricctl::testing::RunCommand({"/usr/bin/python3", "tests/fixtures/make_sysfs.py", out});
+    auto made =
+        fabricctl::testing::RunCommand({"/usr/bin/python3", "tests/fixtures/make_sysfs.py", out});
     REQUIRE(made.exit_code == 0);
     return out;
   }();

@@ -1,4 +1,3 @@
-#include "probes/common/stats.h"
 #include "probes/collective/allreduce.h"
 
 #include <algorithm>
@@ -6,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "probes/common/stats.h"
 
 namespace fabricctl::probes {
 
@@ -17,7 +17,8 @@ ProbeRun RunRingAllreduce(const ProbeParams& params, uint32_t rank,
   run.device = rdma != nullptr ? absl::StrCat("rdma ring ", rdma->label()) : "tcp ring";
   const absl::Time started = absl::Now();
   const uint32_t n = static_cast<uint32_t>(ranks.size());
-  const absl::Duration bound = params.timeout > absl::ZeroDuration() ? params.timeout : absl::Minutes(5);
+  const absl::Duration bound =
+      params.timeout > absl::ZeroDuration() ? params.timeout : absl::Minutes(5);
   const absl::Time deadline = started + bound;
   auto fail = [&](const absl::Status& s) {
     run.outcome = absl::IsDeadlineExceeded(s) ? Outcome::kTimeout : Outcome::kFailed;
@@ -30,7 +31,8 @@ ProbeRun RunRingAllreduce(const ProbeParams& params, uint32_t rank,
   TcpRing tcp(*links);
   RingTransport* ring = &tcp;
   if (rdma != nullptr) {
-    if (endpoints.size() != n) return fail(absl::InvalidArgumentError("one endpoint per rank expected"));
+    if (endpoints.size() != n)
+      return fail(absl::InvalidArgumentError("one endpoint per rank expected"));
     if (auto s = rdma->Connect(endpoints[(rank + n - 1) % n], endpoints[(rank + 1) % n]); !s.ok()) {
       return fail(s);
     }
@@ -75,7 +77,8 @@ ProbeRun RunRingAllreduce(const ProbeParams& params, uint32_t rank,
         return fail(s);
       }
     }
-    const double seconds = absl::ToDoubleSeconds(absl::Now() - t0) / static_cast<double>(iterations);
+    const double seconds =
+        absl::ToDoubleSeconds(absl::Now() - t0) / static_cast<double>(iterations);
     CollectivePoint point;
     point.size_bytes = count * sizeof(float);
     point.time_us = seconds * 1e6;

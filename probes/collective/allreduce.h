@@ -20,7 +20,8 @@ namespace fabricctl::probes {
 // the ranks), wrong elements and the time of its link to the right, timed on its own.
 ProbeRun RunRingAllreduce(const ProbeParams& params, uint32_t rank,
                           const std::vector<RankAddress>& ranks, const net::Listener& listener,
-                          RdmaRing* rdma = nullptr, const std::vector<v1::Endpoint>& endpoints = {});
+                          RdmaRing* rdma = nullptr,
+                          const std::vector<v1::Endpoint>& endpoints = {});
 
 }  // namespace fabricctl::probes
 

@@ -100,7 +100,8 @@ absl::Status RdmaRing::Exchange(const char* out, size_t out_len, char* in, size_
     }
     // Only this step's messages: the left neighbour may already be sending its next step's.
     n = received < recv_pieces
-            ? from_left_->PollRecv(wc, static_cast<int>(std::min<size_t>(4, recv_pieces - received)))
+            ? from_left_->PollRecv(wc,
+                                   static_cast<int>(std::min<size_t>(4, recv_pieces - received)))
             : 0;
     if (n < 0) return absl::InternalError("ring: ibv_poll_cq (receive) failed");
     for (int i = 0; i < n; ++i) {
@@ -123,7 +124,8 @@ absl::Status RdmaRing::Exchange(const char* out, size_t out_len, char* in, size_
     }
   }
   if (got != in_len) {
-    return absl::DataLossError(absl::StrCat("ring: received ", got, " bytes of a ", in_len, "-byte chunk"));
+    return absl::DataLossError(
+        absl::StrCat("ring: received ", got, " bytes of a ", in_len, "-byte chunk"));
   }
   if (send_time != nullptr) *send_time += send_done - start;
   return absl::OkStatus();

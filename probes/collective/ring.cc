@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "probes/common/secret.h"
 #include "absl/time/clock.h"
+#include "probes/common/secret.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -32,7 +32,7 @@ int MillisUntil(absl::Time deadline) {
 // Sends `out` on `send_fd` while receiving `in` on `recv_fd`, interleaved by poll(2), until
 // both are done. Adds to `send_time` how long the sending took.
 absl::Status ExchangeFds(int send_fd, const char* out, size_t out_len, int recv_fd, char* in,
-                      size_t in_len, absl::Time deadline, absl::Duration* send_time) {
+                         size_t in_len, absl::Time deadline, absl::Duration* send_time) {
   size_t sent = 0, got = 0;
   const absl::Time start = absl::Now();
   absl::Time send_done = out_len == 0 ? start : absl::InfinitePast();
@@ -60,7 +60,8 @@ absl::Status ExchangeFds(int send_fd, const char* out, size_t out_len, int recv_
         sent += static_cast<size_t>(k);
         if (sent == out_len) send_done = absl::Now();
       } else if (k < 0 && errno != EAGAIN && errno != EINTR) {
-        return absl::UnavailableError(absl::StrCat("ring: send to the right: ", std::strerror(errno)));
+        return absl::UnavailableError(
+            absl::StrCat("ring: send to the right: ", std::strerror(errno)));
       }
     }
     if (recv_slot >= 0 && (fds[recv_slot].revents & (POLLIN | POLLERR | POLLHUP))) {
@@ -70,7 +71,8 @@ absl::Status ExchangeFds(int send_fd, const char* out, size_t out_len, int recv_
       } else if (k == 0) {
         return absl::UnavailableError("ring: the left neighbour closed the connection");
       } else if (errno != EAGAIN && errno != EINTR) {
-        return absl::UnavailableError(absl::StrCat("ring: receive from the left: ", std::strerror(errno)));
+        return absl::UnavailableError(
+            absl::StrCat("ring: receive from the left: ", std::strerror(errno)));
       }
     }
   }
@@ -158,7 +160,8 @@ absl::StatusOr<net::UniqueFd> AcceptLeft(const net::Listener& listener, const st
     std::vector<pollfd> fds{{listener.fd.get(), POLLIN, 0}};
     for (const Pending& p : pending) fds.push_back({p.fd.get(), POLLIN, 0});
     const int ready = ::poll(fds.data(), fds.size(), MillisUntil(wake));
-    if (ready < 0 && errno != EINTR) return absl::InternalError(absl::StrCat("ring: poll: ", std::strerror(errno)));
+    if (ready < 0 && errno != EINTR)
+      return absl::InternalError(absl::StrCat("ring: poll: ", std::strerror(errno)));
     std::vector<Pending> kept;
     for (size_t i = 0; i < pending.size(); ++i) {
       bool proven = false;
@@ -184,7 +187,8 @@ absl::StatusOr<net::UniqueFd> AcceptLeft(const net::Listener& listener, const st
 absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>& ranks,
                                    const net::Listener& listener, absl::Duration timeout) {
   const uint32_t n = static_cast<uint32_t>(ranks.size());
-  if (n < 2 || rank >= n) return absl::InvalidArgumentError("ring: need 2 or more ranks and rank < n");
+  if (n < 2 || rank >= n)
+    return absl::InvalidArgumentError("ring: need 2 or more ranks and rank < n");
   const absl::Time deadline = absl::Now() + timeout;
   RingLinks links;
   const RankAddress& right = ranks[(rank + 1) % n];
@@ -258,11 +262,11 @@ absl::Status RingAllreduce(RingTransport& ring, uint32_t rank, uint32_t n, float
   return absl::OkStatus();
 }
 
-absl::StatusOr<absl::Duration> TimeRingLink(RingTransport& ring, size_t bytes, absl::Time deadline) {
+absl::StatusOr<absl::Duration> TimeRingLink(RingTransport& ring, size_t bytes,
+                                            absl::Time deadline) {
   std::vector<char> out(bytes, 'r'), in(bytes);
   absl::Duration send_time = absl::ZeroDuration();
-  if (auto s = ring.Exchange(out.data(), bytes, in.data(), bytes, deadline, &send_time);
-      !s.ok()) {
+  if (auto s = ring.Exchange(out.data(), bytes, in.data(), bytes, deadline, &send_time); !s.ok()) {
     return s;
   }
   return send_time;

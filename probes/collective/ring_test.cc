@@ -1,10 +1,10 @@
 // The ring all-reduce with every rank a thread of this process, over real loopback sockets.
-#include "probes/common/stats.h"
 #include "probes/collective/ring.h"
 
+#include <catch2/catch.hpp>
 #include <thread>
 
-#include <catch2/catch.hpp>
+#include "probes/common/stats.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -34,8 +34,8 @@ RingStats RunRing(uint32_t n, size_t count) {
         return;
       }
       TcpRing ring(*links);
-      status[r] = RingAllreduce(ring, r, n, data[r].data(), count,
-                                absl::Now() + absl::Seconds(20), &stats[r]);
+      status[r] = RingAllreduce(ring, r, n, data[r].data(), count, absl::Now() + absl::Seconds(20),
+                                &stats[r]);
     });
   }
   for (auto& t : threads) t.join();

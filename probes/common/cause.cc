@@ -16,8 +16,8 @@ constexpr char kCauseUrl[] = "type.fabricctl/fabricctl.v1.FailureCause";
 
 absl::Status WithCause(absl::Status status, v1::FailureCause cause, v1::ProbeSide side) {
   if (status.ok()) return status;
-  status.SetPayload(kCauseUrl, absl::Cord(absl::StrCat(static_cast<int>(cause), "/",
-                                                       static_cast<int>(side))));
+  status.SetPayload(kCauseUrl,
+                    absl::Cord(absl::StrCat(static_cast<int>(cause), "/", static_cast<int>(side))));
   return status;
 }
 

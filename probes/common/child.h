@@ -17,7 +17,8 @@ namespace fabricctl::probes {
 // error status passes it through.
 // With `cancel`, the child is also killed as soon as it is cancelled (Cancelled).
 absl::StatusOr<std::string> RunInChild(const std::function<absl::StatusOr<std::string>()>& work,
-                                       absl::Duration timeout, const Cancellation* cancel = nullptr);
+                                       absl::Duration timeout,
+                                       const Cancellation* cancel = nullptr);
 
 // A child that answers once and then stays alive, holding state its answer refers to (NCCL's
 // bootstrap root behind a unique id), until this object is destroyed: then it is killed and

@@ -33,9 +33,8 @@ class CycleClock {
   // Fixes the rate from the span since construction; call once the samples are taken.
   void Stop() {
     const uint64_t cycles = ReadCycles() - start_cycles_;
-    const double ns = std::chrono::duration<double, std::nano>(
-                          std::chrono::steady_clock::now() - start_)
-                          .count();
+    const double ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start_).count();
     ns_per_cycle_ = cycles > 0 ? ns / static_cast<double>(cycles) : 1.0;
   }
 

@@ -1,7 +1,5 @@
 #include "probes/common/params.h"
 
-#include "probes/common/cause.h"
-
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
@@ -9,6 +7,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/time_util.h"
+#include "probes/common/cause.h"
 #include "probes/common/sizes.h"
 
 namespace fabricctl::probes {
@@ -33,8 +32,8 @@ absl::Status ValidateRunId(std::string_view run_id) {
                            c == '_' || c == '.';
                   });
   if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("run_id: 1 to ", kMaxRunIdLength,
-                                                 " of A-Z a-z 0-9 - _ . (it names log files)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("run_id: 1 to ", kMaxRunIdLength, " of A-Z a-z 0-9 - _ . (it names log files)"));
 }
 
 absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
@@ -82,16 +81,17 @@ absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
   }
   if (p.rdma.tx_depth > 8192) return invalid("--tx-depth: at most 8192");
   if (p.rdma.gpu_memory && p.kind == v1::RDMA_WRITE_LAT) {
-    return invalid("--memory gpu: rdma_write_lat polls its buffer from the CPU; GPU memory "
-                   "applies to the bandwidth probes and rdma_send_lat");
+    return invalid(
+        "--memory gpu: rdma_write_lat polls its buffer from the CPU; GPU memory "
+        "applies to the bandwidth probes and rdma_send_lat");
   }
   if (p.rdma.server_gpu_memory && p.kind == v1::RDMA_WRITE_LAT) {
-    return invalid("--memory ...,gpu: rdma_write_lat polls its buffer from the CPU; GPU memory "
-                   "applies to the bandwidth probes and rdma_send_lat");
+    return invalid(
+        "--memory ...,gpu: rdma_write_lat polls its buffer from the CPU; GPU memory "
+        "applies to the bandwidth probes and rdma_send_lat");
   }
   if ((p.rdma.gpu_memory || p.rdma.server_gpu_memory) && p.kind != v1::RDMA_WRITE_BW &&
-      p.kind != v1::RDMA_SEND_BW &&
-      p.kind != v1::RDMA_READ_BW && p.kind != v1::RDMA_SEND_LAT) {
+      p.kind != v1::RDMA_SEND_BW && p.kind != v1::RDMA_READ_BW && p.kind != v1::RDMA_SEND_LAT) {
     return invalid("--memory gpu: RDMA probes only");
   }
   if (by_time) {
@@ -112,8 +112,9 @@ absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
   }
   if (total > static_cast<long double>(limits.max_total_bytes)) {
     return invalid(by_time ? "--warmup" : "--iters", ": the probe would move ",
-                   static_cast<double>(total / (1ull << 30)), " GiB (warm-up included), above the cap of ",
-                   limits.max_total_bytes >> 30, " GiB");
+                   static_cast<double>(total / (1ull << 30)),
+                   " GiB (warm-up included), above the cap of ", limits.max_total_bytes >> 30,
+                   " GiB");
   }
   return absl::OkStatus();
 }
@@ -125,8 +126,7 @@ v1::ProbeSpec ToSpec(const ProbeParams& p) {
   for (uint64_t size : p.sizes_bytes) m->add_sizes_bytes(size);
   m->set_iterations(static_cast<uint32_t>(p.iterations));
   if (p.duration > absl::ZeroDuration()) {
-    *m->mutable_duration() =
-        TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(p.duration));
+    *m->mutable_duration() = TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(p.duration));
   }
   m->set_warmup_iterations(static_cast<uint32_t>(p.warmup_iterations));
   if (p.timeout > absl::ZeroDuration()) {
@@ -212,10 +212,18 @@ v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
   v1::ProbeResult out;
   out.set_kind(params.kind);
   switch (run.outcome) {
-    case Outcome::kOk: out.set_outcome(v1::PROBE_OK); break;
-    case Outcome::kSkipped: out.set_outcome(v1::PROBE_SKIPPED); break;
-    case Outcome::kFailed: out.set_outcome(v1::PROBE_FAILED); break;
-    case Outcome::kTimeout: out.set_outcome(v1::PROBE_TIMEOUT); break;
+    case Outcome::kOk:
+      out.set_outcome(v1::PROBE_OK);
+      break;
+    case Outcome::kSkipped:
+      out.set_outcome(v1::PROBE_SKIPPED);
+      break;
+    case Outcome::kFailed:
+      out.set_outcome(v1::PROBE_FAILED);
+      break;
+    case Outcome::kTimeout:
+      out.set_outcome(v1::PROBE_TIMEOUT);
+      break;
   }
   out.set_reason(run.reason);
   if (run.outcome == Outcome::kFailed || run.outcome == Outcome::kTimeout) {
@@ -269,8 +277,8 @@ v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
     c->set_h2d_gbytes(p.h2d_gbytes);
     c->set_d2h_gbytes(p.d2h_gbytes);
   }
-  *out.mutable_elapsed() = TimeUtil::NanosecondsToDuration(
-      static_cast<int64_t>(run.elapsed_s * 1e9));
+  *out.mutable_elapsed() =
+      TimeUtil::NanosecondsToDuration(static_cast<int64_t>(run.elapsed_s * 1e9));
   *out.mutable_effective_spec() = ToSpec(params);
   return out;
 }

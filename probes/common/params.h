@@ -17,18 +17,19 @@ namespace fabricctl::probes {
 
 // RDMA endpoint and queue-pair settings (perftest's flags in brackets).
 struct RdmaParams {
-  std::string device;            // -d; empty: the first device with an active port
-  uint32_t port = 0;             // -i; 0: the first active port
-  int32_t gid_index = -1;        // -x; -1: picked as perftest does (RoCE v2, IPv4 first)
-  uint32_t tx_depth = 0;         // -t; 0: 128 for bandwidth, 1 for latency
-  uint32_t cq_moderation = 0;    // -Q; 0: 100, and 1 above 8 KiB as perftest forces
-  int32_t inline_bytes = -1;     // -I; -1: 220 bytes (perftest's WRITE default), or less where the device offers less
-  bool bidirectional = false;    // -b
-  uint32_t queue_pairs = 1;      // -q
+  std::string device;          // -d; empty: the first device with an active port
+  uint32_t port = 0;           // -i; 0: the first active port
+  int32_t gid_index = -1;      // -x; -1: picked as perftest does (RoCE v2, IPv4 first)
+  uint32_t tx_depth = 0;       // -t; 0: 128 for bandwidth, 1 for latency
+  uint32_t cq_moderation = 0;  // -Q; 0: 100, and 1 above 8 KiB as perftest forces
+  int32_t inline_bytes =
+      -1;  // -I; -1: 220 bytes (perftest's WRITE default), or less where the device offers less
+  bool bidirectional = false;  // -b
+  uint32_t queue_pairs = 1;    // -q
   // Buffers in GPU memory (perftest's --use_cuda): registered through dma-buf, or through
   // peer memory (nvidia-peermem) where dma-buf is not to be had. Each side chooses its own.
   bool gpu_memory = false;
-  uint32_t gpu = 0;              // CUDA ordinal
+  uint32_t gpu = 0;  // CUDA ordinal
   // The server half's buffers in GPU memory (a sweep's per-side choice; `fabricctl probe`
   // servers choose their own).
   bool server_gpu_memory = false;
@@ -69,13 +70,13 @@ struct ProbeParams {
 
 // Hard caps every node enforces on every request, whoever sent it.
 struct ProbeLimits {
-  uint64_t max_message_bytes = 64ull << 20;    // 64 MiB
-  uint64_t max_total_bytes = 256ull << 30;     // 256 GiB moved by one probe
+  uint64_t max_message_bytes = 64ull << 20;         // 64 MiB
+  uint64_t max_total_bytes = 256ull << 30;          // 256 GiB moved by one probe
   absl::Duration max_duration = absl::Minutes(10);  // wall time of one probe
-  uint64_t max_iterations = 10'000'000;        // per size
+  uint64_t max_iterations = 10'000'000;             // per size
   uint32_t max_streams = 64;
   uint32_t max_queue_pairs = 64;
-  uint64_t max_memory_bytes = 1ull << 30;      // buffers of one probe
+  uint64_t max_memory_bytes = 1ull << 30;  // buffers of one probe
 };
 
 // The caps of a configuration file's probes.limits; fields left at zero keep the defaults.

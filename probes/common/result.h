@@ -12,7 +12,7 @@ namespace fabricctl::probes {
 // One bandwidth row, as one line of ib_write_bw's table. Gb/s is 1e9 bit/s.
 struct BwPoint {
   uint64_t size_bytes = 0;
-  uint64_t iterations = 0;  // messages measured (all streams or queue pairs together)
+  uint64_t iterations = 0;             // messages measured (all streams or queue pairs together)
   std::optional<double> bw_peak_gbps;  // absent where not measured (TCP, duration mode)
   double bw_avg_gbps = 0;
   double msg_rate_mpps = 0;
@@ -38,11 +38,11 @@ struct LatPoint {
 // One row of all_reduce_perf's table, from one rank.
 struct CollectivePoint {
   uint64_t size_bytes = 0;
-  double time_us = 0;         // per operation
-  double algbw_gbytes = 0;    // GB/s (1e9)
+  double time_us = 0;       // per operation
+  double algbw_gbytes = 0;  // GB/s (1e9)
   double busbw_gbytes = 0;
-  uint64_t wrong = 0;         // elements that failed the data check
-  double send_time_us = 0;    // this rank's link to the right, timed on its own (0: not timed)
+  uint64_t wrong = 0;       // elements that failed the data check
+  double send_time_us = 0;  // this rank's link to the right, timed on its own (0: not timed)
 };
 
 // The bytes a rank's link to the right carries when it is timed on its own (send_time_us):
@@ -79,7 +79,7 @@ struct ProbeRun {
   std::string device;  // "tcp", "mlx5_0:1"
   // RDMA: each half's buffers, "host" or "gpu 0 (dma-buf)" (GPUDirect RDMA and its path).
   std::string client_memory, server_memory;
-  InfoLines setup;     // e.g. {"Mtu", "4096[B]"}, {"GID index", "3"}
+  InfoLines setup;  // e.g. {"Mtu", "4096[B]"}, {"GID index", "3"}
   std::vector<BwPoint> bw;
   std::vector<LatPoint> lat;
   std::vector<CollectivePoint> collective;

@@ -22,10 +22,17 @@ absl::StatusOr<uint64_t> ParseSize(const std::string& text) {
   uint64_t multiplier = 1;
   if (!s.empty()) {
     switch (s.back()) {
-      case 'K': multiplier = 1ull << 10; break;
-      case 'M': multiplier = 1ull << 20; break;
-      case 'G': multiplier = 1ull << 30; break;
-      default: break;
+      case 'K':
+        multiplier = 1ull << 10;
+        break;
+      case 'M':
+        multiplier = 1ull << 20;
+        break;
+      case 'G':
+        multiplier = 1ull << 30;
+        break;
+      default:
+        break;
     }
     if (multiplier != 1) s.remove_suffix(1);
   }
@@ -35,16 +42,15 @@ absl::StatusOr<uint64_t> ParseSize(const std::string& text) {
   return value * multiplier;
 }
 
-absl::StatusOr<std::vector<uint64_t>> ParseSizeSweep(const std::string& spec,
-                                                     uint64_t max_bytes) {
+absl::StatusOr<std::vector<uint64_t>> ParseSizeSweep(const std::string& spec, uint64_t max_bytes) {
   std::vector<uint64_t> sizes;
   auto check = [&](uint64_t size, const std::string& text) -> absl::Status {
     if (size == 0) {
       return absl::InvalidArgumentError(absl::StrCat("--sizes: size '", text, "' is zero"));
     }
     if (size > max_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat("--sizes: size '", text, "' is above the cap of ",
-                                                     FormatSize(max_bytes), " bytes"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--sizes: size '", text, "' is above the cap of ", FormatSize(max_bytes), " bytes"));
     }
     return absl::OkStatus();
   };
@@ -59,7 +65,8 @@ absl::StatusOr<std::vector<uint64_t>> ParseSizeSweep(const std::string& spec,
     uint64_t bounds[2];
     for (int i = 0; i < 2; ++i) {
       auto size = ParseSize(ends[i]);
-      if (!size.ok()) return absl::InvalidArgumentError(absl::StrCat("--sizes: ", size.status().message()));
+      if (!size.ok())
+        return absl::InvalidArgumentError(absl::StrCat("--sizes: ", size.status().message()));
       RETURN_IF_ERROR(check(*size, ends[i]));
       bounds[i] = *size;
     }
@@ -75,7 +82,8 @@ absl::StatusOr<std::vector<uint64_t>> ParseSizeSweep(const std::string& spec,
   for (absl::string_view part : absl::StrSplit(spec, ',')) {
     std::string text(part);
     auto size = ParseSize(text);
-    if (!size.ok()) return absl::InvalidArgumentError(absl::StrCat("--sizes: ", size.status().message()));
+    if (!size.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--sizes: ", size.status().message()));
     RETURN_IF_ERROR(check(*size, text));
     sizes.push_back(*size);
   }

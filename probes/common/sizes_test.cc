@@ -31,8 +31,7 @@ TEST_CASE("A MIN:MAX sweep doubles like perftest -a") {
 }
 
 TEST_CASE("A list is sorted and deduplicated") {
-  CHECK(*ParseSizeSweep("1M,4K,64K,4K", 1ull << 30) ==
-        std::vector<uint64_t>{4096, 65536, 1048576});
+  CHECK(*ParseSizeSweep("1M,4K,64K,4K", 1ull << 30) == std::vector<uint64_t>{4096, 65536, 1048576});
 }
 
 TEST_CASE("Zero, above the cap and malformed sweeps are errors naming the size") {
@@ -41,8 +40,7 @@ TEST_CASE("Zero, above the cap and malformed sweeps are errors naming the size")
   CHECK(std::string(zero.status().message()) == "--sizes: size '0' is zero");
   auto big = ParseSizeSweep("4K,2G", 1ull << 30);
   REQUIRE_FALSE(big.ok());
-  CHECK(std::string(big.status().message()) ==
-        "--sizes: size '2G' is above the cap of 1G bytes");
+  CHECK(std::string(big.status().message()) == "--sizes: size '2G' is above the cap of 1G bytes");
   CHECK_FALSE(ParseSizeSweep("1M:4K", 1ull << 30).ok());
   CHECK_FALSE(ParseSizeSweep("1:2:3", 1ull << 30).ok());
   CHECK_FALSE(ParseSizeSweep("", 1ull << 30).ok());

@@ -15,8 +15,8 @@ BwPoint AverageBandwidth(uint64_t size_bytes, uint64_t messages, int64_t elapsed
   point.iterations = messages;
   if (elapsed_ns <= 0) return point;
   const double seconds = static_cast<double>(elapsed_ns) * 1e-9;
-  point.bw_avg_gbps = static_cast<double>(size_bytes) * static_cast<double>(messages) * 8.0 /
-                      seconds / 1e9;
+  point.bw_avg_gbps =
+      static_cast<double>(size_bytes) * static_cast<double>(messages) * 8.0 / seconds / 1e9;
   point.msg_rate_mpps = static_cast<double>(messages) / seconds / 1e6;
   return point;
 }
@@ -47,9 +47,10 @@ std::optional<LatPoint> LatencyStats(uint64_t size_bytes, std::vector<int64_t> r
   p.iterations = rtt_ns.size();
   p.t_min_us = us(static_cast<double>(rtt_ns[0]));
   p.t_max_us = us(static_cast<double>(rtt_ns[m]));
-  p.t_typical_us = m % 2 == 1 ? us(static_cast<double>(rtt_ns[m / 2]))
-                              : us((static_cast<double>(rtt_ns[m / 2 - 1]) +
-                                    static_cast<double>(rtt_ns[m / 2])) / 2.0);
+  p.t_typical_us =
+      m % 2 == 1
+          ? us(static_cast<double>(rtt_ns[m / 2]))
+          : us((static_cast<double>(rtt_ns[m / 2 - 1]) + static_cast<double>(rtt_ns[m / 2])) / 2.0);
   double sum = 0;
   for (size_t i = 0; i < m; ++i) sum += static_cast<double>(rtt_ns[i]);
   const double mean = sum / static_cast<double>(m);

@@ -51,8 +51,8 @@ std::optional<LatPoint> LatencyStats(uint64_t size_bytes, std::vector<int64_t> r
 // Gb/s to MiB/s: perftest's factor 10^9 / (2^20 * 8) = 119.2.
 inline double GbpsToMiBps(double gbps) { return gbps * 1e9 / 8.0 / (1 << 20); }
 
-// nccl-tests' figures for all_reduce (nccl-tests' doc/PERFORMANCE.md): algbw = bytes / 1e9 / seconds,
-// busbw = algbw * 2(n-1)/n, in GB/s.
+// nccl-tests' figures for all_reduce (nccl-tests' doc/PERFORMANCE.md): algbw = bytes / 1e9 /
+// seconds, busbw = algbw * 2(n-1)/n, in GB/s.
 double AllreduceAlgBwGBytes(uint64_t bytes, double seconds);
 double AllreduceBusBwGBytes(uint64_t bytes, double seconds, uint32_t nranks);
 

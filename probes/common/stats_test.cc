@@ -80,11 +80,13 @@ TEST_CASE("Tables print perftest's columns") {
         std::string::npos);
   BwPoint slow = AverageBandwidth(2, 5000, 1'000'000);  // 0.08 Gb/s: six-decimal format
   CHECK(FormatBwTable("t", {}, {slow}, BwUnit::kGbps).find("0.080000") != std::string::npos);
-  CHECK(FormatBwTable("t", {}, {p}, BwUnit::kMiBps).find("BW average[MiB/sec]") != std::string::npos);
+  CHECK(FormatBwTable("t", {}, {p}, BwUnit::kMiBps).find("BW average[MiB/sec]") !=
+        std::string::npos);
 
   auto lat = LatencyStats(2, {1000, 2000, 3000, 4000, 5000}, 1.0);
   std::string lat_table = FormatLatTable("TCP Latency Test", {}, {*lat});
-  CHECK(lat_table.find(" 2       5          1.00           4.00         2.00") != std::string::npos);
+  CHECK(lat_table.find(" 2       5          1.00           4.00         2.00") !=
+        std::string::npos);
 }
 
 }  // namespace fabricctl::probes

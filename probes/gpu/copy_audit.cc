@@ -21,7 +21,8 @@ v1::AuditResult GpuCopyAudit(const v1::ProbeResult& result) {
   }
   if (r.outcome() != v1::AUDIT_RAN) {
     r.set_reason(result.reason().empty() ? "gpu_copy did not run" : result.reason());
-    if (result.outcome() == v1::PROBE_TIMEOUT) r.set_reason(absl::StrCat("timed out: ", r.reason()));
+    if (result.outcome() == v1::PROBE_TIMEOUT)
+      r.set_reason(absl::StrCat("timed out: ", r.reason()));
     return r;
   }
   if (result.copy().empty()) {

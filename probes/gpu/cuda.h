@@ -22,11 +22,11 @@ namespace fabricctl::probes {
 // the loader's path.
 class CudaDriver {
  public:
-  using Result = int;  // CUresult; 0 is CUDA_SUCCESS
-  using Device = int;  // CUdevice
+  using Result = int;                    // CUresult; 0 is CUDA_SUCCESS
+  using Device = int;                    // CUdevice
   using DevicePtr = unsigned long long;  // CUdeviceptr
-  using Context = void*;  // CUcontext
-  using Stream = void*;   // CUstream (the same handle as cudaStream_t)
+  using Context = void*;                 // CUcontext
+  using Stream = void*;                  // CUstream (the same handle as cudaStream_t)
 
   // NotFound when libcuda.so.1 is absent (no NVIDIA driver), or cuInit fails (no device).
   static absl::StatusOr<std::unique_ptr<CudaDriver>> Load();
@@ -56,7 +56,8 @@ class CudaDriver {
   Result (*MemcpyDtoH)(void*, DevicePtr, size_t) = nullptr;
   Result (*MemsetD8)(DevicePtr, unsigned char, size_t) = nullptr;
   // CUDA 11.7 and later; null on older drivers (then there is no dma-buf export).
-  Result (*MemGetHandleForAddressRange)(void*, DevicePtr, size_t, int, unsigned long long) = nullptr;
+  Result (*MemGetHandleForAddressRange)(void*, DevicePtr, size_t, int,
+                                        unsigned long long) = nullptr;
   Result (*StreamCreate)(Stream*, unsigned) = nullptr;
   Result (*StreamSynchronize)(Stream) = nullptr;
   Result (*StreamDestroy)(Stream) = nullptr;

@@ -12,11 +12,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "base/status_macros.h"
 #include "probes/common/stats.h"
 #include "probes/gpu/cuda.h"
 #include "probes/gpu/runtime_library.h"
 #include "proto/probe.pb.h"
-#include "base/status_macros.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -79,23 +79,27 @@ std::string NcclVersionString(int code) {
 }
 
 absl::StatusOr<std::string> FindNccl(absl::Duration timeout) {
-  return RunInChild([]() -> absl::StatusOr<std::string> {
-    auto nccl = NcclLibrary::Load();
-    if (!nccl.ok()) return nccl.status();
-    return (*nccl)->Version();
-  }, timeout);
+  return RunInChild(
+      []() -> absl::StatusOr<std::string> {
+        auto nccl = NcclLibrary::Load();
+        if (!nccl.ok()) return nccl.status();
+        return (*nccl)->Version();
+      },
+      timeout);
 }
 
 absl::StatusOr<NcclRendezvous> NcclRendezvous::Create(absl::Duration timeout) {
-  auto holder = HeldChild::Start([]() -> absl::StatusOr<std::string> {
-    auto nccl = NcclLibrary::Load();
-    if (!nccl.ok()) return nccl.status();
-    NcclLibrary::UniqueId id;
-    RETURN_IF_ERROR((*nccl)->Check((*nccl)->GetUniqueId(&id), "ncclGetUniqueId"));
-    // The library stays loaded: its bootstrap root thread serves the ranks from here.
-    (void)nccl->release();
-    return std::string(id.internal, sizeof(id.internal));
-  }, timeout);
+  auto holder = HeldChild::Start(
+      []() -> absl::StatusOr<std::string> {
+        auto nccl = NcclLibrary::Load();
+        if (!nccl.ok()) return nccl.status();
+        NcclLibrary::UniqueId id;
+        RETURN_IF_ERROR((*nccl)->Check((*nccl)->GetUniqueId(&id), "ncclGetUniqueId"));
+        // The library stays loaded: its bootstrap root thread serves the ranks from here.
+        (void)nccl->release();
+        return std::string(id.internal, sizeof(id.internal));
+      },
+      timeout);
   if (!holder.ok()) return holder.status();
   if (holder->answer().size() != sizeof(NcclLibrary::UniqueId::internal)) {
     return absl::InternalError("ncclGetUniqueId gave an id of the wrong size");
@@ -117,9 +121,9 @@ absl::Status SetUpRank(const CudaDriver& cu, const NcclLibrary& nc, const NcclRa
   RETURN_IF_ERROR(cu.Check(cu.StreamCreate(&res.stream, 0), "cuStreamCreate"));
   NcclLibrary::UniqueId id;
   std::memcpy(id.internal, rank.unique_id.data(), sizeof(id.internal));
-  absl::Status s = nc.Check(nc.CommInitRank(&res.comm, static_cast<int>(rank.nranks), id,
-                                            static_cast<int>(rank.rank)),
-                            "ncclCommInitRank");
+  absl::Status s = nc.Check(
+      nc.CommInitRank(&res.comm, static_cast<int>(rank.nranks), id, static_cast<int>(rank.rank)),
+      "ncclCommInitRank");
   if (!s.ok()) res.comm = nullptr;
   return s;
 }
@@ -130,11 +134,10 @@ absl::Status MeasureSize(const CudaDriver& cu, const NcclLibrary& nc, RankResour
                          const NcclRank& rank, const ProbeParams& params, uint64_t size,
                          std::vector<float>& host, v1::CollectivePoint* point) {
   auto allreduce = [&](size_t n) -> absl::Status {
-    absl::Status s = nc.Check(nc.AllReduce(reinterpret_cast<const void*>(res.send),
-                                           reinterpret_cast<void*>(res.recv), n,
-                                           NcclLibrary::kFloat32, NcclLibrary::kSum, res.comm,
-                                           res.stream),
-                              "ncclAllReduce");
+    absl::Status s = nc.Check(
+        nc.AllReduce(reinterpret_cast<const void*>(res.send), reinterpret_cast<void*>(res.recv), n,
+                     NcclLibrary::kFloat32, NcclLibrary::kSum, res.comm, res.stream),
+        "ncclAllReduce");
     if (!s.ok()) res.comm_ok = false;
     return s;
   };
@@ -146,10 +149,12 @@ absl::Status MeasureSize(const CudaDriver& cu, const NcclLibrary& nc, RankResour
   const uint32_t n = rank.nranks;
   const size_t elements = std::max<size_t>(1, size / sizeof(float));
   for (size_t i = 0; i < elements; ++i) host[i] = static_cast<float>(rank.rank + 1 + i % 97);
-  RETURN_IF_ERROR(cu.Check(cu.MemcpyHtoD(res.send, host.data(), elements * sizeof(float)), "cuMemcpyHtoD"));
+  RETURN_IF_ERROR(
+      cu.Check(cu.MemcpyHtoD(res.send, host.data(), elements * sizeof(float)), "cuMemcpyHtoD"));
   RETURN_IF_ERROR(allreduce(elements));
   RETURN_IF_ERROR(sync());
-  RETURN_IF_ERROR(cu.Check(cu.MemcpyDtoH(host.data(), res.recv, elements * sizeof(float)), "cuMemcpyDtoH"));
+  RETURN_IF_ERROR(
+      cu.Check(cu.MemcpyDtoH(host.data(), res.recv, elements * sizeof(float)), "cuMemcpyDtoH"));
   uint64_t wrong = 0;
   for (size_t i = 0; i < elements; ++i) {
     const double want = n * (n + 1) / 2.0 + static_cast<double>(n) * (i % 97);
@@ -161,8 +166,9 @@ absl::Status MeasureSize(const CudaDriver& cu, const NcclLibrary& nc, RankResour
   const auto t0 = std::chrono::steady_clock::now();
   for (uint64_t k = 0; k < iterations; ++k) RETURN_IF_ERROR(allreduce(elements));
   RETURN_IF_ERROR(sync());
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
-                         static_cast<double>(iterations);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+      static_cast<double>(iterations);
   point->set_size_bytes(elements * sizeof(float));
   point->set_time_us(seconds * 1e6);
   point->set_algbw_gbytes(AllreduceAlgBwGBytes(point->size_bytes(), seconds));
@@ -218,7 +224,7 @@ ProbeRun RunNcclRank(const ProbeParams& params, const NcclRank& rank) {
   run.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!bytes.ok()) {
     run.reason = absl::StrCat("rank ", rank.rank, ": ", bytes.status().message());
-    run.outcome = absl::IsNotFound(bytes.status())          ? Outcome::kSkipped
+    run.outcome = absl::IsNotFound(bytes.status())           ? Outcome::kSkipped
                   : absl::IsDeadlineExceeded(bytes.status()) ? Outcome::kTimeout
                                                              : Outcome::kFailed;
     return run;

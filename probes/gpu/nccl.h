@@ -75,9 +75,9 @@ class NcclRendezvous {
 struct NcclRank {
   uint32_t rank = 0;
   uint32_t nranks = 0;
-  uint32_t gpu = 0;            // CUDA ordinal on this node
-  std::string unique_id;       // 128 bytes, from NcclRendezvous
-  std::string log_path;        // NCCL_DEBUG=INFO goes here (NCCL_DEBUG_FILE)
+  uint32_t gpu = 0;       // CUDA ordinal on this node
+  std::string unique_id;  // 128 bytes, from NcclRendezvous
+  std::string log_path;   // NCCL_DEBUG=INFO goes here (NCCL_DEBUG_FILE)
 };
 
 // Runs one rank in a child process under a watchdog (params.timeout): joins the communicator,

@@ -27,7 +27,8 @@ std::string Host(absl::string_view line) {
   }
   size_t colon = line.find(':');
   size_t space = line.find(' ');
-  if (colon == absl::string_view::npos || colon == 0 || (space != absl::string_view::npos && space < colon)) {
+  if (colon == absl::string_view::npos || colon == 0 ||
+      (space != absl::string_view::npos && space < colon)) {
     return "";
   }
   return std::string(line.substr(0, colon));
@@ -57,7 +58,8 @@ NcclLog ParseNcclLog(const std::string& text) {
       // " [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:..." — the device tokens start "[n]".
       absl::string_view devices = msg.substr(0, msg.find(';'));
       for (absl::string_view token : absl::StrSplit(devices, ' ', absl::SkipEmpty())) {
-        if (token.size() > 3 && token[0] == '[' && absl::ascii_isdigit(static_cast<unsigned char>(token[1]))) {
+        if (token.size() > 3 && token[0] == '[' &&
+            absl::ascii_isdigit(static_cast<unsigned char>(token[1]))) {
           size_t close = token.find(']');
           if (close != absl::string_view::npos && close + 1 < token.size()) {
             log.ib_devices.emplace_back(token.substr(close + 1));
@@ -69,9 +71,10 @@ NcclLog ParseNcclLog(const std::string& text) {
       // "Channel 00/0 : 4[0] -> 12[0] [send] via NET/IB/3/GDRDMA"
       size_t colon = msg.find(" : ");
       size_t via = msg.find(" via ");
-      std::string pair = colon != absl::string_view::npos && colon < via
-                             ? std::string(absl::StripAsciiWhitespace(msg.substr(colon + 3, via - colon - 3)))
-                             : std::string(msg.substr(0, via));
+      std::string pair =
+          colon != absl::string_view::npos && colon < via
+              ? std::string(absl::StripAsciiWhitespace(msg.substr(colon + 3, via - colon - 3)))
+              : std::string(msg.substr(0, via));
       std::string transport(absl::StripAsciiWhitespace(msg.substr(via + 5)));
       if (absl::StartsWith(transport, "NET/")) {
         ++log.net_channels;
@@ -153,9 +156,10 @@ std::vector<v1::Finding> NcclLogFindings(const NcclLog& log, const std::string& 
             "no_gdr");
   } else if (ib_channels == 0 && log.ring_gdr.has_value() && !*log.ring_gdr &&
              log.network != "Socket" && log.socket_channels == 0) {
-    finding("gpudirect_unavailable", v1::SEVERITY_WARNING,
-            absl::StrCat(who, ": NCCL reports GDR 0 for its rings: ", log.evidence.at("ring_no_gdr")),
-            "ring_no_gdr");
+    finding(
+        "gpudirect_unavailable", v1::SEVERITY_WARNING,
+        absl::StrCat(who, ": NCCL reports GDR 0 for its rings: ", log.evidence.at("ring_no_gdr")),
+        "ring_no_gdr");
   }
   return out;
 }
@@ -165,8 +169,10 @@ v1::NcclTransport NcclTransportOf(const NcclLog& log) {
   t.set_net(log.network.empty() && log.net_channels > 0
                 ? (log.socket_channels == log.net_channels ? "Socket" : "IB")
                 : log.network);
-  t.set_gpudirect_rdma(log.gdr_channels > 0 || (log.ring_gdr && *log.ring_gdr && log.net_channels > 0));
-  for (const auto& [pair, transport] : log.channels) (*t.mutable_peer_transports())[pair] = transport;
+  t.set_gpudirect_rdma(log.gdr_channels > 0 ||
+                       (log.ring_gdr && *log.ring_gdr && log.net_channels > 0));
+  for (const auto& [pair, transport] : log.channels)
+    (*t.mutable_peer_transports())[pair] = transport;
   for (const auto& [key, line] : log.evidence) t.add_evidence(line);
   return t;
 }

@@ -11,24 +11,25 @@
 
 namespace fabricctl::probes {
 
-// What an NCCL_DEBUG=INFO log says about how NCCL moved data (as NCCL 2.18 to 2.30 write them; tests/fixtures/nccl holds examples): the network module
-// in use, the devices NET/IB opened, each channel connection's transport, and whether
-// GPUDirect RDMA carried inter-node traffic. Handles the formats of NCCL 2.18 to 2.30.
+// What an NCCL_DEBUG=INFO log says about how NCCL moved data (as NCCL 2.18 to 2.30 write them;
+// tests/fixtures/nccl holds examples): the network module in use, the devices NET/IB opened, each
+// channel connection's transport, and whether GPUDirect RDMA carried inter-node traffic. Handles
+// the formats of NCCL 2.18 to 2.30.
 struct NcclLog {
-  std::string version;              // "2.30.7+cuda12.2"
-  std::string host;                 // from the line envelope "host:pid:tid [dev]"
-  std::string network;              // "Using network X": IB (also RoCE), Socket, a plugin
+  std::string version;                  // "2.30.7+cuda12.2"
+  std::string host;                     // from the line envelope "host:pid:tid [dev]"
+  std::string network;                  // "Using network X": IB (also RoCE), Socket, a plugin
   std::vector<std::string> ib_devices;  // "NET/IB : Using [0]mlx5_0:1/RoCE ..." -> mlx5_0:1/RoCE
-  bool ib_no_device = false;        // "NET/IB : No device found."
+  bool ib_no_device = false;            // "NET/IB : No device found."
   // Connections by "send/receive rank[dev] -> rank[dev]": the transport after "via".
   std::map<std::string, std::string> channels;
-  int net_channels = 0;             // inter-node (NET/...) connections
-  int socket_channels = 0;          // of which over NET/Socket
-  int gdr_channels = 0;             // of which with /GDRDMA
-  std::optional<bool> ring_gdr;     // "Connected all rings, use ring PXN %d GDR %d" (>= 2.25)
+  int net_channels = 0;          // inter-node (NET/...) connections
+  int socket_channels = 0;       // of which over NET/Socket
+  int gdr_channels = 0;          // of which with /GDRDMA
+  std::optional<bool> ring_gdr;  // "Connected all rings, use ring PXN %d GDR %d" (>= 2.25)
   // The first line behind each verdict, for findings: "network", "socket", "no_gdr", "gdr".
   std::map<std::string, std::string> evidence;
-  int lines = 0;                    // NCCL lines recognised
+  int lines = 0;  // NCCL lines recognised
 };
 
 // Parses a log's text. Pure and fuzzed: any bytes give a value.

@@ -1,9 +1,8 @@
 #include "probes/gpu/nccl_log.h"
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
-
-#include <catch2/catch.hpp>
 
 namespace fabricctl::probes {
 namespace {
@@ -29,7 +28,8 @@ TEST_CASE("IB with GPUDirect RDMA (2.30): no finding") {
   CHECK(log.version == "2.30.7+cuda12.4");
   CHECK(log.host == "gpu-r01-n01");
   CHECK(log.network == "IB");
-  CHECK(log.ib_devices == std::vector<std::string>{"mlx5_0:1/RoCE", "mlx5_1:1/RoCE", "mlx5_2:1/RoCE", "mlx5_3:1/RoCE"});
+  CHECK(log.ib_devices == std::vector<std::string>{"mlx5_0:1/RoCE", "mlx5_1:1/RoCE",
+                                                   "mlx5_2:1/RoCE", "mlx5_3:1/RoCE"});
   CHECK(log.net_channels == 4);
   CHECK(log.gdr_channels == 4);
   CHECK(log.ring_gdr == true);
@@ -91,10 +91,12 @@ TEST_CASE("A single node's choice of sockets is critical only where RDMA is expe
   auto expected = NcclLogFindings(log, "x.log", {"RDMA device mlx5_0 is present"});
   REQUIRE(expected.size() == 1);
   CHECK(expected[0].severity() == v1::SEVERITY_CRITICAL);
-  CHECK(expected[0].detail().find("critical: RDMA is expected here (RDMA device mlx5_0 is present)") !=
+  CHECK(expected[0].detail().find(
+            "critical: RDMA is expected here (RDMA device mlx5_0 is present)") !=
         std::string::npos);
   // Sockets that carried traffic between nodes are critical whatever was expected.
-  CHECK(NcclLogFindings(Load("socket-fallback.log"), "x.log")[0].severity() == v1::SEVERITY_CRITICAL);
+  CHECK(NcclLogFindings(Load("socket-fallback.log"), "x.log")[0].severity() ==
+        v1::SEVERITY_CRITICAL);
 }
 
 TEST_CASE("Mixed per-peer transports: the socket peers are the finding") {

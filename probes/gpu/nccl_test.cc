@@ -5,12 +5,11 @@
 // their verdict, the watchdog.
 #include "probes/gpu/nccl.h"
 
+#include <catch2/catch.hpp>
 #include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
-
-#include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -26,7 +25,6 @@ std::string Absolute(const std::string& path) {
   REQUIRE(::realpath(path.c_str(), buffer) != nullptr);
   return buffer;
 }
-
 
 // Loads the stand-ins for the rest of the test binary's life (the variables are read at each
 // load, in each child).
@@ -77,7 +75,8 @@ TEST_CASE("NCCL on this machine: an all-reduce over every GPU, or skipped with t
   std::vector<ProbeRun> runs(gpus->size());
   std::vector<std::thread> threads;
   std::vector<std::string> logs;
-  for (uint32_t g = 0; g < gpus->size(); ++g) logs.push_back(testing::TestPath(absl::StrCat("real.rank", g, ".log")));
+  for (uint32_t g = 0; g < gpus->size(); ++g)
+    logs.push_back(testing::TestPath(absl::StrCat("real.rank", g, ".log")));
   for (uint32_t g = 0; g < gpus->size(); ++g) {
     NcclRank rank{g, static_cast<uint32_t>(gpus->size()), g, rendezvous->unique_id(), logs[g]};
     threads.emplace_back([&runs, params, rank] { runs[rank.rank] = RunNcclRank(params, rank); });
@@ -99,7 +98,8 @@ TEST_CASE("NCCL on this machine: an all-reduce over every GPU, or skipped with t
   }
 }
 
-TEST_CASE("NCCL ranks in child processes: a unique id, correct sums, per-size figures, clean logs") {
+TEST_CASE(
+    "NCCL ranks in child processes: a unique id, correct sums, per-size figures, clean logs") {
   UseStandIns();
   auto version = FindNccl(absl::Seconds(30));
   REQUIRE(version.ok());
@@ -140,7 +140,8 @@ TEST_CASE("NCCL over sockets becomes one tcp_fallback naming the node and the ev
   auto rendezvous = NcclRendezvous::Create(absl::Seconds(30));
   REQUIRE(rendezvous.ok());
   std::vector<std::string> logs;
-  std::vector<ProbeRun> runs = RunRanks(AllreduceParams(), 2, rendezvous->unique_id(), "socket", &logs);
+  std::vector<ProbeRun> runs =
+      RunRanks(AllreduceParams(), 2, rendezvous->unique_id(), "socket", &logs);
   ::unsetenv("NCCL_IB_DISABLE");
   for (const auto& run : runs) REQUIRE(run.outcome == Outcome::kOk);
   NcclVerdict verdict = JudgeNcclLogs("node-7", logs);

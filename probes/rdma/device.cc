@@ -24,37 +24,58 @@ DeviceList::~DeviceList() {
 double LaneSpeedGbps(uint8_t active_speed) {
   // IBTA encodings of PortInfo:LinkSpeedActive / LinkSpeedExtActive as libibverbs reports them.
   switch (active_speed) {
-    case 1: return 2.5;     // SDR
-    case 2: return 5.0;     // DDR
-    case 4: return 10.0;    // QDR
-    case 8: return 10.0;    // FDR10 (10.3125 signalling, 64b/66b)
-    case 16: return 14.0;   // FDR
-    case 32: return 25.0;   // EDR
-    case 64: return 50.0;   // HDR
-    case 128: return 100.0; // NDR
-    default: return 0.0;
+    case 1:
+      return 2.5;  // SDR
+    case 2:
+      return 5.0;  // DDR
+    case 4:
+      return 10.0;  // QDR
+    case 8:
+      return 10.0;  // FDR10 (10.3125 signalling, 64b/66b)
+    case 16:
+      return 14.0;  // FDR
+    case 32:
+      return 25.0;  // EDR
+    case 64:
+      return 50.0;  // HDR
+    case 128:
+      return 100.0;  // NDR
+    default:
+      return 0.0;
   }
 }
 
 int WidthLanes(uint8_t active_width) {
   switch (active_width) {
-    case 1: return 1;
-    case 2: return 4;
-    case 4: return 8;
-    case 8: return 12;
-    case 16: return 2;
-    default: return 0;
+    case 1:
+      return 1;
+    case 2:
+      return 4;
+    case 4:
+      return 8;
+    case 8:
+      return 12;
+    case 16:
+      return 2;
+    default:
+      return 0;
   }
 }
 
 std::string PortStateName(ibv_port_state state) {
   switch (state) {
-    case IBV_PORT_NOP: return "NOP";
-    case IBV_PORT_DOWN: return "DOWN";
-    case IBV_PORT_INIT: return "INIT";
-    case IBV_PORT_ARMED: return "ARMED";
-    case IBV_PORT_ACTIVE: return "ACTIVE";
-    case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
+    case IBV_PORT_NOP:
+      return "NOP";
+    case IBV_PORT_DOWN:
+      return "DOWN";
+    case IBV_PORT_INIT:
+      return "INIT";
+    case IBV_PORT_ARMED:
+      return "ARMED";
+    case IBV_PORT_ACTIVE:
+      return "ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER:
+      return "ACTIVE_DEFER";
   }
   return "UNKNOWN";
 }
@@ -62,9 +83,8 @@ std::string PortStateName(ibv_port_state state) {
 absl::StatusOr<std::vector<RdmaDeviceInfo>> ListRdmaDevices(const SysfsRoot& sysfs) {
   DeviceList list;
   if (list.error() != 0) {
-    return absl::NotFoundError(
-        absl::StrCat("no RDMA device (libibverbs cannot list devices: ",
-                     std::strerror(list.error()), ")"));
+    return absl::NotFoundError(absl::StrCat(
+        "no RDMA device (libibverbs cannot list devices: ", std::strerror(list.error()), ")"));
   }
   if (list.size() == 0) {
     return absl::NotFoundError("no RDMA device (libibverbs lists none)");

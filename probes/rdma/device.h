@@ -21,7 +21,7 @@ struct RdmaPortInfo {
   double rate_gbps = 0;    // active width x lane speed
   uint32_t active_mtu_bytes = 0;
   uint32_t lid = 0;
-  std::string netdev;      // RoCE: the netdev of GID 0; empty when none
+  std::string netdev;  // RoCE: the netdev of GID 0; empty when none
 };
 
 struct RdmaDeviceInfo {

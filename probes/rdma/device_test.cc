@@ -7,12 +7,12 @@
 namespace fabricctl::probes {
 
 TEST_CASE("Port rates follow the IBTA width and speed encodings") {
-  CHECK(LaneSpeedGbps(128) * WidthLanes(2) == 400.0);  // 4X NDR
-  CHECK(LaneSpeedGbps(64) * WidthLanes(2) == 200.0);   // 4X HDR
-  CHECK(LaneSpeedGbps(32) * WidthLanes(1) == 25.0);    // 1X EDR (25GbE RoCE)
-  CHECK(LaneSpeedGbps(128) * WidthLanes(16) == 200.0); // 2X NDR
-  CHECK(LaneSpeedGbps(4) * WidthLanes(2) == 40.0);     // 4X QDR
-  CHECK(LaneSpeedGbps(3) == 0.0);                      // not an encoding
+  CHECK(LaneSpeedGbps(128) * WidthLanes(2) == 400.0);   // 4X NDR
+  CHECK(LaneSpeedGbps(64) * WidthLanes(2) == 200.0);    // 4X HDR
+  CHECK(LaneSpeedGbps(32) * WidthLanes(1) == 25.0);     // 1X EDR (25GbE RoCE)
+  CHECK(LaneSpeedGbps(128) * WidthLanes(16) == 200.0);  // 2X NDR
+  CHECK(LaneSpeedGbps(4) * WidthLanes(2) == 40.0);      // 4X QDR
+  CHECK(LaneSpeedGbps(3) == 0.0);                       // not an encoding
   CHECK(WidthLanes(3) == 0);
   CHECK(PortStateName(IBV_PORT_ACTIVE) == "ACTIVE");
   CHECK(PortStateName(IBV_PORT_DOWN) == "DOWN");

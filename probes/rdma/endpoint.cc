@@ -1,4 +1,3 @@
-#include "base/status_macros.h"
 #include "probes/rdma/endpoint.h"
 
 #include <sys/resource.h>
@@ -12,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "probes/rdma/gid.h"
 
 namespace fabricctl::probes {
@@ -37,9 +37,12 @@ absl::Status VerbsError(const std::string& what, int error) {
 
 GidType TypeOf(const ibv_gid_entry& entry) {
   switch (entry.gid_type) {
-    case IBV_GID_TYPE_ROCE_V1: return GidType::kRoceV1;
-    case IBV_GID_TYPE_ROCE_V2: return GidType::kRoceV2;
-    default: return GidType::kIb;
+    case IBV_GID_TYPE_ROCE_V1:
+      return GidType::kRoceV1;
+    case IBV_GID_TYPE_ROCE_V2:
+      return GidType::kRoceV2;
+    default:
+      return GidType::kIb;
   }
 }
 
@@ -95,10 +98,10 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::Open(const EndpointO
 absl::Status RdmaEndpoint::SelectPort(const RdmaParams& want) {
   DeviceList devices;
   if (devices.error() != 0 || devices.size() == 0) {
-    return absl::NotFoundError(devices.error() != 0
-                                   ? absl::StrCat("no RDMA device (libibverbs cannot list devices: ",
-                                                  std::strerror(devices.error()), ")")
-                                   : "no RDMA device (libibverbs lists none)");
+    return absl::NotFoundError(
+        devices.error() != 0 ? absl::StrCat("no RDMA device (libibverbs cannot list devices: ",
+                                            std::strerror(devices.error()), ")")
+                             : "no RDMA device (libibverbs lists none)");
   }
   std::vector<std::string> names;
   for (int i = 0; i < devices.size() && !context_; ++i) {
@@ -131,7 +134,8 @@ absl::Status RdmaEndpoint::SelectPort(const RdmaParams& want) {
   if (context_) return absl::OkStatus();
   if (!want.device.empty() && std::find(names.begin(), names.end(), want.device) == names.end()) {
     return absl::InvalidArgumentError(absl::StrCat("--device: unknown RDMA device '", want.device,
-                                                   "' (present: ", absl::StrJoin(names, ", "), ")"));
+                                                   "' (present: ", absl::StrJoin(names, ", "),
+                                                   ")"));
   }
   return absl::NotFoundError(absl::StrCat(
       "no ACTIVE port on ", want.device.empty() ? absl::StrJoin(names, ", ") : want.device));
@@ -173,13 +177,13 @@ absl::Status RdmaEndpoint::CreateBuffers(const EndpointOptions& options) {
   if (!pd_) return VerbsError("ibv_alloc_pd", errno);
   ASSIGN_OR_RETURN(memory_, options.allocate ? options.allocate(2 * area_bytes_)
                                              : AllocateHostMemory(2 * area_bytes_));
-  ASSIGN_OR_RETURN(mr_, memory_->Register(pd_.get(), IBV_ACCESS_LOCAL_WRITE |
-                                                         IBV_ACCESS_REMOTE_WRITE |
-                                                         IBV_ACCESS_REMOTE_READ));
-  send_cq_.reset(ibv_create_cq(context_.get(), static_cast<int>(options.send_depth) + 1, nullptr,
-                               nullptr, 0));
-  recv_cq_.reset(ibv_create_cq(context_.get(), static_cast<int>(options.recv_depth) + 1, nullptr,
-                               nullptr, 0));
+  ASSIGN_OR_RETURN(mr_,
+                   memory_->Register(pd_.get(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                                    IBV_ACCESS_REMOTE_READ));
+  send_cq_.reset(
+      ibv_create_cq(context_.get(), static_cast<int>(options.send_depth) + 1, nullptr, nullptr, 0));
+  recv_cq_.reset(
+      ibv_create_cq(context_.get(), static_cast<int>(options.recv_depth) + 1, nullptr, nullptr, 0));
   if (!send_cq_ || !recv_cq_) return VerbsError("ibv_create_cq", errno);
   return absl::OkStatus();
 }
@@ -237,16 +241,15 @@ InfoLines RdmaEndpoint::Setup() const {
   ibv_qp_attr attr{};
   ibv_qp_init_attr init{};
   uint32_t mtu = MtuBytes(port_attr_.active_mtu);
-  if (ibv_query_qp(qp_.get(), &attr, IBV_QP_PATH_MTU, &init) == 0 &&
-      attr.qp_state >= IBV_QPS_RTR) {
+  if (ibv_query_qp(qp_.get(), &attr, IBV_QP_PATH_MTU, &init) == 0 && attr.qp_state >= IBV_QPS_RTR) {
     mtu = MtuBytes(attr.path_mtu);
   }
-  return {{"Link type",
-           port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"},
-          {"Mtu", absl::StrCat(mtu, "[B]")},
-          {"GID index", gid_index_ >= 0 ? absl::StrCat(gid_index_) : "none"},
-          {"TX depth", absl::StrCat(options_.send_depth)},
-          {"Max inline data", absl::StrCat(max_inline_, "[B]")}};
+  return {
+      {"Link type", port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"},
+      {"Mtu", absl::StrCat(mtu, "[B]")},
+      {"GID index", gid_index_ >= 0 ? absl::StrCat(gid_index_) : "none"},
+      {"TX depth", absl::StrCat(options_.send_depth)},
+      {"Max inline data", absl::StrCat(max_inline_, "[B]")}};
 }
 
 v1::RdmaQpInfo RdmaEndpoint::LocalInfo() const {
@@ -305,8 +308,8 @@ absl::Status RdmaEndpoint::Connect(const v1::RdmaQpInfo& remote) {
   return absl::OkStatus();
 }
 
-absl::Status RdmaEndpoint::Post(ibv_wr_opcode opcode, uint64_t size, uint64_t wr_id,
-                                bool signaled, uint64_t offset) {
+absl::Status RdmaEndpoint::Post(ibv_wr_opcode opcode, uint64_t size, uint64_t wr_id, bool signaled,
+                                uint64_t offset) {
   if (offset + size > area_bytes_) return absl::InvalidArgumentError("post beyond the buffer area");
   ibv_sge sge{};
   // READ lands in the receive area; WRITE and SEND go out of the send area.
@@ -342,7 +345,8 @@ absl::Status RdmaEndpoint::PostSend(uint64_t size, uint64_t wr_id, bool signaled
 }
 
 absl::Status RdmaEndpoint::PostRecv(uint64_t size, uint64_t wr_id, uint64_t offset) {
-  if (offset + size > area_bytes_) return absl::InvalidArgumentError("receive beyond the buffer area");
+  if (offset + size > area_bytes_)
+    return absl::InvalidArgumentError("receive beyond the buffer area");
   ibv_sge sge{};
   sge.addr = reinterpret_cast<uint64_t>(receive_area() + offset);
   sge.length = static_cast<uint32_t>(size);

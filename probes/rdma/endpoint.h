@@ -38,10 +38,10 @@ class ProbeMemory {
 absl::StatusOr<std::unique_ptr<ProbeMemory>> AllocateHostMemory(size_t bytes);
 
 struct EndpointOptions {
-  RdmaParams selection;            // device, port, GID index, inline size
-  uint64_t message_bytes = 0;      // largest message; each of the two areas holds one
-  uint32_t send_depth = 128;       // max outstanding send work requests
-  uint32_t recv_depth = 1;         // max posted receives
+  RdmaParams selection;        // device, port, GID index, inline size
+  uint64_t message_bytes = 0;  // largest message; each of the two areas holds one
+  uint32_t send_depth = 128;   // max outstanding send work requests
+  uint32_t recv_depth = 1;     // max posted receives
   // Allocates the buffer; unset: page-aligned host memory.
   std::function<absl::StatusOr<std::unique_ptr<ProbeMemory>>(size_t)> allocate;
 };

@@ -9,11 +9,11 @@ GidEntry Entry(uint32_t index, std::array<uint8_t, 16> gid, GidType type) {
   return GidEntry{index, gid, type};
 }
 
-const std::array<uint8_t, 16> kLinkLocal = {0xfe, 0x80, 0, 0, 0, 0, 0, 0,
+const std::array<uint8_t, 16> kLinkLocal = {0xfe, 0x80, 0,    0,    0,    0,    0,    0,
                                             0xba, 0x59, 0x9f, 0xff, 0xfe, 0x3e, 0x1a, 0x2b};
 const std::array<uint8_t, 16> kIpv4 = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 1, 7};
 const std::array<uint8_t, 16> kGlobalV6 = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0,
-                                           0, 0, 0, 0, 0, 0, 0, 1};
+                                           0,    0,    0,    0,    0, 0, 0, 1};
 const std::array<uint8_t, 16> kZero = {};
 
 }  // namespace
@@ -21,7 +21,7 @@ const std::array<uint8_t, 16> kZero = {};
 TEST_CASE("The mlx5 layout picks index 3: IPv4, RoCE v2 (as perftest does)") {
   std::vector<GidEntry> table = {
       Entry(0, kLinkLocal, GidType::kRoceV1), Entry(1, kLinkLocal, GidType::kRoceV2),
-      Entry(2, kIpv4, GidType::kRoceV1),      Entry(3, kIpv4, GidType::kRoceV2),
+      Entry(2, kIpv4, GidType::kRoceV1), Entry(3, kIpv4, GidType::kRoceV2),
       Entry(4, kZero, GidType::kRoceV2)};
   CHECK(PickGidIndex(table, false) == 3u);
 }

@@ -1,15 +1,14 @@
 #include "probes/rdma/gpu_memory.h"
 
-#include "probes/common/cause.h"
-
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "probes/gpu/cuda.h"
 #include "base/status_macros.h"
+#include "probes/common/cause.h"
+#include "probes/gpu/cuda.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -24,7 +23,8 @@ class GpuMemory final : public ProbeMemory {
   }
 
   absl::Status Allocate(size_t bytes) {
-    if (auto s = cuda_->Check(cuda_->PrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+    if (auto s =
+            cuda_->Check(cuda_->PrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
         !s.ok()) {
       context_ = nullptr;
       return s;
@@ -69,11 +69,11 @@ class GpuMemory final : public ProbeMemory {
       path_ = "peer memory";
       return mr;
     }
-    return WithCause(absl::FailedPreconditionError(absl::StrCat(
-                         "GPUDirect RDMA unavailable on GPU ", gpu_, ": dma-buf: ", dmabuf_why,
-                         "; peer memory: ibv_reg_mr: ", std::strerror(errno),
-                         " (is nvidia-peermem loaded?)")),
-                     v1::CAUSE_GPUDIRECT_UNAVAILABLE);
+    return WithCause(
+        absl::FailedPreconditionError(absl::StrCat(
+            "GPUDirect RDMA unavailable on GPU ", gpu_, ": dma-buf: ", dmabuf_why,
+            "; peer memory: ibv_reg_mr: ", std::strerror(errno), " (is nvidia-peermem loaded?)")),
+        v1::CAUSE_GPUDIRECT_UNAVAILABLE);
   }
 
  private:
@@ -94,10 +94,12 @@ absl::StatusOr<std::unique_ptr<ProbeMemory>> AllocateGpuMemory(uint32_t gpu, siz
   int count = 0;
   RETURN_IF_ERROR((*cuda)->Check((*cuda)->DeviceGetCount(&count), "cuDeviceGetCount"));
   if (gpu >= static_cast<uint32_t>(count)) {
-    return absl::NotFoundError(absl::StrCat("--gpu: no GPU ", gpu, " (the driver sees ", count, ")"));
+    return absl::NotFoundError(
+        absl::StrCat("--gpu: no GPU ", gpu, " (the driver sees ", count, ")"));
   }
   CudaDriver::Device device;
-  if (auto s = (*cuda)->Check((*cuda)->DeviceGet(&device, static_cast<int>(gpu)), "cuDeviceGet"); !s.ok()) {
+  if (auto s = (*cuda)->Check((*cuda)->DeviceGet(&device, static_cast<int>(gpu)), "cuDeviceGet");
+      !s.ok()) {
     return s;
   }
   auto memory = std::make_unique<GpuMemory>(*std::move(cuda), device, gpu);

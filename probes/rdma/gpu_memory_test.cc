@@ -3,14 +3,14 @@
 // stand-in, as on any machine without a driver, the allocation is NotFound with the reason.
 #include "probes/rdma/gpu_memory.h"
 
+#include <catch2/catch.hpp>
 #include <climits>
 #include <cstdlib>
 
-#include <catch2/catch.hpp>
-
 namespace fabricctl::probes {
 
-TEST_CASE("GPU buffers: whole 2 MiB pages on the GPU asked for; a missing GPU or driver is NotFound") {
+TEST_CASE(
+    "GPU buffers: whole 2 MiB pages on the GPU asked for; a missing GPU or driver is NotFound") {
   ::setenv("FABRIC_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
   auto none = AllocateGpuMemory(0, 4096);
   CHECK(absl::IsNotFound(none.status()));

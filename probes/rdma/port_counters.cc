@@ -15,7 +15,8 @@ std::optional<uint64_t> ReadCount(const SysfsRoot& sysfs, const std::string& pat
 
 }  // namespace
 
-std::optional<PortCounters> ReadPortCounters(const SysfsRoot& sysfs, const std::string& device, uint32_t port) {
+std::optional<PortCounters> ReadPortCounters(const SysfsRoot& sysfs, const std::string& device,
+                                             uint32_t port) {
   const std::string dir = absl::StrCat("/sys/class/infiniband/", device, "/ports/", port);
   const auto packets = ReadCount(sysfs, dir + "/counters/port_xmit_packets");
   if (!packets) return std::nullopt;
@@ -23,7 +24,9 @@ std::optional<PortCounters> ReadPortCounters(const SysfsRoot& sysfs, const std::
   c.xmit_packets = *packets;
   // RoCE's adaptive retransmission counts every retransmission where the driver has it; the
   // ACK timeouts count the same events, so they are taken only without it.
-  auto count = [&](const char* name) { return ReadCount(sysfs, absl::StrCat(dir, "/hw_counters/", name)); };
+  auto count = [&](const char* name) {
+    return ReadCount(sysfs, absl::StrCat(dir, "/hw_counters/", name));
+  };
   if (const auto adaptive = count("roce_adp_retrans")) {
     c.retransmits = *adaptive;
   } else if (const auto timeouts = count("local_ack_timeout_err")) {
@@ -33,10 +36,13 @@ std::optional<PortCounters> ReadPortCounters(const SysfsRoot& sysfs, const std::
   return c;
 }
 
-std::optional<PortLoss> LossBetween(const std::optional<PortCounters>& before, const std::optional<PortCounters>& after) {
+std::optional<PortLoss> LossBetween(const std::optional<PortCounters>& before,
+                                    const std::optional<PortCounters>& after) {
   if (!before || !after || !before->retransmits || !after->retransmits) return std::nullopt;
-  if (after->xmit_packets < before->xmit_packets || *after->retransmits < *before->retransmits) return std::nullopt;
-  return PortLoss{after->xmit_packets - before->xmit_packets, *after->retransmits - *before->retransmits};
+  if (after->xmit_packets < before->xmit_packets || *after->retransmits < *before->retransmits)
+    return std::nullopt;
+  return PortLoss{after->xmit_packets - before->xmit_packets,
+                  *after->retransmits - *before->retransmits};
 }
 
 }  // namespace fabricctl::probes

@@ -21,7 +21,8 @@ struct PortCounters {
 };
 
 // Nullopt when the port has no port_xmit_packets.
-std::optional<PortCounters> ReadPortCounters(const SysfsRoot& sysfs, const std::string& device, uint32_t port);
+std::optional<PortCounters> ReadPortCounters(const SysfsRoot& sysfs, const std::string& device,
+                                             uint32_t port);
 
 // The sender's share of a probe's packets, as tcp_bw's TCP_INFO gives it: packets sent and
 // retransmission events between `before` and `after`; nullopt when either read failed, the
@@ -29,7 +30,8 @@ std::optional<PortCounters> ReadPortCounters(const SysfsRoot& sysfs, const std::
 struct PortLoss {
   uint64_t packets = 0, retransmits = 0;
 };
-std::optional<PortLoss> LossBetween(const std::optional<PortCounters>& before, const std::optional<PortCounters>& after);
+std::optional<PortLoss> LossBetween(const std::optional<PortCounters>& before,
+                                    const std::optional<PortCounters>& after);
 
 }  // namespace fabricctl::probes
 

@@ -4,11 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/status_macros.h"
 #include "probes/common/cycles.h"
 #include "probes/common/stats.h"
 #include "probes/rdma/rdma_probes.h"
 #include "probes/rdma/session.h"
-#include "base/status_macros.h"
 
 namespace fabricctl::probes {
 using namespace rdma_internal;  // NOLINT: this probe family's own helpers
@@ -103,7 +103,8 @@ absl::Status RdmaLatProbe::Serve(net::UniqueFd connection, const v1::ProbeHello&
   const ProbeParams params = FromSpec(hello.spec());
   return ServeMeetings(connection.get(), [&](uint64_t size) -> absl::Status {
     RETURN_IF_ERROR(PrepareSize(**ep, verb_, size));
-    if (auto s = net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
+    if (auto s =
+            net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
         !s.ok()) {
       return s;
     }
@@ -119,7 +120,8 @@ ProbeRun RdmaLatProbe::Run(const ProbeParams& params, const ServerAddress& serve
   if (auto s = CheckSupported(params, /*bidirectional_ok=*/false); !s.ok()) return Finish(run, s);
   if (params.duration > absl::ZeroDuration()) {
     // A ping-pong's time does not grow with a slow link's bandwidth: a count bounds it.
-    return Finish(run, absl::InvalidArgumentError("RDMA latency probes measure by --iters, not --duration"));
+    return Finish(
+        run, absl::InvalidArgumentError("RDMA latency probes measure by --iters, not --duration"));
   }
   const absl::Time started = absl::Now();
   auto session = OpenSession(params, server, /*bandwidth=*/false, verb_ == RdmaVerb::kSend);

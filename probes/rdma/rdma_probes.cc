@@ -1,16 +1,16 @@
 #include "probes/rdma/rdma_probes.h"
-#include "probes/rdma/port_counters.h"
-#include "absl/strings/numbers.h"
 
 #include <algorithm>
 #include <limits>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "probes/common/stats.h"
-#include "probes/rdma/session.h"
 #include "base/status_macros.h"
+#include "probes/common/stats.h"
+#include "probes/rdma/port_counters.h"
+#include "probes/rdma/session.h"
 
 namespace fabricctl::probes {
 using namespace rdma_internal;  // NOLINT: this probe family's own helpers
@@ -25,8 +25,8 @@ absl::Status RunBwLoop(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, uint64_t 
                        uint32_t tx_depth, uint32_t cq_mod, std::vector<int64_t>* posted_ns,
                        std::vector<Completion>* completions, int64_t stop_ns = 0,
                        uint64_t* sent = nullptr) {
-  int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout) +
-                     std::max<int64_t>(0, stop_ns - NowNs());
+  int64_t deadline =
+      NowNs() + absl::ToInt64Nanoseconds(size_timeout) + std::max<int64_t>(0, stop_ns - NowNs());
   uint64_t posted = 0, completed = 0;
   uint32_t idle_polls = 0;
   ibv_wc wc[16];
@@ -45,8 +45,9 @@ absl::Status RunBwLoop(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, uint64_t 
       ++posted;
     }
     int n = ep.PollSend(wc, 16);
-    if (n > 0) deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout) +
-                          std::max<int64_t>(0, stop_ns - NowNs());
+    if (n > 0)
+      deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout) +
+                 std::max<int64_t>(0, stop_ns - NowNs());
     if (n < 0) return absl::InternalError("ibv_poll_cq failed");
     if (n == 0) {
       if ((++idle_polls & 4095) == 0 && NowNs() > deadline) {
@@ -69,17 +70,17 @@ absl::Status RunBwLoop(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, uint64_t 
 }  // namespace
 
 v1::ProbeKind RdmaBwProbe::kind() const {
-  return verb_ == RdmaVerb::kWrite ? v1::RDMA_WRITE_BW
+  return verb_ == RdmaVerb::kWrite  ? v1::RDMA_WRITE_BW
          : verb_ == RdmaVerb::kRead ? v1::RDMA_READ_BW
                                     : v1::RDMA_SEND_BW;
 }
 const char* RdmaBwProbe::name() const {
-  return verb_ == RdmaVerb::kWrite ? "rdma_write_bw"
+  return verb_ == RdmaVerb::kWrite  ? "rdma_write_bw"
          : verb_ == RdmaVerb::kRead ? "rdma_read_bw"
                                     : "rdma_send_bw";
 }
 const char* RdmaBwProbe::title() const {
-  return verb_ == RdmaVerb::kWrite ? "RDMA_Write BW Test"
+  return verb_ == RdmaVerb::kWrite  ? "RDMA_Write BW Test"
          : verb_ == RdmaVerb::kRead ? "RDMA_Read BW Test"
                                     : "Send BW Test";
 }
@@ -98,8 +99,8 @@ absl::Status MeasureBw(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, const Pro
   cq_mod = std::max<uint32_t>(1, std::min<uint32_t>(cq_mod, static_cast<uint32_t>(tx_depth)));
   uint64_t warm = 0;
   if (params.warmup_iterations > 0) {
-    if (auto s = RunBwLoop(ep, verb, size, params.warmup_iterations, static_cast<uint32_t>(tx_depth),
-                           cq_mod, nullptr, nullptr, 0, &warm);
+    if (auto s = RunBwLoop(ep, verb, size, params.warmup_iterations,
+                           static_cast<uint32_t>(tx_depth), cq_mod, nullptr, nullptr, 0, &warm);
         !s.ok()) {
       return s;
     }
@@ -127,7 +128,8 @@ absl::Status MeasureBw(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, const Pro
     *point = AverageBandwidth(size, measured, completions.back().time_ns - started);
     return absl::OkStatus();
   }
-  *point = AverageBandwidth(size, params.iterations, completions.back().time_ns - posted_ns.front());
+  *point =
+      AverageBandwidth(size, params.iterations, completions.back().time_ns - posted_ns.front());
   if (params.iterations <= kMaxItersForPeak) {
     point->bw_peak_gbps = PeakBandwidthGbps(size, posted_ns, completions);
   }
@@ -147,69 +149,74 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
   // By duration, receives are posted at the largest size, so that those a size leaves posted
   // serve the next; `outstanding` counts them across sizes.
   uint64_t outstanding = 0;
-  return ServeMeetings(connection.get(), [&](uint64_t size) -> absl::Status {
-    // WRITE and READ need nothing from this side. SEND needs receives posted, and reposted
-    // as they complete, for every message of the size: warm-up and iterations, or by duration
-    // until the client says how many it sent.
-    uint64_t expected = by_time ? std::numeric_limits<uint64_t>::max()
-                                : params.warmup_iterations + params.iterations;
-    uint64_t next_id = 0, received = 0;
-    const uint64_t length = by_time ? MaxSize(params) : size;
-    auto post_more = [&]() -> absl::Status {
-      while (outstanding < kRxDepthSend && received + outstanding < expected) {
-        RETURN_IF_ERROR((*ep)->PostRecv(length, next_id++));
-        ++outstanding;
-      }
-      return absl::OkStatus();
-    };
-    if (send) {
-      RETURN_IF_ERROR(post_more());
-    }
-    if (auto s = net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
-        !s.ok()) {
-      return s;
-    }
-    if (params.rdma.bidirectional && !send) {
-      // Both directions at once (perftest -b): this side runs the same loop towards the
-      // client and reports its own figures, which the client adds to its own.
-      BwPoint point;
-      RETURN_IF_ERROR(MeasureBw(**ep, verb_, size, params, &point));
-      v1::ProbeResult mine;
-      mine.add_bw()->set_bw_avg_gbps(point.bw_avg_gbps);
-      mine.mutable_bw(0)->set_msg_rate_mpps(point.msg_rate_mpps);
-      if (point.bw_peak_gbps) mine.mutable_bw(0)->set_bw_peak_gbps(*point.bw_peak_gbps);
-      return net::SendFrame(connection.get(), mine, absl::Now() + kControlTimeout);
-    }
-    int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout + params.duration);
-    ibv_wc wc[16];
-    uint32_t idle = 0;
-    while (send && received < expected) {
-      int n = (*ep)->PollRecv(wc, 16);
-      if (n < 0) return absl::InternalError("ibv_poll_cq failed");
-      if (n == 0) {
-        if ((++idle & 1023) != 0) continue;
-        if (by_time && expected == std::numeric_limits<uint64_t>::max() &&
-            net::Readable(connection.get())) {
-          v1::ProbeHello done;
-          RETURN_IF_ERROR(net::RecvFrame(connection.get(), &done, absl::Now() + kControlTimeout));
-          expected = done.messages();
+  return ServeMeetings(
+      connection.get(),
+      [&](uint64_t size) -> absl::Status {
+        // WRITE and READ need nothing from this side. SEND needs receives posted, and reposted
+        // as they complete, for every message of the size: warm-up and iterations, or by duration
+        // until the client says how many it sent.
+        uint64_t expected = by_time ? std::numeric_limits<uint64_t>::max()
+                                    : params.warmup_iterations + params.iterations;
+        uint64_t next_id = 0, received = 0;
+        const uint64_t length = by_time ? MaxSize(params) : size;
+        auto post_more = [&]() -> absl::Status {
+          while (outstanding < kRxDepthSend && received + outstanding < expected) {
+            RETURN_IF_ERROR((*ep)->PostRecv(length, next_id++));
+            ++outstanding;
+          }
+          return absl::OkStatus();
+        };
+        if (send) {
+          RETURN_IF_ERROR(post_more());
         }
-        if (current_cancel != nullptr && current_cancel->cancelled()) {
-          return absl::CancelledError("probe cancelled");
+        if (auto s =
+                net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
+            !s.ok()) {
+          return s;
         }
-        if (NowNs() > deadline) return absl::DeadlineExceededError("receive: no message");
-        continue;
-      }
-      deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
-      for (int i = 0; i < n; ++i) {
-        if (wc[i].status != IBV_WC_SUCCESS) return CompletionError(wc[i]);
-        ++received;
-        --outstanding;
-      }
-      RETURN_IF_ERROR(post_more());
-    }
-    return absl::OkStatus();
-  }, params.duration);
+        if (params.rdma.bidirectional && !send) {
+          // Both directions at once (perftest -b): this side runs the same loop towards the
+          // client and reports its own figures, which the client adds to its own.
+          BwPoint point;
+          RETURN_IF_ERROR(MeasureBw(**ep, verb_, size, params, &point));
+          v1::ProbeResult mine;
+          mine.add_bw()->set_bw_avg_gbps(point.bw_avg_gbps);
+          mine.mutable_bw(0)->set_msg_rate_mpps(point.msg_rate_mpps);
+          if (point.bw_peak_gbps) mine.mutable_bw(0)->set_bw_peak_gbps(*point.bw_peak_gbps);
+          return net::SendFrame(connection.get(), mine, absl::Now() + kControlTimeout);
+        }
+        int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout + params.duration);
+        ibv_wc wc[16];
+        uint32_t idle = 0;
+        while (send && received < expected) {
+          int n = (*ep)->PollRecv(wc, 16);
+          if (n < 0) return absl::InternalError("ibv_poll_cq failed");
+          if (n == 0) {
+            if ((++idle & 1023) != 0) continue;
+            if (by_time && expected == std::numeric_limits<uint64_t>::max() &&
+                net::Readable(connection.get())) {
+              v1::ProbeHello done;
+              RETURN_IF_ERROR(
+                  net::RecvFrame(connection.get(), &done, absl::Now() + kControlTimeout));
+              expected = done.messages();
+            }
+            if (current_cancel != nullptr && current_cancel->cancelled()) {
+              return absl::CancelledError("probe cancelled");
+            }
+            if (NowNs() > deadline) return absl::DeadlineExceededError("receive: no message");
+            continue;
+          }
+          deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
+          for (int i = 0; i < n; ++i) {
+            if (wc[i].status != IBV_WC_SUCCESS) return CompletionError(wc[i]);
+            ++received;
+            --outstanding;
+          }
+          RETURN_IF_ERROR(post_more());
+        }
+        return absl::OkStatus();
+      },
+      params.duration);
 }
 
 ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
@@ -241,7 +248,8 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
     const bool sender = verb_ != RdmaVerb::kRead;
     const auto before = sender ? ReadPortCounters(kSystem, device, port) : std::nullopt;
     if (auto s = MeasureBw(ep, verb_, size, params, &point, &sent); !s.ok()) return Finish(run, s);
-    if (const auto loss = sender ? LossBetween(before, ReadPortCounters(kSystem, device, port)) : std::nullopt;
+    if (const auto loss =
+            sender ? LossBetween(before, ReadPortCounters(kSystem, device, port)) : std::nullopt;
         loss && loss->packets > 0 && loss->retransmits <= loss->packets) {  // else other traffic's
       point.segments = loss->packets;
       point.retransmits = loss->retransmits;
@@ -250,14 +258,16 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
       // The server counts receives until it has them all.
       v1::ProbeHello done;
       done.set_messages(sent);
-      if (auto s = net::SendFrame(session->control.get(), done, absl::Now() + kControlTimeout); !s.ok()) {
+      if (auto s = net::SendFrame(session->control.get(), done, absl::Now() + kControlTimeout);
+          !s.ok()) {
         return Finish(run, s);
       }
     }
     if (params.rdma.bidirectional) {
       // perftest -b sums the two sides' figures.
       v1::ProbeResult theirs;
-      if (auto s = net::RecvFrame(session->control.get(), &theirs, absl::Now() + size_timeout); !s.ok()) {
+      if (auto s = net::RecvFrame(session->control.get(), &theirs, absl::Now() + size_timeout);
+          !s.ok()) {
         return Finish(run, s);
       }
       if (theirs.bw_size() != 1) {

@@ -8,10 +8,10 @@ namespace fabricctl::probes {
 enum class RdmaVerb { kWrite, kSend, kRead };
 
 // rdma_write_bw, rdma_send_bw, rdma_read_bw: RC queue-pair bandwidth as ib_write_bw,
-// ib_send_bw and ib_read_bw measure it (perftest's src/perftest_resources.c): tx_depth work requests in flight, one
-// completion every cq_moderation messages, time from the first post to the last completion,
-// peak over post-to-completion windows. The queue-pair data crosses the out-of-band
-// connection; per message size the two sides meet there before measuring.
+// ib_send_bw and ib_read_bw measure it (perftest's src/perftest_resources.c): tx_depth work
+// requests in flight, one completion every cq_moderation messages, time from the first post to the
+// last completion, peak over post-to-completion windows. The queue-pair data crosses the
+// out-of-band connection; per message size the two sides meet there before measuring.
 class RdmaBwProbe final : public Probe {
  public:
   explicit RdmaBwProbe(RdmaVerb verb) : verb_(verb) {}

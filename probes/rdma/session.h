@@ -14,13 +14,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/socket.h"
+#include "base/status_macros.h"
 #include "probes/common/cancel.h"
 #include "probes/common/cause.h"
 #include "probes/common/params.h"
 #include "probes/probe.h"
 #include "probes/rdma/endpoint.h"
 #include "probes/rdma/gpu_memory.h"
-#include "base/status_macros.h"
 
 namespace fabricctl::probes::rdma_internal {
 
@@ -35,7 +35,8 @@ constexpr uint64_t kMaxItersForPeak = 20000;
 constexpr absl::Duration kDefaultSizeTimeout = absl::Minutes(2);
 // The bound on one size, and on waiting at the out-of-band meetings, for this thread's probe
 // (set from ProbeParams::timeout when given).
-inline thread_local absl::Duration size_timeout = kDefaultSizeTimeout;  // NOLINT: per-probe-thread bound
+inline thread_local absl::Duration size_timeout =
+    kDefaultSizeTimeout;  // NOLINT: per-probe-thread bound
 
 // This thread's probe's cancellation (set with the size bound), checked by the spinning loops.
 inline thread_local const Cancellation* current_cancel = nullptr;  // NOLINT: per-probe-thread
@@ -77,8 +78,8 @@ absl::Status SpinUntil(Ready ready, int64_t deadline_ns, const char* what) {
       return absl::CancelledError(absl::StrCat(what, ": probe cancelled"));
     }
     if ((spins & 4095) == 0 && NowNs() > deadline_ns) {
-      return absl::DeadlineExceededError(absl::StrCat(what, ": no progress within ",
-                                                      absl::FormatDuration(size_timeout)));
+      return absl::DeadlineExceededError(
+          absl::StrCat(what, ": no progress within ", absl::FormatDuration(size_timeout)));
     }
   }
 }
@@ -89,7 +90,8 @@ inline absl::Status Reap(RdmaEndpoint& ep, bool receive, int count, int64_t dead
   int got = 0;
   absl::Status error;
   auto ready = [&] {
-    int n = receive ? ep.PollRecv(wc, std::min(16, count - got)) : ep.PollSend(wc, std::min(16, count - got));
+    int n = receive ? ep.PollRecv(wc, std::min(16, count - got))
+                    : ep.PollSend(wc, std::min(16, count - got));
     if (n < 0) {
       error = absl::InternalError("ibv_poll_cq failed");
       return true;
@@ -112,7 +114,7 @@ inline uint64_t MaxSize(const ProbeParams& p) {
 }
 
 inline EndpointOptions OptionsFor(const RdmaParams& selection, const ProbeParams& p, bool bandwidth,
-                           bool send_verb) {
+                                  bool send_verb) {
   EndpointOptions o;
   o.selection = selection;
   o.message_bytes = MaxSize(p);
@@ -153,8 +155,9 @@ struct ClientSession {
   std::string server_memory;  // where the server's buffers are, as it said
 };
 
-inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, const ServerAddress& server,
-                                          bool bandwidth, bool send_verb) {
+inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params,
+                                                 const ServerAddress& server, bool bandwidth,
+                                                 bool send_verb) {
   ClientSession session;
   auto ep = RdmaEndpoint::Open(OptionsFor(params.rdma, params, bandwidth, send_verb));
   if (!ep.ok()) return ep.status();
@@ -179,9 +182,8 @@ inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params, cons
     // The server's own "not here" (no device on its side) is still a skip for the pair.
     std::string why = absl::StrCat("server: ", welcome.error());
     if (welcome.skipped()) return absl::NotFoundError(why);
-    const v1::FailureCause cause = welcome.cause() == v1::FAILURE_CAUSE_UNSPECIFIED
-                                       ? v1::CAUSE_PEER_REFUSED
-                                       : welcome.cause();
+    const v1::FailureCause cause =
+        welcome.cause() == v1::FAILURE_CAUSE_UNSPECIFIED ? v1::CAUSE_PEER_REFUSED : welcome.cause();
     return WithCause(absl::FailedPreconditionError(why), cause, v1::SIDE_SERVER);
   }
   if (welcome.endpoint().qps_size() != 1) {
@@ -209,9 +211,9 @@ inline absl::Status Meet(int control, uint64_t size) {
 
 // Server side of the handshake; on failure the client is told why (and whether it is a skip).
 inline absl::StatusOr<std::unique_ptr<RdmaEndpoint>> AcceptSession(int control,
-                                                            const v1::ProbeHello& hello,
-                                                            const ServeContext& context,
-                                                            bool bandwidth, bool send_verb) {
+                                                                   const v1::ProbeHello& hello,
+                                                                   const ServeContext& context,
+                                                                   bool bandwidth, bool send_verb) {
   const ProbeParams params = FromSpec(hello.spec());
   RdmaParams local = context.local_rdma;
   local.tx_depth = params.rdma.tx_depth;
@@ -244,7 +246,8 @@ inline absl::StatusOr<std::unique_ptr<RdmaEndpoint>> AcceptSession(int control,
 // Serves the per-size meetings until the client ends the session (bye or closed connection).
 // `measuring` is how long the client may measure one size on top of that (its --duration).
 template <typename PerSize>
-absl::Status ServeMeetings(int control, PerSize per_size, absl::Duration measuring = absl::ZeroDuration()) {
+absl::Status ServeMeetings(int control, PerSize per_size,
+                           absl::Duration measuring = absl::ZeroDuration()) {
   for (;;) {
     v1::ProbeHello ready;
     absl::Status s = net::RecvFrame(control, &ready, absl::Now() + size_timeout + measuring);
@@ -266,8 +269,7 @@ inline absl::Status CheckSupported(const ProbeParams& p, bool bidirectional_ok) 
     return absl::InvalidArgumentError("--qps: the RDMA probes use one queue pair");
   }
   if (p.rdma.bidirectional && !bidirectional_ok) {
-    return absl::InvalidArgumentError(
-        "--bidirectional: for rdma_write_bw and rdma_read_bw only");
+    return absl::InvalidArgumentError("--bidirectional: for rdma_write_bw and rdma_read_bw only");
   }
   return absl::OkStatus();
 }

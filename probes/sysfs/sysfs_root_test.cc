@@ -1,13 +1,13 @@
 #include "probes/sysfs/sysfs_root.h"
-#include "tests/testing/testing.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
 
-#include <catch2/catch.hpp>
+#include "tests/testing/testing.h"
 
 namespace fabricctl::probes {
 

@@ -18,10 +18,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/status_macros.h"
 #include "probes/common/cause.h"
 #include "probes/common/stats.h"
 #include "probes/tcp/tcp_info.h"
-#include "base/status_macros.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -92,10 +92,10 @@ absl::Duration PhaseBudget(const ProbeParams& p) {
 // Connects, says hello and waits for the welcome. A refusal by the server is FailedPrecondition
 // carrying the server's reason.
 absl::StatusOr<net::UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size, uint32_t stream,
-                                   const ServerAddress& server) {
+                                        const ServerAddress& server) {
   auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(10),
-                            params.cancel ? &params.cancel->flag() : nullptr,
-                            params.source_host, params.netdev);
+                            params.cancel ? &params.cancel->flag() : nullptr, params.source_host,
+                            params.netdev);
   if (!fd.ok()) return fd.status();
   const WatchedFd watched(params.cancel, fd->get());
   v1::ProbeHello hello;
@@ -108,8 +108,9 @@ absl::StatusOr<net::UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size
   v1::ProbeWelcome welcome;
   RETURN_IF_ERROR(net::RecvFrame(fd->get(), &welcome, deadline));
   if (!welcome.error().empty()) {
-    return WithCause(absl::FailedPreconditionError(absl::StrCat("server refused: ", welcome.error())),
-                     v1::CAUSE_PEER_REFUSED, v1::SIDE_SERVER);
+    return WithCause(
+        absl::FailedPreconditionError(absl::StrCat("server refused: ", welcome.error())),
+        v1::CAUSE_PEER_REFUSED, v1::SIDE_SERVER);
   }
   if (params.cancel && params.cancel->cancelled()) return absl::CancelledError("probe cancelled");
   return fd;
@@ -117,17 +118,18 @@ absl::StatusOr<net::UniqueFd> OpenPhase(const ProbeParams& params, uint64_t size
 
 // The server's answer of a timed phase, checked against what this side knows: `bytes` at most
 // what was sent, a window of at least a millisecond and no longer than the phase took here.
-absl::Status CheckServerCount(uint64_t bytes, uint64_t sent, int64_t window_ns, int64_t elapsed_ns) {
+absl::Status CheckServerCount(uint64_t bytes, uint64_t sent, int64_t window_ns,
+                              int64_t elapsed_ns) {
   if (bytes > sent) {
     return WithCause(absl::DataLossError(absl::StrCat("the server counted ", bytes,
                                                       " bytes of the ", sent, " sent")),
                      v1::CAUSE_INVALID_FIGURES, v1::SIDE_SERVER);
   }
   if (window_ns < 1000000 || window_ns > elapsed_ns + 1000000000) {
-    return WithCause(absl::DataLossError(absl::StrCat("the server's window of ", window_ns,
-                                                      " ns is not within this phase's ",
-                                                      elapsed_ns, " ns")),
-                     v1::CAUSE_INVALID_FIGURES, v1::SIDE_SERVER);
+    return WithCause(
+        absl::DataLossError(absl::StrCat("the server's window of ", window_ns,
+                                         " ns is not within this phase's ", elapsed_ns, " ns")),
+        v1::CAUSE_INVALID_FIGURES, v1::SIDE_SERVER);
   }
   return absl::OkStatus();
 }
@@ -179,9 +181,10 @@ ProbeRun Failed(const char* kind, const absl::Status& status) { return FailedRun
 std::string TcpDevice(const ProbeParams& params) {
   if (params.netdev.empty()) return "tcp";
   if (net::CanBindToDevice(params.netdev)) return absl::StrCat("tcp via ", params.netdev);
-  return absl::StrCat("tcp from ", params.netdev, "'s address, not bound to ", params.netdev,
-                      " (the kernel refused SO_BINDTODEVICE: before Linux 5.7 it takes CAP_NET_RAW): "
-                      "the routes may send it out of another interface");
+  return absl::StrCat(
+      "tcp from ", params.netdev, "'s address, not bound to ", params.netdev,
+      " (the kernel refused SO_BINDTODEVICE: before Linux 5.7 it takes CAP_NET_RAW): "
+      "the routes may send it out of another interface");
 }
 
 }  // namespace
@@ -194,8 +197,8 @@ absl::Status TcpBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& h
     return s;
   }
   SetIoTimeout(fd, PhaseBudget(params));
-  std::vector<char> buffer(std::clamp<uint64_t>(hello.size_bytes(), kMinReceiveChunk,
-                                                kMaxReceiveChunk));
+  std::vector<char> buffer(
+      std::clamp<uint64_t>(hello.size_bytes(), kMinReceiveChunk, kMaxReceiveChunk));
   if (params.warmup_iterations > 0) {
     uint64_t left = params.warmup_iterations * hello.size_bytes();
     while (left > 0) {
@@ -239,7 +242,8 @@ std::optional<TcpCounters> CountersSince(int fd, const std::optional<TcpCounters
       after->retransmits < before->retransmits) {
     return std::nullopt;
   }
-  return TcpCounters{after->segments_out - before->segments_out, after->retransmits - before->retransmits};
+  return TcpCounters{after->segments_out - before->segments_out,
+                     after->retransmits - before->retransmits};
 }
 
 // The set-up of one size, outside the timed part: every stream connected and warmed up.
@@ -339,8 +343,8 @@ absl::StatusOr<BwPoint> FigureOf(const std::vector<StreamTally>& tallies, uint64
   int64_t elapsed = finished - start_ns;
   // The server's count (and window) decide the figure: they must be what this side could have
   // caused, no more bytes than were sent and a window no longer than the connection.
-  RETURN_IF_ERROR(CheckServerCount(bytes, sent, by_time ? window : 1000000,
-                                   by_time ? elapsed : 1000000));
+  RETURN_IF_ERROR(
+      CheckServerCount(bytes, sent, by_time ? window : 1000000, by_time ? elapsed : 1000000));
   if (by_time) elapsed = window;
   // From the bytes, not whole messages: a slow link may move only a few in its time.
   BwPoint point = AverageBandwidth(size, bytes / size, elapsed);

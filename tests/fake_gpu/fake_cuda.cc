@@ -42,7 +42,8 @@ int cuDeviceGet(int* device, int ordinal) {
 }
 
 int cuDeviceGetName(char* name, int length, int device) {
-  std::snprintf(name, static_cast<size_t>(length), "fabricctl test stand-in GPU %d (no GPU)", device);
+  std::snprintf(name, static_cast<size_t>(length), "fabricctl test stand-in GPU %d (no GPU)",
+                device);
   return kSuccess;
 }
 
@@ -123,13 +124,26 @@ int cuStreamDestroy_v2(void*) { return kSuccess; }
 
 int cuGetErrorName(int result, const char** name) {
   switch (result) {
-    case kSuccess: *name = "CUDA_SUCCESS"; return kSuccess;
-    case kInvalidValue: *name = "CUDA_ERROR_INVALID_VALUE"; return kSuccess;
-    case kOutOfMemory: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return kSuccess;
-    case kNoDevice: *name = "CUDA_ERROR_NO_DEVICE"; return kSuccess;
-    case kInvalidDevice: *name = "CUDA_ERROR_INVALID_DEVICE"; return kSuccess;
-    case kNotSupported: *name = "CUDA_ERROR_NOT_SUPPORTED"; return kSuccess;
-    default: return kInvalidValue;
+    case kSuccess:
+      *name = "CUDA_SUCCESS";
+      return kSuccess;
+    case kInvalidValue:
+      *name = "CUDA_ERROR_INVALID_VALUE";
+      return kSuccess;
+    case kOutOfMemory:
+      *name = "CUDA_ERROR_OUT_OF_MEMORY";
+      return kSuccess;
+    case kNoDevice:
+      *name = "CUDA_ERROR_NO_DEVICE";
+      return kSuccess;
+    case kInvalidDevice:
+      *name = "CUDA_ERROR_INVALID_DEVICE";
+      return kSuccess;
+    case kNotSupported:
+      *name = "CUDA_ERROR_NOT_SUPPORTED";
+      return kSuccess;
+    default:
+      return kInvalidValue;
   }
 }
 

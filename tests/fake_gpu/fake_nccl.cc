@@ -113,11 +113,16 @@ int ncclGetVersion(int* version) {
 
 const char* ncclGetErrorString(int result) {
   switch (result) {
-    case kSuccess: return "no error";
-    case kSystemError: return "unhandled system error";
-    case kInvalidArgument: return "invalid argument";
-    case kRemoteError: return "remote process exited or there was a network error";
-    default: return "unknown result code";
+    case kSuccess:
+      return "no error";
+    case kSystemError:
+      return "unhandled system error";
+    case kInvalidArgument:
+      return "invalid argument";
+    case kRemoteError:
+      return "remote process exited or there was a network error";
+    default:
+      return "unknown result code";
   }
 }
 
@@ -148,8 +153,10 @@ int ncclCommInitRank(void** out, int nranks, UniqueId id, int rank) {
   comm->rank = rank;
   comm->log = OpenLog();
   Info(*comm, "NCCL version 2.21.5+cuda12.4");
-  Info(*comm, "fabricctl test stand-in for libnccl.so.2: no GPU and no network; data moves "
-              "through files in " + comm->dir);
+  Info(*comm,
+       "fabricctl test stand-in for libnccl.so.2: no GPU and no network; data moves "
+       "through files in " +
+           comm->dir);
   const bool socket = Env("NCCL_IB_DISABLE", "1") || Env("NCCL_NET", "Socket");
   const bool gdr = !Env("NCCL_NET_GDR_LEVEL", "LOC");
   if (socket) {
@@ -171,8 +178,10 @@ int ncclCommInitRank(void** out, int nranks, UniqueId id, int rank) {
   const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
   const std::string via = socket ? "NET/Socket/0" : gdr ? "NET/IB/0/GDRDMA" : "NET/IB/0";
   if (nranks > 1) {
-    Info(*comm, "Channel 00/0 : " + std::to_string(prev) + "[0] -> " + me + "[0] [receive] via " + via);
-    Info(*comm, "Channel 00/0 : " + me + "[0] -> " + std::to_string(next) + "[0] [send] via " + via);
+    Info(*comm,
+         "Channel 00/0 : " + std::to_string(prev) + "[0] -> " + me + "[0] [receive] via " + via);
+    Info(*comm,
+         "Channel 00/0 : " + me + "[0] -> " + std::to_string(next) + "[0] [send] via " + via);
   }
   Info(*comm, "Connected all rings");
   Info(*comm, "comm " + std::to_string(reinterpret_cast<uintptr_t>(comm)) + " rank " + me +
@@ -201,8 +210,9 @@ int ncclAllReduce(const void* send, void* recv, size_t count, int datatype, int 
   std::memcpy(recv, sum.data(), count * sizeof(float));
   // Every rank has read step s-2 once this rank got past step s-1's wait: drop that file.
   if (comm->sequence > 2) {
-    std::remove((comm->dir + "/ar" + std::to_string(comm->sequence - 2) + "." +
-                 std::to_string(comm->rank)).c_str());
+    std::remove(
+        (comm->dir + "/ar" + std::to_string(comm->sequence - 2) + "." + std::to_string(comm->rank))
+            .c_str());
   }
   return kSuccess;
 }

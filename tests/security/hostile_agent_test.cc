@@ -9,13 +9,12 @@
 #include <signal.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>
-
-#include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -117,8 +116,9 @@ struct Cluster {
     const std::string dir = TempDir("hostile_agent_db");
     std::ofstream(dir + "/fabricctl.yaml")
         << "thresholds:\n  relative_bw: 0.5\n  min_effect: 0.5\n  min_loss_rate: 0.005\n";
-    controller = std::make_unique<Subprocess>(std::vector<std::string>{
-        kController, "--config", dir + "/fabricctl.yaml", "--listen", "127.0.0.1:0", "--db", dir + "/c.db"});
+    controller = std::make_unique<Subprocess>(
+        std::vector<std::string>{kController, "--config", dir + "/fabricctl.yaml", "--listen",
+                                 "127.0.0.1:0", "--db", dir + "/c.db"});
     address = AddressOf(*controller);
     daemon_ports.insert(static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1))));
     for (int i = 0; i < real_agents; ++i) {
@@ -132,8 +132,9 @@ struct Cluster {
   }
   CommandResult Sweep(const std::string& format, std::vector<std::string> extra = {},
                       const std::string& probes = "tcp_bw") {
-    std::vector<std::string> argv = {kCli, "sweep", "--controller", address, "--probes", probes,
-                                     "--sizes", "64K", "--duration", "200ms", "--format", format};
+    std::vector<std::string> argv = {kCli,         "sweep", "--controller", address,
+                                     "--probes",   probes,  "--sizes",      "64K",
+                                     "--duration", "200ms", "--format",     format};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return RunCommand(argv, absl::Seconds(120));
   }

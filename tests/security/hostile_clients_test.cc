@@ -22,15 +22,15 @@ const std::string kController = "controller/fabric-controller";
 const std::string kAgent = "agent/fabric-agent";
 const std::string kCli = "cli/fabricctl";
 
-
 struct Cluster {
   std::string certs;
   std::unique_ptr<Subprocess> controller, agent;
   std::string address, agent_address, metrics_port;
 
   std::vector<std::string> Tls(const std::string& name) const {
-    return {"--tls-cert", certs + "/" + name + ".pem", "--tls-key", certs + "/" + name + ".key",
-            "--tls-ca", certs + "/ca.pem"};
+    return {"--tls-cert", certs + "/" + name + ".pem",
+            "--tls-key",  certs + "/" + name + ".key",
+            "--tls-ca",   certs + "/ca.pem"};
   }
   std::shared_ptr<grpc::ChannelCredentials> Credentials(const std::string& name) const {
     return ClientCredentials(certs, name);
@@ -54,9 +54,9 @@ Cluster Start() {
   REQUIRE(RunCommand({"scripts/make-certs.sh", c.certs, "fabricctl", "intruder", "--loopback",
                       "fabric-controller", "node-a"})
               .exit_code == 0);
-  std::vector<std::string> argv = {kController, "--listen", "127.0.0.1:0", "--db",
-                                   TempDir("hostile_db") + "/c.db", "--metrics-listen",
-                                   "127.0.0.1:0"};
+  std::vector<std::string> argv = {
+      kController,        "--listen",   "127.0.0.1:0", "--db", TempDir("hostile_db") + "/c.db",
+      "--metrics-listen", "127.0.0.1:0"};
   for (const auto& a : c.Tls("fabric-controller")) argv.push_back(a);
   c.controller = std::make_unique<Subprocess>(argv);
   auto line = c.controller->WaitForLine("listening on ", absl::Seconds(15));
@@ -66,8 +66,8 @@ Cluster Start() {
   REQUIRE(metrics.has_value());
   c.metrics_port = metrics->substr(metrics->rfind(':') + 1);
   c.metrics_port = c.metrics_port.substr(0, c.metrics_port.find('/'));
-  std::vector<std::string> agent = {kAgent, "--controller", c.address, "--listen", "127.0.0.1:0",
-                                    "--node-name", "node-a"};
+  std::vector<std::string> agent = {kAgent,        "--controller", c.address, "--listen",
+                                    "127.0.0.1:0", "--node-name",  "node-a"};
   for (const auto& a : c.Tls("node-a")) agent.push_back(a);
   c.agent = std::make_unique<Subprocess>(agent);
   auto agent_line = c.agent->WaitForLine("listening on ", absl::Seconds(15));
@@ -184,7 +184,8 @@ TEST_CASE("Hostile clients: impostors, oversized fields and messages, garbage by
       refused(stub->GetReport(&context, v1::GetReportRequest(), &response), "read a report");
     }
     // fabricctl with a node's certificate says why, exit 3.
-    std::vector<std::string> argv = {kCli, "sweep", "--controller", c.address, "--probes", "tcp_bw"};
+    std::vector<std::string> argv = {kCli,      "sweep",    "--controller",
+                                     c.address, "--probes", "tcp_bw"};
     for (const auto& a : c.Tls("node-a")) argv.push_back(a);
     CommandResult sweep = RunCommand(argv);
     CHECK(sweep.exit_code == 3);
@@ -201,7 +202,8 @@ TEST_CASE("Hostile clients: impostors, oversized fields and messages, garbage by
     big.set_hostname(std::string(3 << 20, 'h'));
     grpc::Status field = Register(*stub, big);
     CHECK(field.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
-    CHECK(field.error_message().find("inventory.hostname is 3145728 bytes long") != std::string::npos);
+    CHECK(field.error_message().find("inventory.hostname is 3145728 bytes long") !=
+          std::string::npos);
     big.set_hostname(std::string(5 << 20, 'h'));
     grpc::Status message = Register(*stub, big);
     CHECK(message.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
@@ -209,8 +211,8 @@ TEST_CASE("Hostile clients: impostors, oversized fields and messages, garbage by
   }
 
   SECTION("only the controller's certificate may run probes on an agent") {
-    auto stub = v1::AgentService::NewStub(
-        grpc::CreateChannel(c.agent_address, c.Credentials("intruder")));
+    auto stub =
+        v1::AgentService::NewStub(grpc::CreateChannel(c.agent_address, c.Credentials("intruder")));
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::StartProbeServerRequest request;
@@ -223,8 +225,8 @@ TEST_CASE("Hostile clients: impostors, oversized fields and messages, garbage by
     std::mt19937 random(7);
     std::string junk(64 << 10, '\0');
     for (char& ch : junk) ch = static_cast<char>(random());
-    for (const std::string& where : {c.address, c.agent_address,
-                                     std::string("127.0.0.1:") + c.metrics_port}) {
+    for (const std::string& where :
+         {c.address, c.agent_address, std::string("127.0.0.1:") + c.metrics_port}) {
       const std::string host = where.substr(0, where.rfind(':'));
       const auto port = static_cast<uint16_t>(std::stoi(where.substr(where.rfind(':') + 1)));
       for (int i = 0; i < 20; ++i) {
@@ -244,8 +246,9 @@ TEST_CASE("Hostile clients: impostors, oversized fields and messages, garbage by
     CHECK(RunCommand({kCli, "nodes", "--controller", c.address}).exit_code == 3);
     const std::string rogue = TempDir("hostile_rogue");
     REQUIRE(RunCommand({"scripts/make-certs.sh", rogue, "fabricctl"}).exit_code == 0);
-    CHECK(RunCommand({kCli, "nodes", "--controller", c.address, "--tls-cert", rogue + "/fabricctl.pem",
-                      "--tls-key", rogue + "/fabricctl.key", "--tls-ca", c.certs + "/ca.pem"})
+    CHECK(RunCommand({kCli, "nodes", "--controller", c.address, "--tls-cert",
+                      rogue + "/fabricctl.pem", "--tls-key", rogue + "/fabricctl.key", "--tls-ca",
+                      c.certs + "/ca.pem"})
               .exit_code == 3);
   }
   c.agent->Kill(SIGTERM);

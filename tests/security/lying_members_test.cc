@@ -8,16 +8,17 @@
 #include <vector>
 
 #include "catch2/catch.hpp"
+#include "controller/sweep/fleet.h"
+#include "controller/sweep/trust.h"
 #include "controller/verdict/analysis.h"
 #include "controller/verdict/testing.h"
-#include "controller/sweep/fleet.h"
 #include "tests/testing/sweeps.h"
-#include "controller/sweep/trust.h"
 
 namespace fabricctl::controller {
 namespace {
 
-std::vector<std::string> NodesNamedBy(const std::vector<v1::Finding>& findings, const std::string& kind) {
+std::vector<std::string> NodesNamedBy(const std::vector<v1::Finding>& findings,
+                                      const std::string& kind) {
   std::vector<std::string> out;
   for (const auto& f : findings) {
     if (f.kind() == kind) out.push_back(f.node());
@@ -26,7 +27,8 @@ std::vector<std::string> NodesNamedBy(const std::vector<v1::Finding>& findings, 
   return out;
 }
 
-TEST_CASE("An agent's slow_switch, slow_path or slow_uplink finding does not pass the trust boundary") {
+TEST_CASE(
+    "An agent's slow_switch, slow_path or slow_uplink finding does not pass the trust boundary") {
   std::vector<v1::AuditResult> audits(1);
   audits[0].set_audit("counters");
   for (const char* kind : {"slow_switch", "slow_path", "slow_uplink", "fleet_split", "slow_link"}) {

@@ -40,8 +40,10 @@ struct Ranks {
         }
         std::vector<float> data(1000, 1.0f);
         TcpRing ring(*links);
-        status[r] = RingAllreduce(ring, r, n, data.data(), data.size(), absl::Now() + timeout, nullptr);
-        if (status[r].ok() && data[7] != static_cast<float>(n)) status[r] = absl::DataLossError("wrong sum");
+        status[r] =
+            RingAllreduce(ring, r, n, data.data(), data.size(), absl::Now() + timeout, nullptr);
+        if (status[r].ok() && data[7] != static_cast<float>(n))
+          status[r] = absl::DataLossError("wrong sum");
       });
     }
     for (auto& t : threads) t.join();
@@ -80,7 +82,8 @@ TEST_CASE("a wrong secret, or the right secret from the wrong rank, is not the n
   // Strangers keep coming while the ring joins: a wrong secret, rank 1's secret naming rank 2
   // (not its left neighbour), garbage, a connection closed at once.
   std::thread strangers([&] {
-    const std::vector<std::string> hellos = {Hello("not-the-secret-x", 0), Hello(ranks.addresses[1].token, 2),
+    const std::vector<std::string> hellos = {Hello("not-the-secret-x", 0),
+                                             Hello(ranks.addresses[1].token, 2),
                                              std::string(200, '\xff'), ""};
     for (int i = 0; !stop && i < 400; ++i) {
       auto fd = net::ConnectTcp("127.0.0.1", ranks.addresses[1].port, absl::Seconds(1));

@@ -11,13 +11,15 @@
 #include "base/config.h"
 #include "catch2/catch.hpp"
 #include "controller/store/store.h"
-#include "controller/sweep/runner.h"
 #include "controller/sweep/fake_agent.h"
+#include "controller/sweep/runner.h"
 #include "tests/testing/testing.h"
 
 namespace fabricctl::controller::sweep {
 
-inline std::unique_ptr<Store> OpenStore(const std::string& name) { return testing::FreshStore(name + ".db"); }
+inline std::unique_ptr<Store> OpenStore(const std::string& name) {
+  return testing::FreshStore(name + ".db");
+}
 
 inline std::vector<StoredNode> Registry(const std::vector<std::string>& names) {
   std::vector<StoredNode> out;

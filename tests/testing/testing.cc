@@ -37,13 +37,15 @@ std::string FreshDbPath(const std::string& name) {
 std::unique_ptr<controller::Store> FreshStore(const std::string& name) {
   auto store = controller::Store::Open(FreshDbPath(name));
   if (!store.ok()) {  // no test can go on without its store
-    std::fprintf(stderr, "FreshStore(%s): %s\n", name.c_str(), std::string(store.status().message()).c_str());
+    std::fprintf(stderr, "FreshStore(%s): %s\n", name.c_str(),
+                 std::string(store.status().message()).c_str());
     std::abort();
   }
   return *std::move(store);
 }
 
-std::shared_ptr<grpc::ChannelCredentials> ClientCredentials(const std::string& certs, const std::string& name) {
+std::shared_ptr<grpc::ChannelCredentials> ClientCredentials(const std::string& certs,
+                                                            const std::string& name) {
   grpc::SslCredentialsOptions ssl;
   ssl.pem_root_certs = ReadFile(certs + "/ca.pem");
   ssl.pem_cert_chain = ReadFile(certs + "/" + name + ".pem");

@@ -30,7 +30,8 @@ std::unique_ptr<controller::Store> FreshStore(const std::string& name);
 
 // The credentials of the certificate NAME in `certs` (a directory of scripts/make-certs.sh:
 // NAME.pem, NAME.key, ca.pem), as a client presents them.
-std::shared_ptr<grpc::ChannelCredentials> ClientCredentials(const std::string& certs, const std::string& name);
+std::shared_ptr<grpc::ChannelCredentials> ClientCredentials(const std::string& certs,
+                                                            const std::string& name);
 
 }  // namespace fabricctl::testing
 
