@@ -203,46 +203,19 @@ struct AnalysisResult {
   float best_lat_us = std::numeric_limits<float>::quiet_NaN();
 };
 
-// Turns a sweep's measurements into verdicts and findings. Every figure is judged against the
-// fabric's own typical one, never against the best pair (the luckiest measurement):
-//
-// - typical bandwidth: the median over nodes of each node's (upper) median directed figure, so
-//   that fewer than half the nodes being slow cannot move it; spread: kMadScale x the MAD of the
-//   healthy side's figures around it (at or above typical; latency: at or below), so faults
-//   cannot widen their own yardstick. When the nodes' reaches (each one's second-best figure)
-//   split in two (fleet_split.h), the typical figure is the fast group's among itself, the
-//   slow group's pairs are the split's evidence, and without an expected rate one fleet_split
-//   finding names the slow group's nodes that nothing else blames. Where figures taken with
-//   fewer probes running are better than the full rounds' by more than min_effect, only the
-//   full rounds' (PairInput's concurrency at least 0.8 x the upper quartile) set the typical
-//   figure and spread; the lighter ones are judged against them.
-// - a direction of a pair is slow when it is below thresholds.relative_bw x typical, or when it
-//   is at least thresholds.min_effect below typical and a robust outlier (z below
-//   -thresholds.max_robust_z); also below thresholds.min_bw_efficiency x the expected rate
-//   (expect.link_rate_gbps for RDMA, expect.tcp_bw_gbps for tcp_bw). Latency is high above
-//   thresholds.relative_lat x the typical latency when also a robust outlier, or above
-//   thresholds.max_lat_us.
-// - a node is blamed when it has been measured with at least thresholds.min_node_pairs peers
-//   and more than half of them are bad in a direction: slow in what it sends (transmit), in
-//   what it receives (receive), or both: straggler_node; most-blamed first, and the pairs it
-//   explains no longer count against the others. Pairs that failed between two answering
-//   agents are localised the same way (link_unreachable on the node, or on the pair).
-//   With require_retest, a node is blamed only when its re-tested pairs stayed bad at least as
-//   often as they recovered, and two of them at least where it has two bad pairs
-//   (RetestTally::Agree, retests.h). A blamed node is an outlier among the nodes: the upper median
-//   of what it sends or receives, on a log scale, more than max_robust_z robust spreads (of the
-//   fast side, at least what a median of its figures varies by) below the nodes' upper median
-//   of those medians, or below the expected rate's floor that the typical figure meets.
-// - a bad pair no blamed node explains is a slow_link / high_latency_link / link_unreachable
-//   when both ends have enough peers to be cleared; otherwise the end with too few peers is
-//   insufficient_data. A slow direction counts against its link only when it is evidence on
-//   its own: below the expected rate's floor, or a robust outlier on a log scale (ln(figure /
-//   typical) below -z spreads of the unexplained directions, z = max(max_robust_z, the normal
-//   quantile of kChanceLevel / their number)).
-// - an absolute floor (RDMA) or latency ceiling that the typical figure itself misses blames
-//   no node or link: one fabric_degraded finding about the fabric.
-// Also: node_unreachable, probe_failed (refused probes), tcp_fallback, rdma_unavailable, and
-// mtu_mismatch (a node's MTU differs from expect.netdev_mtu, or from the most common one).
+// Turns one rail's measurements into verdicts and findings: the contract.
+// - Pure: the same input gives the same result; nothing is read but `input`, nothing written.
+// - Every figure is judged against the fabric's own typical figure under like conditions and
+//   the healthy figures' spread (robust_stats.h), never against the best pair; thresholds come
+//   from input.thresholds and expectations from input.expect, nothing else.
+// - With input.require_retest, nothing is blamed on figures that did not survive a re-test
+//   (retests.h says what agreeing re-tests are).
+// - Every node and pair of the input has its result (same indices); findings name nodes by
+//   AnalysisInput::nodes' names, pairs by their two ends, switch elements by their groups
+//   (AnalysisResult::paths), and carry their kind's catalogue severity and action
+//   (report/findings.h).
+// The rules themselves, for users and for code, are docs/verdicts.md; the passes that apply
+// them, in order, are passes.h.
 AnalysisResult Analyze(const AnalysisInput& input);
 
 }  // namespace fabricctl::controller
