@@ -64,6 +64,7 @@ struct Harness {
     controller::SweepOptions options;
     options.config = DefaultConfig();
     options.config.mutable_sweep()->set_retests(0);
+    options.measure_load = false;  // fake agents: their overlaps are the scheduler's (sweeps.h)
     sweeps = std::make_unique<controller::SweepRunner>(store.get(), std::move(fake), options);
     service = std::make_unique<controller::ControllerServiceImpl>(
         store.get(), controller::RegistryOptions(), sweeps.get());

@@ -188,6 +188,16 @@ absl::StatusOr<v1::StartProbeServerResponse> FakeAgents::StartProbeServer(
   return response;
 }
 
+void FakeAgents::Hold() {
+  MutexLock lock(&mu_);
+  held_ = true;
+}
+
+void FakeAgents::Release() {
+  MutexLock lock(&mu_);
+  held_ = false;
+}
+
 void FakeAgents::AnswerServerAs(const std::string& name, const std::string& address) {
   MutexLock lock(&mu_);
   agents_[name].server_address = address;
@@ -219,6 +229,12 @@ absl::StatusOr<v1::RunProbeClientResponse> FakeAgents::RunProbeClient(
     --running_;
     if (cancelled_) return absl::CancelledError("the sweep was cancelled");
   }
+  while (held_ && !cancelled_) {
+    mu_.AwaitWithTimeout(
+        +[](FakeAgents* f) ABSL_NO_THREAD_SAFETY_ANALYSIS { return !f->held_ || f->cancelled_; },
+        this, absl::Milliseconds(100));
+  }
+  if (cancelled_) return absl::CancelledError("the sweep was cancelled");
   ++client_calls_;
   for (const auto& [who, after] : kill_after_) {
     if (after > 0 && client_calls_ >= after) agents_[who].dead = true;

@@ -68,6 +68,10 @@ class FakeAgents : public AgentClient {
   // The server halves `name` starts answer `address` as their endpoint (a lying agent that
   // points its peers' probes at another host).
   void AnswerServerAs(const std::string& name, const std::string& address);
+  // While held, every client half waits (after its delay) until Release or a cancel: a test
+  // that needs sweeps to stay in flight while it checks something holds them.
+  void Hold();
+  void Release();
   // Client halves run by `name` take this long (unless cancelled).
   void SetDelay(const std::string& name, absl::Duration delay);
   // `name` has interface `netdev` (up, with an IPv4 address) offering `gbps`: probes placed on
@@ -160,6 +164,7 @@ class FakeAgents : public AgentClient {
   int peak_running_ ABSL_GUARDED_BY(mu_) = 0;
   mutable int calls_to_dead_ ABSL_GUARDED_BY(mu_) = 0;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool held_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace fabricctl::controller::sweep

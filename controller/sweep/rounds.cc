@@ -193,6 +193,7 @@ RoundRunner::RoundRunner(AgentClient& agents, Fleet& fleet, const RoundSettings&
       fleet_(fleet),
       specs_(std::move(specs)),
       reverse_(settings.reverse),
+      measure_load_(settings.measure_load),
       max_parallel_pairs_(std::max<uint32_t>(1, max_parallel_pairs)),
       load_(load) {}
 
@@ -320,7 +321,8 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
       if (path_failed.empty()) {
         const LoadMeter::Mark start = load_.Enter(absl::Now());
         result = MeasurePair(agents_, from, to, spec, run_id, fleet_.max_gbps);
-        result.set_concurrency(static_cast<float>(load_.Leave(start, absl::Now())));
+        const double concurrency = load_.Leave(start, absl::Now());
+        if (measure_load_) result.set_concurrency(static_cast<float>(concurrency));
         if (Failed(result) && !result.refused()) path_failed = result.reason();
       } else {
         result.set_kind(spec.kind());

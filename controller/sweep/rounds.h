@@ -87,6 +87,8 @@ struct RoundSettings {
   const std::atomic<bool>* stop = nullptr;  // no round starts once it is set
   // How long a node whose RPCs failed in transport may take to say it is still there.
   absl::Duration inventory_timeout = absl::Seconds(5);
+  // Record each result's concurrency (SweepOptions::measure_load).
+  bool measure_load = true;
 };
 
 // Measures rounds of pairs through the agents and keeps, per pair, the best result of each
@@ -145,6 +147,7 @@ class RoundRunner {
   Fleet& fleet_;
   const std::vector<v1::ProbeSpec> specs_;
   const std::vector<bool> reverse_;
+  const bool measure_load_;
   const uint32_t max_parallel_pairs_;
   LoadMeter& load_;
   uint32_t next_round_ = 0;

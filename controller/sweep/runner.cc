@@ -459,7 +459,8 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   sweep::RailRunners runners(
       *agents_, fleet, rails,
       {store_, sweep_id, specs.ReverseFlags(config.sweep().both_directions()),
-       options_.max_parallel_pairs, progress, &stopping_, options_.inventory_timeout});
+       options_.max_parallel_pairs, progress, &stopping_, options_.inventory_timeout,
+       options_.measure_load});
   const sweep::ProgressFn progress_fn = progress;
   sweep::SweepContext sweep{request,
                             config,

@@ -40,6 +40,10 @@ struct SweepOptions {
   // result; one more of its own is refused at once (RESOURCE_EXHAUSTED). See SweepQueue.
   uint32_t max_sweeps_per_identity = 64;
   std::function<absl::Time()> now = [] { return absl::Now(); };
+  // Whether each result records the concurrency it was taken at (the analysis's like-with-like
+  // yardstick). Off only where a probe's duration means nothing: fake agents that answer in
+  // milliseconds, whose overlaps are the scheduler's noise (tests/testing/sweeps.h).
+  bool measure_load = true;
 };
 
 // Runs sweeps, as a list of stages (controller/sweep/): resolve the probes' specs, select the

@@ -44,6 +44,13 @@ TEST_CASE("localisation: a quick sweep re-pairs the ends of a slow pair and name
   h.fake->Add("d", 3);  // d offers 3 Gb/s, the others 10
   auto report = h.Sweep(v1::PAIRING_QUICK);
   REQUIRE(report.ok());
+  for (const auto& pair : report->health().pairs()) {
+    for (const auto& r : pair.results()) {
+      UNSCOPED_INFO(r.node() << "->" << r.peer() << " "
+                             << (r.bw_size() ? r.bw(0).bw_avg_gbps() : -1) << " Gb/s, concurrency "
+                             << r.concurrency() << ", attempts " << pair.attempts());
+    }
+  }
   CHECK(Kinds(*report) == std::vector<std::string>{"straggler_node:d"});
   CHECK(report->health().pairs_size() > 2);  // the quick round's two, and the re-pairings
   REQUIRE(report->summary().drain_size() == 1);

@@ -194,6 +194,7 @@ TEST_CASE(
     FakeAgents* fake = agents.get();
     for (const auto& n : h.names) fake->Add(n);
     fake->RemoveRdma("cpu-1");
+    options.measure_load = false;  // fake agents: their overlaps are the scheduler's (sweeps.h)
     SweepRunner runner(h.store.get(), std::move(agents), options);
     v1::SweepRequest request;
     request.add_probes(v1::RDMA_WRITE_BW);
@@ -220,7 +221,7 @@ TEST_CASE("an agent that dies mid-sweep is found by the re-check, not blamed on 
 }
 
 TEST_CASE("each result records its concurrency: a full round's pairs two, a pair left alone one") {
-  Harness h("load", {"a", "b", "c", "d"});
+  Harness h("load", {"a", "b", "c", "d"}, [](SweepOptions& o) { o.measure_load = true; });
   for (const char* n : {"a", "b", "c", "d"}) h.fake->SetDelay(n, absl::Milliseconds(200));
   // d runs its first client half beside another pair's, then dies: later rounds run one pair.
   h.fake->KillAfter("d", 2);
@@ -376,6 +377,7 @@ struct LyingHarness {
     for (const auto& n : names) agents->Add(n);
     SweepOptions options;
     options.config = DefaultConfig();
+    options.measure_load = false;  // fake agents: their overlaps are the scheduler's (sweeps.h)
     runner = std::make_unique<SweepRunner>(store.get(), std::move(agents), options);
   }
   std::vector<std::string> names = {"a", "b", "c", "d", "liar"};
@@ -430,6 +432,7 @@ TEST_CASE("an agent that answers as another node is not that node") {
   for (const char* n : {"a", "b", "impostor"}) agents->Add(n);
   SweepOptions options;
   options.config = DefaultConfig();
+  options.measure_load = false;  // fake agents: their overlaps are the scheduler's (sweeps.h)
   SweepRunner runner(store.get(), std::move(agents), options);
   v1::SweepRequest request;
   request.add_probes(v1::TCP_BW);
