@@ -112,6 +112,9 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kRailMissing, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kDevice,
      "a node lacks a configured rail (no such interface up with an IPv4 address, or no such RDMA "
      "device): measured on its other rails only; drained, as a job would lose that rail's GPU"},
+    {kind::kSlowRail, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
+     "a rail whose typical figure is well below the fastest rail's while its NICs report the same "
+     "link rate, every NIC of it alike: the rail's switch, cabling or optics; drains nobody"},
 };
 
 v1::Finding MakeAt(const std::string& name, Level level) {

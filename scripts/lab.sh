@@ -7,7 +7,7 @@
 #                       [--lossy HOST=PCT|all=PCT]... [--lossy-link A-B=PCT]...
 #                       [--flap A-B=RATE/SECONDS]... [--jitter A-B=PCT]... [--latency-host HOST]...
 #                       [--leaves K [--slow-uplink LEAF=RATE]... [--topology labels|lldp|none]]
-#                       [--rails N [--slow-nic HOST:RAIL=RATE]...]
+#                       [--rails N [--slow-nic HOST:RAIL=RATE]... [--slow-rail RAIL=RATE]...]
 #                       [--expect-tcp GBPS] [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
 #   scripts/lab.sh nodes|map|history [flags]        other fabricctl commands against the lab
@@ -46,7 +46,8 @@
 # bridge (rail 0 is eth0, on the leaves when there are leaves; rail r > 0 a bridge rail<r>,
 # addresses 198.18.<r>.0/24), shaped to --rate, and the configuration names the rails
 # (rails: [{name: rail0, netdev: eth0}, ...]); --slow-nic node-3:1=200mbit shapes node-3's
-# rail-1 NIC both ways (a NIC trained at a lower rate). --expect-tcp 0.9 writes
+# rail-1 NIC both ways (a NIC trained at a lower rate); --slow-rail 1=300mbit shapes every host's
+# rail-1 NIC (the rail's switch trained low: a slow rail, no slow host). --expect-tcp 0.9 writes
 # expect.tcp_bw_gbps into the lab's configuration: what a healthy pair reaches.
 # Without root (or with --loopback) the
 # agents share loopback, unshaped. --gpus node-1=2 gives a host two stand-in GPUs: the CUDA
@@ -234,7 +235,7 @@ up() {
   local n=${1:-}; shift || true
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '${n}'"
   local rate=1gbit loopback=0 leaves=1 topology=labels rails=1 expect_tcp=""
-  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=()
+  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=() slow_rail=()
   while (($#)); do
     case $1 in
       --gpus) gpus[${2%%=*}]=${2#*=}; shift 2 ;;
@@ -286,6 +287,9 @@ up() {
       --slow-nic)
         [[ ${2:-} =~ ^(node-[0-9]+):([0-9]+)=(.+)$ ]] || die "--slow-nic: expected node-N:RAIL=RATE, got '${2:-}'"
         slow_nic[${BASH_REMATCH[1]}:${BASH_REMATCH[2]}]=${BASH_REMATCH[3]}; shift 2 ;;
+      --slow-rail)
+        [[ ${2:-} =~ ^([0-9]+)=(.+)$ ]] || die "--slow-rail: expected RAIL=RATE, got '${2:-}'"
+        slow_rail[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}; shift 2 ;;
       --expect-tcp)
         [[ ${2:-} =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--expect-tcp: expected Gb/s, got '${2:-}'"
         expect_tcp=$2; shift 2 ;;
@@ -294,6 +298,10 @@ up() {
     esac
   done
   for k in "${!uplink[@]}"; do ((k >= 1 && k <= leaves)) || die "--slow-uplink: no leaf-$k (--leaves $leaves)"; done
+  for r in "${!slow_rail[@]}"; do
+    ((r < rails)) || die "--slow-rail: no rail $r (--rails $rails counts from 0)"
+    for i in $(seq 1 "$n"); do slow_nic[node-$i:$r]=${slow_nic[node-$i:$r]:-${slow_rail[$r]}}; done
+  done
   for k in "${!slow_nic[@]}"; do
     local h=${k%%:*} r=${k#*:}
     ((${h#node-} >= 1 && ${h#node-} <= n)) || die "--slow-nic: no $h (up $n)"

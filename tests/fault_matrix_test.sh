@@ -113,6 +113,8 @@ scenario slow-path-lldp 2 "slow_path leaf-1 <-> leaf-2" 6 --leaves 2 --topology 
 # Rails: every host with two NICs, each rail its own bridge, both rails measured at once.
 scenario healthy-two-rails 0 "" 5 --rails 2
 scenario slow-nic-on-rail-1 2 "slow_nic node-3 @rail1" 5 --rails 2 --slow-nic node-3:1=200mbit
+# Every NIC of rail 1 slow (the rail's own switch trained low): the rail, no host drained.
+scenario slow-rail-1 2 "slow_rail eth1 @rail1" 5 --rails 2 --slow-rail 1=300mbit
 
 # A lossy fabric: every host loses 1 % of what it sends, so every pair is slow and noisy alike
 # (pairs from a tenth to the full typical figure). Nobody may be blamed: no node named, nothing

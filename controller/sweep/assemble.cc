@@ -1,6 +1,7 @@
 #include "controller/sweep/assemble.h"
 
 #include <cmath>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "base/version.h"
@@ -101,6 +102,36 @@ void AddPairs(const Fleet& fleet, const RailOutcome& rail, report::ReportBuilder
 
 }  // namespace
 
+std::vector<RailFigure> RailFigures(const Fleet& fleet, const v1::Config& config,
+                                    const std::vector<RailPlan>& rails,
+                                    const std::vector<RailOutcome>& outcomes) {
+  std::vector<RailFigure> out;
+  for (size_t r = 0; r < rails.size() && r < outcomes.size(); ++r) {
+    RailFigure f;
+    f.rail = rails[r].name;
+    f.netdev = rails[r].netdev;
+    f.typical_gbps = outcomes[r].analysis.median_bw_gbps;
+    f.log_spread = outcomes[r].analysis.bw_log_spread;
+    std::map<double, int> rates;
+    for (const v1::Rail& configured : config.rails()) {
+      if (configured.name() != rails[r].name) continue;
+      for (uint32_t i = 0; i < fleet.nodes.size(); ++i) {
+        if (!fleet.nodes[i]->reachable || (i < rails[r].absent.size() && rails[r].absent[i]))
+          continue;
+        const v1::RailState nic = RailStateOf(fleet.nodes[i]->inventory, configured, "");
+        const double rate = nic.rate_gbps() > 0 ? nic.rate_gbps() : nic.speed_mbps() / 1000.0;
+        if (rate > 0) ++rates[rate];
+      }
+    }
+    int most = 0;
+    for (const auto& [rate, n] : rates) {
+      if (n > most) f.nominal_gbps = rate, most = n;
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
                           const v1::SweepInfo& info, absl::Time started, absl::Time finished) {
   report::ReportBuilder builder("sweep", absl::StrCat("fabric-controller ", kVersion));
@@ -119,6 +150,7 @@ v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
   if (!std::isnan(best)) health->set_best_bw_gbps(best);
   if (!typical.empty()) health->set_median_bw_gbps(Median(typical));
   for (const RingRun& rr : *outcome.rings) *health->add_collectives() = rr.outcome.collective;
+  for (const v1::RailSummary& s : outcome.rail_summaries) *health->add_rail_summaries() = s;
   *health->mutable_levels() = config.topology().levels();
   AddNodes(outcome, config, builder);
   for (const RailOutcome& rail : *outcome.rails) AddPairs(*outcome.fleet, rail, builder);

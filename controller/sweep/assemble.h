@@ -10,8 +10,10 @@
 #include "absl/time/time.h"
 #include "controller/sweep/allreduce.h"
 #include "controller/sweep/fleet.h"
+#include "controller/sweep/rails.h"
 #include "controller/sweep/rounds.h"
 #include "controller/verdict/analysis.h"
+#include "controller/verdict/slow_rail.h"
 #include "proto/config.pb.h"
 #include "proto/report.pb.h"
 
@@ -26,6 +28,13 @@ struct RailOutcome {
   AnalysisResult analysis;
   std::vector<const PairRun*> pairs;  // in the analysis input's pair order
 };
+
+// Each rail's figures for CompareRails (verdict/slow_rail.h): its analysis's typical figure and
+// noise, and the link rate most of its nodes' NICs report (the RDMA port's rate, else the
+// interface's speed).
+std::vector<RailFigure> RailFigures(const Fleet& fleet, const v1::Config& config,
+                                    const std::vector<RailPlan>& rails,
+                                    const std::vector<RailOutcome>& outcomes);
 
 // Everything a sweep's report is made of.
 // What the re-tests and the localisation rounds did (SweepRunner::Retest, Measure), for the
@@ -67,6 +76,7 @@ struct SweepOutcome {
   const std::vector<RingRun>* rings = nullptr;
   std::vector<v1::Finding> findings;  // the rails' combined, the all-reduce's, the regressions
   RetestStats retests;
+  std::vector<v1::RailSummary> rail_summaries;  // the rails against each other (slow_rail.h)
 };
 
 // The report of a sweep: the health map (nodes with their status, raised by their audits'

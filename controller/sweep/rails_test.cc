@@ -93,6 +93,18 @@ TEST_CASE("rails: a node slow on every rail is a straggler_node, no rail") {
   CHECK(Findings(*report) == std::set<std::string>{"straggler_node node-2 "});
 }
 
+TEST_CASE("rails: every NIC of one rail slow is slow_rail, and nobody is drained") {
+  RailHarness h("rails_slow_rail", 5, {"eth0", "eth1"});
+  for (const auto& name : h.names) h.fake->AddNic(name, "eth1", 3);  // the rail trained low
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(Findings(*report) == std::set<std::string>{"slow_rail  rail1"});
+  CHECK(report->summary().drain_size() == 0);
+  REQUIRE(report->health().rail_summaries_size() == 2);
+  CHECK(report->health().rail_summaries(1).rail() == "rail1");
+  CHECK(report->health().rail_summaries(1).median_bw_gbps() == Approx(3));
+}
+
 TEST_CASE("rails: a node without a rail is rail_missing there, judged on its other rail") {
   RailHarness h("rails_missing", 5, {"eth0"});
   for (int i = 1; i <= 5; ++i) {

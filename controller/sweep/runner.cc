@@ -23,6 +23,7 @@
 #include "controller/verdict/analysis.h"
 #include "controller/verdict/rails.h"
 #include "controller/verdict/regression.h"
+#include "controller/verdict/slow_rail.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace fabricctl::controller {
@@ -404,6 +405,13 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
   }
   sweep::SweepOutcome outcome{&fleet, &outcomes, &sweep.rings, CombineRails(verdicts),
                               sweep.retests};
+  // Then the rails against each other: a rail whose every NIC is slow is no host's fault.
+  if (rails.size() > 1) {
+    RailComparison compared =
+        CompareRails(sweep::RailFigures(fleet, config, rails, outcomes), config.thresholds());
+    for (auto& f : compared.findings) outcome.findings.push_back(std::move(f));
+    outcome.rail_summaries = std::move(compared.summaries);
+  }
   const AnalysisInput& first = outcomes[0].input;
   for (sweep::RingRun& rr : sweep.rings) {
     for (const PairInput& pair : first.pairs) {

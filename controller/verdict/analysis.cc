@@ -491,6 +491,7 @@ AnalysisResult Assemble(const AnalysisInput& in, const Judged& j) {
     out.median_bw_gbps = static_cast<float>(j.typical.bw.typical);
   }
   out.best_lat_us = j.typical.best_lat;
+  if (j.typical.bw.valid) out.bw_log_spread = static_cast<float>(j.noise.log_spread);
   return out;
 }
 

@@ -201,6 +201,9 @@ struct AnalysisResult {
   // The fabric's typical bandwidth: the median over nodes of each node's median figure.
   float median_bw_gbps = std::numeric_limits<float>::quiet_NaN();
   float best_lat_us = std::numeric_limits<float>::quiet_NaN();
+  // The pairs' bandwidth noise on a log scale (the directions no blamed node explains): what
+  // one figure, or the rail's typical one, is judged beside.
+  float bw_log_spread = std::numeric_limits<float>::quiet_NaN();
 };
 
 // Turns one rail's measurements into verdicts and findings: the contract.
