@@ -84,6 +84,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   }
   std::unique_ptr<Agent> agent(new Agent());
   agent->sysfs_ = std::make_unique<probes::SysfsRoot>(options.sysfs_root);
+  agent->started_unix_ms_ = absl::ToUnixMillis(absl::Now());
   agent->gpus_ = CollectGpus(*agent->sysfs_);  // before the server's threads exist
   agent->node_name_ = options.node_name.empty() ? Hostname() : options.node_name;
   // Probe servers listen where the agent listens and are dialled where it is advertised.
@@ -176,6 +177,8 @@ absl::StatusOr<absl::Duration> Agent::Register() {
   inventory.lldp_socket = options_.lldp_socket;
   inventory.gpus = gpus_;
   *request.mutable_inventory() = CollectInventory(inventory, *sysfs_);
+  request.mutable_inventory()->set_agent_started_unix_ms(started_unix_ms_);
+  watched_ = WatchedLinks::Of(request.inventory());
   v1::RegisterResponse response;
   grpc::ClientContext context;
   context.set_deadline(Deadline(options_.rpc_timeout));
@@ -189,6 +192,7 @@ absl::StatusOr<absl::Duration> Agent::Register() {
 absl::StatusOr<bool> Agent::Heartbeat() {
   v1::HeartbeatRequest request;
   request.set_node_name(node_name_);
+  request.set_link_state(LinkState(*sysfs_, watched_));
   v1::HeartbeatResponse response;
   grpc::ClientContext context;
   context.set_deadline(Deadline(options_.rpc_timeout));

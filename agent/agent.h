@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "agent/agent_service.h"
 #include "agent/inventory.h"
+#include "agent/link_state.h"
 #include "agent/probe_runner.h"
 #include "base/mutex.h"
 #include "base/tls.h"
@@ -85,7 +86,11 @@ class Agent {
 
   AgentOptions options_;
   std::unique_ptr<probes::SysfsRoot> sysfs_;
-  GpuInventory gpus_;  // listed once, at start
+  GpuInventory gpus_;            // listed once, at start
+  int64_t started_unix_ms_ = 0;  // when this process started: a restart ends known-good
+  // The links the last registration reported, watched by each heartbeat; the registration
+  // thread's alone.
+  WatchedLinks watched_;
   std::unique_ptr<ProbeRunner> probes_;
   std::unique_ptr<AgentService> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -28,6 +28,14 @@ std::string RdmaSummary(const v1::NodeInventory& inventory) {
   return absl::StrJoin(names, ",");
 }
 
+// "sweep 12, 3h ago" while known-good; "lost 5m ago" after; "never" when no sweep passed it.
+std::string KnownGoodSummary(const v1::NodeStatus& node, absl::Time now) {
+  if (!node.has_known_good()) return "never";
+  const v1::KnownGood& k = node.known_good();
+  if (k.has_lost()) return absl::StrCat("lost ", FormatAge(now - FromProto(k.lost())));
+  return absl::StrCat("sweep ", k.sweep_id(), ", ", FormatAge(now - FromProto(k.passed())));
+}
+
 }  // namespace
 
 std::string FormatAge(absl::Duration age) {
@@ -40,17 +48,21 @@ std::string FormatAge(absl::Duration age) {
 }
 
 void RenderNodesText(const v1::ListNodesResponse& nodes, absl::Time now, std::ostream& out) {
-  const std::vector<std::string> header = {"NODE", "STATE", "LAST SEEN", "ADDRESS",
-                                           "RDMA", "GPUS",  "VERSION"};
+  const std::vector<std::string> header = {"NODE",    "STATE", "LAST SEEN", "KNOWN-GOOD",
+                                           "ADDRESS", "RDMA",  "GPUS",      "VERSION"};
   std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> lost;  // why each node that was known-good is no longer
   int stale = 0;
   for (const auto& node : nodes.nodes()) {
     const auto& inv = node.inventory();
     bool is_stale = node.state() == v1::NODE_STALE;
     stale += is_stale;
+    if (node.known_good().has_lost()) {
+      lost.push_back(absl::StrCat(inv.node_name(), ": ", node.known_good().lost_why()));
+    }
     rows.push_back({inv.node_name(), is_stale ? "stale" : "online",
-                    FormatAge(now - FromProto(node.last_seen())), inv.agent_address(),
-                    RdmaSummary(inv),
+                    FormatAge(now - FromProto(node.last_seen())), KnownGoodSummary(node, now),
+                    inv.agent_address(), RdmaSummary(inv),
                     inv.nccl_version().empty() || inv.gpus_size() == 0
                         ? absl::StrCat(inv.gpus_size())
                         : absl::StrCat(inv.gpus_size(), ", nccl ", inv.nccl_version()),
@@ -76,6 +88,7 @@ void RenderNodesText(const v1::ListNodesResponse& nodes, absl::Time now, std::os
   out << nodes.nodes_size() << (nodes.nodes_size() == 1 ? " node" : " nodes") << ": "
       << nodes.nodes_size() - stale << " online, " << stale << " stale (stale after " << stale_after
       << "s without a heartbeat)\n";
+  for (const std::string& line : lost) out << "  no longer known-good: " << line << "\n";
 }
 
 std::string RenderNodesJson(const v1::ListNodesResponse& nodes) {

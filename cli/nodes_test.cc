@@ -9,7 +9,7 @@
 namespace fabricctl::cli {
 namespace {
 
-v1::ListNodesResponse TwoNodes(absl::Time now) {
+v1::ListNodesResponse ThreeNodes(absl::Time now) {
   v1::ListNodesResponse response;
   response.mutable_stale_after()->set_seconds(30);
   auto* a = response.add_nodes();
@@ -19,25 +19,38 @@ v1::ListNodesResponse TwoNodes(absl::Time now) {
   a->mutable_inventory()->add_rdma_devices()->set_name("mlx5_0");
   a->set_state(v1::NODE_ONLINE);
   a->mutable_last_seen()->set_seconds(absl::ToUnixSeconds(now) - 3);
+  a->mutable_known_good()->set_sweep_id(12);
+  a->mutable_known_good()->mutable_passed()->set_seconds(absl::ToUnixSeconds(now) - 3 * 3600);
   auto* b = response.add_nodes();
   b->mutable_inventory()->set_node_name("node-b");
   b->mutable_inventory()->set_agent_address("127.0.0.1:7402");
   b->set_state(v1::NODE_STALE);
   b->mutable_last_seen()->set_seconds(absl::ToUnixSeconds(now) - 600);
+  b->mutable_known_good()->set_sweep_id(11);
+  b->mutable_known_good()->mutable_passed()->set_seconds(absl::ToUnixSeconds(now) - 86400);
+  b->mutable_known_good()->mutable_lost()->set_seconds(absl::ToUnixSeconds(now) - 300);
+  b->mutable_known_good()->set_lost_why("its agent restarted");
+  auto* c = response.add_nodes();
+  c->mutable_inventory()->set_node_name("node-c");
+  c->mutable_inventory()->set_agent_address("127.0.0.1:7403");
+  c->set_state(v1::NODE_ONLINE);
+  c->mutable_last_seen()->set_seconds(absl::ToUnixSeconds(now) - 1);
   return response;
 }
 
 }  // namespace
 
-TEST_CASE("The text table shows state, age, address and RDMA devices") {
+TEST_CASE("The text table shows state, age, known-good state, address and RDMA devices") {
   absl::Time now = absl::FromUnixSeconds(1'700'000'000);
   std::ostringstream out;
-  RenderNodesText(TwoNodes(now), now, out);
+  RenderNodesText(ThreeNodes(now), now, out);
   CHECK(out.str() ==
-        "NODE    STATE   LAST SEEN  ADDRESS         RDMA    GPUS  VERSION\n"
-        "node-a  online  3s ago     127.0.0.1:7401  mlx5_0  0     0.1.0\n"
-        "node-b  stale   10m ago    127.0.0.1:7402  none    0     \n"
-        "2 nodes: 1 online, 1 stale (stale after 30s without a heartbeat)\n");
+        "NODE    STATE   LAST SEEN  KNOWN-GOOD        ADDRESS         RDMA    GPUS  VERSION\n"
+        "node-a  online  3s ago     sweep 12, 3h ago  127.0.0.1:7401  mlx5_0  0     0.1.0\n"
+        "node-b  stale   10m ago    lost 5m ago       127.0.0.1:7402  none    0     \n"
+        "node-c  online  1s ago     never             127.0.0.1:7403  none    0     \n"
+        "3 nodes: 2 online, 1 stale (stale after 30s without a heartbeat)\n"
+        "  no longer known-good: node-b: its agent restarted\n");
 }
 
 TEST_CASE("An empty registry says so") {
@@ -49,12 +62,13 @@ TEST_CASE("An empty registry says so") {
 
 TEST_CASE("JSON output round-trips through the proto") {
   absl::Time now = absl::FromUnixSeconds(1'700'000'000);
-  std::string json = RenderNodesJson(TwoNodes(now));
+  std::string json = RenderNodesJson(ThreeNodes(now));
   CHECK(json.find("\"node_name\": \"node-a\"") != std::string::npos);
   CHECK(json.find("\"NODE_STALE\"") != std::string::npos);
   v1::ListNodesResponse parsed;
   REQUIRE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok());
-  CHECK(parsed.nodes_size() == 2);
+  CHECK(parsed.nodes_size() == 3);
+  CHECK(parsed.nodes(0).known_good().sweep_id() == 12);
   CHECK(parsed.nodes(1).state() == v1::NODE_STALE);
 }
 

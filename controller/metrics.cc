@@ -110,6 +110,15 @@ std::string ControllerMetrics::Render() {
   Header(&out, "fabricctl_nodes", "gauge", "Registered nodes by state.");
   absl::StrAppend(&out, "fabricctl_nodes{state=\"online\"} ", online,
                   "\nfabricctl_nodes{state=\"stale\"} ", stale, "\n");
+  // Registered nodes a completed sweep passed and nothing has changed since (a prolog with
+  // --max-age re-measures the others); a store that cannot be read leaves the series out.
+  if (auto known = store_->ListKnownGood({}); known.ok() && nodes.ok()) {
+    int good = 0;
+    for (const auto& k : *known) good += k.Good() && registered.count(k.node) > 0;
+    Header(&out, "fabricctl_nodes_known_good", "gauge",
+           "Registered nodes that passed a sweep with nothing changed on them since.");
+    absl::StrAppend(&out, "fabricctl_nodes_known_good ", good, "\n");
+  }
   MutexLock lock(&mu_);
   CatchUp();
   // Nodes gone from the registry (and from the latest sweep) leave the exposition and memory;

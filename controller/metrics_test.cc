@@ -89,6 +89,8 @@ TEST_CASE(
   // The latest sweep's own series, once each.
   CHECK(absl::StrContains(text, "fabricctl_sweep_worst_severity 0\n"));
   CHECK(absl::StrContains(text, "fabricctl_nodes{state=\"online\"} 3\n"));
+  // a passed both sweeps; b passed the first, the second flagged it; c never passed.
+  CHECK(absl::StrContains(text, "fabricctl_nodes_known_good 1\n"));
   // History read at start is not counted as sweeps finished since.
   CHECK(absl::StrContains(text, "# TYPE fabricctl_sweeps_total counter\n"));
   CHECK(absl::StrContains(text, "fabricctl_sweeps_total{result=\"critical\"} 0\n"));

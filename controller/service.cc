@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "base/net_address.h"
 #include "base/tls.h"
 #include "base/utf8.h"
+#include "controller/inventory_diff.h"
 #include "google/protobuf/util/time_util.h"
 #include "report/chunks.h"
 
@@ -84,6 +86,7 @@ grpc::Status ControllerServiceImpl::Register(grpc::ServerContext* context,
   // reach terminals, XML and Prometheus through every report.
   v1::NodeInventory clean = inventory;
   SanitizeText(&clean);
+  LoseKnownGoodOnChange(clean);
   if (auto s = store_->UpsertNode(clean, options_.now()); !s.ok()) return ToGrpcStatus(s);
   Logger("registry")
       ->info("node {} registered from {} ({} RDMA devices, {} GPUs)", inventory.node_name(),
@@ -102,10 +105,27 @@ grpc::Status ControllerServiceImpl::Heartbeat(grpc::ServerContext* context,
       !s.ok()) {
     return s;
   }
-  auto known = store_->TouchNode(request->node_name(), options_.now());
-  if (!known.ok()) return ToGrpcStatus(known.status());
-  response->set_known(*known);
+  const std::string link_state = request->link_state().substr(0, kMaxInventoryString);
+  auto touch = store_->TouchNode(request->node_name(), options_.now(), link_state);
+  if (!touch.ok()) return ToGrpcStatus(touch.status());
+  response->set_known(touch->known);
+  if (!touch->previous_link_state.empty()) {
+    const std::string why =
+        absl::StrCat("a link changed: ", touch->previous_link_state, " -> ", link_state);
+    Logger("registry")->info("node {}: {}", request->node_name(), why);
+    (void)store_->LoseKnownGood(request->node_name(), options_.now(), PrintableText(why));
+  }
   return grpc::Status::OK;
+}
+
+void ControllerServiceImpl::LoseKnownGoodOnChange(const v1::NodeInventory& inventory) {
+  auto stored = store_->ListNodes({inventory.node_name()});
+  if (!stored.ok() || stored->empty()) return;
+  const std::vector<std::string> changes = InventoryChanges(stored->front().inventory, inventory);
+  if (changes.empty()) return;
+  const std::string why = absl::StrJoin(changes, "; ");
+  Logger("registry")->info("node {} registered again with changes: {}", inventory.node_name(), why);
+  (void)store_->LoseKnownGood(inventory.node_name(), options_.now(), why);
 }
 
 void ControllerServiceImpl::ForgetExpired() {
@@ -191,6 +211,23 @@ grpc::Status ControllerServiceImpl::ListNodes(grpc::ServerContext* context,
     *out->mutable_first_seen() = ToProto(node.first_seen);
     *out->mutable_last_seen() = ToProto(node.last_seen);
     *out->mutable_inventory() = std::move(node.inventory);
+  }
+  auto known_good = store_->ListKnownGood(names);
+  if (!known_good.ok()) return ToGrpcStatus(known_good.status());
+  std::map<std::string, const Store::KnownGood*> by_node;
+  for (const auto& k : *known_good) by_node[k.node] = &k;
+  for (auto& out : *response->mutable_nodes()) {
+    auto it = by_node.find(out.inventory().node_name());
+    if (it == by_node.end()) continue;
+    const Store::KnownGood& k = *it->second;
+    v1::KnownGood* kg = out.mutable_known_good();
+    kg->set_sweep_id(k.sweep_id);
+    *kg->mutable_passed() = ToProto(k.passed);
+    if (k.figures.has_median_bw_gbps()) kg->set_median_bw_gbps(k.figures.median_bw_gbps());
+    if (!k.Good()) {
+      *kg->mutable_lost() = ToProto(k.lost);
+      kg->set_lost_why(k.lost_why);
+    }
   }
   *response->mutable_stale_after() =
       TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(options_.stale_after));

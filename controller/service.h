@@ -81,6 +81,9 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
 
   // Removes the nodes silent for longer than options_.forget_after, when set.
   void ForgetExpired();
+  // Ends the node's known-good state when what its past verdict rests on changed since its last
+  // registration (InventoryChanges: its agent restarted, a NIC, port or GPU changed).
+  void LoseKnownGoodOnChange(const v1::NodeInventory& inventory);
 };
 
 }  // namespace fabricctl::controller

@@ -204,3 +204,73 @@ TEST_CASE("A controller on plain-text loopback refuses an agent it would dial of
 }
 
 }  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+namespace {
+
+// A completed sweep that passed `node`.
+void Pass(Store& store, const std::string& node) {
+  auto id = store.CreateSweep({}, absl::Now());
+  REQUIRE(id.ok());
+  v1::Report report;
+  report.mutable_sweep()->set_sweep_id(*id);
+  report.mutable_sweep()->set_state(v1::SWEEP_COMPLETED);
+  v1::NodeHealth* health = report.mutable_health()->add_nodes();
+  health->set_node(node);
+  health->set_status(v1::HEALTH_OK);
+  REQUIRE(store.FinishSweep(*id, report).ok());
+}
+
+v1::KnownGood KnownGoodOf(ControllerServiceImpl& service, const std::string& node) {
+  grpc::ServerContext context;
+  v1::ListNodesRequest list;
+  list.add_names(node);
+  v1::ListNodesResponse nodes;
+  REQUIRE(service.ListNodes(&context, &list, &nodes).ok());
+  REQUIRE(nodes.nodes_size() == 1);
+  return nodes.nodes(0).known_good();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "A node stays known-good through heartbeats and re-registration until something changes") {
+  auto store = FreshStore();
+  ControllerServiceImpl service(store.get(), RegistryOptions{});
+  grpc::ServerContext context;
+  auto request = Registration("node-1");
+  request.mutable_inventory()->set_agent_started_unix_ms(1000);
+  v1::RegisterResponse registered;
+  REQUIRE(service.Register(&context, &request, &registered).ok());
+  CHECK_FALSE(KnownGoodOf(service, "node-1").has_passed());  // never passed
+  Pass(*store, "node-1");
+
+  v1::HeartbeatRequest beat;
+  beat.set_node_name("node-1");
+  beat.set_link_state("eth0 up 100000 Mb/s");
+  v1::HeartbeatResponse known;
+  REQUIRE(service.Heartbeat(&context, &beat, &known).ok());
+  REQUIRE(service.Heartbeat(&context, &beat, &known).ok());
+  // The same agent registering again (the controller was away) changes nothing.
+  REQUIRE(service.Register(&context, &request, &registered).ok());
+  CHECK(KnownGoodOf(service, "node-1").has_passed());
+  CHECK_FALSE(KnownGoodOf(service, "node-1").has_lost());
+
+  SECTION("a link's state changes between heartbeats") {
+    beat.set_link_state("eth0 down 100000 Mb/s");
+    REQUIRE(service.Heartbeat(&context, &beat, &known).ok());
+    const v1::KnownGood lost = KnownGoodOf(service, "node-1");
+    CHECK(lost.has_lost());
+    CHECK(lost.lost_why() == "a link changed: eth0 up 100000 Mb/s -> eth0 down 100000 Mb/s");
+  }
+  SECTION("its agent restarts") {
+    request.mutable_inventory()->set_agent_started_unix_ms(2000);
+    REQUIRE(service.Register(&context, &request, &registered).ok());
+    CHECK(KnownGoodOf(service, "node-1").lost_why() == "its agent restarted");
+    // The next passing sweep makes it known-good again.
+    Pass(*store, "node-1");
+    CHECK_FALSE(KnownGoodOf(service, "node-1").has_lost());
+  }
+}
+
+}  // namespace fabricctl::controller

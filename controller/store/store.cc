@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "controller/store/known_good.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -78,22 +79,31 @@ CREATE TABLE results (
 );
 CREATE INDEX results_by_sweep ON results(sweep_id);
 )sql"},
-    // What pruning keeps: the sweep each sweep was compared against (--baseline), and each
-    // node's last sweep that it passed.
+    // Known-good nodes: each node's last passing sweep (which pruning keeps, as it keeps the
+    // sweep each sweep was compared against, --baseline), and what ended it since; each node's
+    // links as its last heartbeat said.
     {R"sql(
 ALTER TABLE sweeps ADD COLUMN baseline INTEGER NOT NULL DEFAULT 0;
-CREATE TABLE node_passes (
+ALTER TABLE nodes ADD COLUMN link_state TEXT NOT NULL DEFAULT '';
+CREATE TABLE known_good (
   node       TEXT PRIMARY KEY,
   sweep_id   INTEGER NOT NULL,
-  passed     INTEGER NOT NULL       -- microseconds since the Unix epoch, the sweep's end
+  passed     INTEGER NOT NULL,      -- microseconds since the Unix epoch, the sweep's end
+  figures    BLOB,                  -- fabricctl.v1.NodeHealth, as that sweep reported the node
+  lost       INTEGER NOT NULL DEFAULT 0,  -- when it stopped being known-good; 0: it is
+  lost_why   TEXT NOT NULL DEFAULT ''
 );
 )sql",
      R"sql(
 ALTER TABLE sweeps ADD COLUMN baseline BIGINT NOT NULL DEFAULT 0;
-CREATE TABLE node_passes (
+ALTER TABLE nodes ADD COLUMN link_state TEXT NOT NULL DEFAULT '';
+CREATE TABLE known_good (
   node       TEXT PRIMARY KEY,
   sweep_id   BIGINT NOT NULL,
-  passed     BIGINT NOT NULL
+  passed     BIGINT NOT NULL,
+  figures    BYTEA,
+  lost       BIGINT NOT NULL DEFAULT 0,
+  lost_why   TEXT NOT NULL DEFAULT ''
 );
 )sql"},
 };
@@ -176,12 +186,22 @@ absl::Status Store::UpsertNode(const v1::NodeInventory& inventory, absl::Time no
       .status();
 }
 
-absl::StatusOr<bool> Store::TouchNode(const std::string& name, absl::Time now) {
+absl::StatusOr<Store::Touch> Store::TouchNode(const std::string& name, absl::Time now,
+                                              const std::string& link_state) {
   RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(const int64_t changed, db_->Exec("UPDATE nodes SET last_seen=?2 WHERE name=?1",
-                                                    {name, absl::ToUnixMicros(now)}));
-  return changed > 0;
+  Touch touch;
+  ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT link_state FROM nodes WHERE name=?1", {name}));
+  if (rows.empty()) return touch;
+  touch.known = true;
+  const std::string& before = Cell(rows[0], 0);
+  if (!link_state.empty() && !before.empty() && before != link_state)
+    touch.previous_link_state = before;
+  RETURN_IF_ERROR(
+      db_->Exec("UPDATE nodes SET last_seen=?2, link_state=?3 WHERE name=?1",
+                {name, absl::ToUnixMicros(now), link_state.empty() ? before : link_state})
+          .status());
+  return touch;
 }
 
 absl::StatusOr<std::vector<std::string>> Store::RemoveNodes(const std::vector<std::string>& names) {
@@ -287,15 +307,7 @@ absl::Status Store::FinishSweep(int64_t sweep_id, const v1::Report& report) {
                 {sweep_id, int64_t{report.sweep().state()}, finished,
                  Bytes{report.SerializeAsString()}, int64_t{v1::SWEEP_RUNNING}}));
     if (changed == 0 || report.sweep().state() != v1::SWEEP_COMPLETED) return absl::OkStatus();
-    for (const v1::NodeHealth& node : report.health().nodes()) {
-      if (node.status() != v1::HEALTH_OK) continue;
-      RETURN_IF_ERROR(db.Exec("INSERT INTO node_passes(node, sweep_id, passed) VALUES(?1, ?2, ?3) "
-                              "ON CONFLICT(node) DO UPDATE SET sweep_id=excluded.sweep_id, "
-                              "passed=excluded.passed",
-                              {node.node(), sweep_id, finished})
-                          .status());
-    }
-    return absl::OkStatus();
+    return RecordVerdicts(db, sweep_id, report, finished);
   });
 }
 
@@ -389,7 +401,7 @@ absl::StatusOr<Store::Pruned> Store::PruneSweeps(absl::Time started_before, uint
         db.Query("SELECT id FROM sweeps WHERE state != ?1 AND (started < ?2 OR id NOT IN "
                  "(SELECT id FROM sweeps ORDER BY id DESC LIMIT ?3)) "
                  "AND id NOT IN (SELECT baseline FROM sweeps) "
-                 "AND id NOT IN (SELECT sweep_id FROM node_passes) ORDER BY id LIMIT 1",
+                 "AND id NOT IN (SELECT sweep_id FROM known_good) ORDER BY id LIMIT 1",
                  params));
     if (rows.empty()) return pruned;
     const int64_t id = ColumnInt(rows[0], 0);

@@ -48,8 +48,33 @@ class Store {
   // Inserts or replaces a node's inventory; first_seen is kept across re-registrations.
   absl::Status UpsertNode(const v1::NodeInventory& inventory, absl::Time now);
 
-  // Records a heartbeat. Returns false when the node is not registered.
-  absl::StatusOr<bool> TouchNode(const std::string& name, absl::Time now);
+  // Records a heartbeat, and `link_state` (the agent's line of its links' state; empty: not
+  // sent). `known` is false when the node is not registered; `previous_link_state` is what the
+  // last heartbeat said, when it said something else than this one.
+  struct Touch {
+    bool known = false;
+    std::string previous_link_state;
+  };
+  absl::StatusOr<Touch> TouchNode(const std::string& name, absl::Time now,
+                                  const std::string& link_state = "");
+
+  // Known-good state (known_good.cc). A completed sweep makes each node it judged healthy
+  // known-good, with its figures (FinishSweep); a node it flagged (warning or critical) loses
+  // it, as does LoseKnownGood. Nodes never passed are absent.
+  struct KnownGood {
+    std::string node;
+    int64_t sweep_id = 0;  // the last sweep it passed
+    absl::Time passed;
+    v1::NodeHealth figures;                  // the node as that sweep reported it
+    absl::Time lost = absl::InfinitePast();  // when it stopped being known-good; never: it is
+    std::string lost_why;
+    bool Good() const { return lost == absl::InfinitePast(); }
+  };
+  // Every node's, ordered by name; only `names` when not empty.
+  absl::StatusOr<std::vector<KnownGood>> ListKnownGood(const std::vector<std::string>& names) const;
+  // Ends `node`'s known-good state at `when`, saying why (its agent restarted, its inventory or
+  // a link changed); a node not known-good is left as it is.
+  absl::Status LoseKnownGood(const std::string& node, absl::Time when, const std::string& why);
 
   // All nodes, ordered by name; only `names` when not empty.
   absl::StatusOr<std::vector<StoredNode>> ListNodes(const std::vector<std::string>& names) const;

@@ -53,10 +53,10 @@ TEST_CASE("Nodes are upserted, touched and listed in name order") {
 
   auto touched = (*store)->TouchNode("node-b", t0 + absl::Seconds(5));
   REQUIRE(touched.ok());
-  CHECK(*touched);
+  CHECK(touched->known);
   auto unknown = (*store)->TouchNode("node-z", t0);
   REQUIRE(unknown.ok());
-  CHECK_FALSE(*unknown);
+  CHECK_FALSE(unknown->known);
 
   // Re-registration replaces the inventory and keeps first_seen.
   REQUIRE((*store)->UpsertNode(Node("node-b", "127.0.0.1:9"), t0 + absl::Seconds(7)).ok());
@@ -253,6 +253,82 @@ TEST_CASE(
   // 5 and 4: the newest two (5 is b's last pass); 2: 4's baseline; 1: a's last pass.
   CHECK(kept == std::vector<int64_t>{ids[4], ids[3], ids[1], ids[0]});
   CHECK(pruned->sweeps == 1);  // sweep 3
+}
+
+namespace {
+
+// A completed sweep's report judging each node as given.
+v1::Report Judged(int64_t id, const std::vector<std::pair<std::string, v1::HealthStatus>>& nodes) {
+  v1::Report report;
+  report.mutable_sweep()->set_sweep_id(id);
+  report.mutable_sweep()->set_state(v1::SWEEP_COMPLETED);
+  report.mutable_sweep()->mutable_finished()->set_seconds(id * 1000);
+  for (const auto& [name, status] : nodes) {
+    v1::NodeHealth* node = report.mutable_health()->add_nodes();
+    node->set_node(name);
+    node->set_status(status);
+    node->set_median_bw_gbps(90 + id);
+    if (status != v1::HEALTH_OK) {
+      v1::Finding* f = report.add_findings();
+      f->set_node(name);
+      f->set_kind("straggler");
+      f->set_severity(v1::SEVERITY_CRITICAL);
+    }
+  }
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("A passing sweep makes a node known-good; a flag, a restart or a link change ends it") {
+  auto store = Store::Open(TempDb("known_good.db"));
+  REQUIRE(store.ok());
+  Store& s = **store;
+  REQUIRE(s.UpsertNode(Node("a", "127.0.0.1:1"), absl::FromUnixSeconds(1)).ok());
+  auto first = s.CreateSweep({}, absl::FromUnixSeconds(2));
+  REQUIRE(first.ok());
+  REQUIRE(s.FinishSweep(*first, Judged(*first, {{"a", v1::HEALTH_OK}, {"b", v1::HEALTH_OK}})).ok());
+  auto listed = s.ListKnownGood({});
+  REQUIRE(listed.ok());
+  REQUIRE(listed->size() == 2);
+  CHECK((*listed)[0].node == "a");
+  CHECK((*listed)[0].Good());
+  CHECK((*listed)[0].sweep_id == *first);
+  CHECK((*listed)[0].figures.median_bw_gbps() == 90 + *first);
+
+  // A link's state changes between heartbeats: the touch says what it was, and a and only a
+  // loses its state, with the reason kept.
+  REQUIRE(s.TouchNode("a", absl::FromUnixSeconds(3), "eth0 up 100000 Mb/s").ok());
+  auto same = s.TouchNode("a", absl::FromUnixSeconds(4), "eth0 up 100000 Mb/s");
+  REQUIRE(same.ok());
+  CHECK(same->previous_link_state.empty());
+  auto changed = s.TouchNode("a", absl::FromUnixSeconds(5), "eth0 up 50000 Mb/s");
+  REQUIRE(changed.ok());
+  CHECK(changed->previous_link_state == "eth0 up 100000 Mb/s");
+  REQUIRE(s.LoseKnownGood("a", absl::FromUnixSeconds(5), "a link changed").ok());
+  // Lost once is lost at that time: a second reason does not move it.
+  REQUIRE(s.LoseKnownGood("a", absl::FromUnixSeconds(6), "its agent restarted").ok());
+  listed = s.ListKnownGood({"a"});
+  REQUIRE(listed.ok());
+  REQUIRE(listed->size() == 1);
+  CHECK_FALSE((*listed)[0].Good());
+  CHECK((*listed)[0].lost == absl::FromUnixSeconds(5));
+  CHECK((*listed)[0].lost_why == "a link changed");
+
+  // A later sweep passes a again and flags b: a is known-good from that sweep, b lost it there.
+  auto second = s.CreateSweep({}, absl::FromUnixSeconds(7));
+  REQUIRE(second.ok());
+  REQUIRE(
+      s.FinishSweep(*second, Judged(*second, {{"a", v1::HEALTH_OK}, {"b", v1::HEALTH_CRITICAL}}))
+          .ok());
+  listed = s.ListKnownGood({});
+  REQUIRE(listed.ok());
+  REQUIRE(listed->size() == 2);
+  CHECK((*listed)[0].Good());
+  CHECK((*listed)[0].sweep_id == *second);
+  CHECK_FALSE((*listed)[1].Good());
+  CHECK((*listed)[1].sweep_id == *first);
+  CHECK((*listed)[1].lost_why == "sweep " + std::to_string(*second) + " flagged it: straggler");
 }
 
 }  // namespace fabricctl::controller

@@ -1,0 +1,45 @@
+#include "agent/link_state.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace fabricctl::agent {
+namespace {
+
+std::string Read(const probes::SysfsRoot& sysfs, const std::string& path) {
+  auto text = sysfs.ReadTrimmed(path);
+  return text.ok() && !text->empty() ? *text : "?";
+}
+
+}  // namespace
+
+WatchedLinks WatchedLinks::Of(const v1::NodeInventory& inventory) {
+  WatchedLinks links;
+  for (const auto& itf : inventory.interfaces()) {
+    bool ipv4 = false;
+    for (const auto& a : itf.addresses()) ipv4 = ipv4 || a.find('.') != std::string::npos;
+    if (ipv4 && itf.speed_mbps() > 0) links.interfaces.push_back(itf.name());
+  }
+  for (const auto& device : inventory.rdma_devices()) {
+    for (const auto& port : device.ports()) links.rdma_ports.push_back({device.name(), port.port()});
+  }
+  return links;
+}
+
+std::string LinkState(const probes::SysfsRoot& sysfs, const WatchedLinks& links) {
+  std::vector<std::string> parts;
+  for (const std::string& itf : links.interfaces) {
+    const std::string dir = "/sys/class/net/" + itf;
+    parts.push_back(absl::StrCat(itf, " ", Read(sysfs, dir + "/operstate"), " ", Read(sysfs, dir + "/speed"), " Mb/s"));
+  }
+  for (const auto& [device, port] : links.rdma_ports) {
+    const std::string dir = absl::StrCat("/sys/class/infiniband/", device, "/ports/", port);
+    // "4: ACTIVE" and "400 Gb/sec (4X NDR)": the state's name and the rate as the kernel says it.
+    std::string state = Read(sysfs, dir + "/state");
+    if (auto colon = state.find(": "); colon != std::string::npos) state = state.substr(colon + 2);
+    parts.push_back(absl::StrCat(device, ":", port, " ", state, " ", Read(sysfs, dir + "/rate")));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+}  // namespace fabricctl::agent

@@ -1,0 +1,28 @@
+#ifndef FABRICCTL_AGENT_LINK_STATE_H_
+#define FABRICCTL_AGENT_LINK_STATE_H_
+
+#include <string>
+#include <vector>
+
+#include "probes/sysfs/sysfs_root.h"
+#include "proto/inventory.pb.h"
+
+namespace fabricctl::agent {
+
+// The links a heartbeat reports: the NICs of the registered inventory (interfaces with an IPv4
+// address and a link speed, as the controller compares them) and its RDMA ports.
+struct WatchedLinks {
+  std::vector<std::string> interfaces;
+  std::vector<std::pair<std::string, uint32_t>> rdma_ports;  // device, port
+  static WatchedLinks Of(const v1::NodeInventory& inventory);
+};
+
+// Their state now, as one line for the heartbeat (HeartbeatRequest.link_state): "eth0 up 100000
+// Mb/s; mlx5_0:1 ACTIVE 400 Gb/sec". Read from sysfs each time (a few small files); a file that
+// cannot be read reads "?". A change from one heartbeat to the next ends the node's known-good
+// state at the controller.
+std::string LinkState(const probes::SysfsRoot& sysfs, const WatchedLinks& links);
+
+}  // namespace fabricctl::agent
+
+#endif  // FABRICCTL_AGENT_LINK_STATE_H_

@@ -1,0 +1,48 @@
+#include "agent/link_state.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "catch2/catch.hpp"
+#include "tests/testing/testing.h"
+
+namespace fabricctl::agent {
+namespace {
+
+void Write(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path) << text << "\n";
+}
+
+TEST_CASE("the heartbeat's link state: the registered NICs and RDMA ports, as sysfs says now") {
+  const std::string root = testing::TempDir("link_state");
+  Write(root + "/sys/class/net/eth0/operstate", "up");
+  Write(root + "/sys/class/net/eth0/speed", "400000");
+  Write(root + "/sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE");
+  Write(root + "/sys/class/infiniband/mlx5_0/ports/1/rate", "400 Gb/sec (4X NDR)");
+  v1::NodeInventory inventory;
+  auto* eth = inventory.add_interfaces();
+  eth->set_name("eth0");
+  eth->add_addresses("10.0.0.1");
+  eth->set_speed_mbps(400000);
+  auto* lo = inventory.add_interfaces();  // no speed: not a NIC
+  lo->set_name("lo");
+  lo->add_addresses("127.0.0.1");
+  auto* device = inventory.add_rdma_devices();
+  device->set_name("mlx5_0");
+  device->add_ports()->set_port(1);
+  const WatchedLinks links = WatchedLinks::Of(inventory);
+  const probes::SysfsRoot sysfs(root);
+  const std::string up = LinkState(sysfs, links);
+  CHECK(up == "eth0 up 400000 Mb/s; mlx5_0:1 ACTIVE 400 Gb/sec (4X NDR)");
+  // The port goes down: the line changes, and the controller ends the node's known-good state.
+  Write(root + "/sys/class/infiniband/mlx5_0/ports/1/state", "1: DOWN");
+  Write(root + "/sys/class/net/eth0/operstate", "down");
+  CHECK(LinkState(sysfs, links) == "eth0 down 400000 Mb/s; mlx5_0:1 DOWN 400 Gb/sec (4X NDR)");
+  // A file that cannot be read says so rather than failing.
+  std::filesystem::remove(root + "/sys/class/net/eth0/speed");
+  CHECK(LinkState(sysfs, links).rfind("eth0 down ? Mb/s", 0) == 0);
+}
+
+}  // namespace
+}  // namespace fabricctl::agent

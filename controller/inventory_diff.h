@@ -1,0 +1,21 @@
+#ifndef FABRICCTL_CONTROLLER_INVENTORY_DIFF_H_
+#define FABRICCTL_CONTROLLER_INVENTORY_DIFF_H_
+
+#include <string>
+#include <vector>
+
+#include "proto/inventory.pb.h"
+
+namespace fabricctl::controller {
+
+// What changed, between two registrations of one node, that a past verdict on it rests on: its
+// agent restarted (it may have been rebooted or reconfigured), a NIC (an interface with an IPv4
+// address and a link speed), RDMA port or GPU came or went, a link's rate or MTU changed, or the
+// agent's or NCCL's version. One line each,
+// "what: before -> after", in a fixed order; empty when nothing that matters changed (an agent
+// registering again after the controller was away changes nothing).
+std::vector<std::string> InventoryChanges(const v1::NodeInventory& before, const v1::NodeInventory& after);
+
+}  // namespace fabricctl::controller
+
+#endif  // FABRICCTL_CONTROLLER_INVENTORY_DIFF_H_

@@ -1,0 +1,85 @@
+// Known-good state: which sweep last judged each node healthy, and what has ended that since.
+#include "controller/store/known_good.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "controller/store/store.h"
+
+namespace fabricctl::controller {
+namespace {
+
+using Bytes = Database::Bytes;
+
+const std::string& At(const Database::Row& row, size_t i) {
+  static const std::string kEmpty;
+  return i < row.size() && row[i] ? *row[i] : kEmpty;
+}
+
+}  // namespace
+
+absl::Status RecordVerdicts(Database& db, int64_t sweep_id, const v1::Report& report, int64_t finished_us) {
+  // What flagged each node: the kinds of the findings about it.
+  std::map<std::string, std::set<std::string>> kinds;
+  for (const v1::Finding& f : report.findings()) {
+    if (!f.node().empty() && f.severity() >= v1::SEVERITY_WARNING) kinds[f.node()].insert(f.kind());
+  }
+  for (const v1::NodeHealth& node : report.health().nodes()) {
+    if (node.status() == v1::HEALTH_OK) {
+      RETURN_IF_ERROR(db.Exec("INSERT INTO known_good(node, sweep_id, passed, figures, lost, lost_why) "
+                              "VALUES(?1, ?2, ?3, ?4, 0, '') ON CONFLICT(node) DO UPDATE SET "
+                              "sweep_id=excluded.sweep_id, passed=excluded.passed, "
+                              "figures=excluded.figures, lost=0, lost_why=''",
+                              {node.node(), sweep_id, finished_us, Bytes{node.SerializeAsString()}})
+                          .status());
+    } else if (node.status() == v1::HEALTH_WARNING || node.status() == v1::HEALTH_CRITICAL) {
+      const auto& found = kinds[node.node()];
+      const std::string why = absl::StrCat("sweep ", sweep_id, " flagged it",
+                                           found.empty() ? "" : ": " + absl::StrJoin(found, ", "));
+      RETURN_IF_ERROR(db.Exec("UPDATE known_good SET lost=?2, lost_why=?3 WHERE node=?1 AND lost=0",
+                              {node.node(), finished_us, why})
+                          .status());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Store::KnownGood>> Store::ListKnownGood(const std::vector<std::string>& names) const {
+  const std::set<std::string> wanted(names.begin(), names.end());
+  MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT node, sweep_id, passed, figures, lost, lost_why FROM known_good "
+                                         "ORDER BY node",
+                                         {}));
+  std::vector<KnownGood> out;
+  for (const auto& row : rows) {
+    if (!wanted.empty() && wanted.count(At(row, 0)) == 0) continue;
+    KnownGood k;
+    k.node = At(row, 0);
+    k.sweep_id = ColumnInt(row, 1);
+    k.passed = absl::FromUnixMicros(ColumnInt(row, 2));
+    if (!At(row, 3).empty() && !k.figures.ParseFromString(At(row, 3))) {
+      return absl::DataLossError(absl::StrCat("store: the known-good figures of ", k.node, " do not parse"));
+    }
+    const int64_t lost = ColumnInt(row, 4);
+    if (lost != 0) k.lost = absl::FromUnixMicros(lost);
+    k.lost_why = At(row, 5);
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+absl::Status Store::LoseKnownGood(const std::string& node, absl::Time when, const std::string& why) {
+  RETURN_IF_ERROR(Writable());
+  MutexLock lock(&mu_);
+  return db_
+      ->Exec("UPDATE known_good SET lost=?2, lost_why=?3 WHERE node=?1 AND lost=0",
+             {node, absl::ToUnixMicros(when), why})
+      .status();
+}
+
+}  // namespace fabricctl::controller
