@@ -21,7 +21,8 @@ WatchedLinks WatchedLinks::Of(const v1::NodeInventory& inventory) {
     if (ipv4 && itf.speed_mbps() > 0) links.interfaces.push_back(itf.name());
   }
   for (const auto& device : inventory.rdma_devices()) {
-    for (const auto& port : device.ports()) links.rdma_ports.push_back({device.name(), port.port()});
+    for (const auto& port : device.ports())
+      links.rdma_ports.push_back({device.name(), port.port()});
   }
   return links;
 }
@@ -30,7 +31,8 @@ std::string LinkState(const probes::SysfsRoot& sysfs, const WatchedLinks& links)
   std::vector<std::string> parts;
   for (const std::string& itf : links.interfaces) {
     const std::string dir = "/sys/class/net/" + itf;
-    parts.push_back(absl::StrCat(itf, " ", Read(sysfs, dir + "/operstate"), " ", Read(sysfs, dir + "/speed"), " Mb/s"));
+    parts.push_back(absl::StrCat(itf, " ", Read(sysfs, dir + "/operstate"), " ",
+                                 Read(sysfs, dir + "/speed"), " Mb/s"));
   }
   for (const auto& [device, port] : links.rdma_ports) {
     const std::string dir = absl::StrCat("/sys/class/infiniband/", device, "/ports/", port);

@@ -16,6 +16,8 @@
 #include "base/hostlist.h"
 #include "base/process.h"
 #include "base/status_macros.h"
+#include "base/version.h"
+#include "cli/known_good.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "google/protobuf/util/time_util.h"
@@ -193,25 +195,21 @@ int FailSweep(const SweepCommandOptions& options, std::ostream& err, const absl:
 
 }  // namespace
 
-int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
-  // Validate the format before spending minutes on a sweep.
-  if (auto probe = report::CheckFormat(options.format); !probe.ok()) {
-    return FailSweep(options, err, probe, false);
-  }
-  // And the output: a sweep's verdict must not be lost to a path it cannot be written to.
-  if (auto s = CheckOutput(options.output); !s.ok()) return FailSweep(options, err, s, false);
-  auto request = BuildRequest(options);
-  if (!request.ok()) return FailSweep(options, err, request.status(), false);
-  auto stub = ConnectController(options.controller);
-  if (!stub.ok()) return FailSweep(options, err, stub.status(), false);
+namespace {
+
+// The sweep RPC, its progress on stderr and its report. `started`: an event came, the
+// controller took the sweep (SweepFailure's classes).
+absl::StatusOr<v1::Report> StreamSweep(v1::ControllerService::Stub& stub,
+                                       const v1::SweepRequest& request,
+                                       const SweepCommandOptions& options, std::ostream& err,
+                                       bool& started) {
   grpc::ClientContext context;
   context.set_deadline(DeadlineAfter(options.sweep_timeout));
-  auto reader = (*stub)->Sweep(&context, *request);
+  auto reader = stub.Sweep(&context, request);
   v1::SweepEvent event;
   report::ReportAssembler assembler;
   absl::Status assembled;
   std::optional<v1::Report> whole;
-  bool started = false;  // an event came: the controller took the sweep
   {
     SweepProgress progress(err, IsTerminal(2));
     while (reader->Read(&event)) {
@@ -232,22 +230,86 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   if (!status.ok()) {
     if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-      return FailSweep(options, err, DescribeRpcFailure(options.controller, status), started);
+      return DescribeRpcFailure(options.controller, status);
     }
-    return FailSweep(
-        options, err,
-        absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message()),
-        started);
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
   }
-  if (whole) return Finish(*whole, options.format, options.output, "sweep", err);
-  if (!assembled.ok())
-    return FailSweep(options, err, absl::DataLossError(assembled.message()), true);
+  if (whole) return *std::move(whole);
+  if (!assembled.ok()) return absl::DataLossError(assembled.message());
   auto report = assembler.Take();
   if (!report.ok()) {
-    return FailSweep(options, err,
-                     absl::DataLossError(absl::StrCat("the controller sent no whole report: ",
-                                                      report.status().message())),
-                     true);
+    return absl::DataLossError(
+        absl::StrCat("the controller sent no whole report: ", report.status().message()));
+  }
+  return report;
+}
+
+// --max-age: asks the registry which of the request's nodes are known-good within the age, and
+// narrows the request to the stale ones and their references (PlanStale), saying so on stderr.
+absl::StatusOr<StalePlan> NarrowToStale(v1::ControllerService::Stub& stub,
+                                        const SweepCommandOptions& options,
+                                        v1::SweepRequest& request, std::ostream& err) {
+  ASSIGN_OR_RETURN(const absl::Duration max_age,
+                   ParsePositiveDuration(options.max_age, "--max-age"));
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineAfter(options.controller.timeout));
+  v1::ListNodesRequest list;
+  for (const std::string& name : request.nodes()) list.add_names(name);
+  v1::ListNodesResponse nodes;
+  if (grpc::Status s = stub.ListNodes(&context, list, &nodes); !s.ok()) {
+    return DescribeRpcFailure(options.controller, s);
+  }
+  const std::vector<std::string> wanted(request.nodes().begin(), request.nodes().end());
+  StalePlan plan = PlanStale(wanted, nodes, max_age, absl::Now());
+  request.clear_nodes();
+  for (const std::string& name : plan.Measure()) request.add_nodes(name);
+  err << "fabricctl sweep: " << plan.skipped.size() << " node(s) known-good within "
+      << options.max_age << ", not measured again; ";
+  if (plan.stale.empty()) {
+    err << "nothing to measure\n";
+  } else {
+    err << "measuring " << absl::StrJoin(plan.stale, ",") << " beside "
+        << (plan.references.empty() ? "no known-good node" : absl::StrJoin(plan.references, ","))
+        << "\n";
+  }
+  return plan;
+}
+
+// The report of a --max-age sweep that measured nothing: every node vouched for.
+v1::Report VouchedReport(const StalePlan& plan) {
+  report::ReportBuilder builder("sweep", absl::StrCat("fabricctl ", kVersion));
+  builder.AddFindings(plan.skipped);
+  return builder.Finish(absl::Now(), absl::ZeroDuration());
+}
+
+}  // namespace
+
+int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
+  // Validate the format before spending minutes on a sweep.
+  if (auto probe = report::CheckFormat(options.format); !probe.ok()) {
+    return FailSweep(options, err, probe, false);
+  }
+  // And the output: a sweep's verdict must not be lost to a path it cannot be written to.
+  if (auto s = CheckOutput(options.output); !s.ok()) return FailSweep(options, err, s, false);
+  auto request = BuildRequest(options);
+  if (!request.ok()) return FailSweep(options, err, request.status(), false);
+  auto stub = ConnectController(options.controller);
+  if (!stub.ok()) return FailSweep(options, err, stub.status(), false);
+  std::optional<StalePlan> plan;
+  if (!options.max_age.empty()) {
+    auto narrowed = NarrowToStale(**stub, options, *request, err);
+    if (!narrowed.ok()) return FailSweep(options, err, narrowed.status(), false);
+    plan = std::move(*narrowed);
+    if (plan->stale.empty())
+      return Finish(VouchedReport(*plan), options.format, options.output, "sweep", err);
+  }
+  bool started = false;
+  auto report = StreamSweep(**stub, *request, options, err, started);
+  if (!report.ok()) return FailSweep(options, err, report.status(), started);
+  // The nodes not measured again are in the report as known_good findings (this rendering's
+  // only: the controller's stored report is the sweep's own).
+  if (plan) {
+    for (const v1::Finding& f : plan->skipped) *report->add_findings() = f;
   }
   return Finish(*report, options.format, options.output, "sweep", err);
 }
@@ -303,6 +365,10 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlag
                   "when the sweep gives no verdict (exit 3), write why here as one word: "
                   "unreachable, refused, permission, incomplete, timeout, cancelled, invalid or "
                   "error (for scripts: the Slurm prolog)");
+  cmd->add_option(
+      "--max-age", options->max_age,
+      "measure again only the nodes not known-good within this age (24h), beside "
+      "known-good references; the others are vouched for by the sweep that passed them");
   cmd->add_flag("--audits", options->audits, "also run every node's audits (as fabricctl check)");
   cmd->add_option("--allreduce-group", options->allreduce_group_by,
                   "allreduce: one ring per value of this node label (rack, rail)");

@@ -39,6 +39,9 @@ struct SweepCommandOptions {
   std::string wait;
   // Deadline of the whole sweep RPC.
   absl::Duration sweep_timeout = absl::Hours(2);
+  // --max-age: measure again only the nodes that are not known-good within this age (cli/
+  // known_good.h); empty: every node.
+  std::string max_age;
   // When the sweep gives no verdict (exit 3), why, as one word for a script (the Slurm
   // prolog) written here: see SweepFailure. Empty: not written.
   std::string status_file;

@@ -29,8 +29,8 @@ Parts RdmaPorts(const v1::NodeInventory& inv) {
   Parts out;
   for (const auto& device : inv.rdma_devices()) {
     for (const auto& port : device.ports()) {
-      out[absl::StrCat(device.name(), ":", port.port())] =
-          absl::StrFormat("%g Gb/s, MTU %u, %s", port.rate_gbps(), port.active_mtu(), port.link_layer());
+      out[absl::StrCat(device.name(), ":", port.port())] = absl::StrFormat(
+          "%g Gb/s, MTU %u, %s", port.rate_gbps(), port.active_mtu(), port.link_layer());
     }
   }
   return out;
@@ -38,12 +38,14 @@ Parts RdmaPorts(const v1::NodeInventory& inv) {
 
 Parts Gpus(const v1::NodeInventory& inv) {
   Parts out;
-  for (const auto& gpu : inv.gpus()) out[gpu.pci_bus_id().empty() ? absl::StrCat(gpu.index()) : gpu.pci_bus_id()] = gpu.name();
+  for (const auto& gpu : inv.gpus())
+    out[gpu.pci_bus_id().empty() ? absl::StrCat(gpu.index()) : gpu.pci_bus_id()] = gpu.name();
   return out;
 }
 
 // "what: before -> after" for each part that came, went or changed.
-void Compare(const std::string& what, const Parts& before, const Parts& after, std::vector<std::string>& out) {
+void Compare(const std::string& what, const Parts& before, const Parts& after,
+             std::vector<std::string>& out) {
   for (const auto& [name, was] : before) {
     auto it = after.find(name);
     if (it == after.end()) {
@@ -57,17 +59,21 @@ void Compare(const std::string& what, const Parts& before, const Parts& after, s
   }
 }
 
-void Field(const std::string& what, const std::string& before, const std::string& after, std::vector<std::string>& out) {
+void Field(const std::string& what, const std::string& before, const std::string& after,
+           std::vector<std::string>& out) {
   if (before != after) {
-    out.push_back(absl::StrCat(what, ": ", before.empty() ? "none" : before, " -> ", after.empty() ? "none" : after));
+    out.push_back(absl::StrCat(what, ": ", before.empty() ? "none" : before, " -> ",
+                               after.empty() ? "none" : after));
   }
 }
 
 }  // namespace
 
-std::vector<std::string> InventoryChanges(const v1::NodeInventory& before, const v1::NodeInventory& after) {
+std::vector<std::string> InventoryChanges(const v1::NodeInventory& before,
+                                          const v1::NodeInventory& after) {
   std::vector<std::string> out;
-  if (before.agent_started_unix_ms() != 0 && after.agent_started_unix_ms() != before.agent_started_unix_ms()) {
+  if (before.agent_started_unix_ms() != 0 &&
+      after.agent_started_unix_ms() != before.agent_started_unix_ms()) {
     out.push_back("its agent restarted");
   }
   Compare("interface", Interfaces(before), Interfaces(after), out);

@@ -14,7 +14,8 @@ namespace fabricctl::controller {
 // agent's or NCCL's version. One line each,
 // "what: before -> after", in a fixed order; empty when nothing that matters changed (an agent
 // registering again after the controller was away changes nothing).
-std::vector<std::string> InventoryChanges(const v1::NodeInventory& before, const v1::NodeInventory& after);
+std::vector<std::string> InventoryChanges(const v1::NodeInventory& before,
+                                          const v1::NodeInventory& after);
 
 }  // namespace fabricctl::controller
 

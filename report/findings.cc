@@ -115,6 +115,9 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kSlowRail, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
      "a rail whose typical figure is well below the fastest rail's while its NICs report the same "
      "link rate, every NIC of it alike: the rail's switch, cabling or optics; drains nobody"},
+    {kind::kKnownGood, v1::SEVERITY_OK, v1::ACTION_NONE, Subject::kNode,
+     "a node `fabricctl sweep --max-age` did not measure again: a completed sweep passed it "
+     "within that age and nothing has changed on it since"},
 };
 
 v1::Finding MakeAt(const std::string& name, Level level) {

@@ -51,6 +51,7 @@ inline constexpr char kSlowSwitch[] = "slow_switch";
 inline constexpr char kSlowNic[] = "slow_nic";
 inline constexpr char kRailMissing[] = "rail_missing";
 inline constexpr char kSlowRail[] = "slow_rail";
+inline constexpr char kKnownGood[] = "known_good";
 inline constexpr char kFleetSplit[] = "fleet_split";
 inline constexpr char kUnstable[] = "unstable";
 inline constexpr char kLossyLink[] = "lossy_link";

@@ -26,14 +26,15 @@ std::pair<std::string, std::string> Unordered(const std::string& a, const std::s
 }
 
 // Makes `c` a failure of the findings' kinds (comma-separated) with their details as the
-// message; nothing when there are none.
+// message; nothing when there are none at warning or above (known_good is no failure).
 void FailOn(const std::vector<const v1::Finding*>& findings, Case* c) {
-  if (findings.empty()) return;
   std::vector<std::string> kinds, details;
   for (const v1::Finding* f : findings) {
+    if (f->severity() < v1::SEVERITY_WARNING) continue;
     kinds.push_back(f->kind());
     details.push_back(f->detail());
   }
+  if (kinds.empty()) return;
   c->failure_type = absl::StrJoin(kinds, ",");
   c->message = absl::StrJoin(details, "; ");
 }

@@ -109,6 +109,19 @@ TEST_CASE("JUnit: a finding about no node of the map fails a case of its own") {
   CHECK(xml.find("<testsuite name=\"nodes\" tests=\"3\" failures=\"0\"") != std::string::npos);
 }
 
+TEST_CASE("JUnit: a node not measured again for being known-good is a passing case") {
+  v1::Report r = ThreeNodes();
+  r.clear_findings();
+  auto* f = r.add_findings();
+  f->set_kind("known_good");
+  f->set_severity(v1::SEVERITY_OK);
+  f->set_node("d");
+  f->set_detail("known-good: sweep 3 passed it 5 min ago and nothing changed on it since");
+  std::string xml = RenderJunit(r);
+  CHECK(xml.find("<testsuite name=\"nodes\" tests=\"4\" failures=\"0\"") != std::string::npos);
+  CHECK(xml.find("<failure") == std::string::npos);
+}
+
 TEST_CASE("Prometheus exposition: HELP and TYPE per metric, labelled samples") {
   std::string prom = RenderProm(ThreeNodes());
   CHECK(prom.find("# TYPE fabricctl_pair_bandwidth_bytes_per_second gauge\n") != std::string::npos);

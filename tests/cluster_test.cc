@@ -24,13 +24,7 @@ const std::string kController = "controller/fabric-controller";
 const std::string kAgent = "agent/fabric-agent";
 const std::string kCli = "cli/fabricctl";
 
-// Starts a daemon and returns its bound address from its "listening on ADDR" line.
-std::string AddressOf(Subprocess& daemon) {
-  auto line = daemon.WaitForLine("listening on ", absl::Seconds(15));
-  REQUIRE(line.has_value());
-  return line->substr(line->rfind(' ') + 1);
-}
-
+// A controller asking for a heartbeat every 200 ms and calling a node stale after a second.
 std::unique_ptr<Subprocess> StartController(const std::string& listen, const std::string& db,
                                             std::vector<std::string> extra = {}) {
   std::vector<std::string> argv = {
@@ -91,7 +85,7 @@ TEST_CASE("Agents register, are listed, go stale, and the registry survives a re
   const std::string dir = TempDir("registry");
   const std::string db = dir + "/fabric.db";
   auto controller = StartController("127.0.0.1:0", db);
-  const std::string address = AddressOf(*controller);
+  const std::string address = ListeningAddress(*controller);
 
   auto agent_a = StartAgent(address, "node-a");
   auto agent_b = StartAgent(address, "node-b");
@@ -123,7 +117,7 @@ TEST_CASE("Agents register, are listed, go stale, and the registry survives a re
   controller->Kill(SIGTERM);
   CHECK(controller->Wait(absl::Seconds(10)) == 0);
   controller = StartController(address, db);
-  CHECK(AddressOf(*controller) == address);
+  CHECK(ListeningAddress(*controller) == address);
   listing = ListUntil(address, absl::Seconds(15), [](const Listing& l) {
     return StateOf(l.nodes, "node-a") == v1::NODE_ONLINE &&
            StateOf(l.nodes, "node-b") == v1::NODE_STALE;
@@ -180,9 +174,9 @@ TEST_CASE("Mutual TLS: only certificates the cluster CA signed get in") {
   };
   auto controller = StartController("127.0.0.1:0", TempDir("tls") + "/fabric.db",
                                     tls(certs, "fabric-controller"));
-  const std::string address = AddressOf(*controller);
+  const std::string address = ListeningAddress(*controller);
   auto agent = StartAgent(address, "node-a", tls(certs, "node-a"));
-  const std::string agent_address = AddressOf(*agent);
+  const std::string agent_address = ListeningAddress(*agent);
   REQUIRE(agent->WaitForLine("registered with", absl::Seconds(15)));
 
   Listing trusted = ListNodes(address, tls(certs, "fabricctl"));

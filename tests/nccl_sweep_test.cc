@@ -26,12 +26,6 @@ std::string Absolute(const std::string& path) {
   return buffer;
 }
 
-std::string AddressOf(Subprocess& daemon) {
-  auto line = daemon.WaitForLine("listening on ", absl::Seconds(15));
-  REQUIRE(line.has_value());
-  return line->substr(line->rfind(' ') + 1);
-}
-
 // An agent started with `env` added to this process's environment (which it inherits).
 std::unique_ptr<Subprocess> StartAgent(const std::string& controller, const std::string& name,
                                        const std::vector<std::pair<std::string, std::string>>& env,
@@ -78,7 +72,7 @@ TEST_CASE(
   const std::string dir = TempDir("nccl-sweep");
   auto controller = std::make_unique<Subprocess>(
       std::vector<std::string>{kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db"});
-  const std::string address = AddressOf(*controller);
+  const std::string address = ListeningAddress(*controller);
   const std::vector<std::pair<std::string, std::string>> gpu_node = {
       {"FABRIC_CUDA_LIBRARY", Absolute("tests/fake_gpu/libfake_cuda.so")},
       {"FABRIC_NCCL_LIBRARY", Absolute("tests/fake_gpu/libfake_nccl.so")}};
@@ -141,7 +135,7 @@ TEST_CASE("sweep of one node: an all-reduce over its GPUs, gpu_copy and its audi
   const std::string dir = TempDir("nccl-one-node");
   auto controller = std::make_unique<Subprocess>(
       std::vector<std::string>{kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db"});
-  const std::string address = AddressOf(*controller);
+  const std::string address = ListeningAddress(*controller);
   auto solo = StartAgent(address, "solo",
                          {{"FABRIC_CUDA_LIBRARY", Absolute("tests/fake_gpu/libfake_cuda.so")},
                           {"FABRIC_NCCL_LIBRARY", Absolute("tests/fake_gpu/libfake_nccl.so")},
@@ -196,7 +190,7 @@ TEST_CASE("sweep --memory gpu: the RDMA halves run in the agents' children and r
   const std::string dir = TempDir("gpu-memory-sweep");
   auto controller = std::make_unique<Subprocess>(
       std::vector<std::string>{kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db"});
-  const std::string address = AddressOf(*controller);
+  const std::string address = ListeningAddress(*controller);
   const std::vector<std::pair<std::string, std::string>> env = {
       {"FABRIC_CUDA_LIBRARY", Absolute("tests/fake_gpu/libfake_cuda.so")}};
   auto a = StartAgent(address, "gpu-a", env, dir + "/logs-a");

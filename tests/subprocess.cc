@@ -97,6 +97,12 @@ std::optional<std::string> Subprocess::WaitForLine(const std::string& needle,
   return std::nullopt;
 }
 
+std::string ListeningAddress(Subprocess& daemon) {
+  auto line = daemon.WaitForLine("listening on ", absl::Seconds(15));
+  if (!line) throw std::runtime_error("the daemon printed no \"listening on\" line within 15 s");
+  return line->substr(line->rfind(' ') + 1);
+}
+
 void Subprocess::Kill(int signal) {
   if (pid_ > 0 && !exit_code_) ::kill(pid_, signal);
 }

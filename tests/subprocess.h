@@ -42,6 +42,10 @@ class Subprocess {
   std::optional<int> exit_code_;
 };
 
+// A daemon's bound address, from its "listening on ADDR" line (the controller and the agent
+// print one once serving); fails the test after 15 s without one.
+std::string ListeningAddress(Subprocess& daemon);
+
 struct CommandResult {
   int exit_code = -1;
   std::string out;

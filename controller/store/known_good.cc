@@ -23,7 +23,8 @@ const std::string& At(const Database::Row& row, size_t i) {
 
 }  // namespace
 
-absl::Status RecordVerdicts(Database& db, int64_t sweep_id, const v1::Report& report, int64_t finished_us) {
+absl::Status RecordVerdicts(Database& db, int64_t sweep_id, const v1::Report& report,
+                            int64_t finished_us) {
   // What flagged each node: the kinds of the findings about it.
   std::map<std::string, std::set<std::string>> kinds;
   for (const v1::Finding& f : report.findings()) {
@@ -31,12 +32,13 @@ absl::Status RecordVerdicts(Database& db, int64_t sweep_id, const v1::Report& re
   }
   for (const v1::NodeHealth& node : report.health().nodes()) {
     if (node.status() == v1::HEALTH_OK) {
-      RETURN_IF_ERROR(db.Exec("INSERT INTO known_good(node, sweep_id, passed, figures, lost, lost_why) "
-                              "VALUES(?1, ?2, ?3, ?4, 0, '') ON CONFLICT(node) DO UPDATE SET "
-                              "sweep_id=excluded.sweep_id, passed=excluded.passed, "
-                              "figures=excluded.figures, lost=0, lost_why=''",
-                              {node.node(), sweep_id, finished_us, Bytes{node.SerializeAsString()}})
-                          .status());
+      RETURN_IF_ERROR(
+          db.Exec("INSERT INTO known_good(node, sweep_id, passed, figures, lost, lost_why) "
+                  "VALUES(?1, ?2, ?3, ?4, 0, '') ON CONFLICT(node) DO UPDATE SET "
+                  "sweep_id=excluded.sweep_id, passed=excluded.passed, "
+                  "figures=excluded.figures, lost=0, lost_why=''",
+                  {node.node(), sweep_id, finished_us, Bytes{node.SerializeAsString()}})
+              .status());
     } else if (node.status() == v1::HEALTH_WARNING || node.status() == v1::HEALTH_CRITICAL) {
       const auto& found = kinds[node.node()];
       const std::string why = absl::StrCat("sweep ", sweep_id, " flagged it",
@@ -49,12 +51,15 @@ absl::Status RecordVerdicts(Database& db, int64_t sweep_id, const v1::Report& re
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Store::KnownGood>> Store::ListKnownGood(const std::vector<std::string>& names) const {
+absl::StatusOr<std::vector<Store::KnownGood>> Store::ListKnownGood(
+    const std::vector<std::string>& names) const {
   const std::set<std::string> wanted(names.begin(), names.end());
   MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT node, sweep_id, passed, figures, lost, lost_why FROM known_good "
-                                         "ORDER BY node",
-                                         {}));
+  ASSIGN_OR_RETURN(
+      auto rows,
+      db_->Query("SELECT node, sweep_id, passed, figures, lost, lost_why FROM known_good "
+                 "ORDER BY node",
+                 {}));
   std::vector<KnownGood> out;
   for (const auto& row : rows) {
     if (!wanted.empty() && wanted.count(At(row, 0)) == 0) continue;
@@ -63,7 +68,8 @@ absl::StatusOr<std::vector<Store::KnownGood>> Store::ListKnownGood(const std::ve
     k.sweep_id = ColumnInt(row, 1);
     k.passed = absl::FromUnixMicros(ColumnInt(row, 2));
     if (!At(row, 3).empty() && !k.figures.ParseFromString(At(row, 3))) {
-      return absl::DataLossError(absl::StrCat("store: the known-good figures of ", k.node, " do not parse"));
+      return absl::DataLossError(
+          absl::StrCat("store: the known-good figures of ", k.node, " do not parse"));
     }
     const int64_t lost = ColumnInt(row, 4);
     if (lost != 0) k.lost = absl::FromUnixMicros(lost);
@@ -73,7 +79,8 @@ absl::StatusOr<std::vector<Store::KnownGood>> Store::ListKnownGood(const std::ve
   return out;
 }
 
-absl::Status Store::LoseKnownGood(const std::string& node, absl::Time when, const std::string& why) {
+absl::Status Store::LoseKnownGood(const std::string& node, absl::Time when,
+                                  const std::string& why) {
   RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
   return db_

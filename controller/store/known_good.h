@@ -12,7 +12,8 @@ namespace fabricctl::controller {
 
 // Inside FinishSweep's transaction: each node the completed sweep `sweep_id` judged healthy is
 // known-good from `finished_us` (its figures kept); each it flagged loses it, the kinds said.
-absl::Status RecordVerdicts(Database& db, int64_t sweep_id, const v1::Report& report, int64_t finished_us);
+absl::Status RecordVerdicts(Database& db, int64_t sweep_id, const v1::Report& report,
+                            int64_t finished_us);
 
 }  // namespace fabricctl::controller
 

@@ -45,33 +45,40 @@ RailComparison CompareRails(const std::vector<RailFigure>& rails, const v1::Thre
     if (std::isnan(rails[r].typical_gbps) || rails[r].typical_gbps <= 0) {
       s->set_not_compared("it measured no bandwidth");
     } else if (common > 0 && rails[r].nominal_gbps > 0 && rails[r].nominal_gbps != common) {
-      s->set_not_compared(absl::StrCat("its NICs report ", Gbps(rails[r].nominal_gbps), ", most rails' ",
-                                       Gbps(common), ": rails of different rates are not alike"));
+      s->set_not_compared(absl::StrCat("its NICs report ", Gbps(rails[r].nominal_gbps),
+                                       ", most rails' ", Gbps(common),
+                                       ": rails of different rates are not alike"));
     } else {
       compared.push_back(r);
     }
   }
   if (compared.size() < 2) {
-    for (size_t r : compared) out.summaries[r].set_not_compared("no other rail of its rate to compare with");
+    for (size_t r : compared)
+      out.summaries[r].set_not_compared("no other rail of its rate to compare with");
     return out;
   }
-  const size_t fastest = *std::max_element(compared.begin(), compared.end(), [&](size_t a, size_t b) {
-    return rails[a].typical_gbps < rails[b].typical_gbps;
-  });
+  const size_t fastest = *std::max_element(
+      compared.begin(), compared.end(),
+      [&](size_t a, size_t b) { return rails[a].typical_gbps < rails[b].typical_gbps; });
   const RailFigure& best = rails[fastest];
   std::vector<std::string> all;
-  for (size_t r : compared) all.push_back(absl::StrCat(rails[r].rail, " ", Gbps(rails[r].typical_gbps)));
+  for (size_t r : compared)
+    all.push_back(absl::StrCat(rails[r].rail, " ", Gbps(rails[r].typical_gbps)));
   for (size_t r : compared) {
     const RailFigure& rail = rails[r];
-    const double spread = std::max({std::isnan(rail.log_spread) ? 0.0 : rail.log_spread,
-                                    std::isnan(best.log_spread) ? 0.0 : best.log_spread, kMinLogSpread});
+    const double spread =
+        std::max({std::isnan(rail.log_spread) ? 0.0 : rail.log_spread,
+                  std::isnan(best.log_spread) ? 0.0 : best.log_spread, kMinLogSpread});
     const double gap = std::log(best.typical_gbps / rail.typical_gbps);
-    if (rail.typical_gbps >= best.typical_gbps * (1 - t.min_effect()) || gap <= t.max_robust_z() * spread) continue;
+    if (rail.typical_gbps >= best.typical_gbps * (1 - t.min_effect()) ||
+        gap <= t.max_robust_z() * spread)
+      continue;
     v1::Finding f = report::Make(
         report::kind::kSlowRail, "",
         absl::StrCat(rail.rail, " (", rail.netdev, ") runs at ", Gbps(rail.typical_gbps), ", ",
-                     absl::StrFormat("%.0f %%", 100 * rail.typical_gbps / best.typical_gbps), " of ", best.rail,
-                     "'s ", Gbps(best.typical_gbps), ", every NIC of it alike (", absl::StrJoin(all, ", "),
+                     absl::StrFormat("%.0f %%", 100 * rail.typical_gbps / best.typical_gbps),
+                     " of ", best.rail, "'s ", Gbps(best.typical_gbps), ", every NIC of it alike (",
+                     absl::StrJoin(all, ", "),
                      "): the rail's switch, cabling or optics, not its hosts; nobody drained"));
     f.set_rail(rail.rail);
     f.set_device(rail.netdev);

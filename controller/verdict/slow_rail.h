@@ -24,8 +24,8 @@ struct RailFigure {
 };
 
 struct RailComparison {
-  std::vector<v1::Finding> findings;         // slow_rail, one per slow rail
-  std::vector<v1::RailSummary> summaries;    // every rail, for the report
+  std::vector<v1::Finding> findings;       // slow_rail, one per slow rail
+  std::vector<v1::RailSummary> summaries;  // every rail, for the report
 };
 
 // Rails against each other. Each rail is judged against itself (every rail's NIC i against NIC

@@ -8,7 +8,8 @@
 namespace fabricctl::controller {
 namespace {
 
-RailFigure Rail(const std::string& name, double typical, double nominal = 400, double spread = 0.02) {
+RailFigure Rail(const std::string& name, double typical, double nominal = 400,
+                double spread = 0.02) {
   RailFigure r;
   r.rail = name;
   r.netdev = "eth-" + name;
@@ -27,7 +28,8 @@ TEST_CASE("a rail at a third of the others' rate is slow_rail; nobody is drained
   for (int rails : {2, 4, 8}) {
     INFO(rails << " rails");
     std::vector<RailFigure> figures;
-    for (int r = 0; r < rails; ++r) figures.push_back(Rail("rail" + std::to_string(r), r == 1 ? 120 : 370 + r));
+    for (int r = 0; r < rails; ++r)
+      figures.push_back(Rail("rail" + std::to_string(r), r == 1 ? 120 : 370 + r));
     const RailComparison c = CompareRails(figures, Defaults());
     REQUIRE(c.findings.size() == 1);
     const v1::Finding& f = c.findings[0];
@@ -43,22 +45,24 @@ TEST_CASE("a rail at a third of the others' rate is slow_rail; nobody is drained
 }
 
 TEST_CASE("half the rails slow: each of them is named") {
-  const RailComparison c =
-      CompareRails({Rail("rail0", 390), Rail("rail1", 130), Rail("rail2", 392), Rail("rail3", 128)}, Defaults());
+  const RailComparison c = CompareRails(
+      {Rail("rail0", 390), Rail("rail1", 130), Rail("rail2", 392), Rail("rail3", 128)}, Defaults());
   REQUIRE(c.findings.size() == 2);
   CHECK(c.findings[0].rail() == "rail1");
   CHECK(c.findings[1].rail() == "rail3");
 }
 
 TEST_CASE("rails within noise, or a deficit smaller than min_effect, name nothing") {
-  CHECK(CompareRails({Rail("rail0", 390), Rail("rail1", 350), Rail("rail2", 385)}, Defaults()).findings.empty());
+  CHECK(CompareRails({Rail("rail0", 390), Rail("rail1", 350), Rail("rail2", 385)}, Defaults())
+            .findings.empty());
   // 25 % below, but the rails' own pairs scatter by 30 %: not beyond their noise.
-  CHECK(CompareRails({Rail("rail0", 400, 400, 0.3), Rail("rail1", 300, 400, 0.3)}, Defaults()).findings.empty());
+  CHECK(CompareRails({Rail("rail0", 400, 400, 0.3), Rail("rail1", 300, 400, 0.3)}, Defaults())
+            .findings.empty());
 }
 
 TEST_CASE("rails whose NICs report other rates are not compared, and say why") {
-  const RailComparison c =
-      CompareRails({Rail("rail0", 390, 400), Rail("rail1", 190, 200), Rail("rail2", 388, 400)}, Defaults());
+  const RailComparison c = CompareRails(
+      {Rail("rail0", 390, 400), Rail("rail1", 190, 200), Rail("rail2", 388, 400)}, Defaults());
   CHECK(c.findings.empty());
   REQUIRE(c.summaries.size() == 3);
   CHECK(c.summaries[1].not_compared().find("different rates") != std::string::npos);

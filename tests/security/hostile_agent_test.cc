@@ -95,12 +95,6 @@ class LyingAgent final : public v1::AgentService::Service {
   std::atomic<int> calls_{0};
 };
 
-std::string AddressOf(Subprocess& daemon) {
-  auto line = daemon.WaitForLine("listening on ", absl::Seconds(15));
-  REQUIRE(line.has_value());
-  return line->substr(line->rfind(' ') + 1);
-}
-
 struct Cluster {
   std::unique_ptr<Subprocess> controller;
   std::vector<std::unique_ptr<Subprocess>> agents;
@@ -119,13 +113,13 @@ struct Cluster {
     controller = std::make_unique<Subprocess>(
         std::vector<std::string>{kController, "--config", dir + "/fabricctl.yaml", "--listen",
                                  "127.0.0.1:0", "--db", dir + "/c.db"});
-    address = AddressOf(*controller);
+    address = ListeningAddress(*controller);
     daemon_ports.insert(static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1))));
     for (int i = 0; i < real_agents; ++i) {
       agents.push_back(std::make_unique<Subprocess>(std::vector<std::string>{
           kAgent, "--controller", address, "--listen", "127.0.0.1:0", "--node-name",
           std::string("node-") + static_cast<char>('a' + i)}));
-      const std::string a = AddressOf(*agents.back());
+      const std::string a = ListeningAddress(*agents.back());
       daemon_ports.insert(static_cast<uint16_t>(std::stoi(a.substr(a.rfind(':') + 1))));
       REQUIRE(agents.back()->WaitForLine("registered with", absl::Seconds(15)));
     }
