@@ -23,12 +23,13 @@ bool Fresh(const v1::NodeStatus& node, absl::Duration max_age, absl::Time now) {
 v1::Finding Skipped(const v1::NodeStatus& node, absl::Time now) {
   const v1::KnownGood& k = node.known_good();
   const int64_t minutes = absl::ToInt64Minutes(now - FromProto(k.passed()));
-  v1::Finding f = report::Make(
-      report::kind::kKnownGood, node.inventory().node_name(),
-      absl::StrCat("known-good: sweep ", k.sweep_id(), " passed it ", minutes,
-                   " min ago and nothing changed on it since; not measured again"));
+  v1::Finding f =
+      report::Make(report::kind::kKnownGood, node.inventory().node_name(),
+                   absl::StrCat("known-good: sweep ", k.sweep_id(), " passed it ", minutes,
+                                " min ago and nothing changed on it since; not measured again"));
   (*f.mutable_evidence())["passed_in_sweep"] = absl::StrCat(k.sweep_id());
-  (*f.mutable_evidence())["passed_unix_s"] = absl::StrCat(absl::ToUnixSeconds(FromProto(k.passed())));
+  (*f.mutable_evidence())["passed_unix_s"] =
+      absl::StrCat(absl::ToUnixSeconds(FromProto(k.passed())));
   return f;
 }
 

@@ -45,7 +45,8 @@ TEST_CASE("Stale nodes are measured beside the two most recently passed known-go
                                   {"d", absl::Hours(3)},
                                   {"e", absl::Hours(2)},
                                   {"f", -absl::Seconds(1)}});  // never passed
-  const StalePlan plan = PlanStale({"a", "b", "c", "d", "e", "f", "g"}, registry, absl::Hours(24), kNow);
+  const StalePlan plan =
+      PlanStale({"a", "b", "c", "d", "e", "f", "g"}, registry, absl::Hours(24), kNow);
   CHECK(plan.stale == std::vector<std::string>{"c", "f", "g"});  // g: not registered
   CHECK(plan.references == std::vector<std::string>{"b", "e"});
   CHECK(plan.Measure() == std::vector<std::string>{"c", "f", "g", "b", "e"});
@@ -56,7 +57,8 @@ TEST_CASE("Stale nodes are measured beside the two most recently passed known-go
 
 TEST_CASE("A node that lost its state or went stale in the registry is measured again") {
   auto registry = Registry({{"a", absl::Hours(1)}, {"b", absl::Hours(1)}, {"c", absl::Hours(1)}});
-  registry.mutable_nodes(0)->mutable_known_good()->mutable_lost()->set_seconds(absl::ToUnixSeconds(kNow));
+  registry.mutable_nodes(0)->mutable_known_good()->mutable_lost()->set_seconds(
+      absl::ToUnixSeconds(kNow));
   registry.mutable_nodes(1)->set_state(v1::NODE_STALE);
   const StalePlan plan = PlanStale({}, registry, absl::Hours(24), kNow);  // every listed node
   CHECK(plan.stale == std::vector<std::string>{"a", "b"});

@@ -30,8 +30,8 @@ struct Swept {
 };
 
 Swept Sweep(const std::string& controller, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {kCli,      "sweep", "--controller", controller, "--probes",
-                                   "tcp_lat", "--iters", "200",       "--format",  "json"};
+  std::vector<std::string> argv = {kCli,      "sweep",   "--controller", controller, "--probes",
+                                   "tcp_lat", "--iters", "200",          "--format", "json"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   CommandResult result = RunCommand(argv, absl::Seconds(120));
   Swept swept{result.exit_code, {}, result.err};
@@ -50,7 +50,8 @@ std::vector<std::string> KindOf(const v1::Report& report, const std::string& kin
 }
 
 v1::ListNodesResponse Nodes(const std::string& controller) {
-  CommandResult result = RunCommand({kCli, "nodes", "--controller", controller, "--format", "json"});
+  CommandResult result =
+      RunCommand({kCli, "nodes", "--controller", controller, "--format", "json"});
   v1::ListNodesResponse nodes;
   REQUIRE(google::protobuf::util::JsonStringToMessage(result.out, &nodes).ok());
   return nodes;
@@ -67,7 +68,8 @@ TEST_CASE("sweep --max-age measures again only what changed since a sweep passed
                          "--heartbeat-interval", "200ms", "--config", dir + "/fabricctl.yaml"});
   const std::string address = ListeningAddress(controller);
   std::map<std::string, std::unique_ptr<Subprocess>> agents;
-  for (const char* name : {"node-a", "node-b", "node-c", "node-d"}) agents[name] = StartAgent(address, name);
+  for (const char* name : {"node-a", "node-b", "node-c", "node-d"})
+    agents[name] = StartAgent(address, name);
 
   // Nothing passed yet: --max-age measures every node.
   Swept first = Sweep(address, {"--max-age", "1h"});
@@ -105,9 +107,9 @@ TEST_CASE("sweep --max-age measures again only what changed since a sweep passed
   CHECK(KindOf(narrowed.report, "known_good").size() == 1);
   CHECK(narrowed.err.find("measuring node-c beside ") != std::string::npos);
   // A JUnit report of the same counts the vouched node as a passing case.
-  CommandResult junit = RunCommand({kCli, "sweep", "--controller", address, "--max-age", "1h",
-                                    "--format", "junit"},
-                                   absl::Seconds(60));
+  CommandResult junit =
+      RunCommand({kCli, "sweep", "--controller", address, "--max-age", "1h", "--format", "junit"},
+                 absl::Seconds(60));
   CHECK(junit.exit_code == 0);
   CHECK(junit.out.find("failures=\"0\"") != std::string::npos);
   CHECK(junit.out.find("known_good") == std::string::npos);
