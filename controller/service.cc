@@ -13,7 +13,7 @@
 #include "base/net_address.h"
 #include "base/tls.h"
 #include "base/utf8.h"
-#include "controller/inventory_diff.h"
+#include "controller/sweep/inventory_diff.h"
 #include "google/protobuf/util/time_util.h"
 #include "report/chunks.h"
 

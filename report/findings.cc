@@ -115,6 +115,13 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kSlowRail, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
      "a rail whose typical figure is well below the fastest rail's while its NICs report the same "
      "link rate, every NIC of it alike: the rail's switch, cabling or optics; drains nobody"},
+    {kind::kBelowReference, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kNode,
+     "a node whose figure with the sweep's reference nodes (known-good members of the fleet it "
+     "joins) is well below theirs among themselves, though it may be no outlier in the sweep (a "
+     "new rack slow as a whole); drained"},
+    {kind::kConfigDiffers, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
+     "a node whose inventory differs from every reference node of the sweep: a NIC, RDMA port or "
+     "GPU missing or extra, a link's rate or MTU, the agent's or NCCL's version"},
     {kind::kKnownGood, v1::SEVERITY_OK, v1::ACTION_NONE, Subject::kNode,
      "a node `fabricctl sweep --max-age` did not measure again: a completed sweep passed it "
      "within that age and nothing has changed on it since"},

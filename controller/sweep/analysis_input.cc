@@ -53,6 +53,7 @@ NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Confi
                     n.profile.empty();
   n.reachable = node.reachable;
   n.unreachable_reason = node.reason;
+  n.reference = specs.references.count(node.name) > 0;
   // The interface it is measured through: the agent's address's, or on a rail the rail's.
   if (rail.netdev.empty()) {
     n.netdev_mtu = AgentInterfaceMtu(node.inventory, &n.netdev);

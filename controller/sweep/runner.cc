@@ -16,6 +16,7 @@
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/plan.h"
 #include "controller/sweep/rails.h"
+#include "controller/sweep/reference_config.h"
 #include "controller/sweep/retest_plan.h"
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/specs.h"
@@ -411,6 +412,11 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
         CompareRails(sweep::RailFigures(fleet, config, rails, outcomes), config.thresholds());
     for (auto& f : compared.findings) outcome.findings.push_back(std::move(f));
     outcome.rail_summaries = std::move(compared.summaries);
+  }
+  // New nodes against the reference nodes' inventories: what a figure cannot say (a GPU gone, a
+  // version behind, an MTU).
+  for (auto& f : sweep::ConfigAgainstReferences(fleet, sweep.specs.references)) {
+    outcome.findings.push_back(std::move(f));
   }
   const AnalysisInput& first = outcomes[0].input;
   for (sweep::RingRun& rr : sweep.rings) {

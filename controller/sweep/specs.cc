@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/config.h"
+#include "base/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 #include "probes/catalogue.h"
 #include "probes/common/params.h"
@@ -78,6 +79,28 @@ std::vector<bool> SweepSpecs::ReverseFlags(bool both_directions) const {
   return out;
 }
 
+namespace {
+
+// reference_nodes: at most kMaxReferences, each among the sweep's nodes when it names them.
+absl::Status References(const v1::SweepRequest& request, std::set<std::string>& out) {
+  constexpr int kMaxReferences = 64;
+  if (request.reference_nodes_size() > kMaxReferences) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "reference_nodes: ", request.reference_nodes_size(), " nodes, at most ", kMaxReferences));
+  }
+  const std::set<std::string> named(request.nodes().begin(), request.nodes().end());
+  for (const std::string& name : request.reference_nodes()) {
+    if (!named.empty() && named.count(name) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("reference_nodes: '", name, "' is not among the sweep's nodes"));
+    }
+    out.insert(name);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v1::Config& config) {
   SweepSpecs out;
   std::vector<v1::ProbeKind>& kinds = out.kinds;
@@ -136,6 +159,7 @@ absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v
     if (!probe->measures_bandwidth && out.lat_index < 0) out.lat_index = static_cast<int>(k);
     out.rdma_asked = out.rdma_asked || probe->rdma;
   }
+  RETURN_IF_ERROR(References(request, out.references));
   return out;
 }
 

@@ -1,6 +1,8 @@
 #ifndef FABRICCTL_CONTROLLER_SWEEP_SPECS_H_
 #define FABRICCTL_CONTROLLER_SWEEP_SPECS_H_
 
+#include <set>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,6 +27,8 @@ struct SweepSpecs {
   int bw_index = -1;
   int lat_index = -1;
   bool rdma_asked = false;
+  // The request's reference nodes (reference_nodes): the analysis's NodeInput::reference.
+  std::set<std::string> references;
 
   // Which probes a pair measures from server to client too: the bandwidth probes, when
   // `both_directions`.

@@ -512,6 +512,7 @@ Judged Judge(const AnalysisInput& in) {
   j.noise = LinkSpread(in, j.split, j.typical, j.flags, j.blame);
   j.loss = JudgeLoss(in, j.paths);
   j.stability = JudgeStability(in, j);
+  j.reference = JudgeAgainstReferences(in, j);
   return j;
 }
 
@@ -519,6 +520,7 @@ AnalysisResult Analyze(const AnalysisInput& in) {
   const Judged judged = Judge(in);
   AnalysisResult out = Assemble(in, judged);
   AddNodeFindings(in, judged, out);
+  AddReferenceFindings(in, judged, out);
   AddPairFindings(in, judged, out);
   AddLossFindings(in, judged, out);
   AddPathFindings(in, judged, out);

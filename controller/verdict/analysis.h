@@ -35,6 +35,9 @@ struct NodeInput {
   // the port of its leaf switch it is cabled to, where LLDP or ibnetdiscover said.
   std::vector<std::string> place;
   std::string switch_port;
+  // A known-good member of the fleet the others are judged beside (SweepRequest's
+  // reference_nodes): the references' figure among themselves is their yardstick (reference.h).
+  bool reference = false;
 };
 
 // How a pair's measurement ended.

@@ -2,6 +2,7 @@
 // fired it.
 #include "report/findings.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -327,6 +328,11 @@ void AddSplitFinding(const AnalysisInput& in, const Judged& j, AnalysisResult& o
   if (!j.split.found || j.typical.link_floor > 0) return;
   const std::vector<uint32_t> named = SplitNamed(in, j);
   if (named.empty()) return;
+  // Every node of the slow group below the references: they answered the question this finding
+  // asks (reference.h).
+  if (std::all_of(named.begin(), named.end(), [&](uint32_t i) { return j.reference.below[i]; })) {
+    return;
+  }
   std::set<std::string> slow_profiles, fast_profiles;
   for (uint32_t i = 0; i < in.nodes.size(); ++i) {
     (j.split.slow[i] ? slow_profiles : fast_profiles).insert(in.nodes[i].profile);

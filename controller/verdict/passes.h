@@ -18,6 +18,7 @@
 //   8. LinkNoise      the noise one link's figure is judged against
 //   9. Loss           which directions and nodes retransmit far more than the fabric
 //  10. Stability      which pairs' attempts disagree, and which nodes flap
+//  11. Reference      which nodes fall below the reference nodes' figure (reference.h)
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -26,6 +27,7 @@
 #include "controller/verdict/analysis.h"
 #include "controller/verdict/fleet_split.h"
 #include "controller/verdict/paths.h"
+#include "controller/verdict/reference.h"
 
 namespace fabricctl::controller {
 
@@ -135,6 +137,7 @@ struct Judged {
     std::vector<char> known, disagrees, unstable;  // per pair
     std::vector<Side> blamed;
   } stability;
+  ReferenceJudgement reference;
 
   bool InSlowGroup(uint32_t a, uint32_t b) const {
     return split.found && (split.slow[a] || split.slow[b]);

@@ -1,5 +1,5 @@
-#ifndef FABRICCTL_CONTROLLER_INVENTORY_DIFF_H_
-#define FABRICCTL_CONTROLLER_INVENTORY_DIFF_H_
+#ifndef FABRICCTL_CONTROLLER_SWEEP_INVENTORY_DIFF_H_
+#define FABRICCTL_CONTROLLER_SWEEP_INVENTORY_DIFF_H_
 
 #include <string>
 #include <vector>
@@ -17,6 +17,13 @@ namespace fabricctl::controller {
 std::vector<std::string> InventoryChanges(const v1::NodeInventory& before,
                                           const v1::NodeInventory& after);
 
+// How `node` differs from `reference`, another node that should be configured alike: the same
+// comparison as InventoryChanges, less the agents' start times (two nodes' agents never started
+// at the same instant). Interfaces, RDMA ports and GPUs are matched by name, so nodes built
+// alike (the same NIC names, the same PCI slots) compare part by part.
+std::vector<std::string> DifferencesFrom(const v1::NodeInventory& reference,
+                                         const v1::NodeInventory& node);
+
 }  // namespace fabricctl::controller
 
-#endif  // FABRICCTL_CONTROLLER_INVENTORY_DIFF_H_
+#endif  // FABRICCTL_CONTROLLER_SWEEP_INVENTORY_DIFF_H_

@@ -1,4 +1,4 @@
-#include "controller/inventory_diff.h"
+#include "controller/sweep/inventory_diff.h"
 
 #include <map>
 
@@ -82,6 +82,14 @@ std::vector<std::string> InventoryChanges(const v1::NodeInventory& before,
   Field("agent version", before.agent_version(), after.agent_version(), out);
   Field("NCCL version", before.nccl_version(), after.nccl_version(), out);
   return out;
+}
+
+std::vector<std::string> DifferencesFrom(const v1::NodeInventory& reference,
+                                         const v1::NodeInventory& node) {
+  v1::NodeInventory a = reference, b = node;
+  a.clear_agent_started_unix_ms();
+  b.clear_agent_started_unix_ms();
+  return InventoryChanges(a, b);
 }
 
 }  // namespace fabricctl::controller

@@ -1,0 +1,88 @@
+// A node's configuration against reference nodes' (ConfigAgainstReferences), on constructed
+// inventories.
+#include "controller/sweep/reference_config.h"
+
+#include <catch2/catch.hpp>
+#include <memory>
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+v1::NodeInventory Built(uint32_t mtu, double rate_gbps) {
+  v1::NodeInventory inv;
+  inv.set_agent_version("0.2.0");
+  auto* eth = inv.add_interfaces();
+  eth->set_name("eth0");
+  eth->add_addresses("10.0.0.1");
+  eth->set_speed_mbps(400000);
+  eth->set_mtu(mtu);
+  auto* port = inv.add_rdma_devices()->add_ports();
+  inv.mutable_rdma_devices(0)->set_name("mlx5_0");
+  port->set_port(1);
+  port->set_rate_gbps(rate_gbps);
+  port->set_active_mtu(4096);
+  port->set_link_layer("Ethernet");
+  return inv;
+}
+
+void Add(Fleet& fleet, const std::string& name, const v1::NodeInventory& inv,
+         bool reachable = true) {
+  fleet.nodes.push_back(std::make_unique<Node>());
+  fleet.nodes.back()->name = name;
+  fleet.nodes.back()->inventory = inv;
+  fleet.nodes.back()->inventory.set_node_name(name);
+  fleet.nodes.back()->inventory.set_agent_started_unix_ms(fleet.nodes.size());
+  fleet.nodes.back()->reachable = reachable;
+}
+
+TEST_CASE("nodes built like the references, each started at its own time, differ in nothing") {
+  Fleet fleet;
+  Add(fleet, "ref-1", Built(9000, 400));
+  Add(fleet, "ref-2", Built(9000, 400));
+  Add(fleet, "new-1", Built(9000, 400));
+  CHECK(ConfigAgainstReferences(fleet, {"ref-1", "ref-2"}).empty());
+}
+
+TEST_CASE("a new node with a smaller MTU and a slower port is config_differs, naming both") {
+  Fleet fleet;
+  Add(fleet, "ref-1", Built(9000, 400));
+  Add(fleet, "new-1", Built(1500, 200));
+  Add(fleet, "new-2", Built(9000, 400));
+  const auto findings = ConfigAgainstReferences(fleet, {"ref-1"});
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].kind() == "config_differs");
+  CHECK(findings[0].node() == "new-1");
+  CHECK(findings[0].severity() == v1::SEVERITY_CRITICAL);
+  CHECK(findings[0].evidence().at("reference") == "ref-1");
+  CHECK(findings[0].evidence().at("differences") == "2");
+  CHECK_THAT(findings[0].detail(), Catch::Contains("eth0: 400000 Mb/s, MTU 9000 -> "
+                                                   "400000 Mb/s, MTU 1500"));
+  CHECK_THAT(findings[0].detail(), Catch::Contains("mlx5_0:1: 400 Gb/s"));
+}
+
+TEST_CASE("each node is judged against the reference of its own kind") {
+  Fleet fleet;
+  Add(fleet, "ref-a", Built(9000, 400));
+  Add(fleet, "ref-b", Built(9000, 200));  // an older generation, also in service
+  Add(fleet, "new-a", Built(9000, 400));
+  Add(fleet, "new-b", Built(9000, 200));
+  CHECK(ConfigAgainstReferences(fleet, {"ref-a", "ref-b"}).empty());
+}
+
+TEST_CASE("without a reachable reference there is nothing to compare against") {
+  Fleet fleet;
+  Add(fleet, "ref-1", Built(9000, 400), /*reachable=*/false);
+  Add(fleet, "new-1", Built(1500, 400));
+  CHECK(ConfigAgainstReferences(fleet, {"ref-1"}).empty());
+  CHECK(ConfigAgainstReferences(fleet, {}).empty());
+}
+
+TEST_CASE("an unreachable node is not judged: its inventory is not known") {
+  Fleet fleet;
+  Add(fleet, "ref-1", Built(9000, 400));
+  Add(fleet, "new-1", v1::NodeInventory(), /*reachable=*/false);
+  CHECK(ConfigAgainstReferences(fleet, {"ref-1"}).empty());
+}
+
+}  // namespace
+}  // namespace fabricctl::controller::sweep

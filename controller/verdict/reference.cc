@@ -1,0 +1,99 @@
+#include "controller/verdict/reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "controller/verdict/passes.h"
+#include "report/findings.h"
+
+namespace fabricctl::controller {
+namespace {
+
+bool Blamed(const Judged& j, uint32_t i) {
+  return j.blame.bw[i] != Side::kNone || j.blame.lat[i] != Side::kNone ||
+         j.blame.dead[i] != Side::kNone || j.stability.blamed[i] != Side::kNone;
+}
+
+std::string Gbps(double v) { return absl::StrFormat("%.2f", v); }
+
+}  // namespace
+
+ReferenceJudgement JudgeAgainstReferences(const AnalysisInput& in, const Judged& j) {
+  const size_t n = in.nodes.size();
+  ReferenceJudgement r;
+  r.figure.assign(n, std::nanf(""));
+  r.references.assign(n, 0);
+  r.below.assign(n, 0);
+  size_t references = 0;
+  for (const NodeInput& node : in.nodes) references += node.reference && node.reachable;
+  if (references < kMinReferences || references == n) return r;
+  std::vector<double> between;                  // directions between references
+  std::vector<std::vector<double>> with(n);     // each node's directions with references
+  std::vector<std::set<uint32_t>> partners(n);  // the references it was measured with
+  for (size_t p = 0; p < in.pairs.size(); ++p) {
+    const PairInput& pair = in.pairs[p];
+    if (pair.status != PairStatus::kMeasured || j.paths.pair_fault[p] >= 0) continue;
+    const bool a = in.nodes[pair.client].reference, b = in.nodes[pair.server].reference;
+    if (!a && !b) continue;
+    for (const auto& d : pair.Directions()) {
+      const float bw = d.figures.bw_gbps;
+      if (std::isnan(bw)) continue;
+      if (a && b) {
+        between.push_back(bw);
+        continue;
+      }
+      const uint32_t node = a ? pair.server : pair.client;
+      with[node].push_back(bw);
+      partners[node].insert(a ? pair.client : pair.server);
+    }
+  }
+  if (between.empty()) return r;
+  r.valid = true;
+  r.typical_gbps = Median(between);
+  const auto& t = in.thresholds;
+  size_t judged = 0;
+  for (size_t i = 0; i < n; ++i)
+    judged += !in.nodes[i].reference && partners[i].size() >= kMinReferencePairs;
+  const double z = ChanceBar(t.max_robust_z(), std::max<size_t>(judged, 1));
+  r.bar_gbps = r.typical_gbps * std::min(1 - t.min_effect(), std::exp(-z * j.noise.log_spread));
+  for (uint32_t i = 0; i < n; ++i) {
+    r.references[i] = static_cast<uint32_t>(partners[i].size());
+    if (in.nodes[i].reference || partners[i].size() < kMinReferencePairs) continue;
+    r.figure[i] = static_cast<float>(Median(with[i]));
+    r.below[i] = r.figure[i] < r.bar_gbps && !Blamed(j, i);
+  }
+  return r;
+}
+
+void AddReferenceFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
+  const ReferenceJudgement& r = j.reference;
+  if (!r.valid) return;
+  std::vector<std::string> names;
+  for (uint32_t i = 0; i < in.nodes.size(); ++i) {
+    if (in.nodes[i].reference) names.push_back(in.nodes[i].name);
+  }
+  for (uint32_t i = 0; i < in.nodes.size(); ++i) {
+    if (!r.below[i]) continue;
+    out.nodes[i].verdict = Verdict::kCritical;
+    v1::Finding f = report::Make(
+        report::kind::kBelowReference, in.nodes[i].name,
+        absl::StrFormat("%s: %s %s Gb/s with %d reference node(s), below the references' %s Gb/s "
+                        "among themselves (%s): %.0f %% short, beyond the %s Gb/s that noise "
+                        "and thresholds.min_effect allow",
+                        in.nodes[i].name, in.bandwidth_probe, Gbps(r.figure[i]), r.references[i],
+                        Gbps(r.typical_gbps), absl::StrJoin(names, ", "),
+                        100 * (1 - r.figure[i] / r.typical_gbps), Gbps(r.bar_gbps)));
+    auto& e = *f.mutable_evidence();
+    e["measured_gbps"] = Gbps(r.figure[i]);
+    e["reference_gbps"] = Gbps(r.typical_gbps);
+    e["bar_gbps"] = Gbps(r.bar_gbps);
+    e["references"] = absl::StrJoin(names, ",");
+    out.findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace fabricctl::controller

@@ -1,0 +1,85 @@
+#include "controller/verdict/reference.h"
+
+#include <catch2/catch.hpp>
+
+#include "controller/verdict/testing.h"
+
+namespace fabricctl::controller {
+namespace {
+
+// Nodes in `slow` send and receive at rate x 100 Gb/s, the rest at 100, with 1 % of
+// deterministic noise; a pair goes at its slower end's pace.
+Figure Rack(std::vector<uint32_t> slow, float rate) {
+  return [slow, rate](uint32_t a, uint32_t b) {
+    const bool s =
+        std::count(slow.begin(), slow.end(), a) + std::count(slow.begin(), slow.end(), b) > 0;
+    return (s ? 100.0f * rate : 100.0f) *
+           (1 + 0.01f * static_cast<float>(static_cast<int>((a * 7 + b * 3) % 5) - 2) / 2);
+  };
+}
+
+AnalysisInput WithReferences(AnalysisInput in, std::vector<uint32_t> references) {
+  for (uint32_t i : references) in.nodes[i].reference = true;
+  return in;
+}
+
+std::vector<std::string> Below(std::vector<uint32_t> nodes) {
+  std::vector<std::string> out;
+  for (uint32_t i : nodes) out.push_back("below_reference:node-" + std::to_string(i) + ":");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("A new rack slow as a whole is below the references, though no outlier in its sweep") {
+  // Eight new nodes (2-9) at 70 %, two references (0, 1): without references, nothing names them
+  // (the slow nodes are the majority; the split would ask, not drain).
+  const Figure rack = Rack({2, 3, 4, 5, 6, 7, 8, 9}, 0.7f);
+  const AnalysisResult alone = Analyze(Sweep(10, rack));
+  for (const auto& node : alone.nodes) CHECK_FALSE(node.straggler);
+  const AnalysisResult judged = Analyze(WithReferences(Sweep(10, rack), {0, 1}));
+  CHECK(Kinds(judged) == Below({2, 3, 4, 5, 6, 7, 8, 9}));
+  const v1::Finding& f = judged.findings[0];
+  CHECK(f.severity() == v1::SEVERITY_CRITICAL);
+  CHECK(f.action() == v1::ACTION_DRAIN);
+  CHECK(f.evidence().at("references") == "node-0,node-1");
+  CHECK(std::stod(f.evidence().at("reference_gbps")) == Approx(100).epsilon(0.02));
+  CHECK(judged.nodes[2].verdict == Verdict::kCritical);
+  CHECK(judged.nodes[0].verdict == Verdict::kOk);
+}
+
+TEST_CASE("A healthy new rack, or one within min_effect of the references, raises nothing") {
+  for (float rate : {1.0f, 0.9f}) {
+    INFO("new nodes at " << rate);
+    const AnalysisResult r =
+        Analyze(WithReferences(Sweep(10, Rack({2, 3, 4, 5, 6, 7, 8, 9}, rate)), {0, 1}));
+    CHECK(Kinds(r).empty());
+  }
+}
+
+TEST_CASE("One slow node among new ones is a straggler, named once, not also below_reference") {
+  const AnalysisResult r = Analyze(WithReferences(Sweep(10, Rack({6}, 0.5f)), {0, 1}));
+  CHECK(Kinds(r) == std::vector<std::string>{"straggler_node:node-6:"});
+}
+
+TEST_CASE("One reference, or no node measured with two, judges nothing against references") {
+  const Figure rack = Rack({1, 2, 3, 4, 5, 6, 7}, 0.6f);
+  SECTION("one reference") {
+    const AnalysisResult r = Analyze(WithReferences(Sweep(8, rack), {0}));
+    for (const auto& f : r.findings) CHECK(f.kind() != "below_reference");
+  }
+  SECTION("every node a reference") {
+    const AnalysisResult r = Analyze(WithReferences(Sweep(4, Rack({}, 1)), {0, 1, 2, 3}));
+    CHECK(Kinds(r).empty());
+  }
+}
+
+TEST_CASE("A slow group of new nodes beside fast references is below them, not a fleet_split") {
+  // Half the sweep slow: the split is found, and the references say which side is right.
+  const Figure half = Rack({4, 5, 6, 7}, 0.33f);
+  CHECK(Kinds(Analyze(Sweep(8, half))) == std::vector<std::string>{"fleet_split::"});
+  CHECK(Kinds(Analyze(WithReferences(Sweep(8, half), {0, 1}))) == Below({4, 5, 6, 7}));
+}
+
+}  // namespace fabricctl::controller
