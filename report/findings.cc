@@ -119,9 +119,13 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "a node whose figure with the sweep's reference nodes (known-good members of the fleet it "
      "joins) is well below theirs among themselves, though it may be no outlier in the sweep (a "
      "new rack slow as a whole); drained"},
-    {kind::kConfigDiffers, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
+    {kind::kConfigDrift, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
      "a node whose inventory differs from every reference node of the sweep: a NIC, RDMA port or "
      "GPU missing or extra, a link's rate or MTU, the agent's or NCCL's version"},
+    {kind::kMiscabled, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kDevice,
+     "a node's NIC of a rail cabled to a switch that is none of that rail's leaves as the "
+     "sweep's reference nodes are cabled (LLDP), or with no LLDP neighbour where every reference "
+     "has one; the finding names the node, the rail and what was seen and expected"},
     {kind::kKnownGood, v1::SEVERITY_OK, v1::ACTION_NONE, Subject::kNode,
      "a node `fabricctl sweep --max-age` did not measure again: a completed sweep passed it "
      "within that age and nothing has changed on it since"},

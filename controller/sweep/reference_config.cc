@@ -27,7 +27,7 @@ std::vector<v1::Finding> ConfigAgainstReferences(const Fleet& fleet,
       }
     }
     if (fewest.empty()) continue;
-    v1::Finding f = report::Make(report::kind::kConfigDiffers, node->name,
+    v1::Finding f = report::Make(report::kind::kConfigDrift, node->name,
                                  absl::StrCat(node->name, " differs from the reference node ",
                                               closest->name, ": ", absl::StrJoin(fewest, "; ")));
     (*f.mutable_evidence())["reference"] = closest->name;

@@ -11,7 +11,7 @@
 namespace fabricctl::controller::sweep {
 
 // Each reachable node that is not a reference, against the reachable references' inventories
-// (DifferencesFrom): a node that differs from every reference is config_differs, naming what
+// (DifferencesFrom): a node that differs from every reference is config_drift, naming what
 // differs from the reference it is closest to (the fewest differences: a fleet of two kinds of
 // node, each with a reference, judges each node against its own kind). Nothing without a
 // reachable reference.

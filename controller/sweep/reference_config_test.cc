@@ -43,14 +43,14 @@ TEST_CASE("nodes built like the references, each started at its own time, differ
   CHECK(ConfigAgainstReferences(fleet, {"ref-1", "ref-2"}).empty());
 }
 
-TEST_CASE("a new node with a smaller MTU and a slower port is config_differs, naming both") {
+TEST_CASE("a new node with a smaller MTU and a slower port is config_drift, naming both") {
   Fleet fleet;
   Add(fleet, "ref-1", Built(9000, 400));
   Add(fleet, "new-1", Built(1500, 200));
   Add(fleet, "new-2", Built(9000, 400));
   const auto findings = ConfigAgainstReferences(fleet, {"ref-1"});
   REQUIRE(findings.size() == 1);
-  CHECK(findings[0].kind() == "config_differs");
+  CHECK(findings[0].kind() == "config_drift");
   CHECK(findings[0].node() == "new-1");
   CHECK(findings[0].severity() == v1::SEVERITY_CRITICAL);
   CHECK(findings[0].evidence().at("reference") == "ref-1");

@@ -12,6 +12,7 @@
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/allreduce.h"
 #include "controller/sweep/assemble.h"
+#include "controller/sweep/cabling.h"
 #include "controller/sweep/context.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/plan.h"
@@ -416,6 +417,10 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
   // New nodes against the reference nodes' inventories: what a figure cannot say (a GPU gone, a
   // version behind, an MTU).
   for (auto& f : sweep::ConfigAgainstReferences(fleet, sweep.specs.references)) {
+    outcome.findings.push_back(std::move(f));
+  }
+  // And their rails' cabling against the references': NIC i on a leaf of rail i.
+  for (auto& f : sweep::CablingAgainstReferences(fleet, config.rails(), sweep.specs.references)) {
     outcome.findings.push_back(std::move(f));
   }
   const AnalysisInput& first = outcomes[0].input;

@@ -1,0 +1,113 @@
+#include "controller/sweep/cabling.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "report/findings.h"
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+const v1::NetInterface* InterfaceNamed(const v1::NodeInventory& inventory,
+                                       const std::string& name) {
+  for (const auto& itf : inventory.interfaces()) {
+    if (itf.name() == name) return &itf;
+  }
+  return nullptr;
+}
+
+// Rail index by leaf, and each rail's leaves, as the reachable references' LLDP shows them; a
+// rail is `judged` only when every reachable reference that has the rail's interface shows a
+// neighbour on it.
+struct RailLeaves {
+  std::vector<std::set<std::string>> leaves;
+  std::vector<bool> judged;
+  std::map<std::string, std::set<size_t>> rails_of_leaf;
+};
+
+RailLeaves LearnLeaves(const std::vector<const Node*>& refs,
+                       const google::protobuf::RepeatedPtrField<v1::Rail>& rails) {
+  RailLeaves out;
+  out.leaves.resize(rails.size());
+  out.judged.assign(rails.size(), false);
+  for (int r = 0; r < rails.size(); ++r) {
+    bool every = true, any = false;
+    for (const Node* ref : refs) {
+      const v1::NetInterface* itf = InterfaceNamed(ref->inventory, rails[r].netdev());
+      if (itf == nullptr) continue;
+      const std::string& leaf = itf->lldp().system_name();
+      if (leaf.empty()) {
+        every = false;
+        continue;
+      }
+      any = true;
+      out.leaves[r].insert(leaf);
+      out.rails_of_leaf[leaf].insert(r);
+    }
+    out.judged[r] = any && every;
+  }
+  return out;
+}
+
+v1::Finding Miscabled(const Node& node, const v1::Rail& rail, const std::string& seen,
+                      const std::string& detail, const std::set<std::string>& expected) {
+  v1::Finding f = report::Make(report::kind::kMiscabled, node.name, detail);
+  f.set_device(rail.netdev());
+  f.set_rail(rail.name());
+  (*f.mutable_evidence())["expected"] = absl::StrJoin(expected, ",");
+  (*f.mutable_evidence())["seen"] = seen.empty() ? "none" : seen;
+  return f;
+}
+
+}  // namespace
+
+std::vector<v1::Finding> CablingAgainstReferences(
+    const Fleet& fleet, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
+    const std::set<std::string>& references) {
+  std::vector<const Node*> refs;
+  for (const auto& node : fleet.nodes) {
+    if (node->reachable && references.count(node->name) > 0) refs.push_back(node.get());
+  }
+  std::vector<v1::Finding> out;
+  if (refs.empty() || rails.empty()) return out;
+  const RailLeaves learned = LearnLeaves(refs, rails);
+  for (const auto& node : fleet.nodes) {
+    if (!node->reachable || references.count(node->name) > 0) continue;
+    for (int r = 0; r < rails.size(); ++r) {
+      if (!learned.judged[r]) continue;
+      const v1::Rail& rail = rails[r];
+      const v1::NetInterface* itf = InterfaceNamed(node->inventory, rail.netdev());
+      if (itf == nullptr) continue;  // a missing NIC is config_drift's and the rail's to say
+      const std::string& seen = itf->lldp().system_name();
+      const std::string expected = absl::StrJoin(learned.leaves[r], " or ");
+      if (seen.empty()) {
+        const std::string why = node->inventory.lldp_unavailable_reason();
+        out.push_back(Miscabled(
+            *node, rail, seen,
+            absl::StrCat(node->name, "'s ", rail.netdev(), " (", rail.name(),
+                         ") has no LLDP neighbour", why.empty() ? "" : absl::StrCat(" (", why, ")"),
+                         "; the reference nodes' ", rail.netdev(), " are cabled to ", expected),
+            learned.leaves[r]));
+        continue;
+      }
+      if (learned.leaves[r].count(seen) > 0) continue;
+      std::string whose;
+      if (auto it = learned.rails_of_leaf.find(seen); it != learned.rails_of_leaf.end()) {
+        std::vector<std::string> names;
+        for (size_t other : it->second) names.push_back(rails[other].name());
+        whose = absl::StrCat(", a leaf of ", absl::StrJoin(names, " and "));
+      }
+      out.push_back(
+          Miscabled(*node, rail, seen,
+                    absl::StrCat(node->name, "'s ", rail.netdev(), " (", rail.name(),
+                                 ") is cabled to ", seen, whose, " (port ",
+                                 itf->lldp().port_id().empty() ? "unknown" : itf->lldp().port_id(),
+                                 "); ", rail.name(), "'s leaves are ", expected),
+                    learned.leaves[r]));
+    }
+  }
+  return out;
+}
+
+}  // namespace fabricctl::controller::sweep

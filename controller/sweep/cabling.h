@@ -1,0 +1,28 @@
+#ifndef FABRICCTL_CONTROLLER_SWEEP_CABLING_H_
+#define FABRICCTL_CONTROLLER_SWEEP_CABLING_H_
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "controller/sweep/fleet.h"
+#include "proto/config.pb.h"
+#include "proto/finding.pb.h"
+
+namespace fabricctl::controller::sweep {
+
+// Each reachable node that is not a reference, its rails' cabling against the rails' rule as
+// the reference nodes show it: NIC i of every node is cabled to a leaf of rail i. A rail's
+// leaves are the switches LLDP names at the reference nodes' interface of that rail (`rails:`
+// netdev). A node's interface of rail i is miscabled when LLDP names a switch that is none of
+// rail i's leaves (on another rail's leaf, the finding says whose: two NICs swapped are two
+// findings, each naming the other's rail), or names none where every reference has one. A rail
+// no reachable reference shows a neighbour for is not judged (nothing says where it should be),
+// and nothing is judged without rails.
+std::vector<v1::Finding> CablingAgainstReferences(
+    const Fleet& fleet, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
+    const std::set<std::string>& references);
+
+}  // namespace fabricctl::controller::sweep
+
+#endif  // FABRICCTL_CONTROLLER_SWEEP_CABLING_H_
