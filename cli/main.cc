@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/exit_code.h"
 #include "base/process.h"
+#include "cli/accept.h"
 #include "cli/check.h"
 #include "cli/history.h"
 #include "cli/lab.h"
@@ -36,12 +37,15 @@ int main(int argc, char** argv) {
   cli::SweepCommandOptions sweep;
   cli::SweepFlags sweep_flags;
   cli::MapOptions map;
+  cli::AcceptOptions accept;
+  cli::AcceptFlags accept_flags;
   cli::HistoryOptions history;
   cli::CheckOptions check;
   CLI::App* nodes_cmd = cli::AddNodesCommand(app, &nodes);
   CLI::App* probe_cmd = cli::AddProbeCommand(app, &probe);
   CLI::App* sweep_cmd = cli::AddSweepCommand(app, &sweep, &sweep_flags);
   CLI::App* map_cmd = cli::AddMapCommand(app, &map);
+  CLI::App* accept_cmd = cli::AddAcceptCommand(app, &accept, &accept_flags);
   CLI::App* history_cmd = cli::AddHistoryCommand(app, &history);
   CLI::App* check_cmd = cli::AddCheckCommand(app, &check);
   CLI::App* lab_cmd = cli::AddLabCommand(app);
@@ -75,6 +79,10 @@ int main(int argc, char** argv) {
     sweep.controller = target;
     if (auto s = cli::ResolveSweepFlags(sweep_flags, &sweep); !s.ok()) return fail(s);
     return cli::RunSweepCommand(sweep, std::cerr);
+  }
+  if (accept_cmd->parsed()) {
+    accept.sweep.controller = target;
+    return cli::RunAcceptCommand(accept, accept_flags, std::cerr);
   }
   if (map_cmd->parsed()) {
     return cli::RunMapCommand(target, map.sweep_id, map.format, map.output, std::cerr);

@@ -59,7 +59,9 @@ absl::Status SetPairing(const SweepCommandOptions& o, v1::SweepRequest& request)
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
+}  // namespace
+
+absl::StatusOr<v1::SweepRequest> BuildSweepRequest(const SweepCommandOptions& o) {
   v1::SweepRequest request;
   if (o.nodes.has_value()) {
     auto names = ExpandHostlist(*o.nodes, o.nodes_from);
@@ -129,6 +131,8 @@ absl::StatusOr<v1::SweepRequest> BuildRequest(const SweepCommandOptions& o) {
   return request;
 }
 
+namespace {
+
 // Renders, writes, and turns the report's worst severity into the exit code, with the
 // one-line reason on stderr (the README's "Exit codes").
 int Finish(const v1::Report& report, const std::string& format, const std::string& output,
@@ -195,10 +199,6 @@ int FailSweep(const SweepCommandOptions& options, std::ostream& err, const absl:
 
 }  // namespace
 
-namespace {
-
-// The sweep RPC, its progress on stderr and its report. `started`: an event came, the
-// controller took the sweep (SweepFailure's classes).
 absl::StatusOr<v1::Report> StreamSweep(v1::ControllerService::Stub& stub,
                                        const v1::SweepRequest& request,
                                        const SweepCommandOptions& options, std::ostream& err,
@@ -243,6 +243,8 @@ absl::StatusOr<v1::Report> StreamSweep(v1::ControllerService::Stub& stub,
   }
   return report;
 }
+
+namespace {
 
 // --max-age: asks the registry which of the request's nodes are known-good within the age, and
 // narrows the request to the stale ones and their references (PlanStale), saying so on stderr.
@@ -291,7 +293,7 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   }
   // And the output: a sweep's verdict must not be lost to a path it cannot be written to.
   if (auto s = CheckOutput(options.output); !s.ok()) return FailSweep(options, err, s, false);
-  auto request = BuildRequest(options);
+  auto request = BuildSweepRequest(options);
   if (!request.ok()) return FailSweep(options, err, request.status(), false);
   auto stub = ConnectController(options.controller);
   if (!stub.ok()) return FailSweep(options, err, stub.status(), false);

@@ -9,6 +9,8 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "cli/controller_client.h"
+#include "proto/controller.grpc.pb.h"
+#include "proto/report.pb.h"
 
 namespace fabricctl::cli {
 
@@ -57,6 +59,18 @@ struct SweepCommandOptions {
 //   invalid      a bad flag, node list, format or output
 //   error        anything else
 std::string SweepFailure(const absl::Status& status, bool started);
+
+// The sweep request the options ask for (nodes, pairing, probes, sizes, ...): INVALID_ARGUMENT
+// naming the flag that is wrong.
+absl::StatusOr<v1::SweepRequest> BuildSweepRequest(const SweepCommandOptions& o);
+
+// The sweep RPC under `options`' controller and deadline, its progress on `err` and its report
+// (whole, from its chunks). `started`: an event came, the controller took the sweep
+// (SweepFailure's classes).
+absl::StatusOr<v1::Report> StreamSweep(v1::ControllerService::Stub& stub,
+                                       const v1::SweepRequest& request,
+                                       const SweepCommandOptions& options, std::ostream& err,
+                                       bool& started);
 
 // What `fabricctl sweep`'s flags hold before they become options (ResolveSweepFlags).
 struct SweepFlags {

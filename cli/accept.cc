@@ -1,0 +1,200 @@
+#include "cli/accept.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/exit_code.h"
+#include "base/hostlist.h"
+#include "base/process.h"
+#include "base/status_macros.h"
+#include "cli/acceptance.h"
+#include "cli/output.h"
+#include "google/protobuf/util/time_util.h"
+#include "report/render_acceptance.h"
+
+namespace fabricctl::cli {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+// The most passes a burn-in may ask for, and the longest soak.
+constexpr uint32_t kMaxPasses = 1000;
+constexpr absl::Duration kMaxSoak = absl::Hours(7 * 24);
+
+absl::StatusOr<v1::ListNodesResponse> ListRegistry(v1::ControllerService::Stub& stub,
+                                                   const ControllerTarget& controller) {
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineAfter(controller.timeout));
+  v1::ListNodesResponse nodes;
+  if (grpc::Status s = stub.ListNodes(&context, v1::ListNodesRequest(), &nodes); !s.ok()) {
+    return DescribeRpcFailure(controller, s);
+  }
+  return nodes;
+}
+
+// The references: --reference's nodes, none with --reference none, else chosen from the
+// registry (AutoReferences), at least kMinReferences either way but "none".
+absl::StatusOr<std::vector<std::string>> References(const AcceptOptions& o,
+                                                    const std::vector<std::string>& new_nodes,
+                                                    const v1::ListNodesResponse& registry,
+                                                    std::string& source, std::ostream& err) {
+  if (o.reference == "none") {
+    source = "none";
+    return std::vector<std::string>{};
+  }
+  std::vector<std::string> refs;
+  if (!o.reference.empty()) {
+    ASSIGN_OR_RETURN(refs, ExpandHostlist(o.reference, "--reference"));
+    std::vector<std::string> warnings;
+    RETURN_IF_ERROR(CheckReferences(refs, new_nodes, registry, &warnings));
+    for (const std::string& w : warnings) err << "fabricctl accept: warning: " << w << "\n";
+    source = "--reference";
+  } else {
+    refs = AutoReferences(new_nodes, registry);
+    source = "known-good";
+  }
+  if (refs.size() < kMinReferences) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        refs.size(), " reference node(s) (", source, ": ",
+        refs.empty() ? "none" : absl::StrJoin(refs, ","), "); at least ", kMinReferences,
+        " are needed to judge new nodes against the fleet: name them with --reference, or "
+        "judge the new nodes only among themselves with --reference none"));
+  }
+  return refs;
+}
+
+// Whether another pass starts: --repeat's count, else until --soak has gone, else one.
+bool AnotherPass(const AcceptOptions& o, size_t done, absl::Time start, absl::Duration soak) {
+  if (o.repeat > 0) return done < o.repeat;
+  if (soak > absl::ZeroDuration()) return done == 0 || absl::Now() - start < soak;
+  return done == 0;
+}
+
+void PassProgress(const AcceptOptions& o, size_t pass, absl::Time start, absl::Duration soak,
+                  const std::vector<v1::Report>& reports, const std::vector<std::string>& nodes,
+                  std::ostream& err) {
+  err << "fabricctl accept: pass " << pass;
+  if (o.repeat > 0) err << " of " << o.repeat;
+  if (soak > absl::ZeroDuration()) {
+    err << ", "
+        << absl::FormatDuration(absl::Trunc(
+               std::max(soak - (absl::Now() - start), absl::ZeroDuration()), absl::Seconds(1)))
+        << " of the soak left";
+  }
+  if (!reports.empty()) {
+    std::vector<std::string> failing;
+    const v1::Acceptance so_far = Judge(nodes, {}, reports);
+    for (const auto& node : so_far.nodes()) {
+      if (!node.accepted()) failing.push_back(node.node());
+    }
+    err << "; failed so far: " << (failing.empty() ? "none" : absl::StrJoin(failing, ","));
+  }
+  err << "\n";
+}
+
+}  // namespace
+
+int RunAcceptCommand(AcceptOptions o, const AcceptFlags& flags, std::ostream& err) {
+  const std::string cmd = "accept";
+  auto fail = [&](const absl::Status& s) { return Fail(err, cmd, s); };
+  const auto& formats = report::AcceptanceFormats();
+  if (std::find(formats.begin(), formats.end(), o.format) == formats.end()) {
+    return fail(absl::InvalidArgumentError(
+        absl::StrCat("--format: '", o.format, "' is not ", absl::StrJoin(formats, ", "))));
+  }
+  if (auto s = CheckOutput(o.output); !s.ok()) return fail(s);
+  if (flags.nodes.empty()) return fail(absl::InvalidArgumentError("--nodes: the new nodes"));
+  if (o.repeat > kMaxPasses) {
+    return fail(absl::InvalidArgumentError(absl::StrCat("--repeat: at most ", kMaxPasses)));
+  }
+  if (o.repeat > 0 && !o.soak.empty())
+    return fail(absl::InvalidArgumentError("--repeat and --soak: give one of them"));
+  absl::Duration soak = absl::ZeroDuration();
+  if (!o.soak.empty()) {
+    auto d = ParsePositiveDuration(o.soak, "--soak");
+    if (!d.ok()) return fail(d.status());
+    if (*d > kMaxSoak) return fail(absl::InvalidArgumentError("--soak: at most 168h"));
+    soak = *d;
+  }
+  auto timeout = ParsePositiveDuration(flags.timeout, "--sweep-timeout");
+  if (!timeout.ok()) return fail(timeout.status());
+  o.sweep.sweep_timeout = *timeout;
+  o.sweep.nodes = flags.nodes;
+  auto request = BuildSweepRequest(o.sweep);
+  if (!request.ok()) return fail(request.status());
+  const std::vector<std::string> new_nodes(request->nodes().begin(), request->nodes().end());
+  auto stub = ConnectController(o.sweep.controller);
+  if (!stub.ok()) return fail(stub.status());
+  auto registry = ListRegistry(**stub, o.sweep.controller);
+  if (!registry.ok()) return fail(registry.status());
+  std::string source;
+  auto refs = References(o, new_nodes, *registry, source, err);
+  if (!refs.ok()) return fail(refs.status());
+  for (const std::string& r : *refs) {
+    request->add_nodes(r);
+    request->add_reference_nodes(r);
+  }
+  request->set_audits(true);
+  err << "fabricctl accept: " << absl::StrJoin(new_nodes, ",") << " against "
+      << (refs->empty() ? "no reference (among themselves)" : absl::StrJoin(*refs, ",")) << "\n";
+
+  const absl::Time start = absl::Now();
+  std::vector<v1::Report> reports;
+  std::string incomplete;
+  while (AnotherPass(o, reports.size(), start, soak)) {
+    PassProgress(o, reports.size() + 1, start, soak, reports, new_nodes, err);
+    bool started = false;
+    auto report = StreamSweep(**stub, *request, o.sweep, err, started);
+    if (!report.ok()) {
+      incomplete = absl::StrCat("pass ", reports.size() + 1, ": ", report.status().message());
+      break;
+    }
+    reports.push_back(*std::move(report));
+  }
+  v1::Acceptance acceptance = Judge(new_nodes, *refs, reports);
+  acceptance.set_reference_source(source);
+  acceptance.set_incomplete(incomplete);
+  for (const v1::Report& r : reports) acceptance.add_sweep_ids(r.sweep().sweep_id());
+  *acceptance.mutable_started() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(start));
+  *acceptance.mutable_duration() =
+      TimeUtil::MillisecondsToDuration(absl::ToInt64Milliseconds(absl::Now() - start));
+  auto rendered = report::RenderAcceptance(acceptance, o.format);
+  if (!rendered.ok()) return fail(rendered.status());
+  if (auto s = WriteOutput(o.output, *rendered); !s.ok()) return fail(s);
+  const int code = AcceptanceExitCode(acceptance);
+  if (!incomplete.empty()) err << "fabricctl accept: " << incomplete << "\n";
+  return code;
+}
+
+CLI::App* AddAcceptCommand(CLI::App& app, AcceptOptions* options, AcceptFlags* flags) {
+  CLI::App* cmd = app.add_subcommand(
+      "accept",
+      "judge new nodes (a rack) against known-good nodes of the fleet: configuration, cabling, "
+      "fabric, with a burn-in (exit 0 only when every new node is accepted)");
+  cmd->add_option("--nodes", flags->nodes, "the new nodes, a Slurm hostlist (rack7-[01-32])")
+      ->required();
+  cmd->add_option("--reference", options->reference,
+                  "the nodes to judge them against, a hostlist (at least 2); none: the new "
+                  "nodes only among themselves; default: up to 4 known-good online nodes, those "
+                  "sharing a label with the new nodes first");
+  cmd->add_option("--repeat", options->repeat, "burn-in: this many passes");
+  cmd->add_option("--soak", options->soak,
+                  "burn-in: passes back to back until this long has gone (30m, 8h)");
+  cmd->add_option("--pairing", options->sweep.pairing,
+                  "each pass's pairing: full, quick, sample, topology or file:PATH");
+  cmd->add_option("--probes", options->sweep.probes,
+                  "comma-separated probes (default: the controller's, tcp_bw,tcp_lat)");
+  cmd->add_option("--duration", options->sweep.duration,
+                  "time per size of the bandwidth probes and tcp_lat (4 = 4s, 500ms)");
+  cmd->add_option("--wait", options->sweep.wait,
+                  "queue behind a sweep already running for up to this long (at most 1h)");
+  cmd->add_option("--format", options->format, "text, json or junit")->capture_default_str();
+  cmd->add_option("--output", options->output, "write the acceptance here (default stdout)");
+  cmd->add_option("--sweep-timeout", flags->timeout, "deadline of each pass's sweep")
+      ->capture_default_str();
+  return cmd;
+}
+
+}  // namespace fabricctl::cli

@@ -1,0 +1,180 @@
+#include "cli/acceptance.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "base/exit_code.h"
+#include "report/findings.h"
+
+namespace fabricctl::cli {
+namespace {
+
+const std::set<std::string>& ConfigurationKinds() {
+  namespace k = report::kind;
+  static const std::set<std::string> kinds = {
+      k::kConfigDrift,          k::kRdmaUnavailable,  k::kGpudirectUnavailable,
+      k::kLinkRateDegraded,     k::kPcieDegraded,     k::kMtuMismatch,
+      k::kRoceMtuLow,           k::kPfcMisconfigured, k::kEcnDisabled,
+      k::kDscpTrustMissing,     k::kNumaMisaffinity,  k::kAcsEnabled,
+      k::kNcclEnvMisconfigured, k::kMemlockTooLow,    k::kAuditFailed,
+      k::kRailMissing,          k::kLinkDown,         k::kCounterErrors,
+      k::kTcpFallback,
+  };
+  return kinds;
+}
+
+bool Raised(const v1::Finding& f) {
+  return f.severity() == v1::SEVERITY_WARNING || f.severity() == v1::SEVERITY_CRITICAL;
+}
+
+// One finding across the passes: the first instance, and how many passes raised it.
+struct Seen {
+  v1::Finding finding;
+  int passes = 0;
+};
+using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+
+Key KeyOf(const v1::Finding& f) { return {f.kind(), f.node(), f.peer(), f.rail(), f.device()}; }
+
+}  // namespace
+
+std::vector<std::string> AutoReferences(const std::vector<std::string>& new_nodes,
+                                        const v1::ListNodesResponse& registry) {
+  const std::set<std::string> fresh(new_nodes.begin(), new_nodes.end());
+  std::set<std::pair<std::string, std::string>> new_labels;
+  for (const auto& node : registry.nodes()) {
+    if (fresh.count(node.inventory().node_name()) == 0) continue;
+    for (const auto& [key, value] : node.inventory().labels()) new_labels.insert({key, value});
+  }
+  struct Candidate {
+    std::string name;
+    bool shares = false;
+    int64_t passed_s = 0;
+  };
+  std::vector<Candidate> candidates;
+  for (const auto& node : registry.nodes()) {
+    const std::string& name = node.inventory().node_name();
+    if (fresh.count(name) > 0 || node.state() != v1::NODE_ONLINE || !node.has_known_good() ||
+        node.known_good().has_lost()) {
+      continue;
+    }
+    Candidate c{name, false, node.known_good().passed().seconds()};
+    for (const auto& label : node.inventory().labels())
+      c.shares = c.shares || new_labels.count(label);
+    candidates.push_back(std::move(c));
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(b.shares, b.passed_s, a.name) < std::tie(a.shares, a.passed_s, b.name);
+  });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < candidates.size() && i < kAutoReferences; ++i)
+    out.push_back(candidates[i].name);
+  return out;
+}
+
+absl::Status CheckReferences(const std::vector<std::string>& references,
+                             const std::vector<std::string>& new_nodes,
+                             const v1::ListNodesResponse& registry,
+                             std::vector<std::string>* warnings) {
+  const std::set<std::string> fresh(new_nodes.begin(), new_nodes.end());
+  std::map<std::string, const v1::NodeStatus*> by_name;
+  for (const auto& node : registry.nodes()) by_name[node.inventory().node_name()] = &node;
+  for (const std::string& name : references) {
+    if (fresh.count(name) > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--reference: ", name, " is also among --nodes (a new node)"));
+    }
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("--reference: ", name, " is not registered"));
+    }
+    const v1::NodeStatus& node = *it->second;
+    if (!node.has_known_good() || node.known_good().has_lost()) {
+      warnings->push_back(
+          absl::StrCat("reference ", name, " is not known-good",
+                       node.known_good().lost_why().empty()
+                           ? ""
+                           : absl::StrCat(" (", node.known_good().lost_why(), ")")));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string CheckOf(const std::string& kind) {
+  if (kind == report::kind::kMiscabled) return "cabling";
+  if (kind == report::kind::kNodeUnreachable) return "reachable";
+  if (ConfigurationKinds().count(kind) > 0) return "configuration";
+  return "fabric";
+}
+
+v1::Acceptance Judge(const std::vector<std::string>& new_nodes,
+                     const std::vector<std::string>& references,
+                     const std::vector<v1::Report>& passes) {
+  const std::set<std::string> fresh(new_nodes.begin(), new_nodes.end());
+  const std::set<std::string> refs(references.begin(), references.end());
+  std::map<Key, Seen> seen;
+  std::vector<Key> order;
+  for (const v1::Report& report : passes) {
+    std::set<Key> this_pass;
+    for (const v1::Finding& f : report.findings()) {
+      if (!Raised(f) || !this_pass.insert(KeyOf(f)).second) continue;
+      auto [it, added] = seen.try_emplace(KeyOf(f), Seen{f, 0});
+      if (added) order.push_back(KeyOf(f));
+      ++it->second.passes;
+    }
+  }
+  v1::Acceptance out;
+  for (const std::string& r : references) out.add_reference_nodes(r);
+  std::map<std::string, std::map<std::string, std::vector<v1::Finding>>> failed;  // node, check
+  for (const Key& key : order) {
+    Seen& s = seen[key];
+    (*s.finding.mutable_evidence())["passes"] = absl::StrCat(s.passes, " of ", passes.size());
+    const std::string check = CheckOf(s.finding.kind());
+    bool named = false;
+    for (const std::string* end : {&s.finding.node(), &s.finding.peer()}) {
+      if (fresh.count(*end) == 0) continue;
+      failed[*end][check].push_back(s.finding);
+      named = true;
+    }
+    if (named) continue;
+    if (refs.count(s.finding.node()) > 0 || refs.count(s.finding.peer()) > 0) {
+      *out.add_reference_findings() = s.finding;
+    } else {
+      *out.add_other_findings() = s.finding;
+    }
+  }
+  for (const std::string& name : new_nodes) {
+    v1::Acceptance::NodeVerdict* verdict = out.add_nodes();
+    verdict->set_node(name);
+    verdict->set_accepted(failed[name].empty());
+    for (const char* check : {"reachable", "configuration", "cabling", "fabric"}) {
+      v1::Acceptance::Check* c = verdict->add_checks();
+      c->set_name(check);
+      const auto& findings = failed[name][check];
+      c->set_passed(findings.empty());
+      for (const v1::Finding& f : findings) *c->add_findings() = f;
+    }
+  }
+  return out;
+}
+
+int AcceptanceExitCode(const v1::Acceptance& acceptance) {
+  for (const auto& node : acceptance.nodes()) {
+    if (!node.accepted()) return kExitCritical;
+  }
+  // No pass, or one cut short: what was not measured accepts nobody.
+  if (!acceptance.incomplete().empty() || acceptance.sweep_ids().empty()) return kExitUnknown;
+  int code = kExitOk;
+  for (const auto* list : {&acceptance.reference_findings(), &acceptance.other_findings()}) {
+    for (const v1::Finding& f : *list) {
+      code =
+          std::max<int>(code, f.severity() == v1::SEVERITY_CRITICAL ? kExitCritical : kExitWarning);
+    }
+  }
+  return code;
+}
+
+}  // namespace fabricctl::cli
