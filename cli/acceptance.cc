@@ -12,20 +12,6 @@
 namespace fabricctl::cli {
 namespace {
 
-const std::set<std::string>& ConfigurationKinds() {
-  namespace k = report::kind;
-  static const std::set<std::string> kinds = {
-      k::kConfigDrift,          k::kRdmaUnavailable,  k::kGpudirectUnavailable,
-      k::kLinkRateDegraded,     k::kPcieDegraded,     k::kMtuMismatch,
-      k::kRoceMtuLow,           k::kPfcMisconfigured, k::kEcnDisabled,
-      k::kDscpTrustMissing,     k::kNumaMisaffinity,  k::kAcsEnabled,
-      k::kNcclEnvMisconfigured, k::kMemlockTooLow,    k::kAuditFailed,
-      k::kRailMissing,          k::kLinkDown,         k::kCounterErrors,
-      k::kTcpFallback,
-  };
-  return kinds;
-}
-
 bool Raised(const v1::Finding& f) {
   return f.severity() == v1::SEVERITY_WARNING || f.severity() == v1::SEVERITY_CRITICAL;
 }
@@ -106,7 +92,7 @@ absl::Status CheckReferences(const std::vector<std::string>& references,
 std::string CheckOf(const std::string& kind) {
   if (kind == report::kind::kMiscabled) return "cabling";
   if (kind == report::kind::kNodeUnreachable) return "reachable";
-  if (ConfigurationKinds().count(kind) > 0) return "configuration";
+  if (report::IsConfigurationKind(kind)) return "configuration";
   return "fabric";
 }
 
@@ -126,6 +112,17 @@ v1::Acceptance Judge(const std::vector<std::string>& new_nodes,
       ++it->second.passes;
     }
   }
+  // The configuration kinds every reference shows: the fleet's state, which a new node
+  // joining it may share.
+  std::map<std::string, std::set<std::string>> refs_with;
+  for (const Key& key : order) {
+    const v1::Finding& f = seen[key].finding;
+    if (refs.count(f.node()) > 0) refs_with[f.kind()].insert(f.node());
+  }
+  auto shared = [&](const v1::Finding& f) {
+    return !refs.empty() && CheckOf(f.kind()) == "configuration" &&
+           refs_with[f.kind()].size() == refs.size();
+  };
   v1::Acceptance out;
   for (const std::string& r : references) out.add_reference_nodes(r);
   std::map<std::string, std::map<std::string, std::vector<v1::Finding>>> failed;  // node, check
@@ -136,8 +133,12 @@ v1::Acceptance Judge(const std::vector<std::string>& new_nodes,
     bool named = false;
     for (const std::string* end : {&s.finding.node(), &s.finding.peer()}) {
       if (fresh.count(*end) == 0) continue;
-      failed[*end][check].push_back(s.finding);
       named = true;
+      if (shared(s.finding)) {
+        *out.add_shared_findings() = s.finding;
+        continue;
+      }
+      failed[*end][check].push_back(s.finding);
     }
     if (named) continue;
     if (refs.count(s.finding.node()) > 0 || refs.count(s.finding.peer()) > 0) {
@@ -167,9 +168,14 @@ int AcceptanceExitCode(const v1::Acceptance& acceptance) {
   }
   // No pass, or one cut short: what was not measured accepts nobody.
   if (!acceptance.incomplete().empty() || acceptance.sweep_ids().empty()) return kExitUnknown;
+  // A reference's own configuration findings are the fleet's state; its fabric findings make
+  // the figures new nodes were judged against suspect, and a finding about no single node (a
+  // path, a switch) is the fabric's.
   int code = kExitOk;
   for (const auto* list : {&acceptance.reference_findings(), &acceptance.other_findings()}) {
     for (const v1::Finding& f : *list) {
+      if (list == &acceptance.reference_findings() && CheckOf(f.kind()) == "configuration")
+        continue;
       code =
           std::max<int>(code, f.severity() == v1::SEVERITY_CRITICAL ? kExitCritical : kExitWarning);
     }

@@ -39,15 +39,17 @@ std::string CheckOf(const std::string& kind);
 
 // The verdict on each new node over the passes' reports: a node is accepted when no warning or
 // critical finding of any pass names it (as its node, or as the peer of a pair with a
-// reference). Each finding is kept once, with evidence `passes` ("2 of 3"). Findings that name
-// only reference nodes, or no node at all, are kept apart.
+// reference). Each finding is kept once, with evidence `passes` ("2 of 3"). A configuration
+// finding whose kind every reference shows too is the fleet's state, not the node's difference:
+// kept as shared, failing nothing. Findings that name only reference nodes, or no node at all,
+// are kept apart.
 v1::Acceptance Judge(const std::vector<std::string>& new_nodes,
                      const std::vector<std::string>& references,
                      const std::vector<v1::Report>& passes);
 
 // 2 (critical) when a node is rejected; else 3 when a pass gave no verdict (or none ran): an
-// acceptance cut short accepts nobody; else by the worst finding about the references or no new
-// node; 0 when every new node is accepted and nothing else was raised.
+// acceptance cut short accepts nobody; else by the worst fabric finding about a reference (the
+// figures the new nodes were judged against) or finding about no single node; else 0.
 int AcceptanceExitCode(const v1::Acceptance& acceptance);
 
 }  // namespace fabricctl::cli

@@ -106,5 +106,31 @@ TEST_CASE("a finding about no new node and no reference still counts in the exit
   CHECK(AcceptanceExitCode(a) == (f.severity() == v1::SEVERITY_CRITICAL ? 2 : 1));
 }
 
+TEST_CASE("a configuration finding every reference has too is shared, not the new node's fault") {
+  v1::Report pass;
+  for (const char* node : {"ref-1", "ref-2", "new-1"})
+    *pass.add_findings() = Finding(report::kind::kEcnDisabled, node);
+  *pass.add_findings() = Finding(report::kind::kPfcMisconfigured, "ref-1");  // one reference
+  *pass.add_findings() = Finding(report::kind::kPfcMisconfigured, "new-1");
+  v1::Acceptance a = Judge({"new-1"}, {"ref-1", "ref-2"}, {pass});
+  a.add_sweep_ids(1);
+  REQUIRE(a.shared_findings_size() == 1);
+  CHECK(a.shared_findings(0).kind() == "ecn_disabled");
+  CHECK_FALSE(a.nodes(0).accepted());
+  REQUIRE(a.nodes(0).checks(1).findings_size() == 1);
+  CHECK(a.nodes(0).checks(1).findings(0).kind() == "pfc_misconfigured");
+  // The references' own configuration findings do not fail the run; a slow reference would.
+  v1::Report clean;
+  for (const char* node : {"ref-1", "ref-2"})
+    *clean.add_findings() = Finding(report::kind::kEcnDisabled, node);
+  v1::Acceptance b = Judge({"new-1"}, {"ref-1", "ref-2"}, {clean});
+  b.add_sweep_ids(1);
+  CHECK(AcceptanceExitCode(b) == 0);
+  *clean.add_findings() = Finding(report::kind::kStragglerNode, "ref-2");
+  v1::Acceptance c = Judge({"new-1"}, {"ref-1", "ref-2"}, {clean});
+  c.add_sweep_ids(1);
+  CHECK(AcceptanceExitCode(c) == 2);
+}
+
 }  // namespace
 }  // namespace fabricctl::cli

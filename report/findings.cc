@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 
 namespace fabricctl::report {
 namespace {
@@ -150,6 +151,18 @@ v1::Finding MakeAt(const std::string& name, Level level) {
 }  // namespace
 
 const std::vector<FindingKind>& Catalogue() { return *kCatalogue; }
+
+bool IsConfigurationKind(const std::string& name) {
+  namespace k = kind;
+  static const std::set<std::string> kinds = {
+      k::kConfigDrift,     k::kRdmaUnavailable,  k::kGpudirectUnavailable, k::kMtuMismatch,
+      k::kRoceMtuLow,      k::kPfcMisconfigured, k::kEcnDisabled,          k::kDscpTrustMissing,
+      k::kNumaMisaffinity, k::kAcsEnabled,       k::kNcclEnvMisconfigured, k::kMemlockTooLow,
+      k::kAuditFailed,     k::kRailMissing,      k::kTcpFallback,
+  };
+
+  return kinds.count(name) > 0;
+}
 
 const FindingKind* FindKind(const std::string& name) {
   for (const FindingKind& k : *kCatalogue) {

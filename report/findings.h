@@ -83,6 +83,13 @@ const std::vector<FindingKind>& Catalogue();
 // nullptr when `name` is not a kind.
 const FindingKind* FindKind(const std::string& name);
 
+// Whether a kind is about how a node is configured (its audits, its inventory against the
+// references': MTU, PFC, RDMA and GPUDirect availability, NCCL's environment, a missing rail)
+// rather than what its links measured or how its hardware is (a link down, errors counted, a
+// link or PCIe slot trained low). A configuration warning is the node's standing state,
+// raised by every sweep with audits alike (a fleet without RDMA warns of it on every node).
+bool IsConfigurationKind(const std::string& kind);
+
 // Which of a kind's two levels a rule asks for.
 enum class Level { kDefault, kAlternate };
 

@@ -51,6 +51,10 @@ std::string Text(const v1::Acceptance& a) {
                     failed.empty() ? "" : absl::StrCat(": ", absl::StrJoin(failed, "; ")), "\n");
     for (const auto& check : node.checks()) FindingLines(check.findings(), out);
   }
+  if (!a.shared_findings().empty()) {
+    absl::StrAppend(&out, "shared with every reference node (the fleet's state, not failing):\n");
+    FindingLines(a.shared_findings(), out);
+  }
   if (!a.reference_findings().empty()) {
     absl::StrAppend(&out, "about the reference nodes (their figures judge less surely):\n");
     FindingLines(a.reference_findings(), out);

@@ -10,7 +10,7 @@
 #                       [--rails N [--slow-nic HOST:RAIL=RATE]... [--slow-rail RAIL=RATE]...]
 #                       [--expect-tcp GBPS] [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
-#   scripts/lab.sh nodes|map|history [flags]        other fabricctl commands against the lab
+#   scripts/lab.sh accept|nodes|map|history [flags] other fabricctl commands against the lab
 #   scripts/lab.sh metrics                           scrape the controller's /metrics
 #   scripts/lab.sh kill HOST                         kill one agent (to rehearse a dead node)
 #   scripts/lab.sh restart-controller                restart the controller on its address and database
@@ -590,7 +590,7 @@ down() {
 
 case ${1:-} in
   up) shift; up "$@" ;;
-  sweep|nodes|map|history) fabricctl_cmd "$@" ;;
+  sweep|accept|nodes|map|history) fabricctl_cmd "$@" ;;
   kill) kill_node "${2:-}" ;;
   restart-controller) restart_controller ;;
   metrics)

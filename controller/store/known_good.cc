@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "controller/store/store.h"
+#include "report/findings.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -25,13 +26,31 @@ const std::string& At(const Database::Row& row, size_t i) {
 
 absl::Status RecordVerdicts(Database& db, int64_t sweep_id, const v1::Report& report,
                             int64_t finished_us) {
-  // What flagged each node: the kinds of the findings about it.
+  // What flagged each node: the kinds of the findings about it. A configuration warning that
+  // every judged node of the sweep carries is the fleet's standing state, not a flag (a fleet
+  // without RDMA, where none is expected, warns of it on every node of every audited sweep);
+  // a critical finding, one that asks for a drain, or any other warning is.
   std::map<std::string, std::set<std::string>> kinds;
+  std::map<std::string, std::set<std::string>> carried;  // configuration warning kind -> nodes
   for (const v1::Finding& f : report.findings()) {
-    if (!f.node().empty() && f.severity() >= v1::SEVERITY_WARNING) kinds[f.node()].insert(f.kind());
+    if (f.node().empty() || f.severity() < v1::SEVERITY_WARNING) continue;
+    kinds[f.node()].insert(f.kind());
+    if (f.severity() == v1::SEVERITY_WARNING && f.action() != v1::ACTION_DRAIN &&
+        report::IsConfigurationKind(f.kind())) {
+      carried[f.kind()].insert(f.node());
+    }
+  }
+  const size_t judged = static_cast<size_t>(report.health().nodes_size());
+  for (auto& [node, found] : kinds) {
+    for (auto it = found.begin(); it != found.end();) {
+      auto c = carried.find(*it);
+      it = c != carried.end() && judged > 0 && c->second.size() == judged ? found.erase(it)
+                                                                          : std::next(it);
+    }
   }
   for (const v1::NodeHealth& node : report.health().nodes()) {
-    if (node.status() == v1::HEALTH_OK) {
+    const bool only_fleet_state = node.status() == v1::HEALTH_WARNING && kinds[node.node()].empty();
+    if (node.status() == v1::HEALTH_OK || only_fleet_state) {
       RETURN_IF_ERROR(
           db.Exec("INSERT INTO known_good(node, sweep_id, passed, figures, lost, lost_why) "
                   "VALUES(?1, ?2, ?3, ?4, 0, '') ON CONFLICT(node) DO UPDATE SET "

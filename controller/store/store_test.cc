@@ -331,6 +331,35 @@ TEST_CASE("A passing sweep makes a node known-good; a flag, a restart or a link 
   CHECK((*listed)[1].lost_why == "sweep " + std::to_string(*second) + " flagged it: straggler");
 }
 
+TEST_CASE("A configuration warning every node carries is the fleet's state; any other flags") {
+  auto store = Store::Open(TempDb("fleet_state.db"));
+  REQUIRE(store.ok());
+  Store& s = **store;
+  auto id = s.CreateSweep({}, absl::FromUnixSeconds(1));
+  REQUIRE(id.ok());
+  v1::Report report = Judged(*id, {{"a", v1::HEALTH_WARNING}, {"b", v1::HEALTH_WARNING}});
+  report.clear_findings();
+  for (const char* node : {"a", "b"}) {  // no RDMA anywhere, none expected: a warning on each
+    v1::Finding* f = report.add_findings();
+    f->set_node(node);
+    f->set_kind("rdma_unavailable");
+    f->set_severity(v1::SEVERITY_WARNING);
+    f->set_action(v1::ACTION_INVESTIGATE);
+  }
+  v1::Finding* slow = report.add_findings();  // and a slow link from b: a flag
+  slow->set_node("b");
+  slow->set_peer("a");
+  slow->set_kind("slow_link");
+  slow->set_severity(v1::SEVERITY_WARNING);
+  slow->set_action(v1::ACTION_INVESTIGATE);
+  REQUIRE(s.FinishSweep(*id, report).ok());
+  auto listed = s.ListKnownGood({});
+  REQUIRE(listed.ok());
+  REQUIRE(listed->size() == 1);
+  CHECK((*listed)[0].node == "a");
+  CHECK((*listed)[0].Good());
+}
+
 }  // namespace fabricctl::controller
 
 namespace fabricctl::controller {
