@@ -56,7 +56,7 @@ std::string Text(const v1::Acceptance& a) {
     FindingLines(a.shared_findings(), out);
   }
   if (!a.reference_findings().empty()) {
-    absl::StrAppend(&out, "about the reference nodes (their figures judge less surely):\n");
+    absl::StrAppend(&out, "about the reference nodes:\n");
     FindingLines(a.reference_findings(), out);
   }
   if (!a.other_findings().empty()) {

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# fabricctl accept in a practice lab (network namespaces on a bridge, links shaped with tc): four
+# hosts swept first become the known-good references; then racks of new hosts are accepted or
+# rejected against them. A healthy pair of hosts is accepted over two passes, nothing raised; a
+# host with another MTU is rejected for its configuration (config_drift, and the sweep's own
+# mtu_mismatch); a rack of four hosts at 60 % of the references' rate, which judged among
+# themselves would be alike, is rejected host by host as below_reference. In every case nothing
+# else is named. Needs root and iproute2; skips (saying why) otherwise.
+set -uo pipefail
+
+# shellcheck source=tests/testlib.sh
+source tests/testlib.sh
+require_lab "the acceptance lab"
+
+export FABRIC_BIN=$PWD
+export FABRIC_LAB_DIR=${TEST_TMPDIR:-/tmp}/accept-lab
+export FABRIC_LAB_PREFIX=fabaccept
+OUT=${TEST_TMPDIR:-/tmp}/accept-reports
+mkdir -p "$OUT"
+lab() { bash scripts/lab.sh "$@"; }
+trap 'lab down >/dev/null 2>&1' EXIT
+
+# One line per new node: "NODE accepted" or "NODE rejected CHECK:KIND,... ", then a line per
+# finding about a reference or no new node ("reference KIND NODE", "other KIND ...") that is not
+# a configuration finding every node shares.
+verdicts_of() {
+  python3 - "$1" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+for n in a.get("nodes", []):
+    failed = sorted(c["name"] + ":" + f["kind"] for c in n.get("checks", []) for f in c.get("findings", []))
+    print(n["node"], "accepted" if n.get("accepted") else "rejected " + ",".join(failed))
+for f in a.get("reference_findings", []):
+    if f["kind"] != "rdma_unavailable":
+        print("reference", f["kind"], f.get("node", ""))
+for f in a.get("other_findings", []):
+    print("other", f["kind"], f.get("node", ""), f.get("device", ""))
+print("passes", len(a.get("sweep_ids", [])))
+PY
+}
+
+accept_case() {  # NAME WANT_EXIT WANT_VERDICTS ACCEPT_FLAGS...
+  local name=$1 want_exit=$2 want=$3; shift 3
+  lab accept --duration 500ms --format json --output "$OUT/$name.json" "$@" 2> "$OUT/$name.err"
+  local got_exit=$? got
+  got=$(verdicts_of "$OUT/$name.json" 2>&1)
+  if [[ $got_exit -eq $want_exit && $got == "$want" ]]; then
+    ok "$name: exit $got_exit, [${got//$'\n'/; }]"
+  else
+    bad "$name: exit $got_exit (want $want_exit), [${got//$'\n'/; }] (want [${want//$'\n'/; }])"
+    cat "$OUT/$name.err"
+    lab accept --duration 500ms "$@" 2>/dev/null | head -40
+  fi
+}
+
+slow=()
+for i in 8 9 10 11; do slow+=(--throttle "node-$i=600mbit"); done
+if ! lab up 11 --mtu node-7=1400 "${slow[@]}" > "$OUT/up.log" 2>&1; then
+  bad "lab up (see $OUT/up.log)"
+  finish
+fi
+
+# Nothing is known-good yet: accept refuses to judge against nobody, and says how to go on.
+lab accept --nodes node-5 > /dev/null 2> "$OUT/no-references.err"
+code=$?
+check "no known-good reference: exit 3 ($code), naming --reference" \
+  bash -c "[[ $code -eq 3 ]] && grep -q -- '--reference none' '$OUT/no-references.err'"
+
+# The references: a sweep of four healthy hosts, with the audits, passes them.
+lab sweep --nodes 'node-[1-4]' --duration 500ms --audits --format json --output "$OUT/references.json" \
+  2> "$OUT/references.err"
+listed=$(lab nodes --format json | python3 -c '
+import json, sys
+print(",".join(sorted(n["inventory"]["node_name"] for n in json.load(sys.stdin).get("nodes", [])
+                      if n.get("known_good") and not n["known_good"].get("lost"))))')
+check "the reference sweep makes node-1..4 known-good ($listed)" test "$listed" = "node-1,node-2,node-3,node-4"
+
+accept_case healthy-pair 0 "$(printf 'node-5 accepted\nnode-6 accepted\npasses 2')" \
+  --nodes 'node-[5-6]' --repeat 2
+accept_case other-mtu 2 "$(printf 'node-7 rejected configuration:config_drift,configuration:mtu_mismatch\npasses 1')" \
+  --nodes node-7 --reference 'node-[1-4]'
+want=""
+for i in 8 9 10 11; do want+="node-$i rejected fabric:below_reference"$'\n'; done
+accept_case slow-rack 2 "${want}passes 1" --nodes 'node-[8-11]' --reference 'node-[1-4]'
+
+# The acceptance as JUnit: one case per node and check, the rejected ones failures.
+lab accept --nodes node-7 --reference 'node-[1-4]' --duration 500ms --format junit \
+  > "$OUT/other-mtu.xml" 2>/dev/null
+check "JUnit: 4 cases for node-7, 1 failure naming config_drift" \
+  grep -q 'tests="4" failures="1"' "$OUT/other-mtu.xml"
+check "JUnit: the failure is the configuration check's" \
+  grep -q 'name="configuration">' "$OUT/other-mtu.xml"
+finish
