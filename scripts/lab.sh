@@ -7,7 +7,8 @@
 #                       [--lossy HOST=PCT|all=PCT]... [--lossy-link A-B=PCT]...
 #                       [--flap A-B=RATE/SECONDS]... [--jitter A-B=PCT]... [--latency-host HOST]...
 #                       [--leaves K [--slow-uplink LEAF=RATE]... [--topology labels|lldp|none]]
-#                       [--rails N [--slow-nic HOST:RAIL=RATE]... [--slow-rail RAIL=RATE]...]
+#                       [--rails N [--slow-nic HOST:RAIL=RATE]... [--slow-rail RAIL=RATE]...
+#                                  [--lldp-rails] [--miscable HOST:RAIL=OTHER]...]
 #                       [--expect-tcp GBPS] [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
 #   scripts/lab.sh accept|nodes|map|history [flags] other fabricctl commands against the lab
@@ -47,7 +48,11 @@
 # addresses 198.18.<r>.0/24), shaped to --rate, and the configuration names the rails
 # (rails: [{name: rail0, netdev: eth0}, ...]); --slow-nic node-3:1=200mbit shapes node-3's
 # rail-1 NIC both ways (a NIC trained at a lower rate); --slow-rail 1=300mbit shapes every host's
-# rail-1 NIC (the rail's switch trained low: a slow rail, no slow host). --expect-tcp 0.9 writes
+# rail-1 NIC (the rail's switch trained low: a slow rail, no slow host). --lldp-rails makes each
+# rail's switch speak LLDP (rail<R>-sw: an lldpd per rail announcing its name on its host ports,
+# one per host listening on every rail's NIC, the agents reading it), the rails' switches joined
+# to rail 0's as by a spine; --miscable node-6:1=0 cables node-6's rail-1 NIC to rail 0's switch
+# (it still reaches rail 1, one hop further; implies --lldp-rails). --expect-tcp 0.9 writes
 # expect.tcp_bw_gbps into the lab's configuration: what a healthy pair reaches.
 # Without root (or with --loopback) the
 # agents share loopback, unshaped. --gpus node-1=2 gives a host two stand-in GPUs: the CUDA
@@ -234,8 +239,8 @@ flap_links() {
 up() {
   local n=${1:-}; shift || true
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '${n}'"
-  local rate=1gbit loopback=0 leaves=1 topology=labels rails=1 expect_tcp=""
-  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=() slow_rail=()
+  local rate=1gbit loopback=0 leaves=1 topology=labels rails=1 expect_tcp="" lldp_rails=0
+  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=() slow_rail=() miscable=()
   while (($#)); do
     case $1 in
       --gpus) gpus[${2%%=*}]=${2#*=}; shift 2 ;;
@@ -290,6 +295,10 @@ up() {
       --slow-rail)
         [[ ${2:-} =~ ^([0-9]+)=(.+)$ ]] || die "--slow-rail: expected RAIL=RATE, got '${2:-}'"
         slow_rail[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}; shift 2 ;;
+      --lldp-rails) lldp_rails=1; shift ;;
+      --miscable)
+        [[ ${2:-} =~ ^(node-[0-9]+):([0-9]+)=([0-9]+)$ ]] || die "--miscable: expected node-N:RAIL=OTHER, got '${2:-}'"
+        miscable[${BASH_REMATCH[1]}:${BASH_REMATCH[2]}]=${BASH_REMATCH[3]}; lldp_rails=1; shift 2 ;;
       --expect-tcp)
         [[ ${2:-} =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--expect-tcp: expected Gb/s, got '${2:-}'"
         expect_tcp=$2; shift 2 ;;
@@ -306,6 +315,17 @@ up() {
     local h=${k%%:*} r=${k#*:}
     ((${h#node-} >= 1 && ${h#node-} <= n)) || die "--slow-nic: no $h (up $n)"
     ((r < rails)) || die "--slow-nic: no rail $r (--rails $rails counts from 0)"
+  done
+  if ((lldp_rails)); then
+    ((rails > 1)) || die "--lldp-rails, --miscable: give --rails 2 or more"
+    ((leaves == 1)) && [[ $topology != lldp ]] || die "--lldp-rails, --miscable: the rails' switches speak LLDP without --leaves"
+    command -v lldpd >/dev/null || die "--lldp-rails: lldpd is not installed (apt-get install lldpd)"
+  fi
+  for k in "${!miscable[@]}"; do
+    local h=${k%%:*} r=${k#*:} o=${miscable[$k]}
+    ((${h#node-} >= 1 && ${h#node-} <= n)) || die "--miscable: no $h (up $n)"
+    ((r >= 1 && r < rails)) || die "--miscable: RAIL must be 1-$((rails - 1)) (rail 0 carries the agent's address)"
+    ((o < rails && o != r)) || die "--miscable: OTHER must be another rail, 0-$((rails - 1))"
   done
   if [[ $topology == lldp ]]; then
     ((leaves > 1)) || die "--topology lldp: give --leaves"
@@ -397,6 +417,7 @@ up() {
     listen_host=$CONTROLLER_IP
     if [[ $topology == lldp ]]; then start_lldpd "$n" "$leaves"; fi
     for r in $(seq 1 $((rails - 1))); do add_rail "$r" "$n" "$rate"; done
+    if ((lldp_rails)); then join_rails "$n" "$rails"; start_rail_lldpd "$n" "$rails"; fi
   fi
   # Thresholds for a lab: the product's defaults for bandwidth (judged against the fabric's
   # typical figure and spread), but every host shares this machine's CPUs, so microsecond
@@ -451,7 +472,7 @@ YAML
     start "node-$i" "$ns" env "${env[@]}" "$AGENT_BIN" --controller "$controller" \
       --listen "$host:0" --node-name "node-$i" --label "rack=r$(( (i - 1) / 4 + 1 ))" \
       $( ((leaves > 1)) && [[ $topology != lldp ]] && echo --label "leaf=leaf-$(leaf_of "$i" "$n" "$leaves")") \
-      $( [[ $topology == lldp ]] && echo --lldp-socket "$LLDP_DIR/node-$i.sock") \
+      $( [[ $topology == lldp ]] || ((lldp_rails)) && echo --lldp-socket "$LLDP_DIR/node-$i.sock") \
       --nccl-log-dir "$LAB/nccl-node-$i" $(tls_flags "node-$i")
   done
   for i in $(seq 1 "$n"); do
@@ -477,7 +498,10 @@ add_rail() {  # R N RATE
     ip link add "$PREFIX-r$r-h$i" netns "$ns" type veth peer name "r${r}p$i" netns "$PREFIX-sw"
     ip -n "$ns" link set "$PREFIX-r$r-h$i" name "eth$r"
     ip -n "$ns" addr add "198.18.$r.$i/24" dev "eth$r"
-    ip -n "$PREFIX-sw" link set "r${r}p$i" master "rail$r"
+    # --miscable: this NIC cabled to another rail's switch (rail 0's is br0).
+    local other=${miscable[node-$i:$r]:-} bridge=rail$r
+    [[ -n $other ]] && bridge=$( ((other == 0)) && echo br0 || echo "rail$other")
+    ip -n "$PREFIX-sw" link set "r${r}p$i" master "$bridge"
     shape "$PREFIX-sw" "r${r}p$i" "$nic_rate"
     shape "$ns" "eth$r" "$nic_rate"
     ip -n "$ns" link set "eth$r" up
@@ -520,6 +544,66 @@ start_lldpd() {  # N LEAVES
         grep -q "chassis.name=$want\$"; do
       ((++tries < 100)) || die "node-$i did not hear $want over LLDP; see $LAB/lldpd.log"
       sleep 0.1
+    done
+  done
+}
+
+# With --lldp-rails: each rail's switch joined to rail 0's by a link (as a spine joins them), so
+# that a NIC cabled to another rail's switch still reaches its rail, one hop further; and each
+# host answers ARP only for an address on the interface asked (arp_ignore=1, as multi-NIC hosts
+# are set up), so that one rail's traffic never takes another rail's NIC.
+join_rails() {  # N RAILS
+  local n=$1 rails=$2 r i
+  for r in $(seq 1 $((rails - 1))); do
+    ip -n "$PREFIX-sw" link add "isl$r" type veth peer name "isl${r}s"
+    ip -n "$PREFIX-sw" link set "isl$r" master "rail$r"
+    ip -n "$PREFIX-sw" link set "isl${r}s" master br0
+    ip -n "$PREFIX-sw" link set "isl$r" up
+    ip -n "$PREFIX-sw" link set "isl${r}s" up
+  done
+  for i in $(seq 1 "$n"); do
+    ip netns exec "$PREFIX-node-$i" sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2
+  done
+}
+
+# LLDP on the rails' switches: one lldpd per rail's switch (rail<R>-sw: br0 for rail 0, the bridge
+# rail<R> for the others) on the host ports cabled to it, announcing its name; one per host
+# listening on every rail's interface. Each waits until every host has heard, on each NIC, the
+# switch that NIC is cabled to.
+start_rail_lldpd() {  # N RAILS
+  local n=$1 rails=$2 r i
+  rm -rf "$LLDP_DIR" 2>/dev/null || true
+  mkdir -m 755 "$LLDP_DIR" || die "cannot make $LLDP_DIR"
+  for r in $(seq 0 $((rails - 1))); do
+    local bridge=rail$r ports
+    ((r == 0)) && bridge=br0
+    ports=$(ip -n "$PREFIX-sw" -o link show master "$bridge" | awk -F': ' '{print $2}' | cut -d@ -f1 |
+      grep -v -e '^isl' -e '^p0$' | paste -sd,)
+    ip netns exec "$PREFIX-sw" lldpd -u "$LLDP_DIR/rail$r.sock" -p "$LLDP_DIR/rail$r.pid" \
+      -I "$ports" -M 4 -S "" 2>> "$LAB/lldpd.log"
+  done
+  local ifs
+  ifs=$(seq 0 $((rails - 1)) | sed 's/^/eth/' | paste -sd,)
+  for i in $(seq 1 "$n"); do
+    ip netns exec "$PREFIX-node-$i" lldpd -r -u "$LLDP_DIR/node-$i.sock" -p "$LLDP_DIR/node-$i.pid" \
+      -I "$ifs" 2>> "$LAB/lldpd.log"
+  done
+  for r in $(seq 0 $((rails - 1))); do
+    local tries=0
+    until ip netns exec "$PREFIX-sw" lldpcli -u "$LLDP_DIR/rail$r.sock" configure system hostname "rail$r-sw" >/dev/null 2>&1; do
+      ((++tries < 50)) || die "lldpd of rail$r-sw did not start; see $LAB/lldpd.log"
+      sleep 0.1
+    done
+    ip netns exec "$PREFIX-sw" lldpcli -u "$LLDP_DIR/rail$r.sock" configure lldp tx-interval 1 >/dev/null
+  done
+  for i in $(seq 1 "$n"); do
+    for r in $(seq 0 $((rails - 1))); do
+      local want=rail${miscable[node-$i:$r]:-$r}-sw tries=0
+      until ip netns exec "$PREFIX-node-$i" lldpcli -u "$LLDP_DIR/node-$i.sock" -f keyvalue show neighbors 2>/dev/null |
+          grep -q "^lldp\.eth$r\.chassis\.name=$want\$"; do
+        ((++tries < 100)) || die "node-$i did not hear $want on eth$r over LLDP; see $LAB/lldpd.log"
+        sleep 0.1
+      done
     done
   done
 }

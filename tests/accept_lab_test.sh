@@ -5,7 +5,8 @@
 # host with another MTU is rejected for its configuration (config_drift, and the sweep's own
 # mtu_mismatch); a rack of four hosts at 60 % of the references' rate, which judged among
 # themselves would be alike, is rejected host by host as below_reference. In every case nothing
-# else is named. Needs root and iproute2; skips (saying why) otherwise.
+# else is named; and with two rails whose switches speak LLDP, a host whose rail-1 NIC is cabled
+# to rail 0's switch is rejected as miscabled. Needs root and iproute2; skips (saying why) otherwise.
 set -uo pipefail
 
 # shellcheck source=tests/testlib.sh
@@ -90,4 +91,18 @@ check "JUnit: 4 cases for node-7, 1 failure naming config_drift" \
   grep -q 'tests="4" failures="1"' "$OUT/other-mtu.xml"
 check "JUnit: the failure is the configuration check's" \
   grep -q 'name="configuration">' "$OUT/other-mtu.xml"
+
+# A miscabled NIC: two rails whose switches speak LLDP, node-6's rail-1 NIC cabled to rail 0's
+# switch (it still reaches rail 1 through the switches, so every figure is fine).
+lab down > /dev/null 2>&1
+if ! lab up 6 --rails 2 --miscable node-6:1=0 > "$OUT/up-rails.log" 2>&1; then
+  bad "lab up --rails 2 --miscable (see $OUT/up-rails.log)"
+  finish
+fi
+lab sweep --nodes 'node-[1-4]' --duration 500ms --audits --format json --output "$OUT/rail-references.json" \
+  2> "$OUT/rail-references.err"
+accept_case miscabled 2 "$(printf 'node-5 accepted\nnode-6 rejected cabling:miscabled\npasses 1')" \
+  --nodes 'node-[5-6]' --reference 'node-[1-4]'
+check "miscabled names node-6's eth1 on rail0-sw, a leaf of rail0" \
+  grep -q "node-6's eth1 (rail1) is cabled to rail0-sw, a leaf of rail0" "$OUT/miscabled.json"
 finish

@@ -50,6 +50,15 @@ RailLeaves LearnLeaves(const std::vector<const Node*>& refs,
   return out;
 }
 
+// The switch port as LLDP names it: its id, with its description where it has one.
+std::string PortOf(const v1::LldpNeighbor& lldp) {
+  if (lldp.port_id().empty())
+    return lldp.port_description().empty() ? "unknown" : lldp.port_description();
+  if (lldp.port_description().empty() || lldp.port_description() == lldp.port_id())
+    return lldp.port_id();
+  return absl::StrCat(lldp.port_id(), ", ", lldp.port_description());
+}
+
 v1::Finding Miscabled(const Node& node, const v1::Rail& rail, const std::string& seen,
                       const std::string& detail, const std::set<std::string>& expected) {
   v1::Finding f = report::Make(report::kind::kMiscabled, node.name, detail);
@@ -101,8 +110,7 @@ std::vector<v1::Finding> CablingAgainstReferences(
       out.push_back(
           Miscabled(*node, rail, seen,
                     absl::StrCat(node->name, "'s ", rail.netdev(), " (", rail.name(),
-                                 ") is cabled to ", seen, whose, " (port ",
-                                 itf->lldp().port_id().empty() ? "unknown" : itf->lldp().port_id(),
+                                 ") is cabled to ", seen, whose, " (port ", PortOf(itf->lldp()),
                                  "); ", rail.name(), "'s leaves are ", expected),
                     learned.leaves[r]));
     }
