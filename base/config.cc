@@ -384,6 +384,9 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root, const st
   if (t.relative_allreduce_busbw() <= 0 || t.relative_allreduce_busbw() > 1) {
     return fail("thresholds.relative_allreduce_busbw", "must be in (0, 1]");
   }
+  const double share = config.breaker().max_share();
+  if (config.breaker().has_max_share() && !(share > 0 && share <= 1))
+    return fail("breaker.max_share", "must be in (0, 1] (1: off)");
   const double budget = config.sweep().retest_budget();
   if (!(budget >= 0 && budget <= 10))
     return fail("sweep.retest_budget", "must be between 0 and 10");
@@ -449,6 +452,8 @@ void ApplyDefaults(v1::Config* c) {
   if (!s->has_both_directions()) s->set_both_directions(true);
   if (!s->has_retest_budget()) s->set_retest_budget(0.1);
   if (!c->history().has_keep()) c->mutable_history()->mutable_keep()->set_seconds(90 * 24 * 3600);
+  if (!c->breaker().has_max_share()) c->mutable_breaker()->set_max_share(0.1);
+  if (!c->breaker().has_min_nodes()) c->mutable_breaker()->set_min_nodes(3);
   auto* tls = c->mutable_tls();
   if (tls->controller_identity().empty()) tls->set_controller_identity("fabric-controller");
   if (tls->admin_identities().empty()) tls->add_admin_identities("fabricctl");

@@ -4,6 +4,8 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/util/time_util.h"
 #include "report/findings.h"
 
@@ -108,6 +110,37 @@ void ReportBuilder::AddFindings(std::vector<v1::Finding> findings) {
   for (auto& f : findings) AddFinding(std::move(f));
 }
 
+bool HoldsDrains(const v1::DrainBreaker& breaker, size_t drain, size_t judged) {
+  return breaker.max_share() < 1 && drain > breaker.min_nodes() &&
+         static_cast<double>(drain) > breaker.max_share() * static_cast<double>(judged);
+}
+
+namespace {
+
+// The breaker open: no finding asks for a drain any more (each says the breaker held it), and
+// one drain_breaker_open names the nodes it would have drained.
+void HoldDrains(const std::set<std::string>& drain, size_t judged, const v1::DrainBreaker& breaker,
+                v1::Report& report) {
+  for (v1::Finding& f : *report.mutable_findings()) {
+    if (f.action() != v1::ACTION_DRAIN) continue;
+    f.set_action(v1::ACTION_INVESTIGATE);
+    (*f.mutable_evidence())["drain_held"] = "breaker";
+  }
+  const std::string names = absl::StrJoin(drain, ",");
+  v1::Finding f = Make(
+      kind::kDrainBreakerOpen, "",
+      absl::StrFormat("this verdict would drain %zu of the %zu nodes it judged (%s), more than "
+                      "breaker.max_share %.0f %% and breaker.min_nodes %u allow: nobody is "
+                      "drained; so many nodes failing at once points at the fabric or the "
+                      "configuration (an expectation, a spine), not at that many hosts",
+                      drain.size(), judged, names, 100 * breaker.max_share(), breaker.min_nodes()));
+  (*f.mutable_evidence())["would_drain"] = names;
+  (*f.mutable_evidence())["judged"] = absl::StrCat(judged);
+  *report.add_findings() = std::move(f);
+}
+
+}  // namespace
+
 v1::Report ReportBuilder::Finish(absl::Time generated, absl::Duration elapsed,
                                  const std::string& node_default, const v1::SweepInfo* sweep) {
   v1::Report report = report_;
@@ -146,6 +179,11 @@ v1::Report ReportBuilder::Finish(absl::Time generated, absl::Duration elapsed,
     worst = std::max(worst, f.severity());
     const std::string& node = f.node().empty() ? node_default : f.node();
     if (f.action() == v1::ACTION_DRAIN && members.count(node) > 0) drain.insert(node);
+  }
+  if (breaker_ && HoldsDrains(*breaker_, drain.size(), members.size())) {
+    HoldDrains(drain, members.size(), *breaker_, report);
+    drain.clear();
+    worst = v1::SEVERITY_CRITICAL;
   }
   summary->set_nodes(static_cast<uint32_t>(report.health().nodes_size()));
   summary->set_pairs(static_cast<uint32_t>(report.health().pairs_size()));

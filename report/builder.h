@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_REPORT_BUILDER_H_
 #define FABRICCTL_REPORT_BUILDER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,11 @@ class ReportBuilder {
   void AddFinding(v1::Finding finding);
   void AddFindings(std::vector<v1::Finding> findings);
   v1::HealthMap* mutable_health() { return report_.mutable_health(); }
+  // Finish() holds every drain when they would be more than the breaker allows (HoldsDrains);
+  // a breaker without max_share (a configuration without defaults) is none.
+  void SetDrainBreaker(const v1::DrainBreaker& breaker) {
+    if (breaker.has_max_share()) breaker_ = breaker;
+  }
 
   // The summary from what was added; `node_default` names the subject of drain findings that
   // name no node (a `check` report's own node). `sweep` is set on the report when given.
@@ -51,7 +57,12 @@ class ReportBuilder {
 
  private:
   v1::Report report_;
+  std::optional<v1::DrainBreaker> breaker_;
 };
+
+// Whether `drain` nodes of `judged` are more than the breaker allows: more than its min_nodes
+// and more than its max_share of them.
+bool HoldsDrains(const v1::DrainBreaker& breaker, size_t drain, size_t judged);
 
 }  // namespace fabricctl::report
 

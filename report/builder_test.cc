@@ -147,6 +147,51 @@ TEST_CASE("The drain list: nodes of DRAIN findings, once each, in order of name"
   CHECK(Drain(none.Finish(kGenerated, absl::Seconds(1), "self")).empty());
 }
 
+TEST_CASE("The drain breaker: a verdict draining too many of its nodes drains none, and says so") {
+  v1::DrainBreaker breaker;
+  breaker.set_max_share(0.1);
+  breaker.set_min_nodes(3);
+  auto sweep = [&](int nodes, int slow) {
+    ReportBuilder builder("sweep", "test");
+    builder.SetDrainBreaker(breaker);
+    for (int i = 0; i < nodes; ++i) {
+      const std::string name = "node-" + std::to_string(i);
+      builder.AddNode(name, v1::HEALTH_OK);
+      if (i < slow) builder.AddFinding(Make(kind::kStragglerNode, name, "slow"));
+    }
+    return builder.Finish(kGenerated, absl::Seconds(1));
+  };
+  // Three of eight: no more than min_nodes, drained (a small job's bad hosts).
+  CHECK(Drain(sweep(8, 3)).size() == 3);
+  // Four of 64: 6 %, within max_share, drained.
+  CHECK(Drain(sweep(64, 4)).size() == 4);
+  // Four of eight: more than both, nobody drained; each finding stays, asking to investigate,
+  // and one drain_breaker_open names them; the verdict is critical.
+  const v1::Report held = sweep(8, 4);
+  CHECK(Drain(held).empty());
+  REQUIRE(held.findings_size() == 5);
+  CHECK(held.findings(0).kind() == "straggler_node");
+  CHECK(held.findings(0).action() == v1::ACTION_INVESTIGATE);
+  CHECK(held.findings(0).evidence().at("drain_held") == "breaker");
+  CHECK(held.findings(4).kind() == "drain_breaker_open");
+  CHECK(held.findings(4).evidence().at("would_drain") == "node-0,node-1,node-2,node-3");
+  CHECK(held.findings(4).evidence().at("judged") == "8");
+  CHECK(held.summary().worst_severity() == v1::SEVERITY_CRITICAL);
+  // max_share 1 is off; a breaker without max_share (no defaults applied) is none.
+  breaker.set_max_share(1);
+  CHECK(Drain(sweep(8, 8)).size() == 8);
+  breaker.clear_max_share();
+  CHECK(Drain(sweep(8, 8)).size() == 8);
+  CHECK(HoldsDrains(
+      [] {
+        v1::DrainBreaker b;
+        b.set_max_share(0.5);
+        b.set_min_nodes(0);
+        return b;
+      }(),
+      5, 8));
+}
+
 TEST_CASE("Pairs: all counted, WARNING and CRITICAL ones flagged") {
   ReportBuilder builder("sweep", "test");
   const v1::HealthStatus statuses[] = {v1::HEALTH_OK,      v1::HEALTH_WARNING,  v1::HEALTH_CRITICAL,

@@ -127,6 +127,10 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "a node's NIC of a rail cabled to a switch that is none of that rail's leaves as the "
      "sweep's reference nodes are cabled (LLDP), or with no LLDP neighbour where every reference "
      "has one; the finding names the node, the rail and what was seen and expected"},
+    {kind::kDrainBreakerOpen, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
+     "one verdict would have drained more of the nodes it judged than breaker.max_share allows "
+     "(and more than breaker.min_nodes): nobody is drained, the nodes it would have drained are "
+     "named; many nodes failing at once is the fabric's or the configuration's fault"},
     {kind::kKnownGood, v1::SEVERITY_OK, v1::ACTION_NONE, Subject::kNode,
      "a node `fabricctl sweep --max-age` did not measure again: a completed sweep passed it "
      "within that age and nothing has changed on it since"},

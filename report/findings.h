@@ -55,6 +55,7 @@ inline constexpr char kKnownGood[] = "known_good";
 inline constexpr char kBelowReference[] = "below_reference";
 inline constexpr char kConfigDrift[] = "config_drift";
 inline constexpr char kMiscabled[] = "miscabled";
+inline constexpr char kDrainBreakerOpen[] = "drain_breaker_open";
 inline constexpr char kFleetSplit[] = "fleet_split";
 inline constexpr char kUnstable[] = "unstable";
 inline constexpr char kLossyLink[] = "lossy_link";

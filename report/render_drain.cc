@@ -4,6 +4,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "report/findings.h"
 #include "report/render.h"
 
@@ -25,6 +26,20 @@ bool PlainName(const std::string& name) {
 
 std::string RenderDrain(const v1::Report& report) {
   std::string out;
+  // The breaker held every drain: one comment line says so, for a script that must not take
+  // "nothing to drain" for "nothing wrong" (the Slurm prolog holds the job on it).
+  for (const auto& f : report.findings()) {
+    if (f.kind() != kind::kDrainBreakerOpen) continue;
+    auto names = f.evidence().find("would_drain");
+    std::vector<std::string> plain;
+    if (names != f.evidence().end()) {
+      for (absl::string_view n : absl::StrSplit(names->second, ',')) {
+        if (PlainName(std::string(n))) plain.emplace_back(n);
+      }
+    }
+    absl::StrAppend(&out, "# ", kind::kDrainBreakerOpen, "\t", absl::StrJoin(plain, ","), "\n");
+    break;
+  }
   for (const std::string& node : report.summary().drain()) {
     std::vector<std::string> kinds;  // in the report's order, once each
     std::set<std::string> seen;

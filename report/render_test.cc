@@ -276,6 +276,11 @@ TEST_CASE("drain: a line per node to drain with the kinds that ask for it, nothi
   v1::Report healthy = ThreeNodes();
   healthy.mutable_summary()->clear_drain();
   CHECK(Render(healthy, "drain", false).value().empty());
+  // The breaker held every drain: one comment line naming the plain host names it held.
+  v1::Finding* breaker = healthy.add_findings();
+  breaker->set_kind("drain_breaker_open");
+  (*breaker->mutable_evidence())["would_drain"] = "a,b;rm -rf /,c";
+  CHECK(Render(healthy, "drain", false).value() == "# drain_breaker_open\ta,c\n");
 }
 
 }  // namespace fabricctl::report

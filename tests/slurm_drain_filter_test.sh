@@ -120,6 +120,18 @@ run fabric-prolog SLURM_JOB_ID=47 SLURM_JOB_NODELIST='gpu[001-003]' SCONTROL_UPD
 check "a failed drain holds the job (exit $rc, want 1)" test "$rc" = 1
 check "and names the node it could not drain" grep -q "job 47: scontrol could not drain gpu002" "$T/fabric-prolog.err"
 
+# The controller's breaker held every drain (too many nodes at once): nothing is drained, and
+# still the job is held, and counted.
+printf '# drain_breaker_open\tgpu001,gpu002,gpu003\n' > "$T/drain"
+rc=0
+run fabric-prolog SLURM_JOB_ID=49 SLURM_JOB_NODELIST='gpu[001-003]' || rc=$?
+check "a breaker that held every drain holds the job, draining nothing (exit $rc, want 1)" \
+  test "$rc" = 1 -a ! -s "$T/scontrol.log"
+check "and names the nodes it held" \
+  grep -q "job 49: the controller's drain breaker held the drains of gpu001,gpu002,gpu003" "$T/fabric-prolog.err"
+check "and counts it in the textfile" \
+  grep -qx 'fabricctl_gate_errors_total{reason="breaker",action="hold"} 1' "$T/gate.prom"
+
 # No verdict: who could have caused it decides. A refused sweep (a queue a member filled, a
 # certificate without the operator's role, a report cut short) holds the job by default; every
 # controller down is the site's choice, the job runs by default. Each is counted for

@@ -41,15 +41,18 @@ absl::Status RecordVerdicts(Database& db, int64_t sweep_id, const v1::Report& re
     }
   }
   const size_t judged = static_cast<size_t>(report.health().nodes_size());
+  std::set<std::string> fleet_state_only;  // warned of only what every judged node carries
   for (auto& [node, found] : kinds) {
     for (auto it = found.begin(); it != found.end();) {
       auto c = carried.find(*it);
       it = c != carried.end() && judged > 0 && c->second.size() == judged ? found.erase(it)
                                                                           : std::next(it);
     }
+    if (found.empty()) fleet_state_only.insert(node);
   }
   for (const v1::NodeHealth& node : report.health().nodes()) {
-    const bool only_fleet_state = node.status() == v1::HEALTH_WARNING && kinds[node.node()].empty();
+    const bool only_fleet_state =
+        node.status() == v1::HEALTH_WARNING && fleet_state_only.count(node.node()) > 0;
     if (node.status() == v1::HEALTH_OK || only_fleet_state) {
       RETURN_IF_ERROR(
           db.Exec("INSERT INTO known_good(node, sweep_id, passed, figures, lost, lost_why) "
