@@ -119,6 +119,8 @@ TEST_CASE("Out-of-range values are errors naming file, line and key") {
         "cluster.yaml:3: thresholds.relative_bw: must be in (0, 1]");
   CHECK(ErrorOf("thresholds:\n  min_bw_efficiency: 0\n") ==
         "cluster.yaml:2: thresholds.min_bw_efficiency: must be in (0, 1]");
+  CHECK(ErrorOf("breaker:\n  max_share: 0\n") ==
+        "cluster.yaml:2: breaker.max_share: must be in (0, 1] (1: off)");
   CHECK(ErrorOf("expect:\n  roce_mtu: 9000\n") ==
         "cluster.yaml:2: expect.roce_mtu: must be 256, 512, 1024, 2048 or 4096");
   CHECK(ErrorOf("expect:\n  pfc_priority: 8\n") ==
