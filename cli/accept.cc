@@ -65,33 +65,60 @@ absl::StatusOr<std::vector<std::string>> References(const AcceptOptions& o,
   return refs;
 }
 
-// Whether another pass starts: --repeat's count, else until --soak has gone, else one.
-bool AnotherPass(const AcceptOptions& o, size_t done, absl::Time start, absl::Duration soak) {
-  if (o.repeat > 0) return done < o.repeat;
-  if (soak > absl::ZeroDuration()) return done == 0 || absl::Now() - start < soak;
-  return done == 0;
-}
+// A burn-in's passes: how many (--repeat), or for how long (--soak), and whom they judge.
+struct BurnIn {
+  uint32_t repeat = 0;
+  absl::Duration soak;
+  absl::Time start;
+  std::vector<std::string> nodes, references;
 
-void PassProgress(const AcceptOptions& o, size_t pass, absl::Time start, absl::Duration soak,
-                  const std::vector<v1::Report>& reports, const std::vector<std::string>& nodes,
-                  std::ostream& err) {
-  err << "fabricctl accept: pass " << pass;
-  if (o.repeat > 0) err << " of " << o.repeat;
-  if (soak > absl::ZeroDuration()) {
-    err << ", "
-        << absl::FormatDuration(absl::Trunc(
-               std::max(soak - (absl::Now() - start), absl::ZeroDuration()), absl::Seconds(1)))
-        << " of the soak left";
+  // Whether another pass starts: --repeat's count, else until --soak has gone, else one.
+  bool Another(size_t done) const {
+    if (repeat > 0) return done < repeat;
+    if (soak > absl::ZeroDuration()) return done == 0 || absl::Now() - start < soak;
+    return done == 0;
   }
-  if (!reports.empty()) {
-    std::vector<std::string> failing;
-    const v1::Acceptance so_far = Judge(nodes, {}, reports);
-    for (const auto& node : so_far.nodes()) {
-      if (!node.accepted()) failing.push_back(node.node());
+
+  // "pass 2 of 3" or "pass 2, 1h0m of the soak left", and the new nodes failed so far.
+  void Progress(const std::vector<v1::Report>& reports, std::ostream& err) const {
+    err << "fabricctl accept: pass " << reports.size() + 1;
+    if (repeat > 0) err << " of " << repeat;
+    if (soak > absl::ZeroDuration()) {
+      err << ", "
+          << absl::FormatDuration(absl::Trunc(
+                 std::max(soak - (absl::Now() - start), absl::ZeroDuration()), absl::Seconds(1)))
+          << " of the soak left";
     }
-    err << "; failed so far: " << (failing.empty() ? "none" : absl::StrJoin(failing, ","));
+    if (!reports.empty()) {
+      std::vector<std::string> failing;
+      const v1::Acceptance so_far = Judge(nodes, references, reports);
+      for (const auto& node : so_far.nodes()) {
+        if (!node.accepted()) failing.push_back(node.node());
+      }
+      err << "; failed so far: " << (failing.empty() ? "none" : absl::StrJoin(failing, ","));
+    }
+    err << "\n";
   }
-  err << "\n";
+};
+
+// The passes, each a sweep; the first that gives no verdict ends them, its reason in
+// `incomplete`.
+std::vector<v1::Report> RunPasses(v1::ControllerService::Stub& stub,
+                                  const v1::SweepRequest& request, const AcceptOptions& o,
+                                  const BurnIn& burn_in, std::string& incomplete,
+                                  std::ostream& err) {
+  std::vector<v1::Report> reports;
+  while (burn_in.Another(reports.size())) {
+    burn_in.Progress(reports, err);
+    bool started = false;
+    auto report = StreamSweep(stub, request, o.sweep, err, started);
+    if (!report.ok()) {
+      incomplete = absl::StrCat("pass ", reports.size() + 1, ": ", report.status().message());
+      break;
+    }
+    reports.push_back(*std::move(report));
+  }
+  return reports;
 }
 
 }  // namespace
@@ -137,22 +164,16 @@ int RunAcceptCommand(AcceptOptions o, const AcceptFlags& flags, std::ostream& er
     request->add_reference_nodes(r);
   }
   request->set_audits(true);
+  // Every new node must meet two references or more: full pairing, unless --pairing says else
+  // (a node that then meets fewer is insufficient_data, not passed).
+  if (o.sweep.pairing.empty()) request->set_pairing(v1::PAIRING_FULL);
   err << "fabricctl accept: " << absl::StrJoin(new_nodes, ",") << " against "
       << (refs->empty() ? "no reference (among themselves)" : absl::StrJoin(*refs, ",")) << "\n";
 
-  const absl::Time start = absl::Now();
-  std::vector<v1::Report> reports;
+  const BurnIn burn_in{o.repeat, soak, absl::Now(), new_nodes, *refs};
+  const absl::Time start = burn_in.start;
   std::string incomplete;
-  while (AnotherPass(o, reports.size(), start, soak)) {
-    PassProgress(o, reports.size() + 1, start, soak, reports, new_nodes, err);
-    bool started = false;
-    auto report = StreamSweep(**stub, *request, o.sweep, err, started);
-    if (!report.ok()) {
-      incomplete = absl::StrCat("pass ", reports.size() + 1, ": ", report.status().message());
-      break;
-    }
-    reports.push_back(*std::move(report));
-  }
+  const std::vector<v1::Report> reports = RunPasses(**stub, *request, o, burn_in, incomplete, err);
   v1::Acceptance acceptance = Judge(new_nodes, *refs, reports);
   acceptance.set_reference_source(source);
   acceptance.set_incomplete(incomplete);

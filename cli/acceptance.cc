@@ -25,6 +25,13 @@ using Key = std::tuple<std::string, std::string, std::string, std::string, std::
 
 Key KeyOf(const v1::Finding& f) { return {f.kind(), f.node(), f.peer(), f.rail(), f.device()}; }
 
+// What makes two nodes' findings the same state: the kind, on the same device, of the same audit.
+std::string Alike(const v1::Finding& f) {
+  auto audit = f.evidence().find("audit");
+  return absl::StrCat(f.kind(), "|", f.device(), "|",
+                      audit == f.evidence().end() ? "" : audit->second);
+}
+
 }  // namespace
 
 std::vector<std::string> AutoReferences(const std::vector<std::string>& new_nodes,
@@ -117,11 +124,11 @@ v1::Acceptance Judge(const std::vector<std::string>& new_nodes,
   std::map<std::string, std::set<std::string>> refs_with;
   for (const Key& key : order) {
     const v1::Finding& f = seen[key].finding;
-    if (refs.count(f.node()) > 0) refs_with[f.kind()].insert(f.node());
+    if (refs.count(f.node()) > 0) refs_with[Alike(f)].insert(f.node());
   }
   auto shared = [&](const v1::Finding& f) {
     return !refs.empty() && CheckOf(f.kind()) == "configuration" &&
-           refs_with[f.kind()].size() == refs.size();
+           refs_with[Alike(f)].size() == refs.size();
   };
   v1::Acceptance out;
   for (const std::string& r : references) out.add_reference_nodes(r);

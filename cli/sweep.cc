@@ -265,6 +265,7 @@ absl::StatusOr<StalePlan> NarrowToStale(v1::ControllerService::Stub& stub,
   StalePlan plan = PlanStale(wanted, nodes, max_age, absl::Now());
   request.clear_nodes();
   for (const std::string& name : plan.Measure()) request.add_nodes(name);
+  request.set_vouched_nodes(static_cast<uint32_t>(plan.skipped.size()));
   err << "fabricctl sweep: " << plan.skipped.size() << " node(s) known-good within "
       << options.max_age << ", not measured again; ";
   if (plan.stale.empty()) {

@@ -180,8 +180,9 @@ v1::Report ReportBuilder::Finish(absl::Time generated, absl::Duration elapsed,
     const std::string& node = f.node().empty() ? node_default : f.node();
     if (f.action() == v1::ACTION_DRAIN && members.count(node) > 0) drain.insert(node);
   }
-  if (breaker_ && HoldsDrains(*breaker_, drain.size(), members.size())) {
-    HoldDrains(drain, members.size(), *breaker_, report);
+  const size_t judged = members.size() + vouched_;
+  if (breaker_ && HoldsDrains(*breaker_, drain.size(), judged)) {
+    HoldDrains(drain, judged, *breaker_, report);
     drain.clear();
     worst = v1::SEVERITY_CRITICAL;
   }

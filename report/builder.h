@@ -44,10 +44,12 @@ class ReportBuilder {
   void AddFinding(v1::Finding finding);
   void AddFindings(std::vector<v1::Finding> findings);
   v1::HealthMap* mutable_health() { return report_.mutable_health(); }
-  // Finish() holds every drain when they would be more than the breaker allows (HoldsDrains);
-  // a breaker without max_share (a configuration without defaults) is none.
-  void SetDrainBreaker(const v1::DrainBreaker& breaker) {
+  // Finish() holds every drain when they would be more than the breaker allows (HoldsDrains)
+  // of the report's nodes and `vouched` more judged without a measurement; a breaker without
+  // max_share (a configuration without defaults) is none.
+  void SetDrainBreaker(const v1::DrainBreaker& breaker, uint32_t vouched = 0) {
     if (breaker.has_max_share()) breaker_ = breaker;
+    vouched_ = vouched;
   }
 
   // The summary from what was added; `node_default` names the subject of drain findings that
@@ -58,6 +60,7 @@ class ReportBuilder {
  private:
   v1::Report report_;
   std::optional<v1::DrainBreaker> breaker_;
+  uint32_t vouched_ = 0;
 };
 
 // Whether `drain` nodes of `judged` are more than the breaker allows: more than its min_nodes

@@ -151,9 +151,9 @@ TEST_CASE("The drain breaker: a verdict draining too many of its nodes drains no
   v1::DrainBreaker breaker;
   breaker.set_max_share(0.1);
   breaker.set_min_nodes(3);
-  auto sweep = [&](int nodes, int slow) {
+  auto sweep = [&](int nodes, int slow, uint32_t vouched = 0) {
     ReportBuilder builder("sweep", "test");
-    builder.SetDrainBreaker(breaker);
+    builder.SetDrainBreaker(breaker, vouched);
     for (int i = 0; i < nodes; ++i) {
       const std::string name = "node-" + std::to_string(i);
       builder.AddNode(name, v1::HEALTH_OK);
@@ -177,6 +177,9 @@ TEST_CASE("The drain breaker: a verdict draining too many of its nodes drains no
   CHECK(held.findings(4).evidence().at("would_drain") == "node-0,node-1,node-2,node-3");
   CHECK(held.findings(4).evidence().at("judged") == "8");
   CHECK(held.summary().worst_severity() == v1::SEVERITY_CRITICAL);
+  // The same four of eight measured in a job of 48 whose other 40 were vouched for (--max-age):
+  // 8 %, drained.
+  CHECK(Drain(sweep(8, 4, 40)).size() == 4);
   // max_share 1 is off; a breaker without max_share (no defaults applied) is none.
   breaker.set_max_share(1);
   CHECK(Drain(sweep(8, 8)).size() == 8);

@@ -76,7 +76,8 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "two nodes whose agents answer but whose probes between them fail, both fine with others",
      SEVERITY_CRITICAL, ACTION_DRAIN, "the node's probes fail with most of its peers"},
     {kind::kInsufficientData, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
-     "a bad pair whose end was measured with too few peers to tell the node from the link"},
+     "a bad pair whose end was measured with too few peers to tell the node from the link; or a "
+     "node measured with too few of the sweep's reference nodes to judge it against them"},
     {kind::kAuditFailed, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
      "an audit that could not read or run what it checks (unreadable or garbage input); its reason "
      "names what"},

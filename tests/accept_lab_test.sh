@@ -6,12 +6,14 @@
 # mtu_mismatch); a rack of four hosts at 60 % of the references' rate, which judged among
 # themselves would be alike, is rejected host by host as below_reference. In every case nothing
 # else is named; and with two rails whose switches speak LLDP, a host whose rail-1 NIC is cabled
-# to rail 0's switch is rejected as miscabled. Needs root and iproute2; skips (saying why) otherwise.
+# to rail 0's switch is rejected as miscabled. Needs root, iproute2 and lldpd; skips (saying why)
+# otherwise.
 set -uo pipefail
 
 # shellcheck source=tests/testlib.sh
 source tests/testlib.sh
 require_lab "the acceptance lab"
+require_programs lldpd lldpcli
 
 export FABRIC_BIN=$PWD
 export FABRIC_LAB_DIR=${TEST_TMPDIR:-/tmp}/accept-lab

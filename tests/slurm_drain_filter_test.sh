@@ -131,6 +131,11 @@ check "and names the nodes it held" \
   grep -q "job 49: the controller's drain breaker held the drains of gpu001,gpu002,gpu003" "$T/fabric-prolog.err"
 check "and counts it in the textfile" \
   grep -qx 'fabricctl_gate_errors_total{reason="breaker",action="hold"} 1' "$T/gate.prom"
+# Its names all dropped as no plain host name: still held.
+printf '# drain_breaker_open\t\n' > "$T/drain"
+rc=0
+run fabric-prolog SLURM_JOB_ID=52 SLURM_JOB_NODELIST='gpu[001-003]' || rc=$?
+check "a breaker line with no plain name still holds the job (exit $rc, want 1)" test "$rc" = 1
 
 # No verdict: who could have caused it decides. A refused sweep (a queue a member filled, a
 # certificate without the operator's role, a report cut short) holds the job by default; every

@@ -22,34 +22,53 @@ const std::string& At(const Database::Row& row, size_t i) {
   return i < row.size() && row[i] ? *row[i] : kEmpty;
 }
 
+// What flagged each node (the kinds of the warning or critical findings naming it, as the node
+// or the peer), into `kinds`; returns the nodes flagged only by the fleet's standing state: a
+// configuration warning that every judged node of the sweep carries alike (the same kind on the
+// same device, of the same audit), such as no RDMA where none is expected, which every audited
+// sweep of such a fleet warns of on every node.
+std::set<std::string> FleetStateOnly(const v1::Report& report,
+                                     std::map<std::string, std::set<std::string>>& kinds) {
+  auto what = [](const v1::Finding& f) {
+    auto audit = f.evidence().find("audit");
+    return absl::StrCat(f.kind(), "|", f.device(), "|",
+                        audit == f.evidence().end() ? "" : audit->second);
+  };
+  std::map<std::string, std::set<std::string>> flags;    // node -> what flagged it
+  std::map<std::string, std::set<std::string>> carried;  // configuration warning -> nodes
+  for (const v1::Finding& f : report.findings()) {
+    if (f.severity() < v1::SEVERITY_WARNING) continue;
+    for (const std::string* end : {&f.node(), &f.peer()}) {
+      if (end->empty()) continue;
+      kinds[*end].insert(f.kind());
+      flags[*end].insert(end == &f.node() ? what(f) : "peer|" + f.kind());
+    }
+    if (!f.node().empty() && f.severity() == v1::SEVERITY_WARNING &&
+        f.action() != v1::ACTION_DRAIN && report::IsConfigurationKind(f.kind())) {
+      carried[what(f)].insert(f.node());
+    }
+  }
+  const size_t judged = static_cast<size_t>(report.health().nodes_size());
+  std::set<std::string> out;
+  for (const auto& [node, found] : flags) {
+    bool only = true;
+    for (const std::string& w : found) {
+      auto c = carried.find(w);
+      only = only && c != carried.end() && judged > 0 && c->second.size() == judged;
+    }
+    if (only) out.insert(node);
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::Status RecordVerdicts(Database& db, int64_t sweep_id, const v1::Report& report,
                             int64_t finished_us) {
-  // What flagged each node: the kinds of the findings about it. A configuration warning that
-  // every judged node of the sweep carries is the fleet's standing state, not a flag (a fleet
-  // without RDMA, where none is expected, warns of it on every node of every audited sweep);
-  // a critical finding, one that asks for a drain, or any other warning is.
+  // A critical finding, one that asks for a drain, or a warning flags a node, but for the
+  // fleet's standing state (FleetStateOnly).
   std::map<std::string, std::set<std::string>> kinds;
-  std::map<std::string, std::set<std::string>> carried;  // configuration warning kind -> nodes
-  for (const v1::Finding& f : report.findings()) {
-    if (f.node().empty() || f.severity() < v1::SEVERITY_WARNING) continue;
-    kinds[f.node()].insert(f.kind());
-    if (f.severity() == v1::SEVERITY_WARNING && f.action() != v1::ACTION_DRAIN &&
-        report::IsConfigurationKind(f.kind())) {
-      carried[f.kind()].insert(f.node());
-    }
-  }
-  const size_t judged = static_cast<size_t>(report.health().nodes_size());
-  std::set<std::string> fleet_state_only;  // warned of only what every judged node carries
-  for (auto& [node, found] : kinds) {
-    for (auto it = found.begin(); it != found.end();) {
-      auto c = carried.find(*it);
-      it = c != carried.end() && judged > 0 && c->second.size() == judged ? found.erase(it)
-                                                                          : std::next(it);
-    }
-    if (found.empty()) fleet_state_only.insert(node);
-  }
+  const std::set<std::string> fleet_state_only = FleetStateOnly(report, kinds);
   for (const v1::NodeHealth& node : report.health().nodes()) {
     const bool only_fleet_state =
         node.status() == v1::HEALTH_WARNING && fleet_state_only.count(node.node()) > 0;

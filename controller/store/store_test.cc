@@ -337,18 +337,19 @@ TEST_CASE("A configuration warning every node carries is the fleet's state; any 
   Store& s = **store;
   auto id = s.CreateSweep({}, absl::FromUnixSeconds(1));
   REQUIRE(id.ok());
-  v1::Report report = Judged(*id, {{"a", v1::HEALTH_WARNING}, {"b", v1::HEALTH_WARNING}});
+  v1::Report report = Judged(
+      *id, {{"a", v1::HEALTH_WARNING}, {"b", v1::HEALTH_WARNING}, {"c", v1::HEALTH_WARNING}});
   report.clear_findings();
-  for (const char* node : {"a", "b"}) {  // no RDMA anywhere, none expected: a warning on each
+  for (const char* node : {"a", "b", "c"}) {  // no RDMA anywhere, none expected: on each
     v1::Finding* f = report.add_findings();
     f->set_node(node);
     f->set_kind("rdma_unavailable");
     f->set_severity(v1::SEVERITY_WARNING);
     f->set_action(v1::ACTION_INVESTIGATE);
   }
-  v1::Finding* slow = report.add_findings();  // and a slow link from b: a flag
+  v1::Finding* slow = report.add_findings();  // and a slow link from b to c: a flag on both
   slow->set_node("b");
-  slow->set_peer("a");
+  slow->set_peer("c");
   slow->set_kind("slow_link");
   slow->set_severity(v1::SEVERITY_WARNING);
   slow->set_action(v1::ACTION_INVESTIGATE);

@@ -8,6 +8,7 @@
 #include "controller/sweep/rails.h"
 #include "google/protobuf/util/time_util.h"
 #include "report/builder.h"
+#include "report/findings.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
@@ -70,6 +71,14 @@ void AddNodes(const SweepOutcome& outcome, const v1::Config& config,
         if (configured.name() != rail.rail || !fleet.nodes[i]->reachable) continue;
         *nh->add_rails() = RailStateOf(fleet.nodes[i]->inventory, configured,
                                        i < rail.absent_reason.size() ? rail.absent_reason[i] : "");
+      }
+    }
+    // The findings against the references from its inventory (config_drift, miscabled) raise
+    // its status as its audits do: a node they flag is not healthy, and not known-good.
+    for (const v1::Finding& f : outcome.findings) {
+      if (f.node() == fleet.Name(i) &&
+          (f.kind() == report::kind::kConfigDrift || f.kind() == report::kind::kMiscabled)) {
+        nh->set_status(report::Worse(nh->status(), report::HealthFor(f.severity())));
       }
     }
     auto audits = fleet.audits.find(i);
@@ -136,7 +145,7 @@ v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
                           const v1::SweepInfo& info, absl::Time started, absl::Time finished) {
   report::ReportBuilder builder("sweep", absl::StrCat("fabric-controller ", kVersion));
   builder.SetConfig(config);
-  builder.SetDrainBreaker(config.breaker());
+  builder.SetDrainBreaker(config.breaker(), outcome.vouched_nodes);
   builder.AddFindings(outcome.findings);
   v1::HealthMap* health = builder.mutable_health();
   std::vector<double> typical;

@@ -77,6 +77,7 @@ struct SweepOutcome {
   std::vector<v1::Finding> findings;  // the rails' combined, the all-reduce's, the regressions
   RetestStats retests;
   std::vector<v1::RailSummary> rail_summaries;  // the rails against each other (slow_rail.h)
+  uint32_t vouched_nodes = 0;  // judged without a measurement (SweepSpecs), for the breaker
 };
 
 // The report of a sweep: the health map (nodes with their status, raised by their audits'

@@ -24,6 +24,13 @@ struct RailLeaves {
   std::vector<std::set<std::string>> leaves;
   std::vector<bool> judged;
   std::map<std::string, std::set<size_t>> rails_of_leaf;
+  // No switch carries two rails' NICs of the references: a rail-optimised fabric.
+  bool disjoint() const {
+    for (const auto& [leaf, rails] : rails_of_leaf) {
+      if (rails.size() > 1) return false;
+    }
+    return true;
+  }
 };
 
 RailLeaves LearnLeaves(const std::vector<const Node*>& refs,
@@ -48,6 +55,22 @@ RailLeaves LearnLeaves(const std::vector<const Node*>& refs,
     out.judged[r] = any && every;
   }
   return out;
+}
+
+// ", the same switch as its eth0 (rail0)" when the node's NIC of another judged rail is cabled to
+// `seen` too and the references' rails never share a switch; "" otherwise.
+std::string SharedWith(const Node& node, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
+                       int r, const std::string& seen, const RailLeaves& learned) {
+  if (!learned.disjoint()) return "";
+  for (int q = 0; q < rails.size(); ++q) {
+    if (q == r || !learned.judged[q]) continue;
+    const v1::NetInterface* other = InterfaceNamed(node.inventory, rails[q].netdev());
+    if (other != nullptr && other->lldp().system_name() == seen) {
+      return absl::StrCat(", the same switch as its ", rails[q].netdev(), " (", rails[q].name(),
+                          "), where the reference nodes' rails never share one");
+    }
+  }
+  return "";
 }
 
 // The switch port as LLDP names it: its id, with its description where it has one.
@@ -101,11 +124,17 @@ std::vector<v1::Finding> CablingAgainstReferences(
         continue;
       }
       if (learned.leaves[r].count(seen) > 0) continue;
+      // A switch the references show on another rail is that rail's; one they do not show may
+      // be the new rack's own leaf of this rail (not judged), unless the node's NIC of another
+      // rail is on it too where the references' rails never share a switch.
       std::string whose;
       if (auto it = learned.rails_of_leaf.find(seen); it != learned.rails_of_leaf.end()) {
         std::vector<std::string> names;
         for (size_t other : it->second) names.push_back(rails[other].name());
         whose = absl::StrCat(", a leaf of ", absl::StrJoin(names, " and "));
+      } else {
+        whose = SharedWith(*node, rails, r, seen, learned);
+        if (whose.empty()) continue;
       }
       out.push_back(
           Miscabled(*node, rail, seen,

@@ -14,11 +14,13 @@ namespace fabricctl::controller::sweep {
 // Each reachable node that is not a reference, its rails' cabling against the rails' rule as
 // the reference nodes show it: NIC i of every node is cabled to a leaf of rail i. A rail's
 // leaves are the switches LLDP names at the reference nodes' interface of that rail (`rails:`
-// netdev). A node's interface of rail i is miscabled when LLDP names a switch that is none of
-// rail i's leaves (on another rail's leaf, the finding says whose: two NICs swapped are two
-// findings, each naming the other's rail), or names none where every reference has one. A rail
-// no reachable reference shows a neighbour for is not judged (nothing says where it should be),
-// and nothing is judged without rails.
+// netdev). A node's interface of rail i is miscabled when LLDP names a switch the references
+// show on another rail (two NICs swapped are two findings, each naming the other's rail), when
+// it names none where every reference has one, or, in a fabric whose references' rails never
+// share a switch, when it names the same unknown switch as the node's NIC of another rail. A
+// switch the references do not show at all is not judged: it may be the new rack's own leaf of
+// that rail. A rail no reachable reference shows a neighbour for is not judged (nothing says
+// where it should be), and nothing is judged without rails.
 std::vector<v1::Finding> CablingAgainstReferences(
     const Fleet& fleet, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
     const std::set<std::string>& references);

@@ -72,6 +72,30 @@ TEST_CASE("two NICs swapped are two findings, each naming the other's rail") {
   CHECK_THAT(findings[1].detail(), Catch::Contains("a leaf of rail0"));
 }
 
+TEST_CASE("a new rack on leaves of its own, one per rail, is not judged miscabled") {
+  Fleet fleet;
+  Add(fleet, "ref-1", "su1-r0", "su1-r1");
+  Add(fleet, "ref-2", "su1-r0", "su1-r1");
+  Add(fleet, "new-1", "su2-r0", "su2-r1");  // the new scalable unit's own rail leaves
+  CHECK(CablingAgainstReferences(fleet, Rails(), {"ref-1", "ref-2"}).empty());
+}
+
+TEST_CASE("two rails' NICs on one switch none of the references shows are both miscabled") {
+  Fleet fleet;
+  Add(fleet, "ref-1", "su1-r0", "su1-r1");
+  Add(fleet, "new-1", "su2-r0", "su2-r0");
+  const auto findings = CablingAgainstReferences(fleet, Rails(), {"ref-1"});
+  REQUIRE(findings.size() == 2);
+  CHECK_THAT(findings[0].detail(), Catch::Contains("the same switch as its eth1 (rail1)"));
+  CHECK_THAT(findings[1].detail(), Catch::Contains("the same switch as its eth0 (rail0)"));
+  // Where the references' own rails share a switch (one top-of-rack for every NIC), sharing
+  // one is no fault.
+  Fleet flat;
+  Add(flat, "ref-1", "tor-1", "tor-1");
+  Add(flat, "new-1", "tor-2", "tor-2");
+  CHECK(CablingAgainstReferences(flat, Rails(), {"ref-1"}).empty());
+}
+
 TEST_CASE("a NIC with no neighbour where the references have one is miscabled") {
   Fleet fleet;
   Add(fleet, "ref-1", "r0-leaf", "r1-leaf");
@@ -84,7 +108,7 @@ TEST_CASE("a NIC with no neighbour where the references have one is miscabled") 
 TEST_CASE("a rail no reference shows a neighbour for, or no rails, judge nothing") {
   Fleet fleet;
   Add(fleet, "ref-1", "r0-leaf", "");
-  Add(fleet, "new-1", "r1-leaf", "r0-leaf");
+  Add(fleet, "new-1", "", "r0-leaf");
   const auto findings = CablingAgainstReferences(fleet, Rails(), {"ref-1"});
   REQUIRE(findings.size() == 1);  // rail0 only: rail1's references show no neighbour
   CHECK(findings[0].rail() == "rail0");

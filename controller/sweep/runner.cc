@@ -441,6 +441,7 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
       outcome.findings.push_back(f);
     }
   }
+  outcome.vouched_nodes = sweep.specs.vouched_nodes;
   return sweep::AssembleReport(outcome, config, sweep.info, sweep.started, options_.now());
 }
 

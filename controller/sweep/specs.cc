@@ -160,6 +160,11 @@ absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v
     out.rdma_asked = out.rdma_asked || probe->rdma;
   }
   RETURN_IF_ERROR(References(request, out.references));
+  if (request.vouched_nodes() > 1000000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("vouched_nodes: ", request.vouched_nodes(), ", at most 1000000"));
+  }
+  out.vouched_nodes = request.vouched_nodes();
   return out;
 }
 

@@ -29,6 +29,7 @@ struct SweepSpecs {
   bool rdma_asked = false;
   // The request's reference nodes (reference_nodes): the analysis's NodeInput::reference.
   std::set<std::string> references;
+  uint32_t vouched_nodes = 0;  // SweepRequest.vouched_nodes
 
   // Which probes a pair measures from server to client too: the bandwidth probes, when
   // `both_directions`.

@@ -28,9 +28,12 @@ ReferenceJudgement JudgeAgainstReferences(const AnalysisInput& in, const Judged&
   r.figure.assign(n, std::nanf(""));
   r.references.assign(n, 0);
   r.below.assign(n, 0);
-  size_t references = 0;
-  for (const NodeInput& node : in.nodes) references += node.reference && node.reachable;
-  if (references < kMinReferences || references == n) return r;
+  for (const NodeInput& node : in.nodes) r.named += node.reference && node.reachable;
+  if (r.named == 0 || r.named == n) return r;
+  // A reference an earlier pass blamed is no yardstick: its pairs are left out, both among the
+  // references and with the nodes judged (a slow reference would excuse a slow rack, and make
+  // a healthy node look slow).
+  auto usable = [&](uint32_t i) { return in.nodes[i].reference && !Blamed(j, i); };
   std::vector<double> between;                  // directions between references
   std::vector<std::vector<double>> with(n);     // each node's directions with references
   std::vector<std::set<uint32_t>> partners(n);  // the references it was measured with
@@ -39,6 +42,7 @@ ReferenceJudgement JudgeAgainstReferences(const AnalysisInput& in, const Judged&
     if (pair.status != PairStatus::kMeasured || j.paths.pair_fault[p] >= 0) continue;
     const bool a = in.nodes[pair.client].reference, b = in.nodes[pair.server].reference;
     if (!a && !b) continue;
+    if ((a && !usable(pair.client)) || (b && !usable(pair.server))) continue;
     for (const auto& d : pair.Directions()) {
       const float bw = d.figures.bw_gbps;
       if (std::isnan(bw)) continue;
@@ -51,7 +55,8 @@ ReferenceJudgement JudgeAgainstReferences(const AnalysisInput& in, const Judged&
       partners[node].insert(a ? pair.client : pair.server);
     }
   }
-  if (between.empty()) return r;
+  for (uint32_t i = 0; i < n; ++i) r.references[i] = static_cast<uint32_t>(partners[i].size());
+  if (r.named < kMinReferences || between.empty()) return r;
   r.valid = true;
   r.typical_gbps = Median(between);
   const auto& t = in.thresholds;
@@ -61,7 +66,6 @@ ReferenceJudgement JudgeAgainstReferences(const AnalysisInput& in, const Judged&
   const double z = ChanceBar(t.max_robust_z(), std::max<size_t>(judged, 1));
   r.bar_gbps = r.typical_gbps * std::min(1 - t.min_effect(), std::exp(-z * j.noise.log_spread));
   for (uint32_t i = 0; i < n; ++i) {
-    r.references[i] = static_cast<uint32_t>(partners[i].size());
     if (in.nodes[i].reference || partners[i].size() < kMinReferencePairs) continue;
     r.figure[i] = static_cast<float>(Median(with[i]));
     r.below[i] = r.figure[i] < r.bar_gbps && !Blamed(j, i);
@@ -69,14 +73,42 @@ ReferenceJudgement JudgeAgainstReferences(const AnalysisInput& in, const Judged&
   return r;
 }
 
+namespace {
+
+// A node the references could not judge: too few of them measured with it, or none measured
+// among themselves. Not judged is not passed: it says so (insufficient_data, a warning).
+v1::Finding NotJudged(const AnalysisInput& in, const ReferenceJudgement& r, uint32_t i,
+                      const std::string& names) {
+  v1::Finding f = report::Make(
+      report::kind::kInsufficientData, in.nodes[i].name,
+      absl::StrFormat("%s: measured with %d of the sweep's %d reachable reference node(s) (%s)%s; "
+                      "%d needed to judge it against them",
+                      in.nodes[i].name, r.references[i], r.named, names,
+                      r.named >= kMinReferences && !r.valid
+                          ? ", which were not measured among themselves"
+                          : "",
+                      kMinReferencePairs));
+  (*f.mutable_evidence())["references"] = names;
+  return f;
+}
+
+}  // namespace
+
 void AddReferenceFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
   const ReferenceJudgement& r = j.reference;
-  if (!r.valid) return;
-  std::vector<std::string> names;
+  if (r.named == 0 || r.named == in.nodes.size()) return;
+  std::vector<std::string> refs;
   for (uint32_t i = 0; i < in.nodes.size(); ++i) {
-    if (in.nodes[i].reference) names.push_back(in.nodes[i].name);
+    if (in.nodes[i].reference) refs.push_back(in.nodes[i].name);
   }
+  const std::string names = absl::StrJoin(refs, ",");
   for (uint32_t i = 0; i < in.nodes.size(); ++i) {
+    if (in.nodes[i].reference || !in.nodes[i].reachable || Blamed(j, i)) continue;
+    if (!r.valid || r.references[i] < kMinReferencePairs) {
+      if (out.nodes[i].verdict == Verdict::kOk) out.nodes[i].verdict = Verdict::kWarning;
+      out.findings.push_back(NotJudged(in, r, i, names));
+      continue;
+    }
     if (!r.below[i]) continue;
     out.nodes[i].verdict = Verdict::kCritical;
     v1::Finding f = report::Make(
@@ -85,13 +117,13 @@ void AddReferenceFindings(const AnalysisInput& in, const Judged& j, AnalysisResu
                         "among themselves (%s): %.0f %% short, beyond the %s Gb/s that noise "
                         "and thresholds.min_effect allow",
                         in.nodes[i].name, in.bandwidth_probe, Gbps(r.figure[i]), r.references[i],
-                        Gbps(r.typical_gbps), absl::StrJoin(names, ", "),
+                        Gbps(r.typical_gbps), absl::StrJoin(refs, ", "),
                         100 * (1 - r.figure[i] / r.typical_gbps), Gbps(r.bar_gbps)));
     auto& e = *f.mutable_evidence();
     e["measured_gbps"] = Gbps(r.figure[i]);
     e["reference_gbps"] = Gbps(r.typical_gbps);
     e["bar_gbps"] = Gbps(r.bar_gbps);
-    e["references"] = absl::StrJoin(names, ",");
+    e["references"] = names;
     out.findings.push_back(std::move(f));
   }
 }

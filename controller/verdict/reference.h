@@ -23,6 +23,7 @@ inline constexpr size_t kMinReferences = 2;
 inline constexpr uint32_t kMinReferencePairs = 2;
 
 struct ReferenceJudgement {
+  size_t named = 0;    // reachable references in the sweep
   bool valid = false;  // enough references, measured among themselves
   // The median of the directions between references, Gb/s: the yardstick.
   double typical_gbps = std::numeric_limits<double>::quiet_NaN();
@@ -42,7 +43,10 @@ struct ReferenceJudgement {
 // already blamed (straggler, unstable, path down): one finding for one cause.
 ReferenceJudgement JudgeAgainstReferences(const AnalysisInput& in, const Judged& j);
 
-// below_reference for each node below, into `out` (its verdict critical); when they are a split
+// below_reference for each node below, into `out` (its verdict critical), and insufficient_data
+// for each node the references could not judge (fewer than kMinReferencePairs of them measured
+// with it, or fewer than kMinReferences measured among themselves) when the sweep names any:
+// not judged is not passed. When the nodes below are a split
 // fleet's whole slow group and the fast one holds the references, the references answer the
 // question fleet_split asks (a slower kind of node, or a faulty one?), so fleet_split is not
 // raised for them.

@@ -75,6 +75,30 @@ TEST_CASE("One reference, or no node measured with two, judges nothing against r
   }
 }
 
+TEST_CASE("A node measured with fewer than two references is not judged, and says so") {
+  const Figure rack = Rack({1, 2, 3, 4, 5, 6, 7}, 0.6f);
+  const AnalysisResult r = Analyze(WithReferences(Sweep(8, rack), {0}));
+  size_t not_judged = 0;
+  for (const auto& f : r.findings) not_judged += f.kind() == "insufficient_data";
+  CHECK(not_judged == 7);
+  CHECK(r.nodes[3].verdict != Verdict::kOk);
+  CHECK(r.nodes[0].verdict == Verdict::kOk);
+}
+
+TEST_CASE("A reference blamed as a straggler is no yardstick: the slow rack is still below") {
+  // References 0, 1, 2; reference 2 at a fifth of the rate (its own fault), the new rack at 60 %.
+  Figure figure = [](uint32_t a, uint32_t b) {
+    auto rate = [](uint32_t i) { return i == 2 ? 0.2f : i <= 1 ? 1.0f : 0.6f; };
+    return 100.0f * std::min(rate(a), rate(b)) *
+           (1 + 0.01f * static_cast<float>(static_cast<int>((a * 7 + b * 3) % 5) - 2) / 2);
+  };
+  const AnalysisResult r = Analyze(WithReferences(Sweep(10, figure), {0, 1, 2}));
+  std::vector<std::string> want = Below({3, 4, 5, 6, 7, 8, 9});
+  want.push_back("straggler_node:node-2:");
+  std::sort(want.begin(), want.end());
+  CHECK(Kinds(r) == want);
+}
+
 TEST_CASE("A slow group of new nodes beside fast references is below them, not a fleet_split") {
   // Half the sweep slow: the split is found, and the references say which side is right.
   const Figure half = Rack({4, 5, 6, 7}, 0.33f);
