@@ -15,6 +15,29 @@
 #include "cli/sweep.h"
 #include "probes/audit/audit.h"
 
+namespace {
+
+constexpr char kDefaultController[] = "127.0.0.1:7400";
+
+// The controller to ask: --controller (or $FABRICCTL_CONTROLLER), else the configuration's,
+// else the default; with the common TLS flags and the --timeout of every RPC.
+absl::StatusOr<fabricctl::cli::ControllerTarget> Target(const std::string& controller,
+                                                        const fabricctl::v1::Config& config,
+                                                        const fabricctl::CommonFlags& common,
+                                                        const std::string& timeout) {
+  fabricctl::cli::ControllerTarget target;
+  target.address = !controller.empty()            ? controller
+                   : !config.controller().empty() ? config.controller()
+                                                  : kDefaultController;
+  target.tls = common.tls;
+  auto deadline = fabricctl::ParsePositiveDuration(timeout, "--timeout");
+  if (!deadline.ok()) return deadline.status();
+  target.timeout = *deadline;
+  return target;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace fabricctl;
   CLI::App app("fabricctl: validate a GPU cluster's network fabric", "fabricctl");
@@ -23,7 +46,6 @@ int main(int argc, char** argv) {
   CommonFlags common;
   AddCommonFlags(app, "fabricctl", &common);
   std::string controller;  // flag, else $FABRICCTL_CONTROLLER, else the configuration's
-  constexpr char kDefaultController[] = "127.0.0.1:7400";
   std::string timeout = "5s";
   app.add_option("--controller", controller,
                  absl::StrCat("controller HOST:PORT (default: $FABRICCTL_CONTROLLER, else the "
@@ -60,14 +82,9 @@ int main(int argc, char** argv) {
   if (common.logging.level == "info") common.logging.level = "warn";
   auto config = ApplyCommonFlags(&common);
   if (!config.ok()) return fail(config.status());
-  cli::ControllerTarget target;
-  target.address = !controller.empty()             ? controller
-                   : !config->controller().empty() ? config->controller()
-                                                   : kDefaultController;
-  target.tls = common.tls;
-  auto deadline = ParsePositiveDuration(timeout, "--timeout");
-  if (!deadline.ok()) return fail(deadline.status());
-  target.timeout = *deadline;
+  auto targeted = Target(controller, *config, common, timeout);
+  if (!targeted.ok()) return fail(targeted.status());
+  const cli::ControllerTarget& target = *targeted;
 
   if (probe_cmd->parsed()) return cli::RunProbeCommand(probe, std::cout, std::cerr);
   if (check_cmd->parsed()) {

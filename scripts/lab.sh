@@ -579,22 +579,20 @@ start_rail_lldpd() {  # N RAILS
     ((r == 0)) && bridge=br0
     ports=$(ip -n "$PREFIX-sw" -o link show master "$bridge" | awk -F': ' '{print $2}' | cut -d@ -f1 |
       grep -v -e '^isl' -e '^p0$' | paste -sd,)
+    # Configured before its first frame (lldpd stays paused until its configuration is read):
+    # the switches share a namespace, so each needs a chassis id of its own, or a host that
+    # hears two of them would take them for one switch and give both its name.
+    printf 'configure system hostname rail%s-sw\nconfigure system chassisid rail%s-sw\nconfigure lldp tx-interval 1\n' \
+      "$r" "$r" > "$LLDP_DIR/rail$r.conf"
+    chmod 644 "$LLDP_DIR/rail$r.conf"
     ip netns exec "$PREFIX-sw" lldpd -u "$LLDP_DIR/rail$r.sock" -p "$LLDP_DIR/rail$r.pid" \
-      -I "$ports" -M 4 -S "" 2>> "$LAB/lldpd.log"
+      -O "$LLDP_DIR/rail$r.conf" -I "$ports" -M 4 -S "" 2>> "$LAB/lldpd.log"
   done
   local ifs
   ifs=$(seq 0 $((rails - 1)) | sed 's/^/eth/' | paste -sd,)
   for i in $(seq 1 "$n"); do
     ip netns exec "$PREFIX-node-$i" lldpd -r -u "$LLDP_DIR/node-$i.sock" -p "$LLDP_DIR/node-$i.pid" \
       -I "$ifs" 2>> "$LAB/lldpd.log"
-  done
-  for r in $(seq 0 $((rails - 1))); do
-    local tries=0
-    until ip netns exec "$PREFIX-sw" lldpcli -u "$LLDP_DIR/rail$r.sock" configure system hostname "rail$r-sw" >/dev/null 2>&1; do
-      ((++tries < 50)) || die "lldpd of rail$r-sw did not start; see $LAB/lldpd.log"
-      sleep 0.1
-    done
-    ip netns exec "$PREFIX-sw" lldpcli -u "$LLDP_DIR/rail$r.sock" configure lldp tx-interval 1 >/dev/null
   done
   for i in $(seq 1 "$n"); do
     for r in $(seq 0 $((rails - 1))); do
