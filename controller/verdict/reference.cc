@@ -81,13 +81,12 @@ v1::Finding NotJudged(const AnalysisInput& in, const ReferenceJudgement& r, uint
                       const std::string& names) {
   v1::Finding f = report::Make(
       report::kind::kInsufficientData, in.nodes[i].name,
-      absl::StrFormat("%s: measured with %d of the sweep's %d reachable reference node(s) (%s)%s; "
-                      "%d needed to judge it against them",
-                      in.nodes[i].name, r.references[i], r.named, names,
-                      r.named >= kMinReferences && !r.valid
-                          ? ", which were not measured among themselves"
-                          : "",
-                      kMinReferencePairs));
+      absl::StrFormat(
+          "%s: measured with %d of the sweep's %d reachable reference node(s) (%s)%s; "
+          "%d needed to judge it against them",
+          in.nodes[i].name, r.references[i], r.named, names,
+          r.named >= kMinReferences && !r.valid ? ", which were not measured among themselves" : "",
+          kMinReferencePairs));
   (*f.mutable_evidence())["references"] = names;
   return f;
 }
