@@ -23,10 +23,10 @@ const std::string& At(const Database::Row& row, size_t i) {
 }
 
 // What flagged each node (the kinds of the warning or critical findings naming it, as the node
-// or the peer), into `kinds`; returns the nodes flagged only by the fleet's standing state: a
-// configuration warning that every judged node of the sweep carries alike (the same kind on the
-// same device, of the same audit), such as no RDMA where none is expected, which every audited
-// sweep of such a fleet warns of on every node.
+// or the peer, but for the fleet's standing state), into `kinds`; returns the nodes flagged only
+// by that state: a configuration warning that every judged node of the sweep carries alike (the
+// same kind on the same device, of the same audit), such as no RDMA where none is expected,
+// which every audited sweep of such a fleet warns of on every node.
 std::set<std::string> FleetStateOnly(const v1::Report& report,
                                      std::map<std::string, std::set<std::string>>& kinds) {
   auto what = [](const v1::Finding& f) {
@@ -34,29 +34,29 @@ std::set<std::string> FleetStateOnly(const v1::Report& report,
     return absl::StrCat(f.kind(), "|", f.device(), "|",
                         audit == f.evidence().end() ? "" : audit->second);
   };
-  std::map<std::string, std::set<std::string>> flags;    // node -> what flagged it
+  // node -> (what flagged it -> its kind)
+  std::map<std::string, std::map<std::string, std::string>> flags;
   std::map<std::string, std::set<std::string>> carried;  // configuration warning -> nodes
   for (const v1::Finding& f : report.findings()) {
     if (f.severity() < v1::SEVERITY_WARNING) continue;
     for (const std::string* end : {&f.node(), &f.peer()}) {
-      if (end->empty()) continue;
-      kinds[*end].insert(f.kind());
-      flags[*end].insert(end == &f.node() ? what(f) : "peer|" + f.kind());
+      if (!end->empty()) flags[*end][end == &f.node() ? what(f) : "peer|" + f.kind()] = f.kind();
     }
     if (!f.node().empty() && f.severity() == v1::SEVERITY_WARNING &&
         f.action() != v1::ACTION_DRAIN && report::IsConfigurationKind(f.kind())) {
       carried[what(f)].insert(f.node());
     }
   }
-  const size_t judged = static_cast<size_t>(report.health().nodes_size());
+  // The judged nodes: those with a verdict (an unreachable one carries no audit's warning).
+  size_t judged = 0;
+  for (const auto& node : report.health().nodes()) judged += node.status() != v1::HEALTH_UNKNOWN;
   std::set<std::string> out;
   for (const auto& [node, found] : flags) {
-    bool only = true;
-    for (const std::string& w : found) {
+    for (const auto& [w, kind] : found) {
       auto c = carried.find(w);
-      only = only && c != carried.end() && judged > 0 && c->second.size() == judged;
+      if (c == carried.end() || judged == 0 || c->second.size() < judged) kinds[node].insert(kind);
     }
-    if (only) out.insert(node);
+    if (kinds[node].empty()) out.insert(node);
   }
   return out;
 }

@@ -30,6 +30,12 @@ ReferenceJudgement JudgeAgainstReferences(const AnalysisInput& in, const Judged&
   r.below.assign(n, 0);
   for (const NodeInput& node : in.nodes) r.named += node.reference && node.reachable;
   if (r.named == 0 || r.named == n) return r;
+  // A sweep without a bandwidth figure (latency probes only) judges nothing against them.
+  for (const PairInput& pair : in.pairs) {
+    for (const auto& d : pair.Directions())
+      r.measured = r.measured || (pair.status == PairStatus::kMeasured && !std::isnan(d.figures.bw_gbps));
+  }
+  if (!r.measured) return r;
   // A reference an earlier pass blamed is no yardstick: its pairs are left out, both among the
   // references and with the nodes judged (a slow reference would excuse a slow rack, and make
   // a healthy node look slow).
@@ -85,7 +91,9 @@ v1::Finding NotJudged(const AnalysisInput& in, const ReferenceJudgement& r, uint
           "%s: measured with %d of the sweep's %d reachable reference node(s) (%s)%s; "
           "%d needed to judge it against them",
           in.nodes[i].name, r.references[i], r.named, names,
-          r.named >= kMinReferences && !r.valid ? ", which were not measured among themselves" : "",
+          r.named >= kMinReferences && !r.valid
+              ? ", no two of which were measured together without fault of their own"
+              : "",
           kMinReferencePairs));
   (*f.mutable_evidence())["references"] = names;
   return f;
@@ -95,10 +103,10 @@ v1::Finding NotJudged(const AnalysisInput& in, const ReferenceJudgement& r, uint
 
 void AddReferenceFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
   const ReferenceJudgement& r = j.reference;
-  if (r.named == 0 || r.named == in.nodes.size()) return;
-  std::vector<std::string> refs;
+  if (r.named == 0 || r.named == in.nodes.size() || !r.measured) return;
+  std::vector<std::string> refs;  // the reachable ones
   for (uint32_t i = 0; i < in.nodes.size(); ++i) {
-    if (in.nodes[i].reference) refs.push_back(in.nodes[i].name);
+    if (in.nodes[i].reference && in.nodes[i].reachable) refs.push_back(in.nodes[i].name);
   }
   const std::string names = absl::StrJoin(refs, ",");
   for (uint32_t i = 0; i < in.nodes.size(); ++i) {

@@ -23,7 +23,8 @@ inline constexpr size_t kMinReferences = 2;
 inline constexpr uint32_t kMinReferencePairs = 2;
 
 struct ReferenceJudgement {
-  size_t named = 0;    // reachable references in the sweep
+  size_t named = 0;       // reachable references in the sweep
+  bool measured = false;  // any pair of the sweep has a bandwidth figure
   bool valid = false;  // enough references, measured among themselves
   // The median of the directions between references, Gb/s: the yardstick.
   double typical_gbps = std::numeric_limits<double>::quiet_NaN();

@@ -85,6 +85,18 @@ TEST_CASE("A node measured with fewer than two references is not judged, and say
   CHECK(r.nodes[0].verdict == Verdict::kOk);
 }
 
+TEST_CASE("A sweep with no bandwidth figure judges nothing against references") {
+  AnalysisInput in = WithReferences(Sweep(8, Rack({2, 3, 4, 5, 6, 7}, 0.6f)), {0, 1});
+  for (PairInput& pair : in.pairs) {
+    pair.forward.bw_gbps = std::nanf("");
+    pair.reverse.bw_gbps = std::nanf("");
+  }
+  for (const auto& f : Analyze(in).findings) {
+    CHECK(f.kind() != "below_reference");
+    CHECK(f.kind() != "insufficient_data");
+  }
+}
+
 TEST_CASE("A reference blamed as a straggler is no yardstick: the slow rack is still below") {
   // References 0, 1, 2; reference 2 at a fifth of the rate (its own fault), the new rack at 60 %.
   Figure figure = [](uint32_t a, uint32_t b) {
