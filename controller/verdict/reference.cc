@@ -33,7 +33,8 @@ ReferenceJudgement JudgeAgainstReferences(const AnalysisInput& in, const Judged&
   // A sweep without a bandwidth figure (latency probes only) judges nothing against them.
   for (const PairInput& pair : in.pairs) {
     for (const auto& d : pair.Directions())
-      r.measured = r.measured || (pair.status == PairStatus::kMeasured && !std::isnan(d.figures.bw_gbps));
+      r.measured =
+          r.measured || (pair.status == PairStatus::kMeasured && !std::isnan(d.figures.bw_gbps));
   }
   if (!r.measured) return r;
   // A reference an earlier pass blamed is no yardstick: its pairs are left out, both among the
@@ -87,14 +88,13 @@ v1::Finding NotJudged(const AnalysisInput& in, const ReferenceJudgement& r, uint
                       const std::string& names) {
   v1::Finding f = report::Make(
       report::kind::kInsufficientData, in.nodes[i].name,
-      absl::StrFormat(
-          "%s: measured with %d of the sweep's %d reachable reference node(s) (%s)%s; "
-          "%d needed to judge it against them",
-          in.nodes[i].name, r.references[i], r.named, names,
-          r.named >= kMinReferences && !r.valid
-              ? ", no two of which were measured together without fault of their own"
-              : "",
-          kMinReferencePairs));
+      absl::StrFormat("%s: measured with %d of the sweep's %d reachable reference node(s) (%s)%s; "
+                      "%d needed to judge it against them",
+                      in.nodes[i].name, r.references[i], r.named, names,
+                      r.named >= kMinReferences && !r.valid
+                          ? ", no two of which were measured together without fault of their own"
+                          : "",
+                      kMinReferencePairs));
   (*f.mutable_evidence())["references"] = names;
   return f;
 }

@@ -25,7 +25,7 @@ inline constexpr uint32_t kMinReferencePairs = 2;
 struct ReferenceJudgement {
   size_t named = 0;       // reachable references in the sweep
   bool measured = false;  // any pair of the sweep has a bandwidth figure
-  bool valid = false;  // enough references, measured among themselves
+  bool valid = false;     // enough references, measured among themselves
   // The median of the directions between references, Gb/s: the yardstick.
   double typical_gbps = std::numeric_limits<double>::quiet_NaN();
   // The figure below which a node's is below the references': min_effect below the yardstick and
