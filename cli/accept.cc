@@ -23,17 +23,6 @@ using google::protobuf::util::TimeUtil;
 constexpr uint32_t kMaxPasses = 1000;
 constexpr absl::Duration kMaxSoak = absl::Hours(7 * 24);
 
-absl::StatusOr<v1::ListNodesResponse> ListRegistry(v1::ControllerService::Stub& stub,
-                                                   const ControllerTarget& controller) {
-  grpc::ClientContext context;
-  context.set_deadline(DeadlineAfter(controller.timeout));
-  v1::ListNodesResponse nodes;
-  if (grpc::Status s = stub.ListNodes(&context, v1::ListNodesRequest(), &nodes); !s.ok()) {
-    return DescribeRpcFailure(controller, s);
-  }
-  return nodes;
-}
-
 // The references: --reference's nodes, none with --reference none, else chosen from the
 // registry (AutoReferences), at least kMinReferences either way but "none".
 absl::StatusOr<std::vector<std::string>> References(const AcceptOptions& o,
@@ -154,7 +143,7 @@ int RunAcceptCommand(AcceptOptions o, const AcceptFlags& flags, std::ostream& er
   const std::vector<std::string> new_nodes(request->nodes().begin(), request->nodes().end());
   auto stub = ConnectController(o.sweep.controller);
   if (!stub.ok()) return fail(stub.status());
-  auto registry = ListRegistry(**stub, o.sweep.controller);
+  auto registry = ListRegistry(**stub, o.sweep.controller, {});
   if (!registry.ok()) return fail(registry.status());
   std::string source;
   auto refs = References(o, new_nodes, *registry, source, err);

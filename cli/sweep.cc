@@ -199,6 +199,20 @@ int FailSweep(const SweepCommandOptions& options, std::ostream& err, const absl:
 
 }  // namespace
 
+absl::StatusOr<v1::ListNodesResponse> ListRegistry(v1::ControllerService::Stub& stub,
+                                                   const ControllerTarget& controller,
+                                                   const std::vector<std::string>& names) {
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineAfter(controller.timeout));
+  v1::ListNodesRequest list;
+  for (const std::string& name : names) list.add_names(name);
+  v1::ListNodesResponse nodes;
+  if (grpc::Status s = stub.ListNodes(&context, list, &nodes); !s.ok()) {
+    return DescribeRpcFailure(controller, s);
+  }
+  return nodes;
+}
+
 absl::StatusOr<v1::Report> StreamSweep(v1::ControllerService::Stub& stub,
                                        const v1::SweepRequest& request,
                                        const SweepCommandOptions& options, std::ostream& err,
@@ -253,15 +267,9 @@ absl::StatusOr<StalePlan> NarrowToStale(v1::ControllerService::Stub& stub,
                                         v1::SweepRequest& request, std::ostream& err) {
   ASSIGN_OR_RETURN(const absl::Duration max_age,
                    ParsePositiveDuration(options.max_age, "--max-age"));
-  grpc::ClientContext context;
-  context.set_deadline(DeadlineAfter(options.controller.timeout));
-  v1::ListNodesRequest list;
-  for (const std::string& name : request.nodes()) list.add_names(name);
-  v1::ListNodesResponse nodes;
-  if (grpc::Status s = stub.ListNodes(&context, list, &nodes); !s.ok()) {
-    return DescribeRpcFailure(options.controller, s);
-  }
   const std::vector<std::string> wanted(request.nodes().begin(), request.nodes().end());
+  ASSIGN_OR_RETURN(const v1::ListNodesResponse nodes,
+                   ListRegistry(stub, options.controller, wanted));
   StalePlan plan = PlanStale(wanted, nodes, max_age, absl::Now());
   request.clear_nodes();
   for (const std::string& name : plan.Measure()) request.add_nodes(name);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
@@ -63,6 +64,11 @@ std::string SweepFailure(const absl::Status& status, bool started);
 // The sweep request the options ask for (nodes, pairing, probes, sizes, ...): INVALID_ARGUMENT
 // naming the flag that is wrong.
 absl::StatusOr<v1::SweepRequest> BuildSweepRequest(const SweepCommandOptions& o);
+
+// The registry's nodes named (all when `names` is empty), under the controller's RPC deadline.
+absl::StatusOr<v1::ListNodesResponse> ListRegistry(v1::ControllerService::Stub& stub,
+                                                   const ControllerTarget& controller,
+                                                   const std::vector<std::string>& names);
 
 // The sweep RPC under `options`' controller and deadline, its progress on `err` and its report
 // (whole, from its chunks). `started`: an event came, the controller took the sweep
