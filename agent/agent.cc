@@ -72,6 +72,25 @@ std::unique_ptr<v1::ControllerService::Stub> ControllerStub(
   return v1::ControllerService::NewStub(grpc::CreateCustomChannel(address, credentials, args));
 }
 
+absl::Duration ToDuration(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+// The links this node's inventory reports, watched from the start (the first sample is the
+// baseline), or none when watch.interval is 0s.
+std::unique_ptr<LinkWatch> StartWatch(const v1::Config& config, const probes::SysfsRoot* sysfs,
+                                      InventoryOptions inventory) {
+  if (ToDuration(config.watch().interval()) <= absl::ZeroDuration()) return nullptr;
+  LinkWatchSettings settings;
+  settings.window = ToDuration(config.watch().window());
+  settings.recovery = ToDuration(config.watch().recovery());
+  settings.max_errors = config.watch().max_errors();
+  auto watch = std::make_unique<LinkWatch>(
+      sysfs, WatchedLinks::Of(CollectInventory(inventory, *sysfs)), settings, inventory.node_name);
+  watch->Sample(absl::Now());
+  return watch;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
@@ -105,6 +124,33 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   if (!profile.empty()) log->info("node {} is held to profile {}", agent->node_name_, profile);
   agent->probes_->SetNcclExpectation({probes::RdmaExpectedBecause(*agent->sysfs_, expect)});
   agent->probes_->SetGpus(agent->gpus_.gpus);
+  {
+    InventoryOptions inventory;
+    inventory.node_name = agent->node_name_;
+    inventory.labels = options.labels;
+    inventory.lldp_socket = options.lldp_socket;
+    inventory.gpus = agent->gpus_;
+    agent->watch_ = StartWatch(options.config, agent->sysfs_.get(), std::move(inventory));
+  }
+  probes::AuditContext audits =
+      AuditsFor(agent->sysfs_.get(), expect, agent->node_name_, options.config, agent->gpus_);
+  const absl::Duration watch_interval = ToDuration(options.config.watch().interval());
+  if (agent->watch_) {
+    LinkWatch* watch = agent->watch_.get();
+    audits.link_watch = [watch, watch_interval] {
+      v1::AuditResult r = watch->Result(absl::Now());
+      (*r.mutable_observed())["interval"] = absl::FormatDuration(watch_interval);
+      return r;
+    };
+  } else {
+    audits.link_watch = [] {
+      v1::AuditResult r;
+      r.set_audit("link_watch");
+      r.set_outcome(v1::AUDIT_SKIPPED);
+      r.set_reason("the agent's link watch is off (watch.interval 0s)");
+      return r;
+    };
+  }
   // The inventory callback reads address_ after the server has bound it.
   Agent* self = agent.get();
   agent->service_ = std::make_unique<AgentService>(
@@ -118,8 +164,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
         inventory.gpus = self->gpus_;
         return CollectInventory(inventory, *self->sysfs_);
       },
-      agent->probes_.get(),
-      AuditsFor(agent->sysfs_.get(), expect, agent->node_name_, options.config, agent->gpus_));
+      agent->probes_.get(), std::move(audits));
   RETURN_IF_ERROR(agent->Serve(options, listen, advertise_host, security));
   if (!options.controller.empty()) {
     ASSIGN_OR_RETURN(const std::vector<HostPort> controllers,
@@ -130,6 +175,12 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
     }
   }
   agent->options_ = std::move(options);
+  if (agent->options_.watch_file.empty()) {
+    agent->options_.watch_file = agent->options_.config.watch().file();
+  }
+  if (agent->watch_) {
+    agent->watching_ = std::thread([self, watch_interval] { self->WatchLoop(watch_interval); });
+  }
   if (agent->options_.on_listening) agent->options_.on_listening(agent->address_);
   if (!agent->controllers_.empty())
     agent->registration_ = std::thread([self] { self->RegistrationLoop(); });
@@ -166,6 +217,27 @@ absl::Status Agent::Serve(const AgentOptions& options, const HostPort& listen,
 bool Agent::WaitFor(absl::Duration d) {
   MutexLock lock(&mu_);
   return !mu_.AwaitWithTimeout(&stopping_, d);
+}
+
+void Agent::WatchLoop(absl::Duration interval) {
+  auto log = Logger("agent");
+  bool failing = false;  // log a failure to write once, and the recovery once
+  for (;;) {
+    v1::AuditResult verdict = watch_->Result(absl::Now());
+    (*verdict.mutable_observed())["interval"] = absl::FormatDuration(interval);
+    if (!options_.watch_file.empty()) {
+      absl::Status written = WriteWatchVerdict(options_.watch_file, verdict);
+      if (!written.ok() && !failing) {
+        log->warn("{}; fabricctl check will not see the link watch",
+                  std::string(written.message()));
+      } else if (written.ok() && failing) {
+        log->info("link watch written to {} again", options_.watch_file);
+      }
+      failing = !written.ok();
+    }
+    if (!WaitFor(interval)) return;
+    watch_->Sample(absl::Now());
+  }
 }
 
 absl::StatusOr<absl::Duration> Agent::Register() {
@@ -284,6 +356,7 @@ void Agent::Shutdown() {
   }
   if (service_) service_->Shutdown();
   if (registration_.joinable()) registration_.join();
+  if (watching_.joinable()) watching_.join();
   if (server_) server_->Shutdown(Deadline(absl::Seconds(2)));
 }
 

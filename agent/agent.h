@@ -14,6 +14,7 @@
 #include "agent/agent_service.h"
 #include "agent/inventory.h"
 #include "agent/link_state.h"
+#include "agent/link_watch.h"
 #include "agent/probe_runner.h"
 #include "base/mutex.h"
 #include "base/tls.h"
@@ -52,6 +53,8 @@ struct AgentOptions {
   v1::Config config;
   // Caps on every probe request (from config.probes.limits).
   probes::ProbeLimits limits;
+  // Where the link watch writes its verdict for `fabricctl check`; empty: watch.file.
+  std::string watch_file;
   // Called once with the bound address, before registration starts.
   std::function<void(const std::string&)> on_listening;
   // Called once, from the registration thread, after the first successful registration.
@@ -83,6 +86,8 @@ class Agent {
   absl::StatusOr<bool> Heartbeat();
   // Waits up to `d`; returns false when shutting down.
   bool WaitFor(absl::Duration d);
+  // Samples the links every `interval` and writes the verdict, until shutdown.
+  void WatchLoop(absl::Duration interval);
 
   AgentOptions options_;
   std::unique_ptr<probes::SysfsRoot> sysfs_;
@@ -92,6 +97,9 @@ class Agent {
   // thread's alone.
   WatchedLinks watched_;
   std::unique_ptr<ProbeRunner> probes_;
+  // The links' watch between sweeps (none when watch.interval is 0s), and its thread.
+  std::unique_ptr<LinkWatch> watch_;
+  std::thread watching_;
   std::unique_ptr<AgentService> service_;
   std::unique_ptr<grpc::Server> server_;
   // The controllers (one, or an active one and standbys) and the one in use; only the

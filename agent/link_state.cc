@@ -11,6 +11,15 @@ std::string Read(const probes::SysfsRoot& sysfs, const std::string& path) {
   return text.ok() && !text->empty() ? *text : "?";
 }
 
+// " carrier_changes 4": a counter of the link's falls, where the kernel has it. A flap between
+// two heartbeats leaves the state as it was and this count higher.
+std::string Counted(const probes::SysfsRoot& sysfs, const std::string& dir,
+                    const std::string& counter) {
+  auto text = sysfs.ReadTrimmed(dir + "/" + counter);
+  if (!text.ok() || text->empty()) return "";
+  return absl::StrCat(" ", counter.substr(counter.rfind('/') + 1), " ", *text);
+}
+
 }  // namespace
 
 WatchedLinks WatchedLinks::Of(const v1::NodeInventory& inventory) {
@@ -32,14 +41,16 @@ std::string LinkState(const probes::SysfsRoot& sysfs, const WatchedLinks& links)
   for (const std::string& itf : links.interfaces) {
     const std::string dir = "/sys/class/net/" + itf;
     parts.push_back(absl::StrCat(itf, " ", Read(sysfs, dir + "/operstate"), " ",
-                                 Read(sysfs, dir + "/speed"), " Mb/s"));
+                                 Read(sysfs, dir + "/speed"), " Mb/s",
+                                 Counted(sysfs, dir, "carrier_changes")));
   }
   for (const auto& [device, port] : links.rdma_ports) {
     const std::string dir = absl::StrCat("/sys/class/infiniband/", device, "/ports/", port);
     // "4: ACTIVE" and "400 Gb/sec (4X NDR)": the state's name and the rate as the kernel says it.
     std::string state = Read(sysfs, dir + "/state");
     if (auto colon = state.find(": "); colon != std::string::npos) state = state.substr(colon + 2);
-    parts.push_back(absl::StrCat(device, ":", port, " ", state, " ", Read(sysfs, dir + "/rate")));
+    parts.push_back(absl::StrCat(device, ":", port, " ", state, " ", Read(sysfs, dir + "/rate"),
+                                 Counted(sysfs, dir, "counters/link_downed")));
   }
   return absl::StrJoin(parts, "; ");
 }

@@ -18,9 +18,10 @@ struct WatchedLinks {
 };
 
 // Their state now, as one line for the heartbeat (HeartbeatRequest.link_state): "eth0 up 100000
-// Mb/s; mlx5_0:1 ACTIVE 400 Gb/sec". Read from sysfs each time (a few small files); a file that
-// cannot be read reads "?". A change from one heartbeat to the next ends the node's known-good
-// state at the controller.
+// Mb/s carrier_changes 2; mlx5_0:1 ACTIVE 400 Gb/sec link_downed 0". Read from sysfs each time
+// (a few small files); a file that cannot be read reads "?", a counter the kernel lacks is left
+// out. A change from one heartbeat to the next, a flap between them included, ends the node's
+// known-good state at the controller.
 std::string LinkState(const probes::SysfsRoot& sysfs, const WatchedLinks& links);
 
 }  // namespace fabricctl::agent

@@ -44,5 +44,24 @@ TEST_CASE("the heartbeat's link state: the registered NICs and RDMA ports, as sy
   CHECK(LinkState(sysfs, links).rfind("eth0 down ? Mb/s", 0) == 0);
 }
 
+TEST_CASE("a flap between two heartbeats changes the link state by its counters") {
+  const std::string root = testing::TempDir("link_state_flap");
+  Write(root + "/sys/class/net/eth0/operstate", "up");
+  Write(root + "/sys/class/net/eth0/speed", "100000");
+  Write(root + "/sys/class/net/eth0/carrier_changes", "2");
+  Write(root + "/sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE");
+  Write(root + "/sys/class/infiniband/mlx5_0/ports/1/rate", "400 Gb/sec (4X NDR)");
+  Write(root + "/sys/class/infiniband/mlx5_0/ports/1/counters/link_downed", "0");
+  WatchedLinks links;
+  links.interfaces = {"eth0"};
+  links.rdma_ports = {{"mlx5_0", 1}};
+  const probes::SysfsRoot sysfs(root);
+  const std::string before = LinkState(sysfs, links);
+  CHECK(before ==
+        "eth0 up 100000 Mb/s carrier_changes 2; mlx5_0:1 ACTIVE 400 Gb/sec (4X NDR) link_downed 0");
+  Write(root + "/sys/class/net/eth0/carrier_changes", "4");  // down and up again: up as before
+  CHECK(LinkState(sysfs, links) != before);
+}
+
 }  // namespace
 }  // namespace fabricctl::agent

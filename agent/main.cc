@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
   app.add_option("--nccl-log-dir", options.nccl_log_dir,
                  "where NCCL all-reduce ranks write their NCCL_DEBUG=INFO logs (kept a week)")
       ->capture_default_str();
+  app.add_option("--watch-file", options.watch_file,
+                 "where the link watch writes its verdict for fabricctl check (default: "
+                 "watch.file, /run/fabric-agent/link-watch)");
   app.add_option("--rpc-timeout", rpc_timeout, "deadline of every RPC to the controller")
       ->capture_default_str();
   if (auto exit_code = ParseFlags(app, argc, argv)) return *exit_code;

@@ -387,6 +387,11 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root, const st
   const double share = config.breaker().max_share();
   if (config.breaker().has_max_share() && !(share > 0 && share <= 1))
     return fail("breaker.max_share", "must be in (0, 1] (1: off)");
+  const auto& w = config.watch();
+  if (w.interval().seconds() == 0 && w.interval().nanos() > 0)
+    return fail("watch.interval", "must be at least 1s (0s: no watch)");
+  if (w.has_window() && w.window().seconds() < std::max<int64_t>(w.interval().seconds(), 1))
+    return fail("watch.window", "must be at least watch.interval");
   const double budget = config.sweep().retest_budget();
   if (!(budget >= 0 && budget <= 10))
     return fail("sweep.retest_budget", "must be between 0 and 10");
@@ -454,6 +459,11 @@ void ApplyDefaults(v1::Config* c) {
   if (!c->history().has_keep()) c->mutable_history()->mutable_keep()->set_seconds(90 * 24 * 3600);
   if (!c->breaker().has_max_share()) c->mutable_breaker()->set_max_share(0.1);
   if (!c->breaker().has_min_nodes()) c->mutable_breaker()->set_min_nodes(3);
+  auto* w = c->mutable_watch();
+  if (!w->has_interval()) w->mutable_interval()->set_seconds(10);
+  if (!w->has_window()) w->mutable_window()->set_seconds(24 * 3600);
+  if (!w->has_recovery()) w->mutable_recovery()->set_seconds(3600);
+  if (w->file().empty()) w->set_file("/run/fabric-agent/link-watch");
   auto* tls = c->mutable_tls();
   if (tls->controller_identity().empty()) tls->set_controller_identity("fabric-controller");
   if (tls->admin_identities().empty()) tls->add_admin_identities("fabricctl");

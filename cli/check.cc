@@ -228,6 +228,12 @@ absl::StatusOr<probes::AuditContext> ContextFor(const CheckOptions& options,
   if (!options.window.empty()) {
     ASSIGN_OR_RETURN(ctx.counter_window, ParsePositiveDuration(options.window, "--window"));
   }
+  // The agent's link watch: its file (below a fixture root, as the sysfs reads are).
+  ctx.watch_file = options.watch_file;
+  if (ctx.watch_file.empty()) {
+    const bool live = options.sysfs_root == "/" || options.sysfs_root.empty();
+    ctx.watch_file = (live ? "" : options.sysfs_root) + options.config.watch().file();
+  }
   return ctx;
 }
 
@@ -331,6 +337,9 @@ CLI::App* AddCheckCommand(CLI::App& app, CheckOptions* options) {
                   "fallback to sockets)");
   cmd->add_option("--window", options->window,
                   "read error counters twice this far apart (e.g. 10s); default: skip");
+  cmd->add_option("--watch-file", options->watch_file,
+                  "the agent's link watch verdict to report (default: watch.file, "
+                  "/run/fabric-agent/link-watch)");
   cmd->add_option("--format", options->format,
                   "text, json, junit, prom, or drain (NODE<tab>KINDS when to drain)")
       ->capture_default_str();

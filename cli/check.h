@@ -16,8 +16,9 @@ struct CheckOptions {
   std::string audits;           // comma-separated; empty: all
   std::string format = "text";  // text, json, junit or prom
   std::string output;
-  std::string node;    // empty: the hostname
-  std::string window;  // counters audit window, e.g. "10s"; empty: skipped
+  std::string node;        // empty: the hostname
+  std::string window;      // counters audit window, e.g. "10s"; empty: skipped
+  std::string watch_file;  // the agent's link watch verdict; empty: watch.file
   // NCCL_DEBUG=INFO logs of a job to analyse instead of this node's audits.
   std::vector<std::string> nccl_logs;
   v1::Config config;

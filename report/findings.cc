@@ -135,6 +135,14 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kKnownGood, v1::SEVERITY_OK, v1::ACTION_NONE, Subject::kNode,
      "a node `fabricctl sweep --max-age` did not measure again: a completed sweep passed it "
      "within that age and nothing has changed on it since"},
+    {kind::kLinkFlapping, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kPort,
+     "a link of the node that went down and came back twice or more within watch.recovery, seen "
+     "by the agent's watch between sweeps; drained, as a job on it stalls at each fall",
+     SEVERITY_WARNING, ACTION_INVESTIGATE,
+     "it went down once within watch.recovery (a re-seated cable, a switch's reboot)"},
+    {kind::kLinkErrors, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPort,
+     "a link whose error counters (symbol, CRC, receive, integrity) rose by more than "
+     "watch.max_errors within watch.recovery, seen by the agent's watch between sweeps"},
 };
 
 v1::Finding MakeAt(const std::string& name, Level level) {

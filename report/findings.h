@@ -59,6 +59,8 @@ inline constexpr char kDrainBreakerOpen[] = "drain_breaker_open";
 inline constexpr char kFleetSplit[] = "fleet_split";
 inline constexpr char kUnstable[] = "unstable";
 inline constexpr char kLossyLink[] = "lossy_link";
+inline constexpr char kLinkFlapping[] = "link_flapping";
+inline constexpr char kLinkErrors[] = "link_errors";
 }  // namespace kind
 
 // What a finding is about.

@@ -36,6 +36,10 @@ struct AuditContext {
   std::optional<std::vector<v1::Gpu>> driver_gpus;
   // Why the driver listed none, when driver_gpus is empty.
   std::string driver_gpus_reason;
+  // The link_watch audit: the agent's watch of its links now (set in the agent); unset, the
+  // verdict the agent last wrote to `watch_file` (fabricctl check), none when that is empty.
+  std::function<v1::AuditResult()> link_watch;
+  std::string watch_file;
   // How the counters audit waits out its window; tests replace it to change counters meanwhile.
   std::function<void(absl::Duration)> wait = [](absl::Duration d) { absl::SleepFor(d); };
 };

@@ -18,6 +18,7 @@ const Audit& GpuDirectAudit();  // gpudirect.cc
 const Audit& CountersAudit();   // counters.cc
 const Audit& MemlockAudit();    // memlock.cc
 const Audit& NcclEnvAudit();    // nccl_env.cc
+const Audit& LinkWatchAudit();  // link_watch.cc
 
 }  // namespace fabricctl::probes::audit_internal
 

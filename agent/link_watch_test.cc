@@ -1,0 +1,202 @@
+#include "agent/link_watch.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "catch2/catch.hpp"
+#include "probes/audit/audit.h"
+#include "tests/testing/testing.h"
+
+namespace fabricctl::agent {
+namespace {
+
+void Write(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path) << text << "\n";
+}
+
+// A node with one netdev and one RDMA port, every counter at zero.
+struct Node {
+  std::string root;
+  std::string net;
+  std::string port;
+  explicit Node(const std::string& name) : root(testing::TempDir(name)) {
+    net = root + "/sys/class/net/eth0/";
+    port = root + "/sys/class/infiniband/mlx5_0/ports/1/counters/";
+    for (const char* c : {"carrier_changes", "carrier_down_count", "statistics/rx_crc_errors",
+                          "statistics/rx_errors", "statistics/tx_errors"})
+      Write(net + c, "0");
+    for (const char* c : {"link_downed", "symbol_error", "link_error_recovery"})
+      Write(port + c, "0");
+  }
+  WatchedLinks Links() const {
+    WatchedLinks links;
+    links.interfaces = {"eth0"};
+    links.rdma_ports = {{"mlx5_0", 1}};
+    return links;
+  }
+};
+
+const absl::Time kStart = absl::FromUnixSeconds(1800000000);
+
+std::vector<v1::Finding> Findings(const v1::AuditResult& r, const std::string& kind) {
+  std::vector<v1::Finding> out;
+  for (const auto& f : r.findings())
+    if (f.kind() == kind) out.push_back(f);
+  return out;
+}
+
+TEST_CASE("the link watch names a link that flapped between its samples") {
+  Node node("watch_flap");
+  const probes::SysfsRoot sysfs(node.root);
+  LinkWatch watch(&sysfs, node.Links(), LinkWatchSettings(), "n1");
+  watch.Sample(kStart);
+  CHECK(watch.Result(kStart).outcome() == v1::AUDIT_SKIPPED);  // a baseline only
+  watch.Sample(kStart + absl::Seconds(10));
+  v1::AuditResult quiet = watch.Result(kStart + absl::Seconds(10));
+  CHECK(quiet.outcome() == v1::AUDIT_RAN);
+  CHECK(quiet.findings().empty());
+  CHECK(quiet.observed().at("links") == "eth0 mlx5_0:1");
+
+  // Down and up once: a warning (a re-seated cable).
+  Write(node.net + "carrier_changes", "2");
+  Write(node.net + "carrier_down_count", "1");
+  watch.Sample(kStart + absl::Seconds(20));
+  auto once = Findings(watch.Result(kStart + absl::Seconds(20)), "link_flapping");
+  REQUIRE(once.size() == 1);
+  CHECK(once[0].severity() == v1::SEVERITY_WARNING);
+  CHECK(once[0].device() == "eth0");
+  CHECK(once[0].evidence().at("flaps") == "1");
+
+  // Twice more on the netdev and once on the RDMA port: critical, drained, each link named.
+  Write(node.net + "carrier_changes", "6");
+  Write(node.net + "carrier_down_count", "3");
+  Write(node.port + "link_downed", "1");
+  watch.Sample(kStart + absl::Seconds(30));
+  v1::AuditResult flapping = watch.Result(kStart + absl::Seconds(30));
+  auto found = Findings(flapping, "link_flapping");
+  REQUIRE(found.size() == 2);
+  CHECK(found[0].device() == "eth0");
+  CHECK(found[0].evidence().at("flaps") == "3");
+  CHECK(found[0].severity() == v1::SEVERITY_CRITICAL);
+  CHECK(found[0].action() == v1::ACTION_DRAIN);
+  CHECK(found[0].node() == "n1");
+  CHECK(found[1].device() == "mlx5_0:1");
+  CHECK(found[1].severity() == v1::SEVERITY_WARNING);
+  CHECK(flapping.observed().at("eth0 flaps") == "3");
+
+  // Quiet for the recovery window: healthy again, the flaps still in the observed figures.
+  const absl::Time later = kStart + absl::Seconds(30) + absl::Hours(1) + absl::Seconds(10);
+  watch.Sample(later);
+  v1::AuditResult recovered = watch.Result(later);
+  CHECK(recovered.findings().empty());
+  CHECK(recovered.observed().at("eth0 flaps") == "3");
+  // And past the window, forgotten.
+  watch.Sample(later + absl::Hours(24));
+  CHECK(watch.Events().empty());
+}
+
+TEST_CASE("the link watch counts errors within the recovery window against watch.max_errors") {
+  Node node("watch_errors");
+  const probes::SysfsRoot sysfs(node.root);
+  LinkWatchSettings settings;
+  settings.max_errors = 10;
+  LinkWatch watch(&sysfs, node.Links(), settings, "n1");
+  watch.Sample(kStart);
+  Write(node.port + "symbol_error", "4");
+  watch.Sample(kStart + absl::Minutes(10));
+  CHECK(watch.Result(kStart + absl::Minutes(10)).findings().empty());  // 4: within the budget
+  Write(node.port + "symbol_error", "40");
+  Write(node.net + "statistics/rx_crc_errors", "3");
+  watch.Sample(kStart + absl::Minutes(20));
+  auto errors = Findings(watch.Result(kStart + absl::Minutes(20)), "link_errors");
+  REQUIRE(errors.size() == 1);  // the netdev's 3 are within the budget
+  CHECK(errors[0].device() == "mlx5_0:1");
+  CHECK(errors[0].evidence().at("errors") == "40");
+  CHECK(errors[0].evidence().at("counters") == "symbol_error +40");
+  CHECK(errors[0].severity() == v1::SEVERITY_WARNING);
+  // A counter that reads lower was reset (a driver reload): not a rise, and no event.
+  const size_t events = watch.Events().size();
+  Write(node.port + "symbol_error", "0");
+  watch.Sample(kStart + absl::Minutes(30));
+  CHECK(watch.Events().size() == events);
+}
+
+TEST_CASE("without carrier_down_count a flap is half the carrier changes") {
+  Node node("watch_old_kernel");
+  std::filesystem::remove(node.net + "carrier_down_count");
+  const probes::SysfsRoot sysfs(node.root);
+  LinkWatch watch(&sysfs, node.Links(), LinkWatchSettings(), "n1");
+  watch.Sample(kStart);
+  Write(node.net + "carrier_changes", "4");
+  watch.Sample(kStart + absl::Seconds(10));
+  auto found = Findings(watch.Result(kStart + absl::Seconds(10)), "link_flapping");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].evidence().at("flaps") == "2");
+}
+
+TEST_CASE("the ring keeps at most max_events, and says how many it let go") {
+  Node node("watch_ring");
+  const probes::SysfsRoot sysfs(node.root);
+  LinkWatchSettings settings;
+  settings.max_events = 5;
+  settings.max_errors = 1000000;
+  LinkWatch watch(&sysfs, node.Links(), settings, "n1");
+  watch.Sample(kStart);
+  for (int i = 1; i <= 8; ++i) {
+    Write(node.port + "symbol_error", std::to_string(i));
+    watch.Sample(kStart + absl::Seconds(10 * i));
+  }
+  CHECK(watch.Events().size() == 5);
+  CHECK(watch.Result(kStart + absl::Seconds(80)).observed().at("events_dropped") == "3");
+}
+
+TEST_CASE("fabricctl check's link_watch audit reads the agent's verdict while it is fresh") {
+  Node node("watch_file");
+  const probes::SysfsRoot sysfs(node.root);
+  LinkWatch watch(&sysfs, node.Links(), LinkWatchSettings(), "agent-name");
+  const absl::Time now = absl::Now();
+  watch.Sample(now - absl::Seconds(20));
+  Write(node.net + "carrier_down_count", "2");
+  watch.Sample(now - absl::Seconds(10));
+  v1::AuditResult verdict = watch.Result(now);
+  (*verdict.mutable_observed())["interval"] = "10s";
+  const std::string file = node.root + "/run/fabric-agent/link-watch";
+  REQUIRE(WriteWatchVerdict(file, verdict).ok());
+  CHECK(std::filesystem::status(file).permissions() ==
+        (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+         std::filesystem::perms::group_read | std::filesystem::perms::others_read));
+
+  probes::AuditContext ctx;
+  ctx.root = &sysfs;
+  ctx.node = "slurm-name";
+  ctx.watch_file = file;
+  auto results = probes::RunAudits(ctx, {"link_watch"});
+  REQUIRE(results.ok());
+  REQUIRE(results->size() == 1);
+  const v1::AuditResult& read = (*results)[0];
+  CHECK(read.outcome() == v1::AUDIT_RAN);
+  REQUIRE(read.findings_size() == 1);
+  CHECK(read.findings(0).kind() == "link_flapping");
+  CHECK(read.findings(0).node() == "slurm-name");  // the check's name for this node
+  CHECK(read.findings(0).detail().rfind("slurm-name: eth0 went down 2 times", 0) == 0);
+
+  // An agent that stopped writing leaves no verdict.
+  (*verdict.mutable_observed())["last_sample"] = "2020-01-01T00:00:00Z";
+  REQUIRE(WriteWatchVerdict(file, verdict).ok());
+  auto stale = probes::RunAudits(ctx, {"link_watch"});
+  CHECK((*stale)[0].outcome() == v1::AUDIT_SKIPPED);
+  CHECK((*stale)[0].reason().find("is fabric-agent running?") != std::string::npos);
+  // No file: no agent here.
+  ctx.watch_file = node.root + "/run/none";
+  auto none = probes::RunAudits(ctx, {"link_watch"});
+  CHECK((*none)[0].outcome() == v1::AUDIT_SKIPPED);
+  // Garbage: a failed audit, not a pass.
+  Write(file, "not a verdict {");
+  ctx.watch_file = file;
+  auto garbage = probes::RunAudits(ctx, {"link_watch"});
+  CHECK((*garbage)[0].outcome() == v1::AUDIT_FAILED);
+}
+
+}  // namespace
+}  // namespace fabricctl::agent
