@@ -45,8 +45,9 @@ class GrpcAgentClient : public AgentClient {
     return first;
   }
   absl::StatusOr<v1::RunAuditsResponse> RunAudits(const std::string& address,
+                                                  const v1::RunAuditsRequest& request,
                                                   absl::Duration deadline) override {
-    return Call(address, deadline, v1::RunAuditsRequest(), &v1::AgentService::Stub::RunAudits);
+    return Call(address, deadline, request, &v1::AgentService::Stub::RunAudits);
   }
   absl::StatusOr<v1::StartProbeServerResponse> StartProbeServer(
       const std::string& address, const v1::StartProbeServerRequest& request,

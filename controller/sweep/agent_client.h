@@ -24,6 +24,7 @@ class AgentClient {
   virtual absl::StatusOr<v1::NodeInventory> GetInventory(const std::string& address,
                                                          absl::Duration deadline) = 0;
   virtual absl::StatusOr<v1::RunAuditsResponse> RunAudits(const std::string& address,
+                                                          const v1::RunAuditsRequest& request,
                                                           absl::Duration deadline) = 0;
   virtual absl::StatusOr<v1::StartProbeServerResponse> StartProbeServer(
       const std::string& address, const v1::StartProbeServerRequest& request,

@@ -92,6 +92,7 @@ class FakeAgents : public AgentClient {
   absl::StatusOr<v1::NodeInventory> GetInventory(const std::string& address,
                                                  absl::Duration deadline) override;
   absl::StatusOr<v1::RunAuditsResponse> RunAudits(const std::string& address,
+                                                  const v1::RunAuditsRequest& request,
                                                   absl::Duration deadline) override;
   absl::StatusOr<v1::StartProbeServerResponse> StartProbeServer(
       const std::string& address, const v1::StartProbeServerRequest& request,

@@ -1,6 +1,7 @@
 #include "controller/sweep/fleet.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,7 @@
 #include "controller/sweep/inventory_check.h"
 #include "controller/sweep/trust.h"
 #include "probes/gpu/copy_audit.h"
+#include "report/findings.h"
 
 namespace fabricctl::controller::sweep {
 
@@ -93,7 +95,7 @@ void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline) {
   const std::vector<uint32_t> live = fleet.Live();
   ParallelFor(live.size(), kMaxParallelCalls, [&](size_t k) {
     const uint32_t i = live[k];
-    auto response = agents.RunAudits(fleet.nodes[i]->address, deadline);
+    auto response = agents.RunAudits(fleet.nodes[i]->address, v1::RunAuditsRequest(), deadline);
     std::vector<v1::AuditResult> results;
     if (response.ok()) {
       results.assign(response->audits().begin(), response->audits().end());
@@ -109,6 +111,52 @@ void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline) {
     MutexLock lock(&mu);
     fleet.audits[i] = std::move(results);
   });
+}
+
+void AskLinkWatch(AgentClient& agents, Fleet& fleet, absl::Duration deadline) {
+  Mutex mu;
+  const std::vector<uint32_t> live = fleet.Live();
+  v1::RunAuditsRequest request;
+  request.add_audits("link_watch");
+  ParallelFor(live.size(), kMaxParallelCalls, [&](size_t k) {
+    const uint32_t i = live[k];
+    auto response = agents.RunAudits(fleet.nodes[i]->address, request, deadline);
+    if (!response.ok() || response->audits_size() != 1 ||
+        response->audits(0).audit() != "link_watch") {
+      return;
+    }
+    std::vector<v1::AuditResult> results = {response->audits(0)};
+    AcceptAudits(fleet.Name(i), &results);
+    MutexLock lock(&mu);
+    std::vector<v1::AuditResult>& audits = fleet.audits[i];
+    audits.erase(std::remove_if(audits.begin(), audits.end(),
+                                [](const v1::AuditResult& a) { return a.audit() == "link_watch"; }),
+                 audits.end());
+    audits.push_back(std::move(results[0]));
+  });
+}
+
+void NoteFlaps(const Fleet& fleet, v1::Report* report) {
+  std::map<std::string, std::string> flapped;  // node -> "node link, node link"
+  for (const auto& [i, audits] : fleet.audits) {
+    for (const auto& audit : audits) {
+      for (const auto& f : audit.findings()) {
+        if (f.kind() != report::kind::kLinkFlapping) continue;
+        std::string& links = flapped[f.node()];
+        links += absl::StrCat(links.empty() ? "" : ", ", f.node(), " ", f.device());
+      }
+    }
+  }
+  if (flapped.empty()) return;
+  for (auto& f : *report->mutable_findings()) {
+    if (f.peer().empty()) continue;
+    std::string links;
+    for (const std::string& end : {f.node(), f.peer()}) {
+      auto it = flapped.find(end);
+      if (it != flapped.end()) links += absl::StrCat(links.empty() ? "" : ", ", it->second);
+    }
+    if (!links.empty()) (*f.mutable_evidence())["link_flapping"] = links;
+  }
 }
 
 void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,

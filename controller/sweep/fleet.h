@@ -68,6 +68,16 @@ void CheckReachable(AgentClient& agents, Fleet& fleet, absl::Duration deadline,
 // run gets one AUDIT_FAILED result with the reason.
 void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline);
 
+// Every reachable node's link watch (the agent's "link_watch" audit: what its links did between
+// sweeps and during this one), asked once the measurements are done and kept among the node's
+// audits in place of one its audits gave earlier. A node that cannot say (an older agent, gone
+// since) keeps what it had; this never fails a sweep.
+void AskLinkWatch(AgentClient& agents, Fleet& fleet, absl::Duration deadline);
+
+// A pair's finding whose end's link flapped within the watch's recovery window carries it as
+// evidence (`link_flapping`: "node link, ..."): the fall, not the pair, may be what was slow.
+void NoteFlaps(const Fleet& fleet, v1::Report* report);
+
 // gpu_copy on every reachable node, kMaxParallelCalls at a time (each node copies to and from its
 // own GPUs; nothing crosses the fabric), added to the node's audits as "gpu_copy": measured,
 // skipped (no GPU) or failed with the reason.

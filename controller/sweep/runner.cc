@@ -494,7 +494,10 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
                             started,
                             std::move(baseline)};
   RETURN_IF_ERROR(Measure(sweep));
+  // What the links did meanwhile: a flap during a slow measurement explains it.
+  if (!stopping_) sweep::AskLinkWatch(*agents_, fleet, options_.inventory_timeout);
   v1::Report report = MakeReport(sweep);
+  sweep::NoteFlaps(fleet, &report);
   // A full disk (or any store failure) now loses the history's copy, not the verdict: the
   // report still goes to the client, and the sweep stays as far as it was written (the next
   // start marks it interrupted).

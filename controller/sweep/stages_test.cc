@@ -20,6 +20,7 @@
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/runner.h"
 #include "controller/sweep/specs.h"
+#include "report/findings.h"
 #include "tests/testing/sweeps.h"
 
 namespace fabricctl::controller::sweep {
@@ -317,9 +318,6 @@ TEST_CASE("a sweep whose client goes away stops its probes at once and is record
   CHECK(h.Sweep().ok());
 }
 
-}  // namespace
-}  // namespace fabricctl::controller::sweep
-
 namespace fabricctl::controller::sweep {
 namespace {
 
@@ -336,9 +334,11 @@ class LyingAgents : public FakeAgents {
     return inventory;
   }
   absl::StatusOr<v1::RunAuditsResponse> RunAudits(const std::string& address,
+                                                  const v1::RunAuditsRequest& request,
                                                   absl::Duration deadline) override {
-    auto response = FakeAgents::RunAudits(address, deadline);
-    if (!response.ok() || address != AddressOf("liar")) return response;
+    auto response = FakeAgents::RunAudits(address, request, deadline);
+    if (!response.ok() || address != AddressOf("liar") || response->audits_size() == 0)
+      return response;
     for (const char* victim : {"a", "b", "gpu[001-512]"}) {
       v1::Finding* f = response->mutable_audits(0)->add_findings();
       f->set_kind("link_down");
@@ -446,6 +446,67 @@ TEST_CASE("an agent that answers as another node is not that node") {
     }
   }
   CHECK(named);
+}
+
+}  // namespace
+}  // namespace fabricctl::controller::sweep
+
+// Agents whose watch saw node "d"'s eth1 fall twice between (or during) the sweep's probes.
+class FlappingAgents : public FakeAgents {
+ public:
+  absl::StatusOr<v1::RunAuditsResponse> RunAudits(const std::string& address,
+                                                  const v1::RunAuditsRequest& request,
+                                                  absl::Duration deadline) override {
+    auto response = FakeAgents::RunAudits(address, request, deadline);
+    if (!response.ok() || request.audits_size() != 1 || request.audits(0) != "link_watch") {
+      return response;
+    }
+    ++asked;
+    v1::AuditResult* watch = response->add_audits();
+    watch->set_audit("link_watch");
+    watch->set_outcome(v1::AUDIT_RAN);
+    if (address == AddressOf("d")) {
+      v1::Finding f = report::Make(report::kind::kLinkFlapping, "d", "d: eth1 went down 2 times");
+      f.set_device("eth1");
+      *watch->add_findings() = f;
+    }
+    return response;
+  }
+  std::atomic<int> asked{0};
+};
+
+TEST_CASE("a sweep asks every node for its link watch, and a flapping end is the pair's evidence") {
+  auto store = OpenStore("link_watch");
+  auto agents = std::make_unique<FlappingAgents>();
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  for (const auto& n : names) agents->Add(n);
+  agents->DropLink("c", "d");
+  FlappingAgents* fake = agents.get();
+  SweepOptions options;
+  options.config = DefaultConfig();
+  options.measure_load = false;
+  SweepRunner runner(store.get(), std::move(agents), options);
+  v1::SweepRequest request;
+  request.add_probes(v1::TCP_BW);
+  auto report = runner.Run(request, Registry(names), nullptr);
+  REQUIRE(report.ok());
+  CHECK(fake->asked == 4);
+  bool flapping = false, noted = false;
+  for (const auto& f : report->findings()) {
+    INFO(f.kind() << " " << f.node() << " " << f.peer() << " " << f.detail());
+    if (f.kind() == "link_flapping") {
+      flapping = true;
+      CHECK(f.node() == "d");
+      CHECK(f.action() == v1::ACTION_DRAIN);
+    }
+    if (!f.peer().empty() && (f.node() == "d" || f.peer() == "d")) {
+      noted = true;
+      CHECK(f.evidence().at("link_flapping") == "d eth1");
+    }
+  }
+  CHECK(flapping);
+  CHECK(noted);
+  CHECK(std::count(report->summary().drain().begin(), report->summary().drain().end(), "d") == 1);
 }
 
 }  // namespace
