@@ -13,9 +13,9 @@ namespace fabricctl::probes {
 const std::vector<const Audit*>& AllAudits() {
   namespace a = audit_internal;
   static const std::vector<const Audit*> table = {
-      &a::RdmaPortsAudit(), &a::MtuAudit(),    &a::QosAudit(),       &a::PcieAudit(),
-      &a::AffinityAudit(),  &a::AcsAudit(),    &a::GpuDirectAudit(), &a::CountersAudit(),
-      &a::MemlockAudit(),   &a::NcclEnvAudit()};
+      &a::RdmaPortsAudit(), &a::MtuAudit(),     &a::QosAudit(),       &a::PcieAudit(),
+      &a::AffinityAudit(),  &a::AcsAudit(),     &a::GpuDirectAudit(), &a::CountersAudit(),
+      &a::OpticsAudit(),    &a::MemlockAudit(), &a::NcclEnvAudit()};
   return table;
 }
 
