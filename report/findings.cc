@@ -57,6 +57,13 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kCounterErrors, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPort,
      "error counters rising during the audit window", SEVERITY_CRITICAL, ACTION_INVESTIGATE,
      "the counter is link_downed"},
+    {kind::kOpticsAlarm, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPort,
+     "a pluggable module (transceiver) beyond its own alarm threshold: its temperature or supply "
+     "voltage, or a lane's optical power or laser bias; the optic, its fibre or the far end is "
+     "failing"},
+    {kind::kOpticsWarning, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPort,
+     "a pluggable module (transceiver) beyond its own warning threshold, not yet its alarm "
+     "threshold: a lane or the module drifting out of its operating range"},
     {kind::kNcclEnvMisconfigured, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
      "NCCL_* variables naming devices or interfaces the node does not have"},
     {kind::kMemlockTooLow, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,

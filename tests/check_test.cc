@@ -38,7 +38,7 @@ TEST_CASE("check: the healthy node exits 0") {
   CommandResult r = Check("roce-h100");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.rfind("fabricctl check roce-h100: OK - 10 audits (1 skipped), 0 findings", 0) == 0);
+  CHECK(r.out.rfind("fabricctl check roce-h100: OK - 12 audits (3 skipped), 0 findings", 0) == 0);
   CHECK(r.err.empty());
 }
 
@@ -96,7 +96,7 @@ TEST_CASE("check: JSON is the Report, with each audit's outcome") {
   CHECK(report.source() == "check");
   REQUIRE(report.health().nodes_size() == 1);
   const auto& audits = report.health().nodes(0).audits();
-  REQUIRE(audits.size() == 10);
+  REQUIRE(audits.size() == 11);
   CHECK(audits[0].audit() == "rdma_ports");
   CHECK(audits[0].outcome() == v1::AUDIT_RAN);
   CHECK(audits[1].audit() == "mtu");

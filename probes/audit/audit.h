@@ -31,6 +31,10 @@ struct AuditContext {
   // DCB netlink replies by netdev (the qos audit). Unset: asked of the kernel when the root is
   // "/", else read from the fixture file <root>/netlink/dcb/<netdev>.
   std::function<absl::StatusOr<std::string>(const std::string&)> dcb_query;
+  // Module (transceiver) EEPROM dumps by netdev (the optics audit). Unset: asked of the kernel
+  // when the root is "/", else read from the fixture file <root>/ethtool/module/<netdev>
+  // (missing: NotFound, no module).
+  std::function<absl::StatusOr<std::string>(const std::string&)> module_eeprom;
   // The GPUs as the CUDA driver reports them (the gpudirect audit's dma-buf side); nullopt
   // when the driver was not asked (fixtures), empty when it has no GPU.
   std::optional<std::vector<v1::Gpu>> driver_gpus;

@@ -6,11 +6,37 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "probes/audit/dcb.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+namespace {
+
+// A module EEPROM of `size` bytes: its identifier, a temperature of 35.5 C, for CMIS a first
+// application of 8 host onto 8 media lanes and the lane monitors advertised, and the 16-bit
+// `words` at their offsets (tests/fixtures/make_eeprom.py writes fuller dumps).
+std::string ModuleDump(uint8_t identifier, size_t size,
+                       std::vector<std::pair<size_t, uint16_t>> words) {
+  std::string dump(size, '\0');
+  dump[0] = static_cast<char>(identifier);
+  const bool cmis = identifier >= 0x18;
+  words.push_back({cmis ? 14 : 22, 0x2380});
+  for (const auto& [at, word] : words) {
+    dump[at] = static_cast<char>(word >> 8);
+    dump[at + 1] = static_cast<char>(word & 0xFF);
+  }
+  if (cmis) {
+    dump[86] = 0x11;
+    dump[88] = static_cast<char>(0x88);
+    dump[128 + 160] = 0x07;
+  }
+  return dump;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const uint64_t runs = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 200000;
@@ -33,6 +59,13 @@ int main(int argc, char** argv) {
       "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.4.7<0>\n",
       "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n",
       "h:1:2 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1\n"};
+  // QSFP28 (SFF-8636): Rx power, page 03h's temperature and Rx power thresholds; one of page 0
+  // only. OSFP (CMIS): page 02h's thresholds, page 11h's Rx power of lanes 1 and 8.
+  seeds.push_back(
+      ModuleDump(0x11, 640, {{34, 8000}, {512, 0x4B00}, {518, 0}, {560, 30000}, {562, 500}}));
+  seeds.push_back(ModuleDump(0x11, 256, {{26, 33000}, {36, 8000}}));
+  seeds.push_back(
+      ModuleDump(0x19, 768, {{384, 0x5000}, {448, 40000}, {450, 500}, {698, 10000}, {712, 9000}}));
   std::mt19937_64 random(20261122);
   auto run = [](const std::string& input) {
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());

@@ -2,12 +2,14 @@
 // invariants. Built two ways: with clang -fsanitize=fuzzer,address by scripts/fuzz.sh (libFuzzer
 // drives it), and with fuzz_driver.cc into //probes/audit:parsers_fuzz_test, which replays
 // seeds and random mutations of them in CI.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "probes/audit/dcb.h"
+#include "probes/audit/module_eeprom.h"
 #include "probes/audit/parsers.h"
 #include "probes/gpu/nccl_log.h"
 
@@ -36,6 +38,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Require(dcb->apps.size() * 8 <= text.size());
   }
   (void)ParseAcsControl(text);
+  if (auto module = ParseModuleEeprom(text); module.ok()) {
+    // Temperature and Vcc, then at most three monitors of 8 lanes; every value from a 16-bit
+    // word, so never NaN, whatever the bytes.
+    Require(module->lanes >= 0 && module->lanes <= 8);
+    Require(module->monitors.size() <= 2 + 3 * static_cast<size_t>(module->lanes));
+    for (const Monitor& m : module->monitors) {
+      Require(m.lane >= 0 && m.lane <= module->lanes);
+      Require(!std::isnan(m.value));
+      if (m.thresholds) {
+        Require(!std::isnan(m.thresholds->high_alarm) && !std::isnan(m.thresholds->low_alarm) &&
+                !std::isnan(m.thresholds->high_warning) && !std::isnan(m.thresholds->low_warning));
+      }
+      (void)Judge(m);
+    }
+  }
   NcclLog log = ParseNcclLog(text);
   Require(log.gdr_channels + log.socket_channels <= log.net_channels);
   (void)NcclLogFindings(log, "fuzz");

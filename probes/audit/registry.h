@@ -16,6 +16,7 @@ const Audit& AffinityAudit();   // affinity.cc
 const Audit& AcsAudit();        // acs.cc
 const Audit& GpuDirectAudit();  // gpudirect.cc
 const Audit& CountersAudit();   // counters.cc
+const Audit& OpticsAudit();     // optics.cc
 const Audit& MemlockAudit();    // memlock.cc
 const Audit& NcclEnvAudit();    // nccl_env.cc
 const Audit& LinkWatchAudit();  // link_watch.cc

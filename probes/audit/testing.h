@@ -2,11 +2,14 @@
 #define FABRICCTL_PROBES_AUDIT_TESTING_H_
 
 // What the audits' tests share: the fixture nodes of tests/fixtures/make_sysfs.py, written
-// afresh once per test binary, and the RoCE H100 expectations of configs/roce-h100.yaml.
+// afresh once per test binary, the RoCE H100 expectations of configs/roce-h100.yaml, and the
+// module EEPROM dumps of tests/fixtures/make_eeprom.py.
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +61,23 @@ inline std::vector<std::string> Findings(const std::string& node, v1::Expectatio
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// The bytes of a module EEPROM fixture of tests/fixtures/make_eeprom.py, kept as hex text in
+// tests/fixtures/eeprom/<name>.hex ("# " comments, then lines of "offset: byte byte ...").
+inline std::string EepromFixture(const std::string& name) {
+  const std::string path = "tests/fixtures/eeprom/" + name + ".hex";
+  std::ifstream in(path);
+  INFO(path);
+  REQUIRE(in.good());
+  std::string bytes, line, word;
+  while (std::getline(in, line)) {
+    std::istringstream words(line.substr(0, line.find('#')));
+    while (words >> word) {
+      if (word.back() != ':') bytes += static_cast<char>(std::stoi(word, nullptr, 16));
+    }
+  }
+  return bytes;
 }
 
 }  // namespace fabricctl::probes::audit_testing
