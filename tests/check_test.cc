@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/report.pb.h"
 #include "tests/subprocess.h"
@@ -96,7 +98,7 @@ TEST_CASE("check: JSON is the Report, with each audit's outcome") {
   CHECK(report.source() == "check");
   REQUIRE(report.health().nodes_size() == 1);
   const auto& audits = report.health().nodes(0).audits();
-  REQUIRE(audits.size() == 11);
+  REQUIRE(audits.size() == 12);
   CHECK(audits[0].audit() == "rdma_ports");
   CHECK(audits[0].outcome() == v1::AUDIT_RAN);
   CHECK(audits[1].audit() == "mtu");
@@ -283,6 +285,30 @@ TEST_CASE("check: a FIFO, a device, a directory or an empty file as input exits 
   CHECK(hung.exit_code == 1);  // the unreadable MTU is a warning, not a pass
   CHECK(hung.err.find("audit_failed") != std::string::npos);
   CHECK(hung.out.find("not a regular file") != std::string::npos);
+}
+
+}  // namespace fabricctl::testing
+
+namespace fabricctl::testing {
+
+TEST_CASE("check: the agent's link watch, a flapping link drained by --format drain") {
+  // What fabric-agent writes at each sample (agent/link_watch.h), for a node whose eth0 fell
+  // twice in the last hour; the check reports it beside its audits.
+  const std::string file = TempDir("check_watch") + "/link-watch";
+  const std::string now =
+      absl::FormatTime(absl::RFC3339_sec, absl::Now() - absl::Seconds(5), absl::UTCTimeZone());
+  std::ofstream(file) << "audit: \"link_watch\"\noutcome: AUDIT_RAN\n"
+                      << "observed { key: \"last_sample\" value: \"" << now << "\" }\n"
+                      << "observed { key: \"interval\" value: \"10s\" }\n"
+                      << "findings { kind: \"link_flapping\" severity: SEVERITY_CRITICAL "
+                         "action: ACTION_DRAIN node: \"agent-name\" device: \"eth0\" "
+                         "detail: \"agent-name: eth0 went down 2 times in the last 1h\" }\n";
+  CommandResult r = Check("roce-h100", {"--watch-file", file, "--format", "drain"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out == "roce-h100\tlink_flapping\n");  // the check's name for the node
+  r = Check("roce-h100", {"--watch-file", file});
+  CHECK(r.out.find("roce-h100: eth0 went down 2 times") != std::string::npos);
 }
 
 }  // namespace fabricctl::testing

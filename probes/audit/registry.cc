@@ -15,8 +15,7 @@ const std::vector<const Audit*>& AllAudits() {
   static const std::vector<const Audit*> table = {
       &a::RdmaPortsAudit(), &a::MtuAudit(),     &a::QosAudit(),       &a::PcieAudit(),
       &a::AffinityAudit(),  &a::AcsAudit(),     &a::GpuDirectAudit(), &a::CountersAudit(),
-      &a::OpticsAudit(),    &a::MemlockAudit(), &a::NcclEnvAudit(),
-      &a::LinkWatchAudit()};
+      &a::OpticsAudit(),    &a::MemlockAudit(), &a::NcclEnvAudit(),   &a::LinkWatchAudit()};
   return table;
 }
 
