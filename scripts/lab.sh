@@ -14,6 +14,8 @@
 #   scripts/lab.sh accept|nodes|map|history [flags] other fabricctl commands against the lab
 #   scripts/lab.sh metrics                           scrape the controller's /metrics
 #   scripts/lab.sh kill HOST                         kill one agent (to rehearse a dead node)
+#   scripts/lab.sh flap HOST [TIMES]                 its link down and up TIMES times, now
+#   scripts/lab.sh check HOST [flags]                fabricctl check on HOST, with its agent's link watch
 #   scripts/lab.sh restart-controller                restart the controller on its address and database
 #   scripts/lab.sh down                              stop everything and remove the namespaces
 #
@@ -450,6 +452,8 @@ tls:
   key: $certs_abs/fabricctl.key
   ca: $certs_abs/ca.pem
 YAML
+  # The agents' own: the link watch samples every second (a flap between sweeps is seen at once).
+  printf '# Agents of the practice lab, written by scripts/lab.sh.\nwatch:\n  interval: 1s\n' > "$LAB/agent.yaml"
   # The same, as a Slurm prolog sees it: its own certificate (an operator's, not the
   # administrator's), so that its sweeps queue apart from fabricctl's.
   sed -e "s|$certs_abs/fabricctl\.|$certs_abs/fabric-prolog.|" "$LAB/lab.yaml" > "$LAB/prolog.yaml"
@@ -476,7 +480,8 @@ YAML
       --listen "$host:0" --node-name "node-$i" --label "rack=r$(( (i - 1) / 4 + 1 ))" \
       $( ((leaves > 1)) && [[ $topology != lldp ]] && echo --label "leaf=leaf-$(leaf_of "$i" "$n" "$leaves")") \
       $( [[ $topology == lldp ]] || ((lldp_rails)) && echo --lldp-socket "$LLDP_DIR/node-$i.sock") \
-      --nccl-log-dir "$LAB/nccl-node-$i" $(tls_flags "node-$i")
+      --nccl-log-dir "$LAB/nccl-node-$i" --config "$LAB/agent.yaml" \
+      --watch-file "$LAB/watch-node-$i" $(tls_flags "node-$i")
   done
   for i in $(seq 1 "$n"); do
     wait_for_line "$LAB/node-$i.out" "registered with" 20 > /dev/null ||
@@ -527,6 +532,30 @@ fabricctl_cmd() {  # fabricctl against the lab's controller, from the controller
     --controller "$(cat "$LAB/controller.address")" "$@"
 }
 
+flap_host() {  # HOST [TIMES]: its switch port down and up again, TIMES times (a flapping link)
+  local host=${1:-} times=${2:-1}
+  [[ $host =~ ^node-([0-9]+)$ && -f $LAB/$host.pid ]] || die "flap: no running host '$host'"
+  local port=p${BASH_REMATCH[1]}
+  [[ $times =~ ^[0-9]+$ ]] && ((times >= 1 && times <= 100)) || die "flap: TIMES must be 1-100"
+  ip -n "$PREFIX-sw" link show "$port" >/dev/null 2>&1 || die "flap: $host has no switch port (a loopback lab?)"
+  for _ in $(seq 1 "$times"); do
+    ip -n "$PREFIX-sw" link set "$port" down
+    sleep 0.3
+    ip -n "$PREFIX-sw" link set "$port" up
+    sleep 0.5
+  done
+  echo "lab: $host's link went down and up $times times"
+}
+
+check_host() {  # HOST [fabricctl check flags]: the check in the host's namespace, its agent's watch
+  local host=${1:-}
+  [[ $host =~ ^node-[0-9]+$ && -f $LAB/$host.pid ]] || die "check: no running host '$host'"
+  shift
+  local ns=""
+  ip netns list 2>/dev/null | grep -q "^$PREFIX-$host\b" && ns=$PREFIX-$host
+  in_ns "$ns" "$CLI_BIN" check --node-name "$host" --watch-file "$LAB/watch-$host" "$@"
+}
+
 kill_node() {
   [[ -f $LAB/$1.pid ]] || die "kill: no running $1"
   kill -9 "$(cat "$LAB/$1.pid")" 2>/dev/null || true
@@ -558,6 +587,8 @@ case ${1:-} in
   up) shift; up "$@" ;;
   sweep|accept|nodes|map|history) fabricctl_cmd "$@" ;;
   kill) kill_node "${2:-}" ;;
+  flap) flap_host "${2:-}" "${3:-1}" ;;
+  check) shift; check_host "$@" ;;
   restart-controller) restart_controller ;;
   metrics)
     [[ -f $LAB/metrics.url ]] || die "no lab running"
