@@ -78,9 +78,15 @@ absl::Duration ToDuration(const google::protobuf::Duration& d) {
 
 // The links this node's inventory reports, watched from the start (the first sample is the
 // baseline), or none when watch.interval is 0s.
-std::unique_ptr<LinkWatch> StartWatch(const v1::Config& config, const probes::SysfsRoot* sysfs,
-                                      InventoryOptions inventory) {
+std::unique_ptr<LinkWatch> StartWatch(const AgentOptions& options, const probes::SysfsRoot* sysfs,
+                                      const std::string& node, const GpuInventory& gpus) {
+  const v1::Config& config = options.config;
   if (ToDuration(config.watch().interval()) <= absl::ZeroDuration()) return nullptr;
+  InventoryOptions inventory;
+  inventory.node_name = node;
+  inventory.labels = options.labels;
+  inventory.lldp_socket = options.lldp_socket;
+  inventory.gpus = gpus;
   LinkWatchSettings settings;
   settings.window = ToDuration(config.watch().window());
   settings.recovery = ToDuration(config.watch().recovery());
@@ -89,6 +95,24 @@ std::unique_ptr<LinkWatch> StartWatch(const v1::Config& config, const probes::Sy
       sysfs, WatchedLinks::Of(CollectInventory(inventory, *sysfs)), settings, inventory.node_name);
   watch->Sample(absl::Now());
   return watch;
+}
+
+// The link_watch audit as the controller asks it: the watch's verdict now, or why there is none.
+std::function<v1::AuditResult()> WatchAudit(const LinkWatch* watch, absl::Duration interval) {
+  if (watch == nullptr) {
+    return [] {
+      v1::AuditResult r;
+      r.set_audit("link_watch");
+      r.set_outcome(v1::AUDIT_SKIPPED);
+      r.set_reason("the agent's link watch is off (watch.interval 0s)");
+      return r;
+    };
+  }
+  return [watch, interval] {
+    v1::AuditResult r = watch->Result(absl::Now());
+    (*r.mutable_observed())["interval"] = absl::FormatDuration(interval);
+    return r;
+  };
 }
 
 }  // namespace
@@ -124,33 +148,11 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   if (!profile.empty()) log->info("node {} is held to profile {}", agent->node_name_, profile);
   agent->probes_->SetNcclExpectation({probes::RdmaExpectedBecause(*agent->sysfs_, expect)});
   agent->probes_->SetGpus(agent->gpus_.gpus);
-  {
-    InventoryOptions inventory;
-    inventory.node_name = agent->node_name_;
-    inventory.labels = options.labels;
-    inventory.lldp_socket = options.lldp_socket;
-    inventory.gpus = agent->gpus_;
-    agent->watch_ = StartWatch(options.config, agent->sysfs_.get(), std::move(inventory));
-  }
+  agent->watch_ = StartWatch(options, agent->sysfs_.get(), agent->node_name_, agent->gpus_);
   probes::AuditContext audits =
       AuditsFor(agent->sysfs_.get(), expect, agent->node_name_, options.config, agent->gpus_);
   const absl::Duration watch_interval = ToDuration(options.config.watch().interval());
-  if (agent->watch_) {
-    LinkWatch* watch = agent->watch_.get();
-    audits.link_watch = [watch, watch_interval] {
-      v1::AuditResult r = watch->Result(absl::Now());
-      (*r.mutable_observed())["interval"] = absl::FormatDuration(watch_interval);
-      return r;
-    };
-  } else {
-    audits.link_watch = [] {
-      v1::AuditResult r;
-      r.set_audit("link_watch");
-      r.set_outcome(v1::AUDIT_SKIPPED);
-      r.set_reason("the agent's link watch is off (watch.interval 0s)");
-      return r;
-    };
-  }
+  audits.link_watch = WatchAudit(agent->watch_.get(), watch_interval);
   // The inventory callback reads address_ after the server has bound it.
   Agent* self = agent.get();
   agent->service_ = std::make_unique<AgentService>(

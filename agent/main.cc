@@ -42,8 +42,7 @@ int main(int argc, char** argv) {
                  "where NCCL all-reduce ranks write their NCCL_DEBUG=INFO logs (kept a week)")
       ->capture_default_str();
   app.add_option("--watch-file", options.watch_file,
-                 "where the link watch writes its verdict for fabricctl check (default: "
-                 "watch.file, /run/fabric-agent/link-watch)");
+                 "where the link watch writes its verdict (default: watch.file)");
   app.add_option("--rpc-timeout", rpc_timeout, "deadline of every RPC to the controller")
       ->capture_default_str();
   if (auto exit_code = ParseFlags(app, argc, argv)) return *exit_code;
@@ -71,8 +70,7 @@ int main(int argc, char** argv) {
   auto timeout = ParsePositiveDuration(rpc_timeout, "--rpc-timeout");
   if (!timeout.ok()) return fail(timeout.status());
   options.rpc_timeout = *timeout;
-  std::string controller = options.controller;
-  options.on_registered = [controller] {
+  options.on_registered = [controller = options.controller] {
     std::printf("fabric-agent registered with %s\n", controller.c_str());
     std::fflush(stdout);
   };
