@@ -4,8 +4,9 @@
 # PrologSlurmctld and deploy/slurm/fabric-health as HealthCheckProgram, exactly as the recipe
 # in docs/slurm.md sets them. Jobs go in through sbatch and srun. Checks that a healthy lab lets
 # jobs run (two nodes, one node), that a planted fault (node-3's link throttled) holds a job back
-# and drains node-3, and only node-3, with the finding kind in the reason, and that the health
-# check drains on a critical finding only. Needs root, iproute2, slurm-wlm and munge; skips
+# and drains node-3, and only node-3, with the finding kind in the reason, that the health
+# check drains on a critical finding only, and that it gives back the nodes it drained once they
+# check clean (never an operator's or the prolog's drain). Needs root, iproute2, slurm-wlm and munge; skips
 # (saying why) otherwise.
 set -uo pipefail
 
@@ -67,14 +68,20 @@ FABRIC_SWEEP_WAIT=2m
 # An error of the script's own must show here as a held job, not pass as an allowed one.
 FABRIC_ON_ERROR=hold
 CONF
-# The health check: this machine's live checks (no RDMA here: a warning, never a drain),
-# except on the nodes the test names in plant-port-down, which read a port-down fixture.
+# The health check: this machine's live checks (no RDMA here: a warning, never a drain) with
+# the node's agent's link watch, except on the nodes the test names in plant-port-down, which
+# read a port-down fixture. Nodes it drained are given back after two clean checks over 5 s.
 cat > "$DIR/fabric-slurm-health" <<CONF
 export SLURM_CONF=$DIR/slurm.conf
 FABRICCTL=$PWD/cli/fabricctl
+FABRIC_CHECK_ARGS="--watch-file $FABRIC_LAB_DIR/watch-\$SLURMD_NODENAME"
 if [ -f $DIR/plant-port-down ] && grep -qx "\$SLURMD_NODENAME" $DIR/plant-port-down; then
   FABRIC_CHECK_ARGS="--sysfs-root $DIR/sysfs/roce-h100-port-down"
 fi
+FABRIC_UNDRAIN=1
+FABRIC_UNDRAIN_CHECKS=2
+FABRIC_UNDRAIN_AFTER=5
+FABRIC_UNDRAIN_STATE=$DIR/undrain
 CONF
 python3 tests/fixtures/make_sysfs.py "$DIR/sysfs" >/dev/null || { echo "FAIL: make_sysfs"; exit 1; }
 cat > "$DIR/prolog" <<SH
@@ -244,6 +251,29 @@ echo node-1 >> "$DIR/plant-port-down"
 for _ in $(seq 1 30); do grep -q "node-1: critical: link_down; already drained" "$DIR/health.err" && break; sleep 1; done
 check "fabric-health saw node-1's fault and left the operator's drain" \
   grep -q "node-1: critical: link_down; already drained by someone else" "$DIR/health.err"
+r=$(reason node-1)
+check "node-1's reason is still the operator's ('$r')" test "$r" = "operator: maintenance"
+
+# 7. Drains given back: the faults gone, node-4's checks are clean and its agent's link watch
+#    quiet: resumed after two clean checks over 5 s, with the evidence logged. node-1 (an
+#    operator's drain) and node-3 (the prolog's, a sweep's verdict) stay drained.
+sed -i '/^node-4$/d; /^node-1$/d' "$DIR/plant-port-down"
+for _ in $(seq 1 60); do grep -q "node-4: resumed" "$DIR/health.err" && break; sleep 1; done
+check "fabric-health counted node-4's clean checks" \
+  grep -q "node-4: drained by fabricctl check; clean check 1 of 2" "$DIR/health.err"
+check "and resumed it, saying why" grep -q \
+  "node-4: resumed: [0-9]* clean checks since .*, the link watch quiet (was: fabricctl check: link_down" \
+  "$DIR/health.err"
+state4=""
+for _ in $(seq 1 10); do
+  state4=$(in_ctl sinfo -h -N -n node-4 -o %T | head -n 1)
+  [[ $state4 == idle ]] && break
+  sleep 1
+done
+check "node-4 is back in service ($state4)" test "$state4" = idle
+sleep 6  # more health checks: the others' drains are not this script's to give back
+drained=$(in_ctl sinfo -h -N -t drain,draining,drained -o %N | sort -u | paste -sd' ')
+check "node-1 (operator) and node-3 (prolog) stay drained ('$drained')" test "$drained" = "node-1 node-3"
 r=$(reason node-1)
 check "node-1's reason is still the operator's ('$r')" test "$r" = "operator: maintenance"
 
