@@ -224,8 +224,9 @@ absl::Status WriteWatchVerdict(const std::string& path, const v1::AuditResult& v
   const std::filesystem::path target(path);
   std::error_code ec;
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  // A name of its own beside the file: two agents on one host (a lab, a test) never interleave.
+  std::string tmp = path + ".XXXXXX";
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   auto fail = [&](const char* what) {
     const std::string error = std::strerror(errno);
     if (fd >= 0) ::close(fd);
