@@ -10,6 +10,7 @@
 #                       [--rails N [--slow-nic HOST:RAIL=RATE]... [--slow-rail RAIL=RATE]...
 #                                  [--lldp-rails] [--miscable HOST:RAIL=OTHER]...]
 #                       [--expect-tcp GBPS] [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
+#                       [--cpu-hog HOST=PROCESSES]...
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
 #   scripts/lab.sh accept|nodes|map|history [flags] other fabricctl commands against the lab
 #   scripts/lab.sh metrics                           scrape the controller's /metrics
@@ -55,7 +56,9 @@
 # one per host listening on every rail's NIC, the agents reading it), the rails' switches joined
 # to rail 0's as by a spine; --miscable node-6:1=0 cables node-6's rail-1 NIC to rail 0's switch
 # (it still reaches rail 1, one hop further; implies --lldp-rails). --expect-tcp 0.9 writes
-# expect.tcp_bw_gbps into the lab's configuration: what a healthy pair reaches.
+# expect.tcp_bw_gbps into the lab's configuration: what a healthy pair reaches. --cpu-hog
+# node-2=2 runs two busy loops in node-2's namespace (a host whose CPU is busy; here the
+# machine's, which every host shares).
 # Without root (or with --loopback) the
 # agents share loopback, unshaped. --gpus node-1=2 gives a host two stand-in GPUs: the CUDA
 # and NCCL test stand-ins ($BIN/tests/fake_gpu, built by bazel build //tests/fake_gpu:all;
@@ -245,11 +248,14 @@ up() {
   local n=${1:-}; shift || true
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '${n}'"
   local rate=1gbit loopback=0 leaves=1 topology=labels rails=1 expect_tcp="" lldp_rails=0
-  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=() slow_rail=() miscable=()
+  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=() slow_rail=() miscable=() hogs=()
   while (($#)); do
     case $1 in
       --gpus) gpus[${2%%=*}]=${2#*=}; shift 2 ;;
       --env) envs[${2%%=*}]+=" ${2#*=}"; shift 2 ;;
+      --cpu-hog)
+        [[ ${2:-} =~ ^node-[0-9]+=[0-9]+$ ]] || die "--cpu-hog: expected node-N=PROCESSES, got '${2:-}'"
+        hogs[${2%%=*}]=${2#*=}; shift 2 ;;
       --rate) rate=$2; [[ $rate == none ]] && rate=""; shift 2 ;;
       --throttle) throttle[${2%%=*}]=${2#*=}; shift 2 ;;
       --slow-egress) egress[${2%%=*}]=${2#*=}; shift 2 ;;
@@ -488,6 +494,13 @@ YAML
       die "node-$i did not register; see $LAB/node-$i.log"
   done
   flap_links
+  # Busy loops in a host's namespace: its CPU (this machine's, shared) kept busy.
+  local hog k
+  for hog in "${!hogs[@]}"; do
+    for k in $(seq 1 "${hogs[$hog]}"); do
+      start "hog-$hog-$k" "$( ((loopback)) || echo "$PREFIX-$hog")" sh -c 'while :; do :; done'
+    done
+  done
   if [[ $loopback == 0 ]]; then
     echo "lab: controller on $controller and $n agents in namespaces $PREFIX-node-1..$n, links ${rate:-unshaped}$( ((leaves > 1)) && echo ", $leaves leaves"), mutual TLS"
   else
