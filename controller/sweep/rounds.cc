@@ -47,7 +47,8 @@ float HeadlineLoss(const v1::ProbeResult& r) {
   for (const auto& p : r.bw()) {
     if (!p.has_segments() || !p.has_retransmits()) return std::nanf("");
     segments += p.segments();
-    retransmits += p.retransmits();
+    // A retransmission the receiver says it already had was late, not lost.
+    retransmits += p.retransmits() - std::min(p.spurious_retransmits(), p.retransmits());
   }
   if (segments < kMinLossSegments) return std::nanf("");
   return static_cast<float>(static_cast<double>(retransmits) / static_cast<double>(segments));

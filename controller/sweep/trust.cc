@@ -74,6 +74,10 @@ std::string ImpossibleFigure(const v1::ProbeResult& r, double max_gbps, double m
     if (p.has_segments() != p.has_retransmits() || p.retransmits() > p.segments()) {
       return absl::StrCat(p.retransmits(), " retransmissions of ", p.segments(), " segments");
     }
+    if (p.spurious_retransmits() > p.retransmits()) {
+      return absl::StrCat(p.spurious_retransmits(), " spurious of ", p.retransmits(),
+                          " retransmissions");
+    }
   }
   for (const auto& p : r.lat()) {
     for (double x : {p.t_min_us(), p.t_typical_us(), p.t_avg_us(), p.t_max_us(), p.t_p99_us(),

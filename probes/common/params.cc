@@ -247,6 +247,7 @@ v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
     if (p.segments && p.retransmits) {
       b->set_segments(*p.segments);
       b->set_retransmits(*p.retransmits);
+      if (p.spurious) b->set_spurious_retransmits(*p.spurious);
     }
   }
   for (const LatPoint& p : run.lat) {

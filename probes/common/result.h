@@ -20,6 +20,9 @@ struct BwPoint {
   // retransmissions (TCP_INFO); RDMA WRITE and SEND: the port's packets and retransmission
   // events (port_counters.h); absent where not measured.
   std::optional<uint64_t> segments, retransmits;
+  // TCP: of those retransmissions, the ones the receiver reported it had already (D-SACK): not
+  // lost, only late to be acknowledged (a busy host); absent where not measured.
+  std::optional<uint64_t> spurious;
 };
 
 // One latency row, as one line of ib_write_lat's table: one-way time (RTT/2) in microseconds.

@@ -15,7 +15,11 @@ std::optional<TcpCounters> ReadTcpCounters(int fd) {
   socklen_t length = sizeof(info);
   if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return std::nullopt;
   if (length < offsetof(tcp_info, tcpi_segs_out) + sizeof(info.tcpi_segs_out)) return std::nullopt;
-  return TcpCounters{info.tcpi_segs_out, info.tcpi_total_retrans};
+  TcpCounters c{info.tcpi_segs_out, info.tcpi_total_retrans, 0};
+  if (length >= offsetof(tcp_info, tcpi_dsack_dups) + sizeof(info.tcpi_dsack_dups)) {
+    c.duplicates = info.tcpi_dsack_dups;
+  }
+  return c;
 }
 
 }  // namespace fabricctl::probes

@@ -239,11 +239,12 @@ struct StreamTally {
 std::optional<TcpCounters> CountersSince(int fd, const std::optional<TcpCounters>& before) {
   const std::optional<TcpCounters> after = ReadTcpCounters(fd);
   if (!before || !after || after->segments_out < before->segments_out ||
-      after->retransmits < before->retransmits) {
+      after->retransmits < before->retransmits || after->duplicates < before->duplicates) {
     return std::nullopt;
   }
   return TcpCounters{after->segments_out - before->segments_out,
-                     after->retransmits - before->retransmits};
+                     after->retransmits - before->retransmits,
+                     after->duplicates - before->duplicates};
 }
 
 // The set-up of one size, outside the timed part: every stream connected and warmed up.
@@ -328,6 +329,7 @@ absl::StatusOr<BwPoint> FigureOf(const std::vector<StreamTally>& tallies, uint64
     if (counters && t.counters) {
       counters->segments_out += t.counters->segments_out;
       counters->retransmits += t.counters->retransmits;
+      counters->duplicates += t.counters->duplicates;
     } else {
       counters.reset();
     }
@@ -352,6 +354,7 @@ absl::StatusOr<BwPoint> FigureOf(const std::vector<StreamTally>& tallies, uint64
   if (counters && counters->segments_out > 0) {
     point.segments = counters->segments_out;
     point.retransmits = counters->retransmits;
+    point.spurious = std::min(counters->duplicates, counters->retransmits);
   }
   return point;
 }
