@@ -144,6 +144,16 @@ absl::StatusOr<probes::ProbeParams> ProbeRunner::Validate(const v1::ProbeSpec& s
   return params;
 }
 
+namespace {
+
+// The host's own procfs and sysfs (this network namespace's), for its drop counters.
+const probes::SysfsRoot& HostRoot() {
+  static const probes::SysfsRoot root("/");
+  return root;
+}
+
+}  // namespace
+
 absl::StatusOr<v1::Endpoint> ProbeRunner::StartServer(const v1::ProbeSpec& spec,
                                                       const std::string& run_id, uint32_t rank) {
   RETURN_IF_ERROR(probes::ValidateRunId(run_id));
@@ -224,6 +234,9 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartPairServer(const v1::ProbeSpec& s
   const absl::Time deadline =
       absl::Now() +
       (params.timeout > absl::ZeroDuration() ? params.timeout : kDefaultServerLifetime);
+  // This host receives what tcp_bw sends: what it drops itself is read around the half.
+  std::optional<probes::HostDrops> drops_before;
+  if (spec.kind() == v1::TCP_BW) drops_before = probes::ReadHostDrops(HostRoot());
   MutexLock lock(&mu_);
   // One run per id, whichever rail: a second would replace a server still running.
   if (servers_.count(run_id) > 0)
@@ -231,6 +244,7 @@ absl::StatusOr<v1::Endpoint> ProbeRunner::StartPairServer(const v1::ProbeSpec& s
   Running& run = servers_[run_id];
   run.server = std::move(server);
   run.failure = std::make_shared<v1::FailureCause>(v1::FAILURE_CAUSE_UNSPECIFIED);
+  run.drops_before = std::move(drops_before);
   probes::ProbeServer* raw = run.server.get();
   run.thread = std::thread([this, raw, deadline, run_id, failure = run.failure,
                             slot = params.netdev] {
@@ -275,6 +289,13 @@ absl::StatusOr<v1::ProbeResult> ProbeRunner::StopServer(const std::string& run_i
     own.set_cause(*run.failure);
     own.set_failed_side(v1::SIDE_SERVER);
     own.set_node(node_name_);
+  }
+  if (run.drops_before) {
+    if (auto after = probes::ReadHostDrops(HostRoot())) {
+      const probes::HostDrops rose = probes::DropsSince(*run.drops_before, *after);
+      own.set_receiver_drops(rose.Total());
+      own.set_receiver_drop_counters(rose.Describe());
+    }
   }
   return own;
 }

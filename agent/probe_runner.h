@@ -19,6 +19,7 @@
 #include "probes/gpu/nccl.h"
 #include "probes/probe.h"
 #include "probes/server.h"
+#include "probes/tcp/host_drops.h"
 #include "proto/agent.pb.h"
 #include "proto/probe.pb.h"
 
@@ -111,6 +112,8 @@ class ProbeRunner {
     // What the half saw fail, written by `thread` before it ends (read after the join).
     std::shared_ptr<v1::FailureCause> failure;
     std::thread thread;
+    // tcp_bw: this host's own drop counters when the half started (the receiving side's).
+    std::optional<probes::HostDrops> drops_before;
   };
   std::map<std::string, Running> servers_ ABSL_GUARDED_BY(mu_);
   // A host-ring rank between StartServer and RunLocal: its TCP listener (the control channel,

@@ -150,6 +150,10 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kLinkErrors, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPort,
      "a link whose error counters (symbol, CRC, receive, integrity) rose by more than "
      "watch.max_errors within watch.recovery, seen by the agent's watch between sweeps"},
+    {kind::kHostDropping, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
+     "a host whose own drop counters (TCP backlog and receive queues, input backlog, NIC ring) "
+     "account for what its senders retransmitted to it: its CPU or interrupt affinity, not the "
+     "links; no lossy_link for those directions"},
 };
 
 v1::Finding MakeAt(const std::string& name, Level level) {

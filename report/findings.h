@@ -63,6 +63,7 @@ inline constexpr char kUnstable[] = "unstable";
 inline constexpr char kLossyLink[] = "lossy_link";
 inline constexpr char kLinkFlapping[] = "link_flapping";
 inline constexpr char kLinkErrors[] = "link_errors";
+inline constexpr char kHostDropping[] = "host_dropping";
 }  // namespace kind
 
 // What a finding is about.

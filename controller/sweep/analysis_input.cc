@@ -94,6 +94,8 @@ void FiguresOf(const PairRun& run, const SweepSpecs& specs, PairInput& p) {
       p.forward.next_worst_gbps = run.next_worst[specs.bw_index];
       p.forward.loss_rate = run.least_loss[specs.bw_index];
       p.reverse.loss_rate = run.least_loss_reverse[specs.bw_index];
+      p.forward.receiver_dropped = run.least_loss_host[specs.bw_index] != 0;
+      p.reverse.receiver_dropped = run.least_loss_host_reverse[specs.bw_index] != 0;
       p.reverse.next_worst_gbps = run.next_worst_reverse[specs.bw_index];
     }
     if (specs.kinds[specs.bw_index] == v1::RDMA_READ_BW) std::swap(p.forward, p.reverse);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
 #include "base/parallel.h"
+#include "base/utf8.h"
 #include "controller/sweep/trust.h"
 #include "controller/verdict/analysis.h"
 #include "google/protobuf/util/time_util.h"
@@ -52,6 +53,15 @@ float HeadlineLoss(const v1::ProbeResult& r) {
   }
   if (segments < kMinLossSegments) return std::nanf("");
   return static_cast<float>(static_cast<double>(retransmits) / static_cast<double>(segments));
+}
+
+bool ReceiverDropped(const v1::ProbeResult& r) {
+  if (r.outcome() != v1::PROBE_OK || !r.has_receiver_drops() || r.receiver_drops() == 0) return false;
+  uint64_t retransmits = 0;
+  for (const auto& p : r.bw()) {
+    retransmits += p.retransmits() - std::min(p.spurious_retransmits(), p.retransmits());
+  }
+  return retransmits <= r.receiver_drops() * kSegmentsPerDrop;
 }
 
 float HeadlineTail(const v1::ProbeResult& r) {
@@ -170,6 +180,15 @@ absl::StatusOr<v1::ProbeResult> MeasureOnce(AgentClient& agents, Node& client, N
   measured.set_node(client.name);
   measured.set_peer(server.name);
   *measured.mutable_started() = result.started();
+  // The receiving host's own drops, in its own words (a host that claims them blames itself).
+  if (stopped.ok() && stopped->result().has_receiver_drops()) {
+    measured.set_receiver_drops(stopped->result().receiver_drops());
+    measured.set_receiver_drop_counters(
+        PrintableText(stopped->result().receiver_drop_counters().substr(0, 256)));
+  } else {
+    measured.clear_receiver_drops();
+    measured.clear_receiver_drop_counters();
+  }
   // Each half speaks for itself: the client's word that the server's half failed (its GPU
   // memory) stands only where the server half says so too.
   if (measured.failed_side() == v1::SIDE_SERVER &&
@@ -240,6 +259,9 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
     for (const auto& r : results) run.least_loss.push_back(HeadlineLoss(r));
     for (const auto& r : reverse) run.least_loss_reverse.push_back(HeadlineLoss(r));
     run.least_loss_reverse.resize(results.size(), std::nanf(""));
+    for (const auto& r : results) run.least_loss_host.push_back(ReceiverDropped(r));
+    for (const auto& r : reverse) run.least_loss_host_reverse.push_back(ReceiverDropped(r));
+    run.least_loss_host_reverse.resize(results.size(), 0);
     run.next_worst_reverse.assign(results.size(), std::nanf(""));
     run.results = std::move(results);
     run.reverse = std::move(reverse);
@@ -247,8 +269,11 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
     return;
   }
   ++run.attempts;
-  auto keep_least = [](float& least, const v1::ProbeResult& r) {
-    if (const float loss = HeadlineLoss(r); !std::isnan(loss) && !(least <= loss)) least = loss;
+  auto keep_least = [](float& least, uint8_t& host, const v1::ProbeResult& r) {
+    if (const float loss = HeadlineLoss(r); !std::isnan(loss) && !(least <= loss)) {
+      least = loss;
+      host = ReceiverDropped(r);
+    }
   };
   // The two lowest figures so far (NaN: none yet).
   auto keep_worst = [](float& worst, float& next, const v1::ProbeResult& r) {
@@ -274,20 +299,20 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
     auto& forward = swapped && directed ? run.reverse[k] : run.results[k];
     if (swapped && directed) {
       keep_worst(run.worst_reverse[k], run.next_worst_reverse[k], results[k]);
-      keep_least(run.least_loss_reverse[k], results[k]);
+      keep_least(run.least_loss_reverse[k], run.least_loss_host_reverse[k], results[k]);
     } else {
       keep_worst(run.worst[k], run.next_worst[k], results[k]);
-      keep_least(run.least_loss[k], results[k]);
+      keep_least(run.least_loss[k], run.least_loss_host[k], results[k]);
     }
     if (Better(results[k], forward)) forward = std::move(results[k]);
     if (!directed) continue;
     auto& backward = swapped ? run.results[k] : run.reverse[k];
     if (swapped) {
       keep_worst(run.worst[k], run.next_worst[k], reverse[k]);
-      keep_least(run.least_loss[k], reverse[k]);
+      keep_least(run.least_loss[k], run.least_loss_host[k], reverse[k]);
     } else {
       keep_worst(run.worst_reverse[k], run.next_worst_reverse[k], reverse[k]);
-      keep_least(run.least_loss_reverse[k], reverse[k]);
+      keep_least(run.least_loss_reverse[k], run.least_loss_host_reverse[k], reverse[k]);
     }
     if (Better(reverse[k], backward)) backward = std::move(reverse[k]);
   }

@@ -40,8 +40,18 @@ struct PairRun {
   // The lowest retransmitted share of the attempts, each way (HeadlineLoss; NaN where none): a
   // re-test clears a chance loss, as it does a chance tail.
   std::vector<float> least_loss, least_loss_reverse;
+  // Whether in that attempt the receiving host's own drops could account for what its sender
+  // retransmitted (ReceiverDropped): the loss is the host's, not the link's.
+  std::vector<uint8_t> least_loss_host, least_loss_host_reverse;
   uint32_t attempts = 0;
 };
+
+// Whether the receiving host's own drops (ProbeResult.receiver_drops) could account for every
+// retransmission of the result: each drop a packet of up to kSegmentsPerDrop segments (a
+// receive-offloaded packet of 64 KiB holds 45 of 1448 bytes), the retransmissions less those the
+// receiver said it already had.
+inline constexpr uint64_t kSegmentsPerDrop = 45;
+bool ReceiverDropped(const v1::ProbeResult& r);
 
 // Pairs by {lower index, higher index}.
 using PairKey = std::pair<uint32_t, uint32_t>;

@@ -60,6 +60,9 @@ struct DirectionInput {
   // The share of segments its sender retransmitted (TCP_INFO), where it rests on
   // kMinLossSegments segments or more; NaN otherwise.
   float loss_rate = std::numeric_limits<float>::quiet_NaN();
+  // Whether the receiving host's own drops could account for that loss (the attempt's
+  // ProbeResult.receiver_drops): the host's, not the link's.
+  bool receiver_dropped = false;
   // How many probes the sweep had running while the kept figure was taken (ProbeResult's
   // concurrency; 0: unknown): the yardstick comes from the figures taken under full load.
   float concurrency = 0;

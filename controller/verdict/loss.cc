@@ -164,12 +164,41 @@ class ReferenceLoss {
   size_t measured_ = 0;         // nodes with a direction
 };
 
+// A node whose own drop counters account for what its senders retransmitted to it: the host
+// drops (a busy CPU, interrupts on the wrong cores), the links are fine. Said once per node.
+void AddHostDropFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& out) {
+  for (uint32_t i = 0; i < in.nodes.size(); ++i) {
+    const auto& drops = j.loss.host_drops[i];
+    if (drops.empty()) continue;
+    std::vector<std::string> from;
+    double worst = 0;
+    for (const auto& [sender, rate] : drops) {
+      from.push_back(absl::StrCat(in.nodes[sender].name, " ", Percent(rate)));
+      worst = std::max(worst, rate);
+    }
+    const std::string& name = in.nodes[i].name;
+    out.nodes[i].verdict = std::max(out.nodes[i].verdict, Verdict::kWarning);
+    v1::Finding f = report::Make(
+        report::kind::kHostDropping, name,
+        absl::StrCat(name, ": dropped what it received itself: ", in.bandwidth_probe, " from ",
+                     absl::StrJoin(from, ", "),
+                     " retransmitted past the lossy bar, and this host's own drop counters "
+                     "(TCP backlog and receive queues, input backlog, NIC ring) rose enough to "
+                     "account for it: a busy CPU or its interrupts' affinity, not the links"));
+    (*f.mutable_evidence())["senders"] = absl::StrCat(drops.size());
+    (*f.mutable_evidence())["loss_rate"] = absl::StrFormat("%.5f", worst);
+    (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.loss.typical);
+    out.findings.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 Loss JudgeLoss(const AnalysisInput& in, const PathFaults& paths) {
   Loss loss;
   loss.lossy.assign(in.pairs.size(), {false, false});
   loss.blamed.assign(in.nodes.size(), Side::kNone);
+  loss.host_drops.assign(in.nodes.size(), {});
   std::vector<LossDirection> dirs;
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];
@@ -196,7 +225,12 @@ Loss JudgeLoss(const AnalysisInput& in, const PathFaults& paths) {
     bool any = false;
     for (const auto& d : p.Directions()) {
       const float rate = d.figures.loss_rate;
-      const bool lossy = !std::isnan(rate) && rate >= loss.bar && rate > 0;
+      bool lossy = !std::isnan(rate) && rate >= loss.bar && rate > 0;
+      // The receiving host threw away what was retransmitted: its CPU, not the link.
+      if (lossy && d.figures.receiver_dropped) {
+        if (!in.require_retest || p.attempts >= 2) loss.host_drops[d.to].push_back({d.from, rate});
+        lossy = false;
+      }
       loss.lossy[k][d.reverse ? 1 : 0] = lossy;
       any = any || lossy;
       if (!std::isnan(rate)) observations.push_back({d.from, d.to, lossy, true});
@@ -243,6 +277,7 @@ void AddLossFindings(const AnalysisInput& in, const Judged& j, AnalysisResult& o
     (*f.mutable_evidence())["typical_loss_rate"] = absl::StrFormat("%.5f", j.loss.typical);
     out.findings.push_back(std::move(f));
   }
+  AddHostDropFindings(in, j, out);
   const SlowNodeLoss slow(in, j.blame.bw);
   for (size_t k = 0; k < in.pairs.size(); ++k) {
     const PairInput& p = in.pairs[k];

@@ -121,3 +121,34 @@ TEST_CASE("A fabric that loses alike everywhere, or below the floor, blames nobo
 }
 
 }  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("Loss the receiving host's own drops account for is host_dropping, not lossy_link") {
+  // node-3 drops what it receives from everyone (a busy CPU): its counters say so on each.
+  AnalysisInput in = WithLoss(6, [](uint32_t, uint32_t to) { return to == 3 ? 0.01f : 0.0f; });
+  for (auto& p : in.pairs) {
+    p.forward.receiver_dropped = p.server == 3;
+    p.reverse.receiver_dropped = p.client == 3;
+  }
+  auto r = Analyze(in);
+  REQUIRE(Kinds(r) == std::vector<std::string>{"host_dropping:node-3:"});
+  CHECK(r.findings[0].severity() == v1::SEVERITY_WARNING);
+  CHECK(r.findings[0].action() == v1::ACTION_INVESTIGATE);
+  CHECK(r.findings[0].evidence().at("senders") == "5");
+  // Without its counters rising, the same loss is the node's in what it receives: drained.
+  for (auto& p : in.pairs) p.forward.receiver_dropped = p.reverse.receiver_dropped = false;
+  REQUIRE(Kinds(Analyze(in)) == std::vector<std::string>{"lossy_link:node-3:"});
+
+  // One direction of one link, the receiver's drops accounting for it: that host, once.
+  AnalysisInput link = WithLoss(6, [](uint32_t a, uint32_t b) {
+    return a == 2 && b == 5 ? 0.02f : 0.00001f;
+  });
+  for (auto& p : link.pairs) {
+    if (p.client == 2 && p.server == 5) p.forward.receiver_dropped = true;
+    if (p.client == 5 && p.server == 2) p.reverse.receiver_dropped = true;
+  }
+  CHECK(Kinds(Analyze(link)) == std::vector<std::string>{"host_dropping:node-5:"});
+}
+
+}  // namespace fabricctl::controller

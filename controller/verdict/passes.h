@@ -116,6 +116,9 @@ struct Loss {
   double typical = 0, bar = 0;
   std::vector<std::array<bool, 2>> lossy;  // per pair: forward, reverse
   std::vector<Side> blamed;
+  // By receiving node: the directions that would be lossy but for its own drops, which
+  // account for them (ReceiverDropped): the sender and the share. Not lossy, not the links'.
+  std::vector<std::vector<std::pair<uint32_t, double>>> host_drops;
 };
 Loss JudgeLoss(const AnalysisInput& in, const PathFaults& paths);
 

@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
   const uint64_t runs = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 200000;
   std::vector<std::string> seeds = {
       "4: ACTIVE\n",
+      "TcpExt: RcvPruned TCPBacklogDrop\nTcpExt: 1 12\n",
+      "0000a1b2 00000010 00000003\n00001000 0000000f 00000000\n",
       "5: LinkUp\n",
       "400 Gb/sec (4X NDR)\n",
       "2.5 Gb/sec (1X SDR)\n",

@@ -12,6 +12,7 @@
 #include "probes/audit/module_eeprom.h"
 #include "probes/audit/parsers.h"
 #include "probes/gpu/nccl_log.h"
+#include "probes/tcp/host_drops.h"
 
 namespace {
 
@@ -56,6 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   NcclLog log = ParseNcclLog(text);
   Require(log.gdr_channels + log.socket_channels <= log.net_channels);
   (void)NcclLogFindings(log, "fuzz");
+  for (const auto& [name, value] : ParseTcpExtDrops(text)) Require(!name.empty());
+  (void)ParseSoftnetDropped(text);
   HcaList list = ParseHcaList(text);
   for (const auto& device : list.devices) Require(device.find(':') == std::string::npos);
   return 0;
