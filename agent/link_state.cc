@@ -22,6 +22,12 @@ std::string Counted(const probes::SysfsRoot& sysfs, const std::string& dir,
 
 }  // namespace
 
+bool IsAggregate(const probes::SysfsRoot& sysfs, const std::string& netdev) {
+  const std::string dir = "/sys/class/net/" + netdev;
+  return sysfs.Exists(dir + "/bridge") || sysfs.Exists(dir + "/bonding") ||
+         sysfs.Exists(dir + "/tun_flags");
+}
+
 WatchedLinks WatchedLinks::Of(const v1::NodeInventory& inventory) {
   WatchedLinks links;
   for (const auto& itf : inventory.interfaces()) {
@@ -42,7 +48,7 @@ std::string LinkState(const probes::SysfsRoot& sysfs, const WatchedLinks& links)
     const std::string dir = "/sys/class/net/" + itf;
     parts.push_back(absl::StrCat(itf, " ", Read(sysfs, dir + "/operstate"), " ",
                                  Read(sysfs, dir + "/speed"), " Mb/s",
-                                 Counted(sysfs, dir, "carrier_changes")));
+                                 IsAggregate(sysfs, itf) ? "" : Counted(sysfs, dir, "carrier_changes")));
   }
   for (const auto& [device, port] : links.rdma_ports) {
     const std::string dir = absl::StrCat("/sys/class/infiniband/", device, "/ports/", port);

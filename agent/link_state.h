@@ -17,6 +17,11 @@ struct WatchedLinks {
   static WatchedLinks Of(const v1::NodeInventory& inventory);
 };
 
+// Whether `netdev` stands for other links rather than being one: a bridge (its carrier falls
+// when its last port goes, a container's), a bond (its slaves are the links), a tun/tap device.
+// Neither watched nor counted in the heartbeat.
+bool IsAggregate(const probes::SysfsRoot& sysfs, const std::string& netdev);
+
 // Their state now, as one line for the heartbeat (HeartbeatRequest.link_state): "eth0 up 100000
 // Mb/s carrier_changes 2; mlx5_0:1 ACTIVE 400 Gb/sec link_downed 0". Read from sysfs each time
 // (a few small files); a file that cannot be read reads "?", a counter the kernel lacks is left

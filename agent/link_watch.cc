@@ -28,10 +28,11 @@ struct Counter {
 
 // carrier_down_count (Linux 4.16) counts the carrier's losses; carrier_changes counts losses
 // and returns alike, so it is read only where the first is missing, halved.
+// Of the netdev's errors, the frames that arrived damaged (rx_errors would count them again, and
+// with them what the host missed) and what it could not send.
 constexpr Counter kNetdevCounters[] = {{"carrier_down_count", true},
                                        {"carrier_changes", true},
                                        {"statistics/rx_crc_errors", false},
-                                       {"statistics/rx_errors", false},
                                        {"statistics/tx_errors", false}};
 // The PMA counters of an RDMA port (sysfs-class-infiniband): link_downed counts the port's
 // falls from LinkUp; the others, errors the link corrected or could not.
@@ -115,6 +116,7 @@ std::map<std::string, uint64_t> LinkWatch::Read() const {
     if (text.ok() && absl::SimpleAtoi(*text, &v)) values[absl::StrCat(link, " ", Leaf(c.path))] = v;
   };
   for (const std::string& itf : links_.interfaces) {
+    if (IsAggregate(*sysfs_, itf)) continue;
     for (const Counter& c : kNetdevCounters) read(itf, "/sys/class/net/" + itf, c);
   }
   for (const auto& [device, port] : links_.rdma_ports) {
@@ -138,12 +140,16 @@ void LinkWatch::Sample(absl::Time now) {
       LinkEvent event{now, key.substr(0, space), key.substr(space + 1), value - it->second};
       event.flap = event.counter == "carrier_down_count" || event.counter == "link_downed";
       if (event.counter == "carrier_changes") {
-        // Only where the kernel has no carrier_down_count: a loss and a return are two changes.
-        event.flap = !values.count(event.link + " carrier_down_count");
-        event.increase = (event.increase + 1) / 2;
-        if (!event.flap) continue;
+        // Only where the kernel has no carrier_down_count: a loss and a return are two changes,
+        // which two samples may see apart; the odd one waits for its pair.
+        if (values.count(event.link + " carrier_down_count")) continue;
+        uint64_t& odd = odd_changes_[event.link];
+        const uint64_t changes = event.increase + odd;
+        odd = changes % 2;
+        event.increase = changes / 2;
+        if (event.increase == 0) continue;
       }
-      events_.push_back(std::move(event));
+      (event.flap ? flaps_ : errors_).push_back(std::move(event));
     }
   }
   last_ = values;
@@ -151,16 +157,28 @@ void LinkWatch::Sample(absl::Time now) {
 }
 
 void LinkWatch::Trim(absl::Time now) {
-  while (!events_.empty() &&
-         (events_.front().at < now - settings_.window || events_.size() > settings_.max_events)) {
-    if (events_.front().at >= now - settings_.window) ++dropped_;
-    events_.pop_front();
+  // Falls and errors bounded apart: a link counting errors at every sample never pushes out
+  // the falls that decide link_flapping.
+  for (std::deque<LinkEvent>* events : {&flaps_, &errors_}) {
+    while (!events->empty() && (events->front().at < now - settings_.window ||
+                                events->size() > settings_.max_events / 2)) {
+      if (events->front().at >= now - settings_.window) ++dropped_;
+      events->pop_front();
+    }
   }
 }
 
 std::vector<LinkEvent> LinkWatch::Events() const {
   MutexLock lock(&mu_);
-  return {events_.begin(), events_.end()};
+  return Merged();
+}
+
+std::vector<LinkEvent> LinkWatch::Merged() const {
+  std::vector<LinkEvent> all(flaps_.begin(), flaps_.end());
+  all.insert(all.end(), errors_.begin(), errors_.end());
+  std::stable_sort(all.begin(), all.end(),
+                   [](const LinkEvent& a, const LinkEvent& b) { return a.at < b.at; });
+  return all;
 }
 
 v1::AuditResult LinkWatch::Result(absl::Time now) const {
@@ -177,7 +195,7 @@ v1::AuditResult LinkWatch::Result(absl::Time now) const {
   const absl::Duration span = std::min(settings_.window, latest_ - first_);
   const absl::Time recent = now - settings_.recovery;
   std::map<std::string, LinkSummary> links;
-  for (const LinkEvent& e : events_) {
+  for (const LinkEvent& e : Merged()) {
     if (e.at < now - settings_.window) continue;
     LinkSummary& s = links[e.link];
     if (e.flap) {

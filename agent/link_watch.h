@@ -56,6 +56,8 @@ class LinkWatch {
 
  private:
   std::map<std::string, uint64_t> Read() const;
+  // Both rings' events, oldest first.
+  std::vector<LinkEvent> Merged() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Trim(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const probes::SysfsRoot* sysfs_;
@@ -65,7 +67,10 @@ class LinkWatch {
 
   mutable Mutex mu_;
   std::map<std::string, uint64_t> last_ ABSL_GUARDED_BY(mu_);  // "link counter" -> value
-  std::deque<LinkEvent> events_ ABSL_GUARDED_BY(mu_);
+  std::deque<LinkEvent> flaps_ ABSL_GUARDED_BY(mu_);   // each at most max_events / 2
+  std::deque<LinkEvent> errors_ ABSL_GUARDED_BY(mu_);
+  // carrier_changes not yet paired (a fall seen in one sample, its return in the next), by link.
+  std::map<std::string, uint64_t> odd_changes_ ABSL_GUARDED_BY(mu_);
   absl::Time first_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   absl::Time latest_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   size_t samples_ ABSL_GUARDED_BY(mu_) = 0;

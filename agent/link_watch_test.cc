@@ -23,8 +23,8 @@ struct Node {
   explicit Node(const std::string& name) : root(testing::TempDir(name)) {
     net = root + "/sys/class/net/eth0/";
     port = root + "/sys/class/infiniband/mlx5_0/ports/1/counters/";
-    for (const char* c : {"carrier_changes", "carrier_down_count", "statistics/rx_crc_errors",
-                          "statistics/rx_errors", "statistics/tx_errors"})
+    for (const char* c :
+         {"carrier_changes", "carrier_down_count", "statistics/rx_crc_errors", "statistics/tx_errors"})
       Write(net + c, "0");
     for (const char* c : {"link_downed", "symbol_error", "link_error_recovery"})
       Write(port + c, "0");
@@ -139,7 +139,7 @@ TEST_CASE("the ring keeps at most max_events, and says how many it let go") {
   Node node("watch_ring");
   const probes::SysfsRoot sysfs(node.root);
   LinkWatchSettings settings;
-  settings.max_events = 5;
+  settings.max_events = 10;  // 5 falls and 5 errors
   settings.max_errors = 1000000;
   LinkWatch watch(&sysfs, node.Links(), settings, "n1");
   watch.Sample(kStart);
@@ -149,6 +149,41 @@ TEST_CASE("the ring keeps at most max_events, and says how many it let go") {
   }
   CHECK(watch.Events().size() == 5);
   CHECK(watch.Result(kStart + absl::Seconds(80)).observed().at("events_dropped") == "3");
+  // Errors at every sample never push out a fall: it still decides link_flapping.
+  Write(node.net + "carrier_down_count", "1");
+  watch.Sample(kStart + absl::Seconds(90));
+  for (int i = 9; i <= 20; ++i) {
+    Write(node.port + "symbol_error", std::to_string(i));
+    watch.Sample(kStart + absl::Seconds(10 * i));
+  }
+  CHECK(Findings(watch.Result(kStart + absl::Seconds(200)), "link_flapping").size() == 1);
+}
+
+TEST_CASE("a fall and its return seen in two samples are one flap, not two") {
+  Node node("watch_split_flap");
+  std::filesystem::remove(node.net + "carrier_down_count");
+  const probes::SysfsRoot sysfs(node.root);
+  LinkWatch watch(&sysfs, node.Links(), LinkWatchSettings(), "n1");
+  watch.Sample(kStart);
+  Write(node.net + "carrier_changes", "1");  // down at this sample
+  watch.Sample(kStart + absl::Seconds(10));
+  Write(node.net + "carrier_changes", "2");  // up again by the next
+  watch.Sample(kStart + absl::Seconds(20));
+  auto found = Findings(watch.Result(kStart + absl::Seconds(20)), "link_flapping");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].evidence().at("flaps") == "1");
+  CHECK(found[0].severity() == v1::SEVERITY_WARNING);
+}
+
+TEST_CASE("a bridge's carrier is its ports', not a link's: not watched") {
+  Node node("watch_bridge");
+  std::filesystem::create_directories(node.net + "bridge");
+  const probes::SysfsRoot sysfs(node.root);
+  LinkWatch watch(&sysfs, node.Links(), LinkWatchSettings(), "n1");
+  watch.Sample(kStart);
+  Write(node.net + "carrier_down_count", "3");  // its last container went, three times
+  watch.Sample(kStart + absl::Seconds(10));
+  CHECK(Findings(watch.Result(kStart + absl::Seconds(10)), "link_flapping").empty());
 }
 
 TEST_CASE("fabricctl check's link_watch audit reads the agent's verdict while it is fresh") {

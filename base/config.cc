@@ -392,6 +392,9 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root, const st
     return fail("watch.interval", "must be at least 1s (0s: no watch)");
   if (w.has_window() && w.window().seconds() < std::max<int64_t>(w.interval().seconds(), 1))
     return fail("watch.window", "must be at least watch.interval");
+  if (w.has_recovery() && (w.recovery().seconds() < std::max<int64_t>(w.interval().seconds(), 1) ||
+                           (w.has_window() && w.recovery().seconds() > w.window().seconds())))
+    return fail("watch.recovery", "must be between watch.interval and watch.window");
   const double budget = config.sweep().retest_budget();
   if (!(budget >= 0 && budget <= 10))
     return fail("sweep.retest_budget", "must be between 0 and 10");

@@ -61,7 +61,8 @@ bool ReceiverDropped(const v1::ProbeResult& r) {
   for (const auto& p : r.bw()) {
     retransmits += p.retransmits() - std::min(p.spurious_retransmits(), p.retransmits());
   }
-  return retransmits <= r.receiver_drops() * kSegmentsPerDrop;
+  // As a division: a receiver's figure, however large, cannot overflow it.
+  return (retransmits + kSegmentsPerDrop - 1) / kSegmentsPerDrop <= r.receiver_drops();
 }
 
 float HeadlineTail(const v1::ProbeResult& r) {

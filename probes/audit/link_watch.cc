@@ -52,8 +52,10 @@ class Watch final : public Audit {
     }
     auto text = ReadBoundedFile(ctx.watch_file, "watch.file", kMaxWatchFileBytes);
     v1::AuditResult r;
-    if (!text.ok() || !google::protobuf::TextFormat::ParseFromString(*text, &r) ||
-        r.audit() != name()) {
+    // A newer agent's fields are skipped, not a failure of this check.
+    google::protobuf::TextFormat::Parser parser;
+    parser.AllowUnknownField(true);
+    if (!text.ok() || !parser.ParseFromString(*text, &r) || r.audit() != name()) {
       r.Clear();
       r.set_audit(name());
       r.set_outcome(v1::AUDIT_FAILED);
@@ -67,7 +69,7 @@ class Watch final : public Audit {
     if (r.outcome() == v1::AUDIT_RAN &&
         (sampled == r.observed().end() ||
          !absl::ParseTime(absl::RFC3339_full, sampled->second, &last, &error) ||
-         absl::Now() - last > Freshness(r))) {
+         absl::Now() - last > Freshness(r) || last - absl::Now() > absl::Minutes(1))) {
       return Skipped(name(),
                      absl::StrCat("the link watch in ", ctx.watch_file, " was last sampled ",
                                   sampled == r.observed().end() ? "at no time it says"

@@ -136,6 +136,12 @@ class Optics final : public Audit {
       }
       any = true;
       Observe(dev, *reading, &r);
+      // A port with no carrier (no fibre, admin down, an unused breakout) reads dark by nature:
+      // its figures are shown, not judged.
+      if (ctx.root->ReadTrimmed("/sys/class/net/" + dev + "/carrier").value_or("") == "0") {
+        (*r.mutable_observed())[dev + " judged"] = "no: carrier down (an unused port reads dark)";
+        continue;
+      }
       auto port = ports.find(dev);
       Port subject = port != ports.end() ? port->second : Port{dev, 0, "", dev, false};
       JudgeModule(ctx, dev, subject, *reading, &r);

@@ -15,8 +15,8 @@ namespace {
 
 const std::set<std::string>& TcpExtDropCounters() {
   static const auto* names =
-      new std::set<std::string>{"TCPBacklogDrop", "TCPRcvQDrop", "TCPZeroWindowDrop", "TCPOFODrop",
-                                "RcvPruned",      "OfoPruned",   "PFMemallocDrop"};
+      new std::set<std::string>{"TCPBacklogDrop", "TCPRcvQDrop", "TCPZeroWindowDrop", "RcvPruned",
+                                "PFMemallocDrop"};
   return *names;
 }
 
@@ -81,7 +81,8 @@ std::optional<HostDrops> ReadHostDrops(const SysfsRoot& root) {
   }
   if (auto netdevs = root.List("/sys/class/net"); netdevs.ok()) {
     for (const std::string& dev : *netdevs) {
-      if (dev == "lo") continue;
+      // The NICs' rings (a device behind them): a bridge's or a veth's count nothing of the host's.
+      if (!root.Exists(absl::StrCat("/sys/class/net/", dev, "/device"))) continue;
       for (const char* counter : {"rx_missed_errors", "rx_fifo_errors"}) {
         auto text = root.ReadTrimmed(absl::StrCat("/sys/class/net/", dev, "/statistics/", counter));
         uint64_t v = 0;

@@ -14,12 +14,12 @@ namespace fabricctl::probes {
 // before its sockets read them (so that its peers retransmit) without the link losing anything.
 //   TcpExt (/proc/net/netstat, this network namespace's): TCPBacklogDrop (a socket's backlog
 //   full while its owner held it), TCPRcvQDrop (the receive queue over its memory),
-//   TCPZeroWindowDrop, TCPOFODrop (out-of-order queue over its memory), RcvPruned, OfoPruned
-//   (queues pruned to make room), PFMemallocDrop;
+//   TCPZeroWindowDrop, RcvPruned (the receive queue pruned to make room), PFMemallocDrop (not
+//   the out-of-order queue's drops: a link's loss fills that queue);
 //   softnet_dropped (/proc/net/softnet_stat's second column, summed over CPUs: a CPU's input
 //   backlog full, net.core.netdev_max_backlog);
-//   rx_missed_errors, rx_fifo_errors of every netdev (/sys/class/net/*/statistics: the NIC's
-//   ring full, the host not taking packets off it fast enough).
+//   rx_missed_errors, rx_fifo_errors of every NIC (a netdev with a device link; statistics/:
+//   its ring full, the host not taking packets off it fast enough).
 struct HostDrops {
   std::map<std::string, uint64_t> counters;
   uint64_t Total() const;

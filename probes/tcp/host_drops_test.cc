@@ -31,6 +31,7 @@ TEST_CASE("TcpExt's drop counters by name, and nothing else") {
   CHECK(drops.at("TCPRcvQDrop") == 4);
   CHECK(drops.at("RcvPruned") == 1);
   CHECK(drops.count("TCPMinTTLDrop") == 0);  // a filter's drop, not the host's load
+  CHECK(drops.count("TCPOFODrop") == 0);     // a lossy link fills the out-of-order queue
   CHECK(drops.count("InNoECTPkts") == 0);
   // A header without its values, or values that do not line up, give nothing.
   CHECK(ParseTcpExtDrops("TcpExt: TCPBacklogDrop TCPRcvQDrop\nTcpExt: 5\n").empty());
@@ -55,19 +56,22 @@ TEST_CASE("the host's drops over a run: what rose, counter by counter") {
   Write(root + "/proc/net/softnet_stat", "00000001 00000002 00000000\n");
   Write(root + "/sys/class/net/eth0/statistics/rx_missed_errors", "7\n");
   Write(root + "/sys/class/net/eth0/statistics/rx_fifo_errors", "0\n");
-  Write(root + "/sys/class/net/lo/statistics/rx_missed_errors", "0\n");
+  Write(root + "/sys/class/net/eth0/device/vendor", "0x15b3\n");  // a NIC
+  Write(root + "/sys/class/net/veth0/statistics/rx_missed_errors", "0\n");  // not one
   const SysfsRoot sysfs(root);
   auto before = ReadHostDrops(sysfs);
   REQUIRE(before.has_value());
-  CHECK(before->counters.count("lo rx_missed_errors") == 0);
+  CHECK(before->counters.count("eth0 rx_missed_errors") == 1);
+  CHECK(before->counters.count("veth0 rx_missed_errors") == 0);
   Write(root + "/proc/net/netstat", Netstat(25, 2));
   Write(root + "/proc/net/softnet_stat", "00000001 00000005 00000000\n");
-  Write(root + "/sys/class/net/eth0/statistics/rx_missed_errors", "7\n");
+  Write(root + "/sys/class/net/eth0/statistics/rx_missed_errors", "9\n");
   auto after = ReadHostDrops(sysfs);
   REQUIRE(after.has_value());
   const HostDrops rose = DropsSince(*before, *after);
-  CHECK(rose.Total() == 15 + 2 + 3);
-  CHECK(rose.Describe() == "TCPBacklogDrop +15, TCPRcvQDrop +2, softnet_dropped +3");
+  CHECK(rose.Total() == 15 + 2 + 3 + 2);
+  CHECK(rose.Describe() ==
+        "TCPBacklogDrop +15, TCPRcvQDrop +2, eth0 rx_missed_errors +2, softnet_dropped +3");
   // A counter lower afterwards was reset: no rise, and never a wrap to a huge number.
   Write(root + "/proc/net/netstat", Netstat(1, 0));
   CHECK(DropsSince(*after, *ReadHostDrops(sysfs)).counters.at("TCPBacklogDrop") == 0);
