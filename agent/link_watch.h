@@ -21,7 +21,7 @@ struct LinkWatchSettings {
   absl::Duration window = absl::Hours(24);
   absl::Duration recovery = absl::Hours(1);
   uint64_t max_errors = 0;    // errors a link may count within `recovery`
-  size_t max_events = 20000;  // the ring's bound, whatever the window
+  size_t max_events = 20000;  // the rings' bound, half for falls, half for errors
 };
 
 // One rise of one counter of one link between two samples.
@@ -36,7 +36,8 @@ struct LinkEvent {
 // The agent's watch of its links between sweeps. Each Sample() reads every watched netdev's
 // and RDMA port's counters (carrier changes and downs, link_downed, the error counters of the
 // counters audit and the netdev's own) and keeps each rise as an event in a ring bounded by
-// the window and by `max_events` (an event is under 100 bytes: 20000 of them under 2 MiB).
+// the window and by `max_events`, falls and errors apart (an event is under 100 bytes: 20000 of
+// them under 2 MiB).
 // The first sample is the baseline: nothing before the agent started is counted.
 //
 // Result() judges the ring: a link that went down within `recovery` is link_flapping (twice or
