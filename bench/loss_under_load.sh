@@ -37,14 +37,14 @@ kinds = [f["kind"] for f in r.get("findings", [])
 print("lossy", sum(k == "lossy_link" for k in kinds))
 print("host", sum(k == "host_dropping" for k in kinds))
 print("other", " ".join(k for k in kinds if k not in ("lossy_link", "host_dropping")) or "-")
-for p in r.get("pairs", []):
-    for res in p.get("results", []) + p.get("reverse", []):
+for p in r.get("health", {}).get("pairs", []):
+    for res in p.get("results", []):
         if res.get("kind") != "TCP_BW":
             continue
         seg = sum(int(b.get("segments", 0)) for b in res.get("bw", []))
         ret = sum(int(b.get("retransmits", 0)) for b in res.get("bw", []))
-        dup = sum(int(b.get("spuriousRetransmits", b.get("spurious_retransmits", 0))) for b in res.get("bw", []))
-        drops = int(res.get("receiverDrops", res.get("receiver_drops", 0)))
+        dup = sum(int(b.get("spurious_retransmits", 0)) for b in res.get("bw", []))
+        drops = int(res.get("receiver_drops", 0))
         if seg:
             print("dir", ret / seg, (ret - dup) / seg, drops)
 PY
