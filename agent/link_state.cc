@@ -46,9 +46,9 @@ std::string LinkState(const probes::SysfsRoot& sysfs, const WatchedLinks& links)
   std::vector<std::string> parts;
   for (const std::string& itf : links.interfaces) {
     const std::string dir = "/sys/class/net/" + itf;
-    parts.push_back(absl::StrCat(itf, " ", Read(sysfs, dir + "/operstate"), " ",
-                                 Read(sysfs, dir + "/speed"), " Mb/s",
-                                 IsAggregate(sysfs, itf) ? "" : Counted(sysfs, dir, "carrier_changes")));
+    parts.push_back(absl::StrCat(
+        itf, " ", Read(sysfs, dir + "/operstate"), " ", Read(sysfs, dir + "/speed"), " Mb/s",
+        IsAggregate(sysfs, itf) ? "" : Counted(sysfs, dir, "carrier_changes")));
   }
   for (const auto& [device, port] : links.rdma_ports) {
     const std::string dir = absl::StrCat("/sys/class/infiniband/", device, "/ports/", port);

@@ -68,7 +68,7 @@ class LinkWatch {
 
   mutable Mutex mu_;
   std::map<std::string, uint64_t> last_ ABSL_GUARDED_BY(mu_);  // "link counter" -> value
-  std::deque<LinkEvent> flaps_ ABSL_GUARDED_BY(mu_);   // each at most max_events / 2
+  std::deque<LinkEvent> flaps_ ABSL_GUARDED_BY(mu_);           // each at most max_events / 2
   std::deque<LinkEvent> errors_ ABSL_GUARDED_BY(mu_);
   // carrier_changes not yet paired (a fall seen in one sample, its return in the next), by link.
   std::map<std::string, uint64_t> odd_changes_ ABSL_GUARDED_BY(mu_);

@@ -23,8 +23,8 @@ struct Node {
   explicit Node(const std::string& name) : root(testing::TempDir(name)) {
     net = root + "/sys/class/net/eth0/";
     port = root + "/sys/class/infiniband/mlx5_0/ports/1/counters/";
-    for (const char* c :
-         {"carrier_changes", "carrier_down_count", "statistics/rx_crc_errors", "statistics/tx_errors"})
+    for (const char* c : {"carrier_changes", "carrier_down_count", "statistics/rx_crc_errors",
+                          "statistics/tx_errors"})
       Write(net + c, "0");
     for (const char* c : {"link_downed", "symbol_error", "link_error_recovery"})
       Write(port + c, "0");

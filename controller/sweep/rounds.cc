@@ -56,7 +56,8 @@ float HeadlineLoss(const v1::ProbeResult& r) {
 }
 
 bool ReceiverDropped(const v1::ProbeResult& r) {
-  if (r.outcome() != v1::PROBE_OK || !r.has_receiver_drops() || r.receiver_drops() == 0) return false;
+  if (r.outcome() != v1::PROBE_OK || !r.has_receiver_drops() || r.receiver_drops() == 0)
+    return false;
   uint64_t retransmits = 0;
   for (const auto& p : r.bw()) {
     retransmits += p.retransmits() - std::min(p.spurious_retransmits(), p.retransmits());

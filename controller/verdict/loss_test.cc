@@ -141,9 +141,8 @@ TEST_CASE("Loss the receiving host's own drops account for is host_dropping, not
   REQUIRE(Kinds(Analyze(in)) == std::vector<std::string>{"lossy_link:node-3:"});
 
   // One direction of one link, the receiver's drops accounting for it: that host, once.
-  AnalysisInput link = WithLoss(6, [](uint32_t a, uint32_t b) {
-    return a == 2 && b == 5 ? 0.02f : 0.00001f;
-  });
+  AnalysisInput link =
+      WithLoss(6, [](uint32_t a, uint32_t b) { return a == 2 && b == 5 ? 0.02f : 0.00001f; });
   for (auto& p : link.pairs) {
     if (p.client == 2 && p.server == 5) p.forward.receiver_dropped = true;
     if (p.client == 5 && p.server == 2) p.reverse.receiver_dropped = true;

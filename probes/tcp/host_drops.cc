@@ -14,9 +14,8 @@ namespace fabricctl::probes {
 namespace {
 
 const std::set<std::string>& TcpExtDropCounters() {
-  static const auto* names =
-      new std::set<std::string>{"TCPBacklogDrop", "TCPRcvQDrop", "TCPZeroWindowDrop", "RcvPruned",
-                                "PFMemallocDrop"};
+  static const auto* names = new std::set<std::string>{
+      "TCPBacklogDrop", "TCPRcvQDrop", "TCPZeroWindowDrop", "RcvPruned", "PFMemallocDrop"};
   return *names;
 }
 
@@ -62,7 +61,8 @@ std::optional<uint64_t> ParseSoftnetDropped(const std::string& softnet_stat) {
   uint64_t sum = 0;
   bool any = false;
   for (absl::string_view line : absl::StrSplit(softnet_stat, '\n', absl::SkipEmpty())) {
-    const std::vector<absl::string_view> columns = absl::StrSplit(line, ' ', absl::SkipWhitespace());
+    const std::vector<absl::string_view> columns =
+        absl::StrSplit(line, ' ', absl::SkipWhitespace());
     uint32_t dropped = 0;
     if (columns.size() < 2 || !absl::SimpleHexAtoi(columns[1], &dropped)) continue;
     sum += dropped;
@@ -86,7 +86,8 @@ std::optional<HostDrops> ReadHostDrops(const SysfsRoot& root) {
       for (const char* counter : {"rx_missed_errors", "rx_fifo_errors"}) {
         auto text = root.ReadTrimmed(absl::StrCat("/sys/class/net/", dev, "/statistics/", counter));
         uint64_t v = 0;
-        if (text.ok() && absl::SimpleAtoi(*text, &v)) drops.counters[absl::StrCat(dev, " ", counter)] = v;
+        if (text.ok() && absl::SimpleAtoi(*text, &v))
+          drops.counters[absl::StrCat(dev, " ", counter)] = v;
       }
     }
   }

@@ -56,7 +56,7 @@ TEST_CASE("the host's drops over a run: what rose, counter by counter") {
   Write(root + "/proc/net/softnet_stat", "00000001 00000002 00000000\n");
   Write(root + "/sys/class/net/eth0/statistics/rx_missed_errors", "7\n");
   Write(root + "/sys/class/net/eth0/statistics/rx_fifo_errors", "0\n");
-  Write(root + "/sys/class/net/eth0/device/vendor", "0x15b3\n");  // a NIC
+  Write(root + "/sys/class/net/eth0/device/vendor", "0x15b3\n");            // a NIC
   Write(root + "/sys/class/net/veth0/statistics/rx_missed_errors", "0\n");  // not one
   const SysfsRoot sysfs(root);
   auto before = ReadHostDrops(sysfs);
