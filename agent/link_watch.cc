@@ -147,6 +147,7 @@ void LinkWatch::Sample(absl::Time now) {
         const uint64_t changes = event.increase + odd;
         odd = changes % 2;
         event.increase = changes / 2;
+        event.flap = true;
         if (event.increase == 0) continue;
       }
       (event.flap ? flaps_ : errors_).push_back(std::move(event));
