@@ -92,6 +92,9 @@ scenario() {
 
 scenario healthy-shaped 0 "" 6
 scenario healthy-unshaped 0 "" 5 --rate none
+# Busy loops beside it: senders retransmit what a late acknowledgement makes them think lost;
+# the receivers' D-SACK says they had it, and nothing is named.
+scenario healthy-unshaped-busy 0 "" 5 --rate none --cpu-hog node-2=2
 scenario slow-host 2 "straggler_node node-3 both" 6 --throttle node-3=200mbit
 scenario slow-host-unshaped 2 "straggler_node node-2 both" 5 --rate none --throttle node-2=200mbit
 scenario two-slow-hosts-of-eight 2 "$(printf 'straggler_node node-2 both\nstraggler_node node-7 both')" \
