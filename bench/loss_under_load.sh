@@ -55,7 +55,7 @@ $LAB up "$HOSTS" --rate none --cpu-hog "node-2=$HOGS" > "$WORK/up.log" 2>&1 ||
 lossy=0 host=0 other=0
 : > "$WORK/dirs"
 for s in $(seq 1 "$SWEEPS"); do
-  $LAB sweep --duration 1s --format json --output "$WORK/$s.json" > /dev/null 2>&1
+  $LAB sweep --probes tcp_bw --duration 1s --format json --output "$WORK/$s.json" > /dev/null 2>&1
   summary "$WORK/$s.json" > "$WORK/$s.sum"
   [[ $(sed -n 's/^lossy //p' "$WORK/$s.sum") -gt 0 ]] && lossy=$((lossy + 1))
   [[ $(sed -n 's/^host //p' "$WORK/$s.sum") -gt 0 ]] && host=$((host + 1))
@@ -67,7 +67,7 @@ stats() {  # COLUMN: median and worst over the directions
   awk -v c="$1" '{print $c}' "$WORK/dirs" | median
 }
 {
-  echo "# bench/loss_under_load.sh $SWEEPS $HOSTS $HOGS: $SWEEPS sweeps (tcp_bw and tcp_lat, 1 s per probe, full pairing) of"
+  echo "# bench/loss_under_load.sh $SWEEPS $HOSTS $HOGS: $SWEEPS sweeps (tcp_bw, 1 s a direction, full pairing, re-tests) of"
   echo "# a healthy unshaped lab of $HOSTS hosts, $HOGS busy loops in node-2's namespace (the machine's CPUs, which every host shares)"
   machine
   echo "sweeps raising lossy_link: $lossy of $SWEEPS"

@@ -3,9 +3,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "report/builder.h"
 #include "report/findings.h"
 #include "report/group_matrix.h"
@@ -137,6 +139,48 @@ void AppendPairSeries(const v1::Report& report, bool all_pairs, const Metric& me
   }
 }
 
+namespace {
+
+// A check's link watch (the agent's, between checks): each watched link's falls in the watch's
+// window, 0 for a quiet link so that the series stays; each error counter that rose, by how
+// much. Bounded by the node's links and the watch's counters.
+template <typename Metric>
+void AppendLinkWatchSeries(const v1::Report& report, const Metric& metric, std::string& out) {
+  for (const auto& node : report.health().nodes()) {
+    for (const auto& audit : node.audits()) {
+      if (audit.audit() != "link_watch" || audit.outcome() != v1::AUDIT_RAN) continue;
+      const auto& seen = audit.observed();
+      auto links = seen.find("links");
+      if (links == seen.end()) continue;
+      metric("fabricctl_check_link_falls",
+             "Falls (carrier lost, port down) of each link in the agent's watch window.");
+      for (absl::string_view link : absl::StrSplit(links->second, ' ', absl::SkipEmpty())) {
+        auto falls = seen.find(absl::StrCat(link, " flaps"));
+        uint64_t count = 0;
+        if (falls != seen.end() && !absl::SimpleAtoi(falls->second, &count)) count = 0;
+        absl::StrAppendFormat(&out, "fabricctl_check_link_falls{node=\"%s\",link=\"%s\"} %d\n",
+                              PromEscape(node.node()), PromEscape(std::string(link)), count);
+      }
+      metric("fabricctl_check_link_errors",
+             "Rise of each link error counter that rose in the agent's watch window.");
+      for (const auto& [key, value] : seen) {
+        const size_t space = key.find(' ');
+        uint64_t rise = 0;
+        if (space == std::string::npos || value.empty() || value[0] != '+' ||
+            !absl::SimpleAtoi(value.substr(1), &rise)) {
+          continue;
+        }
+        absl::StrAppendFormat(
+            &out, "fabricctl_check_link_errors{node=\"%s\",link=\"%s\",counter=\"%s\"} %d\n",
+            PromEscape(node.node()), PromEscape(key.substr(0, space)),
+            PromEscape(key.substr(space + 1)), rise);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::string RenderProm(const v1::Report& report, bool per_node, bool all_pairs) {
   std::string out;
   auto metric = [&](const std::string& name, const std::string& help) {
@@ -185,6 +229,7 @@ std::string RenderProm(const v1::Report& report, bool per_node, bool all_pairs) 
   }
   if (per_node && !check) AppendPairSeries(report, all_pairs, metric, out);
   if (!check) AppendGroupSeries(report, metric, out);
+  if (check) AppendLinkWatchSeries(report, metric, out);
   // Every kind at each of its levels, 0 when absent: a series that was 1 returns to 0 instead
   // of vanishing, so alerts resolve and graphs show the fix.
   const std::string findings = check ? "fabricctl_check_findings" : "fabricctl_findings";

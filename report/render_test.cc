@@ -159,6 +159,28 @@ TEST_CASE("Prometheus for a check: its own names, and no zero timestamps or swee
         std::string::npos);
 }
 
+TEST_CASE("Prometheus for a check: the link watch's falls by link, its errors by counter") {
+  v1::Report report = ThreeNodes();
+  report.set_source("check");
+  v1::AuditResult* watch = report.mutable_health()->mutable_nodes(0)->add_audits();
+  watch->set_audit("link_watch");
+  watch->set_outcome(v1::AUDIT_RAN);
+  (*watch->mutable_observed())["links"] = "eth0 mlx5_0:1";
+  (*watch->mutable_observed())["eth0 flaps"] = "3";
+  (*watch->mutable_observed())["mlx5_0:1 symbol_error"] = "+42";
+  (*watch->mutable_observed())["last_sample"] = "2026-11-27T18:00:00Z";
+  const std::string node = report.health().nodes(0).node();
+  const std::string prom = RenderProm(report);
+  CHECK(prom.find("fabricctl_check_link_falls{node=\"" + node + "\",link=\"eth0\"} 3\n") !=
+        std::string::npos);
+  // A quiet link is a 0, not a missing series.
+  CHECK(prom.find("fabricctl_check_link_falls{node=\"" + node + "\",link=\"mlx5_0:1\"} 0\n") !=
+        std::string::npos);
+  CHECK(prom.find("fabricctl_check_link_errors{node=\"" + node +
+                  "\",link=\"mlx5_0:1\",counter=\"symbol_error\"} 42\n") != std::string::npos);
+  CHECK(prom.find("last_sample") == std::string::npos);
+}
+
 TEST_CASE("HTML is one file with an SVG cell per ordered pair and no external references") {
   std::string html = RenderHtml(ThreeNodes());
   // Two maps (status, bandwidth), a cell per ordered pair in each.
