@@ -120,22 +120,35 @@ namespace {
 // The breaker open: no finding asks for a drain any more (each says the breaker held it), and
 // one drain_breaker_open names the nodes it would have drained.
 void HoldDrains(const std::set<std::string>& drain, size_t judged, const v1::DrainBreaker& breaker,
-                v1::Report& report) {
+                const EarlierDrains& earlier, v1::Report& report) {
   for (v1::Finding& f : *report.mutable_findings()) {
     if (f.action() != v1::ACTION_DRAIN) continue;
     f.set_action(v1::ACTION_INVESTIGATE);
     (*f.mutable_evidence())["drain_held"] = "breaker";
   }
   const std::string names = absl::StrJoin(drain, ",");
+  std::set<std::string> all = drain;
+  all.insert(earlier.drained.begin(), earlier.drained.end());
+  const std::string with_earlier =
+      earlier.verdicts == 0
+          ? ""
+          : absl::StrFormat(
+                " (with the %zu drained by the %zu verdicts within breaker.window: "
+                "%zu)",
+                earlier.drained.size(), earlier.verdicts, all.size());
   v1::Finding f = Make(
       kind::kDrainBreakerOpen, "",
-      absl::StrFormat("this verdict would drain %zu of the %zu nodes it judged (%s), more than "
-                      "breaker.max_share %.0f %% and breaker.min_nodes %u allow: nobody is "
+      absl::StrFormat("this verdict would drain %zu of the %zu nodes judged (%s)%s, more than "
+                      "breaker.max_share %.0f %% and breaker.min_nodes %u allow: nobody more is "
                       "drained; so many nodes failing at once points at the fabric or the "
                       "configuration (an expectation, a spine), not at that many hosts",
-                      drain.size(), judged, names, 100 * breaker.max_share(), breaker.min_nodes()));
+                      drain.size(), judged, names, with_earlier, 100 * breaker.max_share(),
+                      breaker.min_nodes()));
   (*f.mutable_evidence())["would_drain"] = names;
   (*f.mutable_evidence())["judged"] = absl::StrCat(judged);
+  if (earlier.verdicts > 0) {
+    (*f.mutable_evidence())["drained_within_window"] = absl::StrJoin(earlier.drained, ",");
+  }
   *report.add_findings() = std::move(f);
 }
 
@@ -180,9 +193,13 @@ v1::Report ReportBuilder::Finish(absl::Time generated, absl::Duration elapsed,
     const std::string& node = f.node().empty() ? node_default : f.node();
     if (f.action() == v1::ACTION_DRAIN && members.count(node) > 0) drain.insert(node);
   }
-  const size_t judged = members.size() + vouched_;
-  if (breaker_ && HoldsDrains(*breaker_, drain.size(), judged)) {
-    HoldDrains(drain, judged, *breaker_, report);
+  // With the verdicts within breaker.window: their nodes and drains join this one's.
+  std::set<std::string> judged_nodes = members, would_drain = drain;
+  judged_nodes.insert(earlier_.judged.begin(), earlier_.judged.end());
+  would_drain.insert(earlier_.drained.begin(), earlier_.drained.end());
+  const size_t judged = judged_nodes.size() + vouched_;
+  if (breaker_ && !drain.empty() && HoldsDrains(*breaker_, would_drain.size(), judged)) {
+    HoldDrains(drain, judged, *breaker_, earlier_, report);
     drain.clear();
     worst = v1::SEVERITY_CRITICAL;
   }

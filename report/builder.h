@@ -2,6 +2,7 @@
 #define FABRICCTL_REPORT_BUILDER_H_
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ ExitCode ExitCodeFor(const v1::Report& report);
 // their status, pairs, findings, audits; Finish() derives the summary from them (node counts
 // by status, flagged pairs, the drain list, the worst severity) so that no caller computes
 // any of it.
+// What the verdicts within breaker.window drained and judged (ReportBuilder::SetDrainBreaker).
+struct EarlierDrains {
+  std::set<std::string> drained, judged;
+  size_t verdicts = 0;
+};
+
 class ReportBuilder {
  public:
   // `source` is "sweep" or "check"; `generator` names the program and its version.
@@ -47,9 +54,13 @@ class ReportBuilder {
   // Finish() holds every drain when they would be more than the breaker allows (HoldsDrains)
   // of the report's nodes and `vouched` more judged without a measurement; a breaker without
   // max_share (a configuration without defaults) is none.
-  void SetDrainBreaker(const v1::DrainBreaker& breaker, uint32_t vouched = 0) {
+  // `earlier`: what the verdicts within breaker.window drained and judged, counted with this
+  // one's (a wave of small verdicts weighed as one); only this verdict's drains are held.
+  void SetDrainBreaker(const v1::DrainBreaker& breaker, uint32_t vouched = 0,
+                       EarlierDrains earlier = {}) {
     if (breaker.has_max_share()) breaker_ = breaker;
     vouched_ = vouched;
+    earlier_ = std::move(earlier);
   }
 
   // The summary from what was added; `node_default` names the subject of drain findings that
@@ -61,6 +72,7 @@ class ReportBuilder {
   v1::Report report_;
   std::optional<v1::DrainBreaker> breaker_;
   uint32_t vouched_ = 0;
+  EarlierDrains earlier_;
 };
 
 // Whether `drain` nodes of `judged` are more than the breaker allows: more than its min_nodes

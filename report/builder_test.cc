@@ -195,6 +195,48 @@ TEST_CASE("The drain breaker: a verdict draining too many of its nodes drains no
       5, 8));
 }
 
+TEST_CASE("The drain breaker over a window: a wave of small verdicts is weighed as one") {
+  v1::DrainBreaker breaker;
+  breaker.set_max_share(0.1);
+  breaker.set_min_nodes(3);
+  // A job of 4 nodes (offset: its names), 2 of them bad, after the earlier verdicts.
+  auto job = [&](int offset, EarlierDrains earlier) {
+    ReportBuilder builder("sweep", "test");
+    builder.SetDrainBreaker(breaker, 0, std::move(earlier));
+    for (int i = offset; i < offset + 4; ++i) {
+      const std::string name = "node-" + std::to_string(i);
+      builder.AddNode(name, v1::HEALTH_OK);
+      if (i < offset + 2) builder.AddFinding(Make(kind::kStragglerNode, name, "slow"));
+    }
+    return builder.Finish(kGenerated, absl::Seconds(1));
+  };
+  // Alone, two of four: a small job's bad hosts, drained.
+  CHECK(Drain(job(0, {})).size() == 2);
+  // After three such verdicts within the window (6 drained of 12 judged), the fourth's two
+  // would make 8 of 16: held, and the finding says what the window drained.
+  EarlierDrains earlier;
+  for (int i = 0; i < 12; ++i) {
+    earlier.judged.insert("node-" + std::to_string(100 + i));
+    if (i % 4 < 2) earlier.drained.insert("node-" + std::to_string(100 + i));
+  }
+  earlier.verdicts = 3;
+  const v1::Report held = job(0, earlier);
+  CHECK(Drain(held).empty());
+  const v1::Finding& open = held.findings(held.findings_size() - 1);
+  REQUIRE(open.kind() == "drain_breaker_open");
+  CHECK(open.evidence().at("would_drain") == "node-0,node-1");
+  CHECK(open.evidence().at("judged") == "16");
+  CHECK(open.evidence().at("drained_within_window").find("node-100") != std::string::npos);
+  CHECK(open.detail().find("within breaker.window") != std::string::npos);
+  // A verdict that drains nothing opens nothing, whatever the window drained.
+  ReportBuilder quiet("sweep", "test");
+  quiet.SetDrainBreaker(breaker, 0, earlier);
+  quiet.AddNode("node-9", v1::HEALTH_OK);
+  const v1::Report none = quiet.Finish(kGenerated, absl::Seconds(1));
+  CHECK(none.findings_size() == 0);
+  CHECK(none.summary().worst_severity() == v1::SEVERITY_OK);
+}
+
 TEST_CASE("Pairs: all counted, WARNING and CRITICAL ones flagged") {
   ReportBuilder builder("sweep", "test");
   const v1::HealthStatus statuses[] = {v1::HEALTH_OK,      v1::HEALTH_WARNING,  v1::HEALTH_CRITICAL,

@@ -145,7 +145,7 @@ v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
                           const v1::SweepInfo& info, absl::Time started, absl::Time finished) {
   report::ReportBuilder builder("sweep", absl::StrCat("fabric-controller ", kVersion));
   builder.SetConfig(config);
-  builder.SetDrainBreaker(config.breaker(), outcome.vouched_nodes);
+  builder.SetDrainBreaker(config.breaker(), outcome.vouched_nodes, outcome.earlier);
   builder.AddFindings(outcome.findings);
   v1::HealthMap* health = builder.mutable_health();
   std::vector<double> typical;

@@ -16,6 +16,7 @@
 #include "controller/verdict/slow_rail.h"
 #include "proto/config.pb.h"
 #include "proto/report.pb.h"
+#include "report/builder.h"
 
 namespace fabricctl::controller::sweep {
 
@@ -77,7 +78,8 @@ struct SweepOutcome {
   std::vector<v1::Finding> findings;  // the rails' combined, the all-reduce's, the regressions
   RetestStats retests;
   std::vector<v1::RailSummary> rail_summaries;  // the rails against each other (slow_rail.h)
-  uint32_t vouched_nodes = 0;  // judged without a measurement (SweepSpecs), for the breaker
+  uint32_t vouched_nodes = 0;     // judged without a measurement (SweepSpecs), for the breaker
+  report::EarlierDrains earlier;  // the verdicts within breaker.window
 };
 
 // The report of a sweep: the health map (nodes with their status, raised by their audits'

@@ -269,6 +269,14 @@ namespace {
 
 // The most a probe of this configuration may claim: from the fastest expected link rate, or
 // the ceiling where a node has no expectation.
+// The verdicts remembered for breaker.window, at most: one a second for a day.
+constexpr size_t kMaxRememberedVerdicts = 86400;
+
+absl::Duration BreakerWindow(const v1::Config& config) {
+  return absl::Seconds(config.breaker().window().seconds()) +
+         absl::Nanoseconds(config.breaker().window().nanos());
+}
+
 double MaxExpectedGbps(const v1::Config& config) {
   double rate = config.expect().link_rate_gbps();
   for (const auto& profile : config.profiles()) {
@@ -280,6 +288,32 @@ double MaxExpectedGbps(const v1::Config& config) {
 }
 
 }  // namespace
+
+report::EarlierDrains SweepRunner::DrainsWithin(absl::Duration window, absl::Time now) const {
+  report::EarlierDrains earlier;
+  if (window <= absl::ZeroDuration()) return earlier;
+  MutexLock lock(&drains_mu_);
+  for (const Drained& d : recent_drains_) {
+    if (d.finished < now - window) continue;
+    ++earlier.verdicts;
+    earlier.drained.insert(d.drained.begin(), d.drained.end());
+    earlier.judged.insert(d.judged.begin(), d.judged.end());
+  }
+  return earlier;
+}
+
+void SweepRunner::RememberDrains(const v1::Report& report, absl::Duration window, absl::Time now) {
+  if (window <= absl::ZeroDuration()) return;
+  Drained d{now, {report.summary().drain().begin(), report.summary().drain().end()}, {}};
+  for (const auto& node : report.health().nodes()) d.judged.push_back(node.node());
+  MutexLock lock(&drains_mu_);
+  recent_drains_.push_back(std::move(d));
+  // Bounded by the window, and by count (a verdict a second for a day at most).
+  while (!recent_drains_.empty() && (recent_drains_.front().finished < now - window ||
+                                     recent_drains_.size() > kMaxRememberedVerdicts)) {
+    recent_drains_.pop_front();
+  }
+}
 
 void SweepRunner::CheckNodes(const v1::SweepRequest& request, const sweep::SweepSpecs& specs,
                              sweep::Fleet& fleet) {
@@ -442,6 +476,7 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
     }
   }
   outcome.vouched_nodes = sweep.specs.vouched_nodes;
+  outcome.earlier = DrainsWithin(BreakerWindow(config), options_.now());
   return sweep::AssembleReport(outcome, config, sweep.info, sweep.started, options_.now());
 }
 
@@ -497,6 +532,7 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   // What the links did meanwhile: a flap during a slow measurement explains it.
   if (!stopping_) sweep::AskLinkWatch(*agents_, fleet, options_.inventory_timeout);
   v1::Report report = MakeReport(sweep);
+  RememberDrains(report, BreakerWindow(config), options_.now());
   sweep::NoteFlaps(fleet, &report);
   // A full disk (or any store failure) now loses the history's copy, not the verdict: the
   // report still goes to the client, and the sweep stays as far as it was written (the next

@@ -2,6 +2,7 @@
 #define FABRICCTL_CONTROLLER_SWEEP_RUNNER_H_
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "proto/config.pb.h"
 #include "proto/controller.pb.h"
 #include "proto/report.pb.h"
+#include "report/builder.h"
 
 namespace fabricctl::controller {
 
@@ -109,6 +111,10 @@ class SweepRunner {
   void ConfirmLocalised(sweep::SweepContext& sweep);
   // The verdict of every rail, the all-reduce groups and the baseline, as a report.
   v1::Report MakeReport(sweep::SweepContext& sweep);
+  // The breaker's memory (breaker.window): what the verdicts that finished within `window`
+  // before `now` drained and judged; and a verdict's, kept for those after it.
+  report::EarlierDrains DrainsWithin(absl::Duration window, absl::Time now) const;
+  void RememberDrains(const v1::Report& report, absl::Duration window, absl::Time now);
 
   Store* store_;
   std::unique_ptr<sweep::AgentClient> agents_;
@@ -116,6 +122,12 @@ class SweepRunner {
   mutable Mutex config_mu_;
   v1::Config config_ ABSL_GUARDED_BY(config_mu_);
   std::atomic<bool> shutdown_{false};
+  struct Drained {
+    absl::Time finished;
+    std::vector<std::string> drained, judged;
+  };
+  mutable Mutex drains_mu_;
+  std::deque<Drained> recent_drains_ ABSL_GUARDED_BY(drains_mu_);  // oldest first
   // One sweep at a time; the others wait their turn or share a result.
   SweepQueue queue_;
   // Runs the stages with a watch on `cancelled` and on Shutdown.

@@ -509,5 +509,32 @@ TEST_CASE("a sweep asks every node for its link watch, and a flapping end is the
   CHECK(std::count(report->summary().drain().begin(), report->summary().drain().end(), "d") == 1);
 }
 
+TEST_CASE("breaker.window: the second of two small verdicts within it is held with the first") {
+  auto run = [](const std::string& test, int64_t window_s) {
+    Harness h(test, {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, [&](SweepOptions& o) {
+      o.config.mutable_breaker()->set_max_share(0.15);
+      o.config.mutable_breaker()->set_min_nodes(1);
+      o.config.mutable_breaker()->mutable_window()->set_seconds(window_s);
+    });
+    h.fake->SetEgress("d", 1);
+    h.fake->SetEgress("i", 1);
+    std::vector<std::vector<std::string>> drains;
+    for (const auto& job : {std::vector<std::string>{"a", "b", "c", "d", "e"},
+                            std::vector<std::string>{"f", "g", "h", "i", "j"}}) {
+      v1::SweepRequest request;
+      request.add_probes(v1::TCP_BW);
+      for (const auto& n : job) request.add_nodes(n);
+      auto report = h.runner->Run(request, Registry(h.names), nullptr);
+      REQUIRE(report.ok());
+      drains.push_back({report->summary().drain().begin(), report->summary().drain().end()});
+    }
+    return drains;
+  };
+  // Each alone: one of five, no more than min_nodes: drained.
+  CHECK(run("breaker_alone", 0) == std::vector<std::vector<std::string>>{{"d"}, {"i"}});
+  // Within one window: two of ten together, more than both: the second is held.
+  CHECK(run("breaker_window", 3600) == std::vector<std::vector<std::string>>{{"d"}, {}});
+}
+
 }  // namespace
 }  // namespace fabricctl::controller::sweep
