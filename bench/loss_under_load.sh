@@ -77,4 +77,7 @@ stats() {  # COLUMN: median and worst over the directions
   echo "retransmitted share, median: $(stats 2), worst: $(awk '{print $2}' "$WORK/dirs" | sort -g | tail -n 1)"
   echo "less D-SACK duplicates, median: $(stats 3), worst: $(awk '{print $3}' "$WORK/dirs" | sort -g | tail -n 1)"
   echo "directions whose receiver counted drops of its own: $(awk '$4 > 0' "$WORK/dirs" | wc -l)"
+  for floor in 0.001 0.005; do
+    echo "directions at or above $floor (the $( [[ $floor == 0.001 ]] && echo "default thresholds.min_loss_rate" || echo "lab's min_loss_rate")): $(awk -v f="$floor" '$2 >= f' "$WORK/dirs" | wc -l) counting every retransmission, $(awk -v f="$floor" '$3 >= f' "$WORK/dirs" | wc -l) less D-SACK duplicates"
+  done
 } | tee "$OUT"
