@@ -88,6 +88,7 @@ std::unique_ptr<LinkWatch> StartWatch(const AgentOptions& options, const probes:
   inventory.lldp_socket = options.lldp_socket;
   inventory.gpus = gpus;
   LinkWatchSettings settings;
+  settings.interval = ToDuration(config.watch().interval());
   settings.window = ToDuration(config.watch().window());
   settings.recovery = ToDuration(config.watch().recovery());
   settings.max_errors = config.watch().max_errors();
@@ -98,7 +99,7 @@ std::unique_ptr<LinkWatch> StartWatch(const AgentOptions& options, const probes:
 }
 
 // The link_watch audit as the controller asks it: the watch's verdict now, or why there is none.
-std::function<v1::AuditResult()> WatchAudit(const LinkWatch* watch, absl::Duration interval) {
+std::function<v1::AuditResult()> WatchAudit(const LinkWatch* watch) {
   if (watch == nullptr) {
     return [] {
       v1::AuditResult r;
@@ -108,11 +109,7 @@ std::function<v1::AuditResult()> WatchAudit(const LinkWatch* watch, absl::Durati
       return r;
     };
   }
-  return [watch, interval] {
-    v1::AuditResult r = watch->Result(absl::Now());
-    (*r.mutable_observed())["interval"] = absl::FormatDuration(interval);
-    return r;
-  };
+  return [watch] { return watch->Result(absl::Now()); };
 }
 
 }  // namespace
@@ -152,7 +149,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
   probes::AuditContext audits =
       AuditsFor(agent->sysfs_.get(), expect, agent->node_name_, options.config, agent->gpus_);
   const absl::Duration watch_interval = ToDuration(options.config.watch().interval());
-  audits.link_watch = WatchAudit(agent->watch_.get(), watch_interval);
+  audits.link_watch = WatchAudit(agent->watch_.get());
   // The inventory callback reads address_ after the server has bound it.
   Agent* self = agent.get();
   agent->service_ = std::make_unique<AgentService>(
@@ -225,8 +222,7 @@ void Agent::WatchLoop(absl::Duration interval) {
   auto log = Logger("agent");
   bool failing = false;  // log a failure to write once, and the recovery once
   for (;;) {
-    v1::AuditResult verdict = watch_->Result(absl::Now());
-    (*verdict.mutable_observed())["interval"] = absl::FormatDuration(interval);
+    const v1::AuditResult verdict = watch_->Result(absl::Now());
     if (!options_.watch_file.empty()) {
       absl::Status written = WriteWatchVerdict(options_.watch_file, verdict);
       if (!written.ok() && !failing) {

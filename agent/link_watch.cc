@@ -217,6 +217,7 @@ v1::AuditResult LinkWatch::Result(absl::Time now) const {
   seen["since"] = absl::FormatTime(absl::RFC3339_sec, first_, absl::UTCTimeZone());
   seen["last_sample"] = absl::FormatTime(absl::RFC3339_sec, latest_, absl::UTCTimeZone());
   seen["window"] = absl::FormatDuration(span);
+  seen["interval"] = absl::FormatDuration(settings_.interval);  // how fresh the verdict must be
   if (dropped_ > 0) seen["events_dropped"] = absl::StrCat(dropped_);
   const absl::Duration judged = std::min(settings_.recovery, latest_ - first_);
   for (const auto& [link, s] : links) {

@@ -18,6 +18,7 @@
 namespace fabricctl::agent {
 
 struct LinkWatchSettings {
+  absl::Duration interval = absl::Seconds(10);  // how often the agent samples (in the verdict)
   absl::Duration window = absl::Hours(24);
   absl::Duration recovery = absl::Hours(1);
   uint64_t max_errors = 0;    // errors a link may count within `recovery`
