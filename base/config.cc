@@ -309,6 +309,19 @@ bool PlainName(const std::string& name, size_t max_size) {
          });
 }
 
+// The link watch's durations: a second at least, and interval <= recovery <= window.
+template <typename Fail>
+absl::Status ValidateWatch(const v1::LinkWatch& w, const Fail& fail) {
+  if (w.interval().seconds() == 0 && w.interval().nanos() > 0)
+    return fail("watch.interval", "must be at least 1s (0s: no watch)");
+  if (w.has_window() && w.window().seconds() < std::max<int64_t>(w.interval().seconds(), 1))
+    return fail("watch.window", "must be at least watch.interval");
+  if (w.has_recovery() && (w.recovery().seconds() < std::max<int64_t>(w.interval().seconds(), 1) ||
+                           (w.has_window() && w.recovery().seconds() > w.window().seconds())))
+    return fail("watch.recovery", "must be between watch.interval and watch.window");
+  return absl::OkStatus();
+}
+
 template <typename Fail>
 absl::Status ValidateRails(const v1::Config& config, const Fail& fail) {
   if (config.rails_size() > kMaxRails)
@@ -387,14 +400,7 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root, const st
   const double share = config.breaker().max_share();
   if (config.breaker().has_max_share() && !(share > 0 && share <= 1))
     return fail("breaker.max_share", "must be in (0, 1] (1: off)");
-  const auto& w = config.watch();
-  if (w.interval().seconds() == 0 && w.interval().nanos() > 0)
-    return fail("watch.interval", "must be at least 1s (0s: no watch)");
-  if (w.has_window() && w.window().seconds() < std::max<int64_t>(w.interval().seconds(), 1))
-    return fail("watch.window", "must be at least watch.interval");
-  if (w.has_recovery() && (w.recovery().seconds() < std::max<int64_t>(w.interval().seconds(), 1) ||
-                           (w.has_window() && w.recovery().seconds() > w.window().seconds())))
-    return fail("watch.recovery", "must be between watch.interval and watch.window");
+  RETURN_IF_ERROR(ValidateWatch(config.watch(), fail));
   const double budget = config.sweep().retest_budget();
   if (!(budget >= 0 && budget <= 10))
     return fail("sweep.retest_budget", "must be between 0 and 10");
