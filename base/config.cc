@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "base/cabling_plan.h"
 #include "base/ibnetdiscover.h"
 #include "base/net_address.h"
 #include "base/profiles.h"
@@ -346,6 +347,9 @@ absl::Status ValidateRails(const v1::Config& config, const Fail& fail) {
       return fail("rails", absl::StrCat("rail '", rail.name(), "': rdma_device '",
                                         rail.rdma_device(), "' is not a device name"));
     }
+    if (rail.leaf_pattern().size() > 255)
+      return fail("rails",
+                  absl::StrCat("rail '", rail.name(), "': leaf_pattern is over 255 bytes"));
     if (!rail.rdma_device().empty() && !devices.insert(rail.rdma_device()).second) {
       return fail("rails", absl::StrCat("rail '", rail.name(), "': rdma_device ",
                                         rail.rdma_device(), " is another rail's"));
@@ -555,6 +559,8 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> TopologyFiles(
 // The topology files' trees as the nodes' labels; see config.h.
 absl::Status LoadTopologyFiles(v1::Config* config, const std::string& config_path) {
   v1::Topology* topology = config->mutable_topology();
+  RETURN_IF_ERROR(LoadCablingPlan(
+      topology, topology->cabling().empty() ? "" : NextTo(config_path, topology->cabling())));
   if (topology->slurm().empty() && topology->ibnetdiscover().empty()) return absl::OkStatus();
   std::map<std::string, std::string> switch_ports;  // host -> its leaf switch's port (InfiniBand)
   ASSIGN_OR_RETURN(const auto tree, TopologyFiles(*topology, config->probes().rdma_device(),

@@ -18,6 +18,7 @@ absl::StatusOr<v1::Config> LoadConfig(const std::string& path);
 // relative to `config_path`'s directory) into its nodes: labels at topology.levels (leaf, and
 // spine for a Slurm tree, where none are named); nodes: entries win over them. Only the
 // controller places nodes, so only it reads them (an agent's node need not have the files).
+// The cabling plan (topology.cabling) is read into topology.cables (LoadCablingPlan).
 absl::Status LoadTopologyFiles(v1::Config* config, const std::string& config_path);
 
 // As LoadConfig, from text; `source` names it in errors.

@@ -8,7 +8,7 @@
 #                       [--flap A-B=RATE/SECONDS]... [--jitter A-B=PCT]... [--latency-host HOST]...
 #                       [--leaves K [--slow-uplink LEAF=RATE]... [--topology labels|lldp|none]]
 #                       [--rails N [--slow-nic HOST:RAIL=RATE]... [--slow-rail RAIL=RATE]...
-#                                  [--lldp-rails] [--miscable HOST:RAIL=OTHER]...]
+#                                  [--lldp-rails] [--miscable HOST:RAIL=OTHER]... [--cabling FILE]]
 #                       [--expect-tcp GBPS] [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
 #                       [--cpu-hog HOST=PROCESSES]...
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
@@ -58,7 +58,8 @@
 # (it still reaches rail 1, one hop further; implies --lldp-rails). --expect-tcp 0.9 writes
 # expect.tcp_bw_gbps into the lab's configuration: what a healthy pair reaches. --cpu-hog
 # node-2=2 runs two busy loops in node-2's namespace (a host whose CPU is busy; here the
-# machine's, which every host shares).
+# machine's, which every host shares). --cabling FILE gives the controller a cabling plan
+# (topology.cabling; the rails' switch ports are p<i> on rail0-sw, r<R>p<i> on rail<R>-sw).
 # Without root (or with --loopback) the
 # agents share loopback, unshaped. --gpus node-1=2 gives a host two stand-in GPUs: the CUDA
 # and NCCL test stand-ins ($BIN/tests/fake_gpu, built by bazel build //tests/fake_gpu:all;
@@ -247,7 +248,7 @@ flap_links() {
 up() {
   local n=${1:-}; shift || true
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '${n}'"
-  local rate=1gbit loopback=0 leaves=1 topology=labels rails=1 expect_tcp="" lldp_rails=0
+  local rate=1gbit loopback=0 leaves=1 topology=labels rails=1 expect_tcp="" lldp_rails=0 cabling=""
   declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=() slow_rail=() miscable=() hogs=()
   while (($#)); do
     case $1 in
@@ -297,6 +298,10 @@ up() {
       --topology)
         [[ ${2:-} =~ ^(labels|lldp|none)$ ]] || die "--topology: expected labels, lldp or none, got '${2:-}'"
         topology=$2; shift 2 ;;
+      --cabling)  # relative to where the lab was called from (the script runs from the checkout)
+        cabling=${2:-}; [[ $cabling == /* ]] || cabling=$OLDPWD/$cabling
+        [[ -f $cabling ]] || die "--cabling: no such file '${2:-}'"
+        shift 2 ;;
       --rails)
         [[ ${2:-} =~ ^[1-8]$ ]] || die "--rails: expected 1-8, got '${2:-}'"
         rails=$2; shift 2 ;;
@@ -437,6 +442,7 @@ up() {
   # with a core kept busy: up to 0.27 % of a direction's segments): loss counts from 0.5 %.
   local certs_abs
   certs_abs=$(cd "$CERTS" && pwd)
+  [[ -z $cabling ]] || cp "$cabling" "$LAB/cabling.txt"
   cat > "$LAB/lab.yaml" <<YAML
 # Practice-lab configuration written by scripts/lab.sh.
 thresholds:
@@ -449,8 +455,10 @@ sweep:
   pairing: full
   pair_timeout: 20s
   probes: [tcp_bw, tcp_lat]
-$( ((leaves > 1)) && [[ $topology == labels ]] && printf 'topology:\n  levels: [leaf]\n')
-$( ((leaves > 1)) && [[ $topology == lldp ]] && printf 'topology:\n  lldp: true\n')
+$( { ((leaves > 1)) && [[ $topology != none ]]; } || [[ -n $cabling ]] && echo 'topology:')
+$( ((leaves > 1)) && [[ $topology == labels ]] && echo '  levels: [leaf]')
+$( ((leaves > 1)) && [[ $topology == lldp ]] && echo '  lldp: true')
+$( [[ -n $cabling ]] && echo '  cabling: cabling.txt')
 $( ((rails > 1)) && { echo 'rails:'; for r in $(seq 0 $((rails - 1))); do echo "  - {name: rail$r, netdev: eth$r}"; done; })
 $( [[ -n $expect_tcp ]] && printf 'expect:\n  tcp_bw_gbps: %s\n' "$expect_tcp")
 tls:

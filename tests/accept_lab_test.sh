@@ -6,7 +6,8 @@
 # mtu_mismatch); a rack of four hosts at 60 % of the references' rate, which judged among
 # themselves would be alike, is rejected host by host as below_reference. In every case nothing
 # else is named; and with two rails whose switches speak LLDP, a host whose rail-1 NIC is cabled
-# to rail 0's switch is rejected as miscabled. Needs root, iproute2 and lldpd; skips (saying why)
+# to rail 0's switch is rejected as miscabled, and one whose rail-0 NIC is on another port than
+# the cabling plan's, while a host cabled as planned is accepted. Needs root, iproute2 and lldpd; skips (saying why)
 # otherwise.
 set -uo pipefail
 
@@ -99,15 +100,27 @@ check "JUnit: the failure is the configuration check's" \
 
 # A miscabled NIC: two rails whose switches speak LLDP, node-6's rail-1 NIC cabled to rail 0's
 # switch (it still reaches rail 1 through the switches, so every figure is fine).
+# A cabling plan beside it: node-5's NICs and node-6's rail-0 NIC planned, the latter at a port
+# it is not on; node-6's rail-1 NIC left to the rails' rule.
+cat > "$OUT/cabling.txt" <<'PLAN'
+# node  netdev  switch    port
+node-5  eth0    rail0-sw  p5
+node-5  eth1    rail1-sw  r1p5
+node-6  eth0    rail0-sw  p9
+PLAN
 lab down > /dev/null 2>&1
-if ! lab up 6 --rails 2 --miscable node-6:1=0 > "$OUT/up-rails.log" 2>&1; then
+if ! lab up 6 --rails 2 --miscable node-6:1=0 --cabling "$OUT/cabling.txt" > "$OUT/up-rails.log" 2>&1; then
   bad "lab up --rails 2 --miscable (see $OUT/up-rails.log)"
   finish
 fi
 lab sweep --nodes 'node-[1-4]' --duration 500ms --audits --format json --output "$OUT/rail-references.json" \
   2> "$OUT/rail-references.err"
-accept_case miscabled 2 "$(printf 'node-5 accepted\nnode-6 rejected cabling:miscabled\npasses 1')" \
+accept_case miscabled 2 \
+  "$(printf 'node-5 accepted\nnode-6 rejected cabling:miscabled,cabling:miscabled\npasses 1')" \
   --nodes 'node-[5-6]' --reference 'node-[1-4]'
 check "miscabled names node-6's eth1 on rail0-sw, a leaf of rail0" \
   grep -q "node-6's eth1 (rail1) is cabled to rail0-sw, a leaf of rail0" "$OUT/miscabled.json"
+check "miscabled names node-6's eth0 at port p6 where the plan has p9" \
+  grep -q "node-6's eth0 (rail0) is cabled to rail0-sw port [^;]*p6; the cabling plan cables it to rail0-sw port p9" \
+  "$OUT/miscabled.json"
 finish

@@ -1,6 +1,9 @@
 #include "controller/sweep/cabling.h"
 
+#include <fnmatch.h>
+
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -92,11 +95,95 @@ v1::Finding Miscabled(const Node& node, const v1::Rail& rail, const std::string&
   return f;
 }
 
-}  // namespace
+// The interfaces of `node` that `planned` (node -> netdev -> cable) or a rail's leaf_pattern
+// judges: the rails' rule learned from the references leaves them alone.
+bool JudgedOtherwise(const std::map<std::string, std::map<std::string, const v1::Cable*>>& planned,
+                     const std::string& node, const v1::Rail& rail) {
+  auto it = planned.find(node);
+  return !rail.leaf_pattern().empty() ||
+         (it != planned.end() && it->second.count(rail.netdev()) > 0);
+}
 
-std::vector<v1::Finding> CablingAgainstReferences(
+const v1::Rail* RailOf(const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
+                       const std::string& netdev) {
+  for (const v1::Rail& rail : rails) {
+    if (rail.netdev() == netdev) return &rail;
+  }
+  return nullptr;
+}
+
+// Whether LLDP's view of the switch port is `port`: its id or its description.
+bool SamePort(const v1::LldpNeighbor& lldp, const std::string& port) {
+  return lldp.port_id() == port || lldp.port_description() == port;
+}
+
+// `node`'s interface of one planned cable against its LLDP neighbour; nullopt when they agree.
+std::optional<v1::Finding> AgainstCable(const Node& node, const v1::Cable& cable,
+                                        const v1::Rail* rail) {
+  const std::string planned = cable.port().empty()
+                                  ? cable.switch_name()
+                                  : absl::StrCat(cable.switch_name(), " port ", cable.port());
+  const std::string itf_name =
+      rail == nullptr ? cable.netdev() : absl::StrCat(cable.netdev(), " (", rail->name(), ")");
+  const v1::NetInterface* itf = InterfaceNamed(node.inventory, cable.netdev());
+  std::string seen, detail;
+  if (itf == nullptr) {
+    seen = "no interface";
+    detail = absl::StrCat(node.name, " has no interface ", cable.netdev(),
+                          "; the cabling plan cables it to ", planned);
+  } else if (itf->lldp().system_name().empty()) {
+    const std::string why = node.inventory.lldp_unavailable_reason();
+    detail = absl::StrCat(node.name, "'s ", itf_name, " has no LLDP neighbour",
+                          why.empty() ? "" : absl::StrCat(" (", why, ")"),
+                          "; the cabling plan cables it to ", planned);
+  } else if (itf->lldp().system_name() != cable.switch_name() ||
+             (!cable.port().empty() && !SamePort(itf->lldp(), cable.port()))) {
+    seen = absl::StrCat(itf->lldp().system_name(), " port ", PortOf(itf->lldp()));
+    detail = absl::StrCat(node.name, "'s ", itf_name, " is cabled to ", seen,
+                          "; the cabling plan cables it to ", planned);
+  } else {
+    return std::nullopt;
+  }
+  v1::Finding f = report::Make(report::kind::kMiscabled, node.name, detail);
+  f.set_device(cable.netdev());
+  if (rail != nullptr) f.set_rail(rail->name());
+  (*f.mutable_evidence())["expected"] = planned;
+  (*f.mutable_evidence())["seen"] = seen.empty() ? "none" : seen;
+  (*f.mutable_evidence())["source"] = "cabling plan";
+  return f;
+}
+
+// `node`'s NIC of `rail` against the rail's leaf_pattern; nullopt when it matches (or the node
+// has no such NIC: config_drift's and the rail's to say).
+std::optional<v1::Finding> AgainstPattern(const Node& node, const v1::Rail& rail) {
+  const v1::NetInterface* itf = InterfaceNamed(node.inventory, rail.netdev());
+  if (itf == nullptr) return std::nullopt;
+  const v1::LldpNeighbor& lldp = itf->lldp();
+  const std::string& seen = lldp.system_name();
+  if (!seen.empty() && ::fnmatch(rail.leaf_pattern().c_str(), seen.c_str(), 0) == 0)
+    return std::nullopt;
+  const std::string rule = absl::StrCat(rail.name(), "'s leaves match '", rail.leaf_pattern(), "'");
+  std::string detail;
+  if (seen.empty()) {
+    const std::string why = node.inventory.lldp_unavailable_reason();
+    detail =
+        absl::StrCat(node.name, "'s ", rail.netdev(), " (", rail.name(), ") has no LLDP neighbour",
+                     why.empty() ? "" : absl::StrCat(" (", why, ")"), "; ", rule);
+  } else {
+    detail = absl::StrCat(node.name, "'s ", rail.netdev(), " (", rail.name(), ") is cabled to ",
+                          seen, " (port ", PortOf(lldp), "); ", rule);
+  }
+  v1::Finding f = Miscabled(node, rail, seen, detail, {rail.leaf_pattern()});
+  (*f.mutable_evidence())["source"] = "leaf_pattern";
+  return f;
+}
+
+// The rails without a leaf_pattern, against the leaves the references show them on; see
+// CablingOfNewNodes.
+std::vector<v1::Finding> AgainstReferences(
     const Fleet& fleet, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
-    const std::set<std::string>& references) {
+    const std::set<std::string>& references,
+    const std::map<std::string, std::map<std::string, const v1::Cable*>>& planned) {
   std::vector<const Node*> refs;
   for (const auto& node : fleet.nodes) {
     if (node->reachable && references.count(node->name) > 0) refs.push_back(node.get());
@@ -107,7 +194,7 @@ std::vector<v1::Finding> CablingAgainstReferences(
   for (const auto& node : fleet.nodes) {
     if (!node->reachable || references.count(node->name) > 0) continue;
     for (int r = 0; r < rails.size(); ++r) {
-      if (!learned.judged[r]) continue;
+      if (!learned.judged[r] || JudgedOtherwise(planned, node->name, rails[r])) continue;
       const v1::Rail& rail = rails[r];
       const v1::NetInterface* itf = InterfaceNamed(node->inventory, rail.netdev());
       if (itf == nullptr) continue;  // a missing NIC is config_drift's and the rail's to say
@@ -143,6 +230,36 @@ std::vector<v1::Finding> CablingAgainstReferences(
                                  "); ", rail.name(), "'s leaves are ", expected),
                     learned.leaves[r]));
     }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<v1::Finding> CablingOfNewNodes(const Fleet& fleet, const v1::Config& config,
+                                           const std::set<std::string>& references) {
+  if (references.empty()) return {};
+  std::map<std::string, std::map<std::string, const v1::Cable*>> planned;
+  for (const v1::Cable& cable : config.topology().cables()) {
+    planned[cable.node()][cable.netdev()] = &cable;
+  }
+  std::vector<v1::Finding> out;
+  for (const auto& node : fleet.nodes) {
+    if (!node->reachable || references.count(node->name) > 0) continue;
+    if (auto it = planned.find(node->name); it != planned.end()) {
+      for (const auto& [netdev, cable] : it->second) {
+        if (auto f = AgainstCable(*node, *cable, RailOf(config.rails(), netdev))) {
+          out.push_back(std::move(*f));
+        }
+      }
+    }
+    for (const v1::Rail& rail : config.rails()) {
+      if (rail.leaf_pattern().empty() || planned[node->name].count(rail.netdev()) > 0) continue;
+      if (auto f = AgainstPattern(*node, rail)) out.push_back(std::move(*f));
+    }
+  }
+  for (auto& f : AgainstReferences(fleet, config.rails(), references, planned)) {
+    out.push_back(std::move(f));
   }
   return out;
 }

@@ -11,19 +11,27 @@
 
 namespace fabricctl::controller::sweep {
 
-// Each reachable node that is not a reference, its rails' cabling against the rails' rule as
-// the reference nodes show it: NIC i of every node is cabled to a leaf of rail i. A rail's
-// leaves are the switches LLDP names at the reference nodes' interface of that rail (`rails:`
-// netdev). A node's interface of rail i is miscabled when LLDP names a switch the references
-// show on another rail (two NICs swapped are two findings, each naming the other's rail), when
-// it names none where every reference has one, or, in a fabric whose references' rails never
-// share a switch, when it names the same unknown switch as the node's NIC of another rail. A
-// switch the references do not show at all is not judged: it may be the new rack's own leaf of
-// that rail. A rail no reachable reference shows a neighbour for is not judged (nothing says
-// where it should be), and nothing is judged without rails.
-std::vector<v1::Finding> CablingAgainstReferences(
-    const Fleet& fleet, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
-    const std::set<std::string>& references);
+// Each reachable node that is not a reference (in a sweep with references, as `fabricctl accept`
+// asks), its cabling as LLDP sees it, each interface judged by the first rule that covers it:
+//
+// 1. The cabling plan (topology.cables): the interface's LLDP neighbour must be the planned
+//    switch, at the planned port where one is given (LLDP's port id or description). A planned
+//    interface the node lacks, or one without a neighbour, is miscabled too.
+// 2. Its rail's leaf_pattern: the neighbour's system name must match the glob.
+// 3. The rails' rule as the reference nodes show it: NIC i of every node is cabled to a leaf of
+//    rail i. A rail's leaves are the switches LLDP names at the reference nodes' interface of
+//    that rail (`rails:` netdev). A node's interface of rail i is miscabled when LLDP names a
+//    switch the references show on another rail (two NICs swapped are two findings, each naming
+//    the other's rail), when it names none where every reference has one, or, in a fabric whose
+//    references' rails never share a switch, when it names the same unknown switch as the
+//    node's NIC of another rail. A switch the references do not show at all is not judged: it
+//    may be the new rack's own leaf of that rail. A rail no reachable reference shows a
+//    neighbour for is not judged (nothing says where it should be).
+//
+// Each finding's evidence says which rule (`source`: "cabling plan", "leaf_pattern"; none for
+// the references'), what was `expected` and what was `seen`.
+std::vector<v1::Finding> CablingOfNewNodes(const Fleet& fleet, const v1::Config& config,
+                                           const std::set<std::string>& references);
 
 }  // namespace fabricctl::controller::sweep
 

@@ -1,4 +1,5 @@
-// A node's rails' cabling against the reference nodes' (CablingAgainstReferences), on
+// A new node's cabling against the plan, the rails' leaf patterns and the reference nodes'
+// (CablingOfNewNodes), on
 // constructed inventories.
 #include "controller/sweep/cabling.h"
 
@@ -35,12 +36,18 @@ google::protobuf::RepeatedPtrField<v1::Rail> Rails() {
   return rails;
 }
 
+v1::Config Config() {
+  v1::Config config;
+  *config.mutable_rails() = Rails();
+  return config;
+}
+
 TEST_CASE("new nodes cabled as the references are raise nothing, on any leaf of the rail") {
   Fleet fleet;
   Add(fleet, "ref-1", "r0-leaf-a", "r1-leaf-a");
   Add(fleet, "ref-2", "r0-leaf-b", "r1-leaf-b");
   Add(fleet, "new-1", "r0-leaf-b", "r1-leaf-a");
-  CHECK(CablingAgainstReferences(fleet, Rails(), {"ref-1", "ref-2"}).empty());
+  CHECK(CablingOfNewNodes(fleet, Config(), {"ref-1", "ref-2"}).empty());
 }
 
 TEST_CASE("a rail-1 NIC on rail 0's leaf is miscabled, naming the node, rail, seen and expected") {
@@ -49,7 +56,7 @@ TEST_CASE("a rail-1 NIC on rail 0's leaf is miscabled, naming the node, rail, se
   Add(fleet, "ref-2", "r0-leaf", "r1-leaf");
   Add(fleet, "new-1", "r0-leaf", "r0-leaf");
   Add(fleet, "new-2", "r0-leaf", "r1-leaf");
-  const auto findings = CablingAgainstReferences(fleet, Rails(), {"ref-1", "ref-2"});
+  const auto findings = CablingOfNewNodes(fleet, Config(), {"ref-1", "ref-2"});
   REQUIRE(findings.size() == 1);
   CHECK(findings[0].kind() == "miscabled");
   CHECK(findings[0].node() == "new-1");
@@ -64,7 +71,7 @@ TEST_CASE("two NICs swapped are two findings, each naming the other's rail") {
   Fleet fleet;
   Add(fleet, "ref-1", "r0-leaf", "r1-leaf");
   Add(fleet, "new-1", "r1-leaf", "r0-leaf");
-  const auto findings = CablingAgainstReferences(fleet, Rails(), {"ref-1"});
+  const auto findings = CablingOfNewNodes(fleet, Config(), {"ref-1"});
   REQUIRE(findings.size() == 2);
   CHECK(findings[0].rail() == "rail0");
   CHECK_THAT(findings[0].detail(), Catch::Contains("a leaf of rail1"));
@@ -77,14 +84,14 @@ TEST_CASE("a new rack on leaves of its own, one per rail, is not judged miscable
   Add(fleet, "ref-1", "su1-r0", "su1-r1");
   Add(fleet, "ref-2", "su1-r0", "su1-r1");
   Add(fleet, "new-1", "su2-r0", "su2-r1");  // the new scalable unit's own rail leaves
-  CHECK(CablingAgainstReferences(fleet, Rails(), {"ref-1", "ref-2"}).empty());
+  CHECK(CablingOfNewNodes(fleet, Config(), {"ref-1", "ref-2"}).empty());
 }
 
 TEST_CASE("two rails' NICs on one switch none of the references shows are both miscabled") {
   Fleet fleet;
   Add(fleet, "ref-1", "su1-r0", "su1-r1");
   Add(fleet, "new-1", "su2-r0", "su2-r0");
-  const auto findings = CablingAgainstReferences(fleet, Rails(), {"ref-1"});
+  const auto findings = CablingOfNewNodes(fleet, Config(), {"ref-1"});
   REQUIRE(findings.size() == 2);
   CHECK_THAT(findings[0].detail(), Catch::Contains("the same switch as its eth1 (rail1)"));
   CHECK_THAT(findings[1].detail(), Catch::Contains("the same switch as its eth0 (rail0)"));
@@ -93,14 +100,14 @@ TEST_CASE("two rails' NICs on one switch none of the references shows are both m
   Fleet flat;
   Add(flat, "ref-1", "tor-1", "tor-1");
   Add(flat, "new-1", "tor-2", "tor-2");
-  CHECK(CablingAgainstReferences(flat, Rails(), {"ref-1"}).empty());
+  CHECK(CablingOfNewNodes(flat, Config(), {"ref-1"}).empty());
 }
 
 TEST_CASE("a NIC with no neighbour where the references have one is miscabled") {
   Fleet fleet;
   Add(fleet, "ref-1", "r0-leaf", "r1-leaf");
   Add(fleet, "new-1", "r0-leaf", "");
-  const auto findings = CablingAgainstReferences(fleet, Rails(), {"ref-1"});
+  const auto findings = CablingOfNewNodes(fleet, Config(), {"ref-1"});
   REQUIRE(findings.size() == 1);
   CHECK(findings[0].evidence().at("seen") == "none");
 }
@@ -109,11 +116,92 @@ TEST_CASE("a rail no reference shows a neighbour for, or no rails, judge nothing
   Fleet fleet;
   Add(fleet, "ref-1", "r0-leaf", "");
   Add(fleet, "new-1", "", "r0-leaf");
-  const auto findings = CablingAgainstReferences(fleet, Rails(), {"ref-1"});
+  const auto findings = CablingOfNewNodes(fleet, Config(), {"ref-1"});
   REQUIRE(findings.size() == 1);  // rail0 only: rail1's references show no neighbour
   CHECK(findings[0].rail() == "rail0");
-  CHECK(CablingAgainstReferences(fleet, {}, {"ref-1"}).empty());
-  CHECK(CablingAgainstReferences(fleet, Rails(), {}).empty());
+  CHECK(CablingOfNewNodes(fleet, v1::Config(), {"ref-1"}).empty());
+  CHECK(CablingOfNewNodes(fleet, Config(), {}).empty());
+}
+
+void Plan(v1::Config& config, const std::string& node, const std::string& netdev,
+          const std::string& switch_name, const std::string& port) {
+  v1::Cable* cable = config.mutable_topology()->add_cables();
+  cable->set_node(node);
+  cable->set_netdev(netdev);
+  cable->set_switch_name(switch_name);
+  cable->set_port(port);
+}
+
+TEST_CASE("the cabling plan: the planned switch and port, or a finding naming both") {
+  Fleet fleet;
+  Add(fleet, "ref-1", "r0-leaf", "r1-leaf");  // eth0 at swp1
+  Add(fleet, "new-1", "r0-leaf", "r1-leaf");  // swp2
+  Add(fleet, "new-2", "r0-leaf", "r1-leaf");  // swp3
+  Add(fleet, "new-3", "r0-leaf", "r1-leaf");  // swp4
+  v1::Config config = Config();
+  Plan(config, "new-1", "eth0", "r0-leaf", "swp2");  // as planned
+  Plan(config, "new-1", "eth1", "r1-leaf", "");      // no port: any port of the switch
+  Plan(config, "new-2", "eth0", "r0-leaf", "swp9");  // the wrong port of the right switch
+  Plan(config, "new-3", "eth1", "r1-leaf-b", "");    // the rail's leaf, not the planned one
+  Plan(config, "new-3", "eth7", "r0-leaf", "swp7");  // an interface it does not have
+  const auto findings = CablingOfNewNodes(fleet, config, {"ref-1"});
+  REQUIRE(findings.size() == 3);
+  CHECK(findings[0].node() == "new-2");
+  CHECK(findings[0].rail() == "rail0");
+  CHECK(findings[0].evidence().at("expected") == "r0-leaf port swp9");
+  CHECK(findings[0].evidence().at("seen") == "r0-leaf port swp3");
+  CHECK(findings[0].evidence().at("source") == "cabling plan");
+  CHECK_THAT(findings[0].detail(),
+             Catch::Contains("new-2's eth0 (rail0) is cabled to r0-leaf port swp3; the cabling "
+                             "plan cables it to r0-leaf port swp9"));
+  CHECK(findings[1].node() == "new-3");
+  CHECK(findings[1].device() == "eth1");
+  CHECK(findings[1].evidence().at("expected") == "r1-leaf-b");
+  CHECK(findings[2].device() == "eth7");
+  CHECK(findings[2].rail().empty());
+  CHECK(findings[2].evidence().at("seen") == "no interface");
+}
+
+TEST_CASE("the plan wins over the references' rule for the interfaces it names") {
+  Fleet fleet;
+  Add(fleet, "ref-1", "r0-leaf", "r1-leaf");
+  Add(fleet, "new-1", "r0-leaf", "r0-leaf");  // eth1 on rail 0's leaf, as planned
+  v1::Config config = Config();
+  Plan(config, "new-1", "eth1", "r0-leaf", "");
+  CHECK(CablingOfNewNodes(fleet, config, {"ref-1"}).empty());
+  // Without the plan, the references' rule names it.
+  CHECK(CablingOfNewNodes(fleet, Config(), {"ref-1"}).size() == 1);
+}
+
+TEST_CASE("a rail's leaf_pattern judges its NICs instead of the references' leaves") {
+  Fleet fleet;
+  Add(fleet, "ref-1", "leaf-r0-1", "leaf-r1-1");
+  Add(fleet, "new-1", "leaf-r0-7", "leaf-r1-7");  // a new rack's own leaves: by the pattern, fine
+  Add(fleet, "new-2", "leaf-r0-7", "leaf-r0-8");  // rail 1 on a rail-0 leaf of its own
+  Add(fleet, "new-3", "leaf-r0-7", "");           // no neighbour
+  v1::Config config = Config();
+  config.mutable_rails(0)->set_leaf_pattern("leaf-r0-*");
+  config.mutable_rails(1)->set_leaf_pattern("leaf-r1-*");
+  const auto findings = CablingOfNewNodes(fleet, config, {"ref-1"});
+  REQUIRE(findings.size() == 2);
+  CHECK(findings[0].node() == "new-2");
+  CHECK(findings[0].rail() == "rail1");
+  CHECK(findings[0].evidence().at("seen") == "leaf-r0-8");
+  CHECK(findings[0].evidence().at("expected") == "leaf-r1-*");
+  CHECK(findings[0].evidence().at("source") == "leaf_pattern");
+  CHECK_THAT(findings[0].detail(), Catch::Contains("rail1's leaves match 'leaf-r1-*'"));
+  CHECK(findings[1].node() == "new-3");
+  CHECK(findings[1].evidence().at("seen") == "none");
+  // The same fleet without patterns: new-2's own unknown leaf is not judged by the references.
+  CHECK(CablingOfNewNodes(fleet, Config(), {"ref-1"}).size() == 1);  // new-3's missing neighbour
+}
+
+TEST_CASE("nothing is judged in a sweep without references") {
+  Fleet fleet;
+  Add(fleet, "new-1", "x", "y");
+  v1::Config config = Config();
+  Plan(config, "new-1", "eth0", "r0-leaf", "");
+  CHECK(CablingOfNewNodes(fleet, config, {}).empty());
 }
 
 }  // namespace

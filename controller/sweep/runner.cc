@@ -453,8 +453,8 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
   for (auto& f : sweep::ConfigAgainstReferences(fleet, sweep.specs.references)) {
     outcome.findings.push_back(std::move(f));
   }
-  // And their rails' cabling against the references': NIC i on a leaf of rail i.
-  for (auto& f : sweep::CablingAgainstReferences(fleet, config.rails(), sweep.specs.references)) {
+  // And their cabling: against the plan, the rails' leaf patterns, or the references' leaves.
+  for (auto& f : sweep::CablingOfNewNodes(fleet, config, sweep.specs.references)) {
     outcome.findings.push_back(std::move(f));
   }
   const AnalysisInput& first = outcomes[0].input;
