@@ -31,7 +31,7 @@ struct FecCounts {
 // header). The ETHTOOL_A_FEC_STATS nest holds ETHTOOL_A_FEC_STAT_CORRECTED, _UNCORR and
 // _CORR_BITS, each an array of u64: the total first, then one per lane; the kernel sends an
 // empty array for a count the driver does not keep. A reply without the nest (a request without
-// ETHTOOL_FLAG_STATS, a kernel before 5.14) gives empty counts, not an error.
+// ETHTOOL_FLAG_STATS, a kernel older than FEC statistics) gives empty counts, not an error.
 // Pure and fuzzed: any bytes give counts or InvalidArgument naming what is malformed (an
 // attribute shorter than its header or running past its end, an array that is not whole u64
 // values), never a read out of bounds.
