@@ -12,6 +12,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/server_builder.h"
+#include "probes/audit/fec_stats.h"
 
 namespace fabricctl::agent {
 namespace {
@@ -92,6 +93,8 @@ std::unique_ptr<LinkWatch> StartWatch(const AgentOptions& options, const probes:
   settings.window = ToDuration(config.watch().window());
   settings.recovery = ToDuration(config.watch().recovery());
   settings.max_errors = config.watch().max_errors();
+  // FEC counts come from the kernel, not from files: only where the agent reads the real /sys.
+  if (sysfs->root().empty()) settings.fec = probes::ReadFecCounts;
   auto watch = std::make_unique<LinkWatch>(
       sysfs, WatchedLinks::Of(CollectInventory(inventory, *sysfs)), settings, inventory.node_name);
   watch->Sample(absl::Now());

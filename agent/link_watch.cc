@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -44,6 +45,22 @@ constexpr Counter kPortCounters[] = {{"counters/link_downed", true},
                                      {"counters/excessive_buffer_overrun_errors", false}};
 
 std::string Leaf(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// The netdev's FEC blocks, as "<netdev> fec_corrected" and "<netdev> fec_uncorrected" where its
+// driver counts them. A netdev that the kernel or driver has none for joins `no_fec`: that does
+// not change while the driver is loaded, and asking again would cost a netlink round trip at
+// every sample. Other failures (no reply in time) are tried again at the next sample.
+void ReadFec(const FecSource& fec, const std::string& netdev,
+             std::map<std::string, uint64_t>* values, std::set<std::string>* no_fec) {
+  const absl::StatusOr<probes::FecCounts> counts = fec(netdev);
+  if (absl::IsUnimplemented(counts.status()) || absl::IsNotFound(counts.status())) {
+    no_fec->insert(netdev);
+    return;
+  }
+  if (!counts.ok()) return;
+  if (counts->corrected) (*values)[netdev + " fec_corrected"] = *counts->corrected;
+  if (counts->uncorrected) (*values)[netdev + " fec_uncorrected"] = *counts->uncorrected;
+}
 
 std::string Clock(absl::Time t) { return absl::FormatTime("%H:%M:%S", t, absl::UTCTimeZone()); }
 
@@ -108,7 +125,7 @@ LinkWatch::LinkWatch(const probes::SysfsRoot* sysfs, WatchedLinks links, LinkWat
                      std::string node)
     : sysfs_(sysfs), links_(std::move(links)), settings_(settings), node_(std::move(node)) {}
 
-std::map<std::string, uint64_t> LinkWatch::Read() const {
+std::map<std::string, uint64_t> LinkWatch::Read(std::set<std::string>* no_fec) const {
   std::map<std::string, uint64_t> values;
   auto read = [&](const std::string& link, const std::string& dir, const Counter& c) {
     auto text = sysfs_->ReadTrimmed(absl::StrCat(dir, "/", c.path));
@@ -118,6 +135,7 @@ std::map<std::string, uint64_t> LinkWatch::Read() const {
   for (const std::string& itf : links_.interfaces) {
     if (IsAggregate(*sysfs_, itf)) continue;
     for (const Counter& c : kNetdevCounters) read(itf, "/sys/class/net/" + itf, c);
+    if (settings_.fec && no_fec->count(itf) == 0) ReadFec(settings_.fec, itf, &values, no_fec);
   }
   for (const auto& [device, port] : links_.rdma_ports) {
     const std::string dir = absl::StrCat("/sys/class/infiniband/", device, "/ports/", port);
@@ -127,8 +145,15 @@ std::map<std::string, uint64_t> LinkWatch::Read() const {
 }
 
 void LinkWatch::Sample(absl::Time now) {
-  const std::map<std::string, uint64_t> values = Read();
+  std::set<std::string> no_fec;
+  {
+    MutexLock lock(&mu_);
+    no_fec = no_fec_;
+  }
+  // Read without the lock: a verdict asked meanwhile never waits on sysfs or netlink.
+  const std::map<std::string, uint64_t> values = Read(&no_fec);
   MutexLock lock(&mu_);
+  no_fec_.insert(no_fec.begin(), no_fec.end());
   if (samples_ == 0) first_ = now;
   ++samples_;
   latest_ = now;
@@ -139,6 +164,10 @@ void LinkWatch::Sample(absl::Time now) {
       const size_t space = key.find(' ');
       LinkEvent event{now, key.substr(0, space), key.substr(space + 1), value - it->second};
       event.flap = event.counter == "carrier_down_count" || event.counter == "link_downed";
+      if (event.counter == "fec_corrected") {
+        AddCorrected(event.link, now, event.increase);  // shown, not judged
+        continue;
+      }
       if (event.counter == "carrier_changes") {
         // Only where the kernel has no carrier_down_count: a loss and a return are two changes,
         // which two samples may see apart; the odd one waits for its pair.
@@ -157,6 +186,17 @@ void LinkWatch::Sample(absl::Time now) {
   Trim(now);
 }
 
+void LinkWatch::AddCorrected(const std::string& link, absl::Time now, uint64_t blocks) {
+  // A bucket a hundredth of the window wide: at most about a hundred per link, whatever the
+  // interval, and the window's edge is off by a hundredth of it at most.
+  auto& buckets = corrected_[link];
+  if (!buckets.empty() && now - buckets.back().first < settings_.window / 100) {
+    buckets.back().second += blocks;
+  } else {
+    buckets.emplace_back(now, blocks);
+  }
+}
+
 void LinkWatch::Trim(absl::Time now) {
   // Falls and errors bounded apart: a link counting errors at every sample never pushes out
   // the falls that decide link_flapping.
@@ -166,6 +206,11 @@ void LinkWatch::Trim(absl::Time now) {
       if (events->front().at >= now - settings_.window) ++dropped_;
       events->pop_front();
     }
+  }
+  for (auto it = corrected_.begin(); it != corrected_.end();) {
+    auto& buckets = it->second;
+    while (!buckets.empty() && buckets.front().first < now - settings_.window) buckets.pop_front();
+    it = buckets.empty() ? corrected_.erase(it) : std::next(it);
   }
 }
 
@@ -232,6 +277,13 @@ v1::AuditResult LinkWatch::Result(absl::Time now) const {
     if (recent_errors > settings_.max_errors) {
       *r.add_findings() = Errors(node_, link, s, settings_.recovery, judged);
     }
+  }
+  for (const auto& [link, buckets] : corrected_) {
+    uint64_t blocks = 0;
+    for (const auto& [start, rise] : buckets) {
+      if (start >= now - settings_.window) blocks += rise;
+    }
+    if (blocks > 0) seen[link + " fec_corrected"] = absl::StrCat("+", blocks);
   }
   return r;
 }

@@ -3,19 +3,28 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/link_state.h"
 #include "base/mutex.h"
+#include "probes/audit/fec_stats.h"
 #include "probes/sysfs/sysfs_root.h"
 #include "proto/report.pb.h"
 
 namespace fabricctl::agent {
+
+// Where the watch reads a netdev's FEC counts: probes::ReadFecCounts on a live node, a fake in
+// tests.
+using FecSource = std::function<absl::StatusOr<probes::FecCounts>(const std::string& netdev)>;
 
 struct LinkWatchSettings {
   absl::Duration interval = absl::Seconds(10);  // how often the agent samples (in the verdict)
@@ -23,22 +32,24 @@ struct LinkWatchSettings {
   absl::Duration recovery = absl::Hours(1);
   uint64_t max_errors = 0;    // errors a link may count within `recovery`
   size_t max_events = 20000;  // the rings' bound, half for falls, half for errors
+  // Unset: no FEC counts are read (a fixture tree has no kernel behind it).
+  FecSource fec;
 };
 
 // One rise of one counter of one link between two samples.
 struct LinkEvent {
   absl::Time at;
   std::string link;     // "eth0", "mlx5_0:1"
-  std::string counter;  // "carrier_down_count", "link_downed", "symbol_error", ...
+  std::string counter;  // "carrier_down_count", "link_downed", "symbol_error", "fec_uncorrected"
   uint64_t increase = 0;
   bool flap = false;  // the link went down (and came back)
 };
 
 // The agent's watch of its links between sweeps. Each Sample() reads every watched netdev's
 // and RDMA port's counters (carrier changes and downs, link_downed, the error counters of the
-// counters audit and the netdev's own) and keeps each rise as an event in a ring bounded by
-// the window and by `max_events`, falls and errors apart (an event is under 100 bytes: 20000 of
-// them under 2 MiB).
+// counters audit and the netdev's own, the netdev's FEC blocks through `fec`) and keeps each
+// rise as an event in a ring bounded by the window and by `max_events`, falls and errors apart
+// (an event is under 100 bytes: 20000 of them under 2 MiB).
 // The first sample is the baseline: nothing before the agent started is counted.
 //
 // Result() judges the ring: a link that went down within `recovery` is link_flapping (twice or
@@ -46,6 +57,14 @@ struct LinkEvent {
 // link whose error counters rose by more than `max_errors` within `recovery` is link_errors.
 // Older events stay in the observed figures but raise nothing: a link quiet for `recovery` is
 // healthy again. Thread-safe: the agent's watch thread samples, RPCs read.
+//
+// FEC: uncorrectable blocks (fec_uncorrected) are errors like rx_crc_errors, their frames were
+// lost. Corrected blocks are not judged: a PAM4 link corrects blocks all the time, and a count
+// says nothing without the link's budget. Their rise in the window is shown in the observed
+// figures (`<link> fec_corrected`), kept per link in buckets of a hundredth of the window rather
+// than as events, so a link correcting at every sample never fills the ring. A netdev whose
+// kernel or driver has no FEC counts (Unimplemented, NotFound) is asked once, not at every
+// sample.
 class LinkWatch {
  public:
   LinkWatch(const probes::SysfsRoot* sysfs, WatchedLinks links, LinkWatchSettings settings,
@@ -57,7 +76,11 @@ class LinkWatch {
   std::vector<LinkEvent> Events() const;
 
  private:
-  std::map<std::string, uint64_t> Read() const;
+  // Every counter now, "link counter" -> value. Netdevs in `no_fec` are not asked for FEC
+  // counts; those whose FEC source says they have none join it.
+  std::map<std::string, uint64_t> Read(std::set<std::string>* no_fec) const;
+  void AddCorrected(const std::string& link, absl::Time now, uint64_t blocks)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Both rings' events, oldest first.
   std::vector<LinkEvent> Merged() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Trim(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -73,6 +96,10 @@ class LinkWatch {
   std::deque<LinkEvent> errors_ ABSL_GUARDED_BY(mu_);
   // carrier_changes not yet paired (a fall seen in one sample, its return in the next), by link.
   std::map<std::string, uint64_t> odd_changes_ ABSL_GUARDED_BY(mu_);
+  // Corrected FEC blocks by link: (the bucket's first rise, the blocks in it), oldest first.
+  std::map<std::string, std::deque<std::pair<absl::Time, uint64_t>>> corrected_
+      ABSL_GUARDED_BY(mu_);
+  std::set<std::string> no_fec_ ABSL_GUARDED_BY(mu_);  // netdevs without FEC counts
   absl::Time first_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   absl::Time latest_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   size_t samples_ ABSL_GUARDED_BY(mu_) = 0;

@@ -2,9 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
+#include "absl/status/statusor.h"
 #include "catch2/catch.hpp"
 #include "probes/audit/audit.h"
+#include "probes/audit/fec_stats.h"
 #include "tests/testing/testing.h"
 
 namespace fabricctl::agent {
@@ -38,6 +41,23 @@ struct Node {
 };
 
 const absl::Time kStart = absl::FromUnixSeconds(1800000000);
+
+// The watch's FEC source without a NIC: each netdev's counts as the test sets them (a netdev
+// without them answers as veth and lo do), and how often each was asked.
+struct FakeFec {
+  std::map<std::string, probes::FecCounts> counts;
+  std::map<std::string, absl::Status> failures;  // answered instead of the counts
+  std::map<std::string, int> asked;
+  FecSource Source() {
+    return [this](const std::string& netdev) -> absl::StatusOr<probes::FecCounts> {
+      ++asked[netdev];
+      if (auto failure = failures.find(netdev); failure != failures.end()) return failure->second;
+      auto it = counts.find(netdev);
+      if (it == counts.end()) return absl::UnimplementedError(netdev + ": Operation not supported");
+      return it->second;
+    };
+  }
+};
 
 std::vector<v1::Finding> Findings(const v1::AuditResult& r, const std::string& kind) {
   std::vector<v1::Finding> out;
@@ -121,6 +141,72 @@ TEST_CASE("the link watch counts errors within the recovery window against watch
   Write(node.port + "symbol_error", "0");
   watch.Sample(kStart + absl::Minutes(30));
   CHECK(watch.Events().size() == events);
+}
+
+TEST_CASE("uncorrectable FEC blocks are errors: link_errors names fec_uncorrected") {
+  Node node("watch_fec_uncorrected");
+  const probes::SysfsRoot sysfs(node.root);
+  FakeFec fec;
+  fec.counts["eth0"].corrected = 1000;
+  fec.counts["eth0"].uncorrected = 2;
+  LinkWatchSettings settings;
+  settings.fec = fec.Source();
+  LinkWatch watch(&sysfs, node.Links(), settings, "n1");
+  watch.Sample(kStart);  // the baseline: the 2 before it are not counted
+  fec.counts["eth0"].uncorrected = 9;
+  watch.Sample(kStart + absl::Seconds(10));
+  v1::AuditResult r = watch.Result(kStart + absl::Seconds(10));
+  auto errors = Findings(r, "link_errors");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].device() == "eth0");
+  CHECK(errors[0].evidence().at("counters") == "fec_uncorrected +7");
+  CHECK(errors[0].evidence().at("errors") == "7");
+  CHECK(r.observed().at("eth0 fec_uncorrected") == "+7");
+}
+
+TEST_CASE("corrected FEC blocks are shown in the figures, not judged") {
+  Node node("watch_fec_corrected");
+  const probes::SysfsRoot sysfs(node.root);
+  FakeFec fec;
+  fec.counts["eth0"].corrected = 1000;
+  fec.counts["eth0"].uncorrected = 0;
+  LinkWatchSettings settings;
+  settings.fec = fec.Source();
+  LinkWatch watch(&sysfs, node.Links(), settings, "n1");
+  watch.Sample(kStart);
+  fec.counts["eth0"].corrected = 250000;
+  watch.Sample(kStart + absl::Seconds(10));
+  fec.counts["eth0"].corrected = 400000;
+  watch.Sample(kStart + absl::Seconds(20));
+  v1::AuditResult r = watch.Result(kStart + absl::Seconds(20));
+  CHECK(r.findings().empty());
+  CHECK(r.observed().at("eth0 fec_corrected") == "+399000");
+  CHECK(watch.Events().empty());  // not in the ring of errors
+  // Past the window, forgotten.
+  const absl::Time later = kStart + absl::Hours(25);
+  watch.Sample(later);
+  CHECK(watch.Result(later).observed().count("eth0 fec_corrected") == 0);
+}
+
+TEST_CASE("a netdev without FEC counts is asked once, one that failed is asked again") {
+  Node node("watch_fec_none");
+  const probes::SysfsRoot sysfs(node.root);
+  FakeFec fec;  // no counts for eth0: Unimplemented
+  LinkWatchSettings settings;
+  settings.fec = fec.Source();
+  LinkWatch watch(&sysfs, node.Links(), settings, "n1");
+  for (int i = 0; i < 5; ++i) watch.Sample(kStart + absl::Seconds(10 * i));
+  CHECK(fec.asked["eth0"] == 1);
+  CHECK(fec.asked.count("mlx5_0") == 0);  // RDMA ports have their own counters
+  CHECK(watch.Result(kStart + absl::Seconds(40)).findings().empty());
+
+  // No reply in time says nothing about the driver: asked again at the next sample.
+  FakeFec slow;
+  slow.failures["eth0"] = absl::DeadlineExceededError("netlink: no reply in 2s");
+  settings.fec = slow.Source();
+  LinkWatch patient(&sysfs, node.Links(), settings, "n1");
+  for (int i = 0; i < 3; ++i) patient.Sample(kStart + absl::Seconds(10 * i));
+  CHECK(slow.asked["eth0"] == 3);
 }
 
 TEST_CASE("without carrier_down_count a flap is half the carrier changes") {

@@ -1,5 +1,6 @@
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -143,7 +144,8 @@ namespace {
 
 // A check's link watch (the agent's, between checks): each watched link's falls in the watch's
 // window, 0 for a quiet link so that the series stays; each error counter that rose, by how
-// much. Bounded by the node's links and the watch's counters.
+// much; the blocks FEC corrected apart, since they are not errors. Bounded by the node's links
+// and the watch's counters.
 template <typename Metric>
 void AppendLinkWatchSeries(const v1::Report& report, const Metric& metric, std::string& out) {
   for (const auto& node : report.health().nodes()) {
@@ -161,8 +163,12 @@ void AppendLinkWatchSeries(const v1::Report& report, const Metric& metric, std::
         absl::StrAppendFormat(&out, "fabricctl_check_link_falls{node=\"%s\",link=\"%s\"} %d\n",
                               PromEscape(node.node()), PromEscape(std::string(link)), count);
       }
-      metric("fabricctl_check_link_errors",
-             "Rise of each link error counter that rose in the agent's watch window.");
+      // "<link> <counter>" -> "+<rise>"; the other figures are skipped.
+      struct Rise {
+        std::string link, counter;
+        uint64_t rise;
+      };
+      std::vector<Rise> rises;
       for (const auto& [key, value] : seen) {
         const size_t space = key.find(' ');
         uint64_t rise = 0;
@@ -170,10 +176,26 @@ void AppendLinkWatchSeries(const v1::Report& report, const Metric& metric, std::
             !absl::SimpleAtoi(value.substr(1), &rise)) {
           continue;
         }
+        rises.push_back({key.substr(0, space), key.substr(space + 1), rise});
+      }
+      metric("fabricctl_check_link_errors",
+             "Rise of each link error counter that rose in the agent's watch window.");
+      for (const Rise& r : rises) {
+        if (r.counter == "fec_corrected") continue;
         absl::StrAppendFormat(
             &out, "fabricctl_check_link_errors{node=\"%s\",link=\"%s\",counter=\"%s\"} %d\n",
-            PromEscape(node.node()), PromEscape(key.substr(0, space)),
-            PromEscape(key.substr(space + 1)), rise);
+            PromEscape(node.node()), PromEscape(r.link), PromEscape(r.counter), r.rise);
+      }
+      bool corrected = false;
+      for (const Rise& r : rises) corrected = corrected || r.counter == "fec_corrected";
+      if (!corrected) continue;
+      metric("fabricctl_check_link_fec_corrected_blocks",
+             "Blocks FEC corrected on each link in the agent's watch window (not errors).");
+      for (const Rise& r : rises) {
+        if (r.counter != "fec_corrected") continue;
+        absl::StrAppendFormat(
+            &out, "fabricctl_check_link_fec_corrected_blocks{node=\"%s\",link=\"%s\"} %d\n",
+            PromEscape(node.node()), PromEscape(r.link), r.rise);
       }
     }
   }

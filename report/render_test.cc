@@ -168,6 +168,8 @@ TEST_CASE("Prometheus for a check: the link watch's falls by link, its errors by
   (*watch->mutable_observed())["links"] = "eth0 mlx5_0:1";
   (*watch->mutable_observed())["eth0 flaps"] = "3";
   (*watch->mutable_observed())["mlx5_0:1 symbol_error"] = "+42";
+  (*watch->mutable_observed())["eth0 fec_uncorrected"] = "+7";
+  (*watch->mutable_observed())["eth0 fec_corrected"] = "+399000";
   (*watch->mutable_observed())["last_sample"] = "2026-11-27T18:00:00Z";
   const std::string node = report.health().nodes(0).node();
   const std::string prom = RenderProm(report);
@@ -178,6 +180,12 @@ TEST_CASE("Prometheus for a check: the link watch's falls by link, its errors by
         std::string::npos);
   CHECK(prom.find("fabricctl_check_link_errors{node=\"" + node +
                   "\",link=\"mlx5_0:1\",counter=\"symbol_error\"} 42\n") != std::string::npos);
+  CHECK(prom.find("fabricctl_check_link_errors{node=\"" + node +
+                  "\",link=\"eth0\",counter=\"fec_uncorrected\"} 7\n") != std::string::npos);
+  // Corrected blocks are not errors: a series of their own.
+  CHECK(prom.find("counter=\"fec_corrected\"") == std::string::npos);
+  CHECK(prom.find("fabricctl_check_link_fec_corrected_blocks{node=\"" + node +
+                  "\",link=\"eth0\"} 399000\n") != std::string::npos);
   CHECK(prom.find("last_sample") == std::string::npos);
 }
 

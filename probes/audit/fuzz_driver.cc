@@ -1,6 +1,9 @@
 // A deterministic stand-in for libFuzzer where clang is not at hand: replays the seeds, then
 // random mutations of them (byte flips, inserts, deletes, splices), through
 // LLVMFuzzerTestOneInput. `parsers_fuzz_test [RUNS]` (default 200000).
+#include <linux/ethtool_netlink.h>
+#include <linux/netlink.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +13,7 @@
 #include <vector>
 
 #include "probes/audit/dcb.h"
+#include "probes/audit/ethtool_netlink.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -36,6 +40,24 @@ std::string ModuleDump(uint8_t identifier, size_t size,
   return dump;
 }
 
+// The attributes of an ETHTOOL_MSG_FEC_GET reply: the statistics nest with corrected and
+// uncorrected blocks (a total and two lanes each) and corrected bits not counted.
+std::string FecReply() {
+  auto attribute = [](uint16_t type, const std::string& payload) {
+    std::string out;
+    fabricctl::probes::PutAttribute(&out, type, payload.data(), payload.size());
+    return out;
+  };
+  auto u64s = [](std::vector<uint64_t> values) {
+    return std::string(reinterpret_cast<const char*>(values.data()), values.size() * 8);
+  };
+  return attribute(ETHTOOL_A_FEC_AUTO, std::string(1, '\0')) +
+         attribute(ETHTOOL_A_FEC_STATS | NLA_F_NESTED,
+                   attribute(ETHTOOL_A_FEC_STAT_CORRECTED, u64s({1500, 1000, 500})) +
+                       attribute(ETHTOOL_A_FEC_STAT_UNCORR, u64s({7, 3, 4})) +
+                       attribute(ETHTOOL_A_FEC_STAT_CORR_BITS, ""));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,6 +80,7 @@ int main(int argc, char** argv) {
       "=eth0,ib",
       "",
       fabricctl::probes::BuildDcbIeeeGetRequest("ens0np0", 1),
+      FecReply(),
       "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.4.7<0>\n",
       "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n",
       "h:1:2 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1\n"};

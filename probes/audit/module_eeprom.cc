@@ -2,11 +2,9 @@
 
 #include <linux/ethtool.h>
 #include <linux/ethtool_netlink.h>
-#include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/sockios.h>
 #include <net/if.h>
-#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "probes/audit/ethtool_netlink.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -291,75 +290,9 @@ absl::Status IoctlError(int error) {
   }
 }
 
-void PutAttribute(std::string* m, uint16_t type, const void* data, size_t n) {
-  const uint16_t length = static_cast<uint16_t>(NLA_HDRLEN + n);
-  m->append(reinterpret_cast<const char*>(&length), 2);
-  m->append(reinterpret_cast<const char*>(&type), 2);
-  m->append(static_cast<const char*>(data), n);
-  m->resize(NLA_ALIGN(m->size()), '\0');
-}
-
-std::string GenlRequest(uint16_t family, uint8_t command, uint8_t version,
-                        const std::string& attributes) {
-  nlmsghdr header{};
-  header.nlmsg_len = static_cast<uint32_t>(NLMSG_HDRLEN + GENL_HDRLEN + attributes.size());
-  header.nlmsg_type = family;
-  header.nlmsg_flags = NLM_F_REQUEST;
-  header.nlmsg_seq = 1;
-  genlmsghdr genl{};
-  genl.cmd = command;
-  genl.version = version;
-  std::string m(reinterpret_cast<const char*>(&header), sizeof(header));
-  m.append(reinterpret_cast<const char*>(&genl), sizeof(genl));
-  return m + attributes;
-}
-
-// Sends a generic netlink request and returns attribute `attribute` of the reply (a message of
-// type `type`), or the kernel's error.
-absl::StatusOr<std::string> GenlAsk(int fd, const std::string& request, uint16_t type,
-                                    uint16_t attribute) {
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  if (::sendto(fd, request.data(), request.size(), 0, reinterpret_cast<sockaddr*>(&kernel),
-               sizeof(kernel)) < 0) {
-    return absl::UnavailableError(absl::StrCat("netlink send: ", std::strerror(errno)));
-  }
-  pollfd pfd{fd, POLLIN, 0};
-  if (::poll(&pfd, 1, 2000) <= 0) return absl::DeadlineExceededError("netlink: no reply in 2s");
-  std::string reply(65536, '\0');
-  const ssize_t n = ::recv(fd, reply.data(), reply.size(), 0);
-  if (n < 0) return absl::UnavailableError(absl::StrCat("netlink recv: ", std::strerror(errno)));
-  reply.resize(static_cast<size_t>(n));
-  for (size_t at = 0; at + NLMSG_HDRLEN <= reply.size();) {
-    nlmsghdr h;
-    std::memcpy(&h, reply.data() + at, sizeof(h));
-    if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > reply.size() - at) break;
-    if (h.nlmsg_type == NLMSG_ERROR && h.nlmsg_len >= NLMSG_HDRLEN + sizeof(int)) {
-      int error;
-      std::memcpy(&error, reply.data() + at + NLMSG_HDRLEN, sizeof(error));
-      if (error != 0) {
-        return absl::UnavailableError(absl::StrCat("ethtool netlink: ", std::strerror(-error)));
-      }
-    } else if (h.nlmsg_type == type) {
-      const size_t end = at + h.nlmsg_len;
-      for (size_t a = at + NLMSG_HDRLEN + GENL_HDRLEN; a + NLA_HDRLEN <= end;) {
-        nlattr attr;
-        std::memcpy(&attr, reply.data() + a, sizeof(attr));
-        if (attr.nla_len < NLA_HDRLEN || attr.nla_len > end - a) break;
-        if ((attr.nla_type & NLA_TYPE_MASK) == attribute) {
-          return reply.substr(a + NLA_HDRLEN, attr.nla_len - NLA_HDRLEN);
-        }
-        a += NLA_ALIGN(attr.nla_len);
-      }
-    }
-    at += NLMSG_ALIGN(h.nlmsg_len);
-  }
-  return absl::NotFoundError("netlink: the reply lacks the attribute asked for");
-}
-
 // The upper half (bytes 128-255) of bank 0's `page` through ETHTOOL_MSG_MODULE_EEPROM_GET.
-absl::StatusOr<std::string> ReadPage(int fd, uint16_t family, const std::string& ifname,
-                                     uint8_t page) {
+absl::StatusOr<std::string> ReadPage(const GenlSocket& netlink, uint16_t family,
+                                     const std::string& ifname, uint8_t page) {
   std::string header;
   PutAttribute(&header, ETHTOOL_A_HEADER_DEV_NAME, ifname.c_str(), ifname.size() + 1);
   std::string attributes;
@@ -372,9 +305,10 @@ absl::StatusOr<std::string> ReadPage(int fd, uint16_t family, const std::string&
   PutAttribute(&attributes, ETHTOOL_A_MODULE_EEPROM_PAGE, &page, sizeof(page));
   PutAttribute(&attributes, ETHTOOL_A_MODULE_EEPROM_BANK, &bank, sizeof(bank));
   PutAttribute(&attributes, ETHTOOL_A_MODULE_EEPROM_I2C_ADDRESS, &i2c_address, sizeof(i2c_address));
-  return GenlAsk(
-      fd, GenlRequest(family, ETHTOOL_MSG_MODULE_EEPROM_GET, ETHTOOL_GENL_VERSION, attributes),
-      family, ETHTOOL_A_MODULE_EEPROM_DATA);
+  auto reply = netlink.Ask(
+      GenlRequest(family, ETHTOOL_MSG_MODULE_EEPROM_GET, ETHTOOL_GENL_VERSION, attributes), family);
+  if (!reply.ok()) return reply.status();
+  return FindAttribute(*reply, ETHTOOL_A_MODULE_EEPROM_DATA);
 }
 
 // The ioctl reaches a CMIS module's pages 00h to 02h at most (drivers give 256 or 512 bytes);
@@ -386,27 +320,18 @@ void AppendCmisPages(const std::string& ifname, std::string* bytes) {
   const auto cmis = std::find_if(std::begin(kIdentities), std::end(kIdentities),
                                  [&](const Identity& i) { return i.id == d.U8(0) && i.cmis; });
   if (cmis == std::end(kIdentities) || d.size() < kMinDump || (d.U8(2) & 0x80)) return;
-  const int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-  if (fd < 0) return;
-  std::string name_attribute;
-  PutAttribute(&name_attribute, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME,
-               sizeof(ETHTOOL_GENL_NAME));
-  auto id = GenlAsk(fd, GenlRequest(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, name_attribute),
-                    GENL_ID_CTRL, CTRL_ATTR_FAMILY_ID);
-  if (id.ok() && id->size() >= sizeof(uint16_t)) {
-    uint16_t family;
-    std::memcpy(&family, id->data(), sizeof(family));
-    constexpr uint8_t kPages[] = {0x01, 0x02, 0x10, 0x11};  // at 256, 384, 512, 640
-    for (size_t i = 0; i < std::size(kPages); ++i) {
-      const size_t start = (i + 2) * kPage;
-      if (bytes->size() > start) continue;  // the ioctl gave it
-      if (bytes->size() < start) break;
-      auto page = ReadPage(fd, family, ifname, kPages[i]);
-      if (!page.ok() || page->size() != kPage) break;
-      *bytes += *page;
-    }
+  const GenlSocket netlink;
+  const absl::StatusOr<uint16_t> family = netlink.EthtoolFamily();
+  if (!family.ok()) return;
+  constexpr uint8_t kPages[] = {0x01, 0x02, 0x10, 0x11};  // at 256, 384, 512, 640
+  for (size_t i = 0; i < std::size(kPages); ++i) {
+    const size_t start = (i + 2) * kPage;
+    if (bytes->size() > start) continue;  // the ioctl gave it
+    if (bytes->size() < start) break;
+    auto page = ReadPage(netlink, *family, ifname, kPages[i]);
+    if (!page.ok() || page->size() != kPage) break;
+    *bytes += *page;
   }
-  ::close(fd);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "probes/audit/dcb.h"
+#include "probes/audit/fec_stats.h"
 #include "probes/audit/module_eeprom.h"
 #include "probes/audit/parsers.h"
 #include "probes/gpu/nccl_log.h"
@@ -39,6 +40,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Require(dcb->apps.size() * 8 <= text.size());
   }
   (void)ParseAcsControl(text);
+  if (auto fec = ParseFecReply(text); fec.ok()) {
+    // Each count is a u64 in an attribute of its own (12 bytes) within a nest (4): none invented.
+    size_t counts = 0;
+    for (const auto* count : {&fec->corrected, &fec->uncorrected, &fec->corrected_bits}) {
+      counts += count->has_value() ? 1 : 0;
+    }
+    Require(counts == 0 || 4 + 12 * counts <= text.size());
+  }
   if (auto module = ParseModuleEeprom(text); module.ok()) {
     // Temperature and Vcc, then at most three monitors of 8 lanes; every value from a 16-bit
     // word, so never NaN, whatever the bytes.
