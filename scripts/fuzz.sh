@@ -15,7 +15,7 @@ protoc -I. --cpp_out="$out" proto/finding.proto proto/probe.proto
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -I. -I"$out" \
   probes/audit/parsers_fuzz.cc probes/audit/parsers.cc probes/audit/dcb.cc \
   probes/audit/module_eeprom.cc probes/audit/ethtool_netlink.cc probes/audit/fec_stats.cc \
-  probes/gpu/nccl_log.cc \
+  probes/gpu/nccl_log.cc probes/tcp/host_drops.cc probes/sysfs/sysfs_root.cc \
   "$out/proto/finding.pb.cc" "$out/proto/probe.pb.cc" -o "$out/parsers_fuzz" -lprotobuf \
   $(pkg-config --libs absl_statusor absl_strings)
 mkdir -p "$out/corpus"

@@ -29,8 +29,8 @@ absl::StatusOr<std::vector<Attribute>> Split(const std::string& b, size_t begin,
   size_t at = begin;
   while (at < end) {
     if (end - at < NLA_HDRLEN) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          reply, ": ", end - at, " bytes at byte ", at, ", shorter than an attribute header"));
+      return absl::InvalidArgumentError(absl::StrCat(reply, ": ", end - at, " bytes at byte ", at,
+                                                     ", shorter than an attribute header"));
     }
     nlattr attr;
     std::memcpy(&attr, b.data() + at, sizeof(attr));
@@ -68,8 +68,8 @@ constexpr Stat kStats[] = {
 absl::StatusOr<std::optional<uint64_t>> Total(const std::string& b, const Attribute& a,
                                               const char* name) {
   if (a.length % sizeof(uint64_t) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("FEC reply: ", name, " holds ", a.length,
-                                                   " bytes, not whole u64 values"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("FEC reply: ", name, " holds ", a.length, " bytes, not whole u64 values"));
   }
   if (a.length == 0) return std::optional<uint64_t>();
   uint64_t total;
@@ -79,8 +79,7 @@ absl::StatusOr<std::optional<uint64_t>> Total(const std::string& b, const Attrib
 
 // `status` with the netdev and what was asked in front of its message, its code kept.
 absl::Status Named(const std::string& ifname, const absl::Status& status) {
-  return absl::Status(status.code(),
-                      absl::StrCat(ifname, ": FEC statistics: ", status.message()));
+  return absl::Status(status.code(), absl::StrCat(ifname, ": FEC statistics: ", status.message()));
 }
 
 }  // namespace

@@ -46,8 +46,7 @@ std::string Reply(const std::string& stats) {
 std::string TwoLanes() {
   return Attr(ETHTOOL_A_FEC_STAT_PAD, "") +
          Attr(ETHTOOL_A_FEC_STAT_CORRECTED, U64s({1500, 1000, 500})) +
-         Attr(ETHTOOL_A_FEC_STAT_UNCORR, U64s({7, 3, 4})) +
-         Attr(ETHTOOL_A_FEC_STAT_CORR_BITS, "");
+         Attr(ETHTOOL_A_FEC_STAT_UNCORR, U64s({7, 3, 4})) + Attr(ETHTOOL_A_FEC_STAT_CORR_BITS, "");
 }
 
 bool Mentions(const absl::Status& status, const std::string& text) {
