@@ -15,7 +15,7 @@
 #   scripts/lab.sh accept|nodes|map|history [flags] other fabricctl commands against the lab
 #   scripts/lab.sh metrics                           scrape the controller's /metrics
 #   scripts/lab.sh kill HOST                         kill one agent (to rehearse a dead node)
-#   scripts/lab.sh flap HOST [TIMES]                 its link down and up TIMES times, now
+#   scripts/lab.sh flap HOST [TIMES [EVERY]]         its link down and up TIMES times: now, or every EVERY s
 #   scripts/lab.sh check HOST [flags]                fabricctl check on HOST, with its agent's link watch
 #   scripts/lab.sh restart-controller                restart the controller on its address and database
 #   scripts/lab.sh down                              stop everything and remove the namespaces
@@ -553,18 +553,24 @@ fabricctl_cmd() {  # fabricctl against the lab's controller, from the controller
     --controller "$(cat "$LAB/controller.address")" "$@"
 }
 
-flap_host() {  # HOST [TIMES]: its switch port down and up again, TIMES times (a flapping link)
-  local host=${1:-} times=${2:-1}
+flap_host() {  # HOST [TIMES [EVERY]]: its switch port down and up, TIMES times (a flapping link)
+  local host=${1:-} times=${2:-1} every=${3:-}
   [[ $host =~ ^node-([0-9]+)$ && -f $LAB/$host.pid ]] || die "flap: no running host '$host'"
   local port=p${BASH_REMATCH[1]}
   [[ $times =~ ^[0-9]+$ ]] && ((times >= 1 && times <= 100)) || die "flap: TIMES must be 1-100"
+  [[ -z $every || ($every =~ ^[0-9]+$ && $every -ge 1 && $every -le 3600) ]] ||
+    die "flap: EVERY must be 1-3600 seconds"
   ip -n "$PREFIX-sw" link show "$port" >/dev/null 2>&1 || die "flap: $host has no switch port (a loopback lab?)"
-  for _ in $(seq 1 "$times"); do
-    ip -n "$PREFIX-sw" link set "$port" down
-    sleep 0.3
-    ip -n "$PREFIX-sw" link set "$port" up
-    sleep 0.5
-  done
+  local once="ip -n $PREFIX-sw link set $port down; sleep 0.3; ip -n $PREFIX-sw link set $port up; sleep 0.5"
+  if [[ -n $every ]]; then
+    # On a schedule, in the background (its pid in $LAB: `down` stops it): one flap every EVERY
+    # seconds, the first after EVERY seconds.
+    setsid bash -c "for _ in \$(seq 1 $times); do sleep $every; $once; done" </dev/null >/dev/null 2>&1 &
+    echo $! > "$LAB/flap-$host.pid"
+    echo "lab: $host's link goes down and up every ${every}s, $times times"
+    return
+  fi
+  for _ in $(seq 1 "$times"); do bash -c "$once"; done
   echo "lab: $host's link went down and up $times times"
 }
 
@@ -608,7 +614,7 @@ case ${1:-} in
   up) shift; up "$@" ;;
   sweep|accept|nodes|map|history) fabricctl_cmd "$@" ;;
   kill) kill_node "${2:-}" ;;
-  flap) flap_host "${2:-}" "${3:-1}" ;;
+  flap) flap_host "${2:-}" "${3:-1}" "${4:-}" ;;
   check) shift; check_host "$@" ;;
   restart-controller) restart_controller ;;
   metrics)

@@ -63,11 +63,16 @@ count() {  # WANT GOT
   if [[ -z $1 ]]; then healthy=$((healthy + 1)); [[ -z $2 ]] || alarms=$((alarms + 1)); fi
 }
 
-# scenario NAME EXPECTED_EXIT "EXPECTED FINDINGS (lines)" LAB_UP_ARGS...
+# [BEFORE=COMMAND] scenario NAME EXPECTED_EXIT "EXPECTED FINDINGS (lines)" LAB_UP_ARGS...
 scenario() {
   local name=$1 want_exit=$2 want=$3; shift 3
   if ! lab up "$@" > "$OUT/$name.up" 2>&1; then
     bad "$name: lab up $* (see $OUT/$name.up)"
+    return
+  fi
+  # What happens between lab up and the sweep, where the scenario says ($BEFORE: a command).
+  if [[ -n ${BEFORE:-} ]] && ! $BEFORE > "$OUT/$name.before" 2>&1; then
+    bad "$name: $BEFORE (see $OUT/$name.before)"
     return
   fi
   local started=$SECONDS
@@ -105,6 +110,9 @@ scenario dropped-link 2 "link_unreachable node-1~node-4" 6 --drop-link node-1-no
 scenario mtu-mismatch 2 "mtu_mismatch node-5" 6 --mtu node-5=1400
 # A host losing 1 % of what it sends: slow in what it sends, and its retransmissions name it.
 scenario lossy-host 2 "$(printf 'lossy_link node-3\nstraggler_node node-3 transmit')" 6 --lossy node-3=1
+# A link that went down and up twice between sweeps and runs at full rate through the sweep:
+# every figure is fine, and the agent's link watch names it (critical: the node drained).
+BEFORE="lab flap node-2 2" scenario link-flapped-between-sweeps 2 "link_flapping node-2" 5
 # Switch faults: hosts over leaf bridges joined by a spine bridge, an uplink shaped. Nobody drained.
 scenario healthy-two-leaves 0 "" 8 --leaves 2
 scenario slow-path-two-leaves 2 "slow_path leaf-1 <-> leaf-2" 6 --leaves 2 --slow-uplink leaf-1=200mbit
