@@ -200,7 +200,7 @@ CLI::App* AddAcceptCommand(CLI::App& app, AcceptOptions* options, AcceptFlags* f
                   "time per size of the bandwidth probes and tcp_lat (4 = 4s, 500ms)");
   cmd->add_option("--wait", options->sweep.wait,
                   "queue behind a sweep already running for up to this long (at most 1h)");
-  cmd->add_option("--format", options->format, "text, json or junit")->capture_default_str();
+  cmd->add_option("--format", options->format, "text, json, junit or html")->capture_default_str();
   cmd->add_option("--output", options->output, "write the acceptance here (default stdout)");
   cmd->add_option("--sweep-timeout", flags->timeout, "deadline of each pass's sweep")
       ->capture_default_str();

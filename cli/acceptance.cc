@@ -1,6 +1,7 @@
 #include "cli/acceptance.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -30,6 +31,73 @@ std::string Alike(const v1::Finding& f) {
   auto audit = f.evidence().find("audit");
   return absl::StrCat(f.kind(), "|", f.device(), "|",
                       audit == f.evidence().end() ? "" : audit->second);
+}
+
+// Pairs' figures gathered over the passes.
+struct Samples {
+  std::vector<double> bw_gbps, lat_us;
+};
+// One rail's: the pairs between references, and each new node's with its partners (the
+// references, or the other nodes without them).
+struct RailSamples {
+  Samples between;
+  std::map<std::string, Samples> with;
+  std::map<std::string, std::set<std::string>> partners;
+};
+
+void AddPair(const v1::PairHealth& p, Samples& s) {
+  if (p.has_bw_gbps() && std::isfinite(p.bw_gbps())) s.bw_gbps.push_back(p.bw_gbps());
+  if (p.has_bw_reverse_gbps() && std::isfinite(p.bw_reverse_gbps()))
+    s.bw_gbps.push_back(p.bw_reverse_gbps());
+  if (p.has_lat_us() && std::isfinite(p.lat_us())) s.lat_us.push_back(p.lat_us());
+}
+
+// The median as the controller's verdict takes it: the mean of the middle two of an even count.
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t mid = v.size() / 2;
+  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+// Each new node's Figures (Acceptance.NodeVerdict.figures), one per rail of the passes.
+void AddFigures(const std::set<std::string>& fresh, const std::set<std::string>& refs,
+                const std::vector<v1::Report>& passes, v1::Acceptance& out) {
+  std::vector<std::string> rails;  // in the order the passes name them
+  std::map<std::string, RailSamples> by_rail;
+  auto add_rail = [&](const std::string& rail) {
+    if (std::find(rails.begin(), rails.end(), rail) == rails.end()) rails.push_back(rail);
+  };
+  for (const v1::Report& report : passes) {
+    if (report.health().rails().empty()) add_rail("");
+    for (const std::string& rail : report.health().rails()) add_rail(rail);
+    for (const v1::PairHealth& p : report.health().pairs()) {
+      RailSamples& r = by_rail[p.rail()];
+      if (refs.count(p.node()) > 0 && refs.count(p.peer()) > 0) {
+        AddPair(p, r.between);
+        continue;
+      }
+      auto add = [&](const std::string& node, const std::string& partner) {
+        if (fresh.count(node) == 0 || (!refs.empty() && refs.count(partner) == 0)) return;
+        AddPair(p, r.with[node]);
+        r.partners[node].insert(partner);
+      };
+      add(p.node(), p.peer());
+      add(p.peer(), p.node());
+    }
+  }
+  for (v1::Acceptance::NodeVerdict& verdict : *out.mutable_nodes()) {
+    for (const std::string& rail : rails) {
+      RailSamples& r = by_rail[rail];
+      const Samples& s = r.with[verdict.node()];
+      v1::Acceptance::Figures* f = verdict.add_figures();
+      f->set_rail(rail);
+      if (!s.bw_gbps.empty()) f->set_bw_gbps(Median(s.bw_gbps));
+      if (!s.lat_us.empty()) f->set_lat_us(Median(s.lat_us));
+      if (!r.between.bw_gbps.empty()) f->set_reference_bw_gbps(Median(r.between.bw_gbps));
+      if (!r.between.lat_us.empty()) f->set_reference_lat_us(Median(r.between.lat_us));
+      f->set_partners(static_cast<uint32_t>(r.partners[verdict.node()].size()));
+    }
+  }
 }
 
 }  // namespace
@@ -166,6 +234,7 @@ v1::Acceptance Judge(const std::vector<std::string>& new_nodes,
       for (const v1::Finding& f : findings) *c->add_findings() = f;
     }
   }
+  AddFigures(fresh, refs, passes, out);
   return out;
 }
 

@@ -42,7 +42,8 @@ std::string CheckOf(const std::string& kind);
 // reference). Each finding is kept once, with evidence `passes` ("2 of 3"). A configuration
 // finding whose kind every reference shows too is the fleet's state, not the node's difference:
 // kept as shared, failing nothing. Findings that name only reference nodes, or no node at all,
-// are kept apart.
+// are kept apart. Each new node carries its figures beside the references' on each rail, the
+// medians over every pass (Acceptance.Figures).
 v1::Acceptance Judge(const std::vector<std::string>& new_nodes,
                      const std::vector<std::string>& references,
                      const std::vector<v1::Report>& passes);

@@ -132,5 +132,69 @@ TEST_CASE("a configuration finding every reference has too is shared, not the ne
   CHECK(AcceptanceExitCode(c) == 2);
 }
 
+// A measured pair, the same figures both ways.
+void Pair(v1::Report& report, const std::string& node, const std::string& peer, double bw_gbps,
+          double lat_us, const std::string& rail = "") {
+  v1::PairHealth* p = report.mutable_health()->add_pairs();
+  p->set_node(node);
+  p->set_peer(peer);
+  p->set_rail(rail);
+  p->set_status(v1::HEALTH_OK);
+  p->set_bw_gbps(bw_gbps);
+  p->set_bw_reverse_gbps(bw_gbps);
+  p->set_lat_us(lat_us);
+}
+
+TEST_CASE("a new node's figures are its medians with the references, beside theirs") {
+  v1::Report pass1, pass2;
+  for (v1::Report* pass : {&pass1, &pass2}) {
+    Pair(*pass, "ref-1", "ref-2", 100, 10);
+    Pair(*pass, "new-1", "ref-1", 60, 15);  // a rack at 60 %
+    Pair(*pass, "ref-2", "new-1", 61, 16);
+  }
+  Pair(pass2, "new-1", "new-2", 5, 90);  // between new nodes: not a figure with the references
+  const v1::Acceptance a = Judge({"new-1", "new-2"}, {"ref-1", "ref-2"}, {pass1, pass2});
+  REQUIRE(a.nodes(0).figures_size() == 1);
+  const v1::Acceptance::Figures& f = a.nodes(0).figures(0);
+  CHECK(f.rail().empty());
+  CHECK(f.bw_gbps() == Approx(60.5));
+  CHECK(f.reference_bw_gbps() == Approx(100));
+  CHECK(f.bw_gbps() / f.reference_bw_gbps() == Approx(0.6).margin(0.01));
+  CHECK(f.lat_us() == Approx(15.5));
+  CHECK(f.reference_lat_us() == Approx(10));
+  CHECK(f.partners() == 2);
+  // new-2 met no reference: its figures are absent, not 0; the references' stand.
+  REQUIRE(a.nodes(1).figures_size() == 1);
+  const v1::Acceptance::Figures& none = a.nodes(1).figures(0);
+  CHECK_FALSE(none.has_bw_gbps());
+  CHECK_FALSE(none.has_lat_us());
+  CHECK(none.has_reference_bw_gbps());
+  CHECK(none.partners() == 0);
+}
+
+TEST_CASE("with rails, a new node has figures per rail; without references, among the others") {
+  v1::Report pass;
+  pass.mutable_health()->add_rails("rail0");
+  pass.mutable_health()->add_rails("rail1");
+  Pair(pass, "ref-1", "ref-2", 400, 5, "rail0");
+  Pair(pass, "ref-1", "ref-2", 380, 6, "rail1");
+  Pair(pass, "new-1", "ref-1", 200, 9, "rail1");
+  const v1::Acceptance a = Judge({"new-1"}, {"ref-1", "ref-2"}, {pass});
+  REQUIRE(a.nodes(0).figures_size() == 2);
+  CHECK(a.nodes(0).figures(0).rail() == "rail0");
+  CHECK_FALSE(a.nodes(0).figures(0).has_bw_gbps());
+  CHECK(a.nodes(0).figures(0).reference_bw_gbps() == Approx(400));
+  CHECK(a.nodes(0).figures(1).bw_gbps() == Approx(200));
+  CHECK(a.nodes(0).figures(1).reference_bw_gbps() == Approx(380));
+  v1::Report alone;
+  Pair(alone, "new-1", "new-2", 50, 7);
+  const v1::Acceptance b = Judge({"new-1", "new-2"}, {}, {alone});
+  REQUIRE(b.nodes(1).figures_size() == 1);
+  CHECK(b.nodes(1).figures(0).bw_gbps() == Approx(50));
+  CHECK(b.nodes(1).figures(0).partners() == 1);
+  CHECK_FALSE(b.nodes(1).figures(0).has_reference_bw_gbps());
+  CHECK(Judge({"new-1"}, {"ref-1", "ref-2"}, {}).nodes(0).figures_size() == 0);
+}
+
 }  // namespace
 }  // namespace fabricctl::cli

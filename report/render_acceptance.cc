@@ -99,7 +99,7 @@ std::string Junit(const v1::Acceptance& a) {
 }  // namespace
 
 const std::vector<std::string>& AcceptanceFormats() {
-  static const std::vector<std::string> formats = {"text", "json", "junit"};
+  static const std::vector<std::string> formats = {"text", "json", "junit", "html"};
   return formats;
 }
 
@@ -107,6 +107,7 @@ absl::StatusOr<std::string> RenderAcceptance(const v1::Acceptance& acceptance,
                                              const std::string& format) {
   if (format == "text") return Text(acceptance);
   if (format == "junit") return Junit(acceptance);
+  if (format == "html") return internal::AcceptanceHtml(acceptance);
   if (format == "json") {
     google::protobuf::util::JsonPrintOptions options;
     options.add_whitespace = true;

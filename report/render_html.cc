@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/time.h"
 #include "report/group_matrix.h"
 #include "report/render.h"
 #include "report/render_util.h"
@@ -19,13 +18,8 @@ namespace {
 using internal::SeverityLabel;
 using internal::SeverityName;
 using internal::StatusName;
+using internal::When;
 using internal::XmlEscape;
-
-std::string When(const google::protobuf::Timestamp& t) {
-  if (t.seconds() <= 0) return "";
-  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixSeconds(t.seconds()),
-                          absl::UTCTimeZone());
-}
 
 std::string Outcome(v1::AuditOutcome o) {
   switch (o) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace fabricctl::report::internal {
@@ -61,6 +62,12 @@ std::string ProbeName(int kind) {
 
 double Seconds(const google::protobuf::Duration& d) {
   return static_cast<double>(google::protobuf::util::TimeUtil::DurationToMilliseconds(d)) / 1000.0;
+}
+
+std::string When(const google::protobuf::Timestamp& t) {
+  if (t.seconds() <= 0) return "";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixSeconds(t.seconds()),
+                          absl::UTCTimeZone());
 }
 
 std::string Title(const v1::Report& report) {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "google/protobuf/duration.pb.h"
+#include "google/protobuf/timestamp.pb.h"
 #include "proto/report.pb.h"
 
 namespace fabricctl::report::internal {
@@ -24,6 +25,8 @@ std::string StatusName(v1::HealthStatus s);
 // A ProbeKind in lower case ("tcp_bw").
 std::string ProbeName(int kind);
 double Seconds(const google::protobuf::Duration& d);
+// "2024-05-01 12:00:00 UTC"; "" when unset.
+std::string When(const google::protobuf::Timestamp& t);
 
 // "fabricctl check NODE", "fabricctl sweep ID" or "fabricctl SOURCE".
 std::string Title(const v1::Report& report);
@@ -54,6 +57,9 @@ std::string BandwidthMapHtml(const v1::Report& report);
 
 // Escapes the five XML special characters (for XML and HTML text and attributes).
 std::string XmlEscape(const std::string& text);
+
+// `fabricctl accept --format html`: one self-contained page (render_acceptance_html.cc).
+std::string AcceptanceHtml(const v1::Acceptance& acceptance);
 
 }  // namespace fabricctl::report::internal
 

@@ -4,7 +4,8 @@
 # rejected against them. A healthy pair of hosts is accepted over two passes, nothing raised; a
 # host with another MTU is rejected for its configuration (config_drift, and the sweep's own
 # mtu_mismatch); a rack of four hosts at 60 % of the references' rate, which judged among
-# themselves would be alike, is rejected host by host as below_reference. In every case nothing
+# themselves would be alike, is rejected host by host as below_reference, each host's figure in
+# the acceptance about 60 % of the references' among themselves. In every case nothing
 # else is named; and with two rails whose switches speak LLDP, a host whose rail-1 NIC is cabled
 # to rail 0's switch is rejected as miscabled, and one whose rail-0 NIC is on another port than
 # the cabling plan's, while a host cabled as planned is accepted. Needs root, iproute2 and lldpd; skips (saying why)
@@ -89,6 +90,13 @@ for i in 8 9 10 11; do want+="node-$i rejected fabric:below_reference"$'\n'; don
 # so nobody is drained and the breaker says so; the four are rejected all the same.
 accept_case slow-rack 2 "${want}other drain_breaker_open"$'\n'"passes 1" \
   --nodes 'node-[8-11]' --reference 'node-[1-4]'
+check "slow-rack: each node's Gb/s with the references is 40-80 % of theirs among themselves" \
+  python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))
+shares = [f["bw_gbps"] / f["reference_bw_gbps"] for n in a["nodes"] for f in n["figures"]]
+print("slow-rack shares:", ", ".join("%.2f" % s for s in shares))
+sys.exit(0 if len(shares) == 4 and all(0.4 < s < 0.8 for s in shares) else 1)' "$OUT/slow-rack.json"
 
 # The acceptance as JUnit: one case per node and check, the rejected ones failures.
 lab accept --nodes node-7 --reference 'node-[1-4]' --duration 500ms --format junit \

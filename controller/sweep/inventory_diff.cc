@@ -43,39 +43,33 @@ Parts Gpus(const v1::NodeInventory& inv) {
   return out;
 }
 
-// "what: before -> after" for each part that came, went or changed.
+// Each part that came, went or changed; "none" for the side that lacks it.
 void Compare(const std::string& what, const Parts& before, const Parts& after,
-             std::vector<std::string>& out) {
+             std::vector<InventoryDifference>& out) {
   for (const auto& [name, was] : before) {
     auto it = after.find(name);
     if (it == after.end()) {
-      out.push_back(absl::StrCat(what, " ", name, ": ", was, " -> gone"));
+      out.push_back({absl::StrCat(what, " ", name), was, "none"});
     } else if (it->second != was) {
-      out.push_back(absl::StrCat(what, " ", name, ": ", was, " -> ", it->second));
+      out.push_back({absl::StrCat(what, " ", name), was, it->second});
     }
   }
   for (const auto& [name, is] : after) {
-    if (before.count(name) == 0) out.push_back(absl::StrCat(what, " ", name, ": new, ", is));
+    if (before.count(name) == 0) out.push_back({absl::StrCat(what, " ", name), "none", is});
   }
 }
 
 void Field(const std::string& what, const std::string& before, const std::string& after,
-           std::vector<std::string>& out) {
+           std::vector<InventoryDifference>& out) {
   if (before != after) {
-    out.push_back(absl::StrCat(what, ": ", before.empty() ? "none" : before, " -> ",
-                               after.empty() ? "none" : after));
+    out.push_back({what, before.empty() ? "none" : before, after.empty() ? "none" : after});
   }
 }
 
-}  // namespace
-
-std::vector<std::string> InventoryChanges(const v1::NodeInventory& before,
-                                          const v1::NodeInventory& after) {
-  std::vector<std::string> out;
-  if (before.agent_started_unix_ms() != 0 &&
-      after.agent_started_unix_ms() != before.agent_started_unix_ms()) {
-    out.push_back("its agent restarted");
-  }
+// The parts a node's verdict rests on, compared; the agents' start times aside.
+std::vector<InventoryDifference> Differences(const v1::NodeInventory& before,
+                                             const v1::NodeInventory& after) {
+  std::vector<InventoryDifference> out;
   Compare("interface", Interfaces(before), Interfaces(after), out);
   Compare("RDMA port", RdmaPorts(before), RdmaPorts(after), out);
   Compare("GPU", Gpus(before), Gpus(after), out);
@@ -84,12 +78,26 @@ std::vector<std::string> InventoryChanges(const v1::NodeInventory& before,
   return out;
 }
 
-std::vector<std::string> DifferencesFrom(const v1::NodeInventory& reference,
-                                         const v1::NodeInventory& node) {
-  v1::NodeInventory a = reference, b = node;
-  a.clear_agent_started_unix_ms();
-  b.clear_agent_started_unix_ms();
-  return InventoryChanges(a, b);
+}  // namespace
+
+std::string Describe(const InventoryDifference& d) {
+  return absl::StrCat(d.part, ": ", d.before, " -> ", d.after);
+}
+
+std::vector<std::string> InventoryChanges(const v1::NodeInventory& before,
+                                          const v1::NodeInventory& after) {
+  std::vector<std::string> out;
+  if (before.agent_started_unix_ms() != 0 &&
+      after.agent_started_unix_ms() != before.agent_started_unix_ms()) {
+    out.push_back("its agent restarted");
+  }
+  for (const InventoryDifference& d : Differences(before, after)) out.push_back(Describe(d));
+  return out;
+}
+
+std::vector<InventoryDifference> DifferencesFrom(const v1::NodeInventory& reference,
+                                                 const v1::NodeInventory& node) {
+  return Differences(reference, node);
 }
 
 }  // namespace fabricctl::controller

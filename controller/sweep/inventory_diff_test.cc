@@ -51,7 +51,7 @@ TEST_CASE("a restarted agent, a slower port, a lost GPU and a new version are ea
         std::vector<std::string>{
             "its agent restarted", "interface eth0: 400000 Mb/s, MTU 9000 -> 400000 Mb/s, MTU 1500",
             "RDMA port mlx5_0:1: 400 Gb/s, MTU 4096, Ethernet -> 200 Gb/s, MTU 4096, Ethernet",
-            "GPU 0000:18:00.0: H100 -> gone", "agent version: 0.2.0 -> 0.3.0"});
+            "GPU 0000:18:00.0: H100 -> none", "agent version: 0.2.0 -> 0.3.0"});
 }
 
 }  // namespace

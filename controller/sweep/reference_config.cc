@@ -18,20 +18,29 @@ std::vector<v1::Finding> ConfigAgainstReferences(const Fleet& fleet,
   for (const auto& node : fleet.nodes) {
     if (!node->reachable || references.count(node->name) > 0) continue;
     const Node* closest = nullptr;
-    std::vector<std::string> fewest;
+    std::vector<InventoryDifference> fewest;
     for (const Node* ref : refs) {
-      std::vector<std::string> differences = DifferencesFrom(ref->inventory, node->inventory);
+      std::vector<InventoryDifference> differences =
+          DifferencesFrom(ref->inventory, node->inventory);
       if (closest == nullptr || differences.size() < fewest.size()) {
         closest = ref;
         fewest = std::move(differences);
       }
     }
     if (fewest.empty()) continue;
+    std::vector<std::string> lines;
+    for (const InventoryDifference& d : fewest) lines.push_back(Describe(d));
     v1::Finding f = report::Make(report::kind::kConfigDrift, node->name,
                                  absl::StrCat(node->name, " differs from the reference node ",
-                                              closest->name, ": ", absl::StrJoin(fewest, "; ")));
-    (*f.mutable_evidence())["reference"] = closest->name;
-    (*f.mutable_evidence())["differences"] = absl::StrCat(fewest.size());
+                                              closest->name, ": ", absl::StrJoin(lines, "; ")));
+    auto& evidence = *f.mutable_evidence();
+    evidence["reference"] = closest->name;
+    evidence["differences"] = absl::StrCat(fewest.size());
+    // Each part as the two read it, for a table of the differences (fabricctl accept's HTML).
+    for (const InventoryDifference& d : fewest) {
+      evidence["node." + d.part] = d.after;
+      evidence["reference." + d.part] = d.before;
+    }
     out.push_back(std::move(f));
   }
   return out;

@@ -58,6 +58,9 @@ TEST_CASE("a new node with a smaller MTU and a slower port is config_drift, nami
   CHECK_THAT(findings[0].detail(), Catch::Contains("eth0: 400000 Mb/s, MTU 9000 -> "
                                                    "400000 Mb/s, MTU 1500"));
   CHECK_THAT(findings[0].detail(), Catch::Contains("mlx5_0:1: 400 Gb/s"));
+  CHECK(findings[0].evidence().at("node.interface eth0") == "400000 Mb/s, MTU 1500");
+  CHECK(findings[0].evidence().at("reference.interface eth0") == "400000 Mb/s, MTU 9000");
+  CHECK(findings[0].evidence().at("node.RDMA port mlx5_0:1") == "200 Gb/s, MTU 4096, Ethernet");
 }
 
 TEST_CASE("each node is judged against the reference of its own kind") {
