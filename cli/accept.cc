@@ -10,6 +10,7 @@
 #include "base/process.h"
 #include "base/status_macros.h"
 #include "cli/acceptance.h"
+#include "cli/controller_client.h"
 #include "cli/output.h"
 #include "google/protobuf/util/time_util.h"
 #include "report/render_acceptance.h"
@@ -19,9 +20,13 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
-// The most passes a burn-in may ask for, and the longest soak.
+// The most passes a burn-in may run (--repeat's, and a soak's at most too: the controller
+// records an acceptance of at most as many), and the longest soak.
 constexpr uint32_t kMaxPasses = 1000;
 constexpr absl::Duration kMaxSoak = absl::Hours(7 * 24);
+// The controller takes messages of up to 4 MiB: an acceptance larger than this is recorded
+// without its findings (its verdicts, checks and sweeps stay; the sweeps' reports hold them).
+constexpr size_t kMaxRecordBytes = 3 << 20;
 
 // The references: --reference's nodes, none with --reference none, else chosen from the
 // registry (AutoReferences), at least kMinReferences either way but "none".
@@ -64,7 +69,9 @@ struct BurnIn {
   // Whether another pass starts: --repeat's count, else until --soak has gone, else one.
   bool Another(size_t done) const {
     if (repeat > 0) return done < repeat;
-    if (soak > absl::ZeroDuration()) return done == 0 || absl::Now() - start < soak;
+    if (soak > absl::ZeroDuration()) {
+      return done == 0 || (done < kMaxPasses && absl::Now() - start < soak);
+    }
     return done == 0;
   }
 
@@ -108,6 +115,46 @@ std::vector<v1::Report> RunPasses(v1::ControllerService::Stub& stub,
     reports.push_back(*std::move(report));
   }
   return reports;
+}
+
+// Records the acceptance in the controller's history, which adds who and when; its id.
+absl::StatusOr<int64_t> RecordAcceptance(v1::ControllerService::Stub& stub,
+                                         const ControllerTarget& controller,
+                                         const v1::Acceptance& acceptance) {
+  v1::RecordAcceptanceRequest request;
+  *request.mutable_acceptance() = acceptance;
+  if (request.ByteSizeLong() > kMaxRecordBytes) {
+    v1::Acceptance* a = request.mutable_acceptance();
+    for (auto& node : *a->mutable_nodes()) {
+      for (auto& check : *node.mutable_checks()) check.clear_findings();
+    }
+    a->clear_reference_findings();
+    a->clear_other_findings();
+    a->clear_shared_findings();
+  }
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineAfter(controller.timeout));
+  v1::RecordAcceptanceResponse response;
+  grpc::Status status = stub.RecordAcceptance(&context, request, &response);
+  if (!status.ok()) return DescribeRpcFailure(controller, status);
+  return response.acceptance_id();
+}
+
+// The exit code once the acceptance is recorded. A record that fails is said on stderr and
+// makes an acceptance exit 3: a gate must not pass nodes whose acceptance history does not
+// hold. A rejection (2) or an acceptance cut short (3) stays as it is.
+int Recorded(v1::ControllerService::Stub& stub, const ControllerTarget& controller,
+             const v1::Acceptance& acceptance, int code, std::ostream& err) {
+  auto id = RecordAcceptance(stub, controller, acceptance);
+  if (id.ok()) {
+    err << "fabricctl accept: recorded as acceptance " << *id
+        << " (fabricctl history --acceptances)\n";
+    return code;
+  }
+  err << "fabricctl accept: the acceptance is not recorded in history: " << id.status().message()
+      << "\n";
+  if (code == kExitOk || code == kExitWarning) return kExitUnknown;
+  return code;
 }
 
 }  // namespace
@@ -175,7 +222,7 @@ int RunAcceptCommand(AcceptOptions o, const AcceptFlags& flags, std::ostream& er
   if (auto s = WriteOutput(o.output, *rendered); !s.ok()) return fail(s);
   const int code = AcceptanceExitCode(acceptance);
   if (!incomplete.empty()) err << "fabricctl accept: " << incomplete << "\n";
-  return code;
+  return Recorded(**stub, o.sweep.controller, acceptance, code, err);
 }
 
 CLI::App* AddAcceptCommand(CLI::App& app, AcceptOptions* options, AcceptFlags* flags) {

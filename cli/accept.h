@@ -30,7 +30,8 @@ struct AcceptFlags {
 };
 
 CLI::App* AddAcceptCommand(CLI::App& app, AcceptOptions* options, AcceptFlags* flags);
-// Exit code: AcceptanceExitCode (0 every node accepted, 2 one rejected, 3 no verdict).
+// Exit code: AcceptanceExitCode (0 every node accepted, 2 one rejected, 3 no verdict); 3 too
+// for an acceptance that could not be recorded in the controller's history.
 int RunAcceptCommand(AcceptOptions options, const AcceptFlags& flags, std::ostream& err);
 
 }  // namespace fabricctl::cli

@@ -105,6 +105,9 @@ int main(int argc, char** argv) {
     return cli::RunMapCommand(target, map.sweep_id, map.format, map.output, std::cerr);
   }
   if (history.prune->parsed()) return cli::RunPruneHistory(target, history, std::cout, std::cerr);
+  if (history_cmd->parsed() && history.acceptances) {
+    return cli::RunAcceptanceHistory(target, history.limit, history.format, std::cout, std::cerr);
+  }
   if (history_cmd->parsed()) {
     return cli::RunHistoryCommand(target, history.limit, history.format, std::cout, std::cerr);
   }

@@ -15,8 +15,8 @@ namespace fabricctl::controller {
 //
 //   node           any certificate the CA signed: Register and Heartbeat under a name the
 //                  certificate carries, nothing else
-//   operator       tls.operator_identities: also list nodes, start and queue sweeps, read
-//                  reports and history
+//   operator       tls.operator_identities: also list nodes, start and queue sweeps, record
+//                  acceptances, read reports and history
 //   administrator  tls.admin_identities: also remove nodes and prune the history
 //
 // An administrator is an operator too. On plain text (allowed only on loopback or with

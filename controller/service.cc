@@ -25,9 +25,47 @@ using google::protobuf::util::TimeUtil;
 constexpr int kMaxListNames = 100000;
 constexpr size_t kListSweepsPageBytes = 1 << 20;
 constexpr size_t kMaxInventoryString = 4096;
+// An acceptance's passes: at most as many as `fabricctl accept` runs (--repeat, --soak).
+constexpr int kMaxAcceptancePasses = 1000;
+constexpr size_t kMaxAcceptanceBytes = 4 << 20;
+// Listed with their verdicts, acceptances come this many a page at most: the store reads each
+// whole before the page's bytes are counted.
+constexpr uint32_t kMaxVerdictsPage = 16;
 
 google::protobuf::Timestamp ToProto(absl::Time t) {
   return TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(t));
+}
+
+// What RecordAcceptance takes: bounded, its names node names, its times not negative.
+absl::Status ValidateAcceptance(const v1::Acceptance& a) {
+  if (const size_t bytes = a.ByteSizeLong(); bytes > kMaxAcceptanceBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("acceptance is ", bytes, " bytes serialised; at most ", kMaxAcceptanceBytes));
+  }
+  if (a.sweep_ids_size() > kMaxAcceptancePasses) {
+    return absl::InvalidArgumentError(absl::StrCat("acceptance.sweep_ids has ", a.sweep_ids_size(),
+                                                   " entries; at most ", kMaxAcceptancePasses));
+  }
+  for (const int64_t id : a.sweep_ids()) {
+    if (id <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("acceptance.sweep_ids: ", id, " is not a sweep id"));
+    }
+  }
+  if (a.nodes_size() > kMaxListNames || a.reference_nodes_size() > kMaxListNames) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("acceptance: at most ", kMaxListNames, " nodes and as many references"));
+  }
+  for (const auto& node : a.nodes()) {
+    if (auto s = ValidateNodeName(node.node(), "acceptance.nodes.node"); !s.ok()) return s;
+  }
+  for (const auto& name : a.reference_nodes()) {
+    if (auto s = ValidateNodeName(name, "acceptance.reference_nodes"); !s.ok()) return s;
+  }
+  if (a.started().seconds() < 0 || a.duration().seconds() < 0 || a.duration().nanos() < 0) {
+    return absl::InvalidArgumentError("acceptance: a negative started or duration");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -156,6 +194,56 @@ grpc::Status ControllerServiceImpl::PruneHistory(grpc::ServerContext* context,
   if (!pruned.ok()) return ToGrpcStatus(pruned.status());
   response->set_sweeps(pruned->sweeps);
   response->set_results(pruned->results);
+  response->set_acceptances(pruned->acceptances);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerServiceImpl::RecordAcceptance(grpc::ServerContext* context,
+                                                     const v1::RecordAcceptanceRequest* request,
+                                                     v1::RecordAcceptanceResponse* response) {
+  if (auto s = Require(*context, Role::kOperator, "record an acceptance"); !s.ok()) return s;
+  if (auto s = ValidateAcceptance(request->acceptance()); !s.ok()) return ToGrpcStatus(s);
+  // Printable text only: its names and reasons reach terminals through `fabricctl history`.
+  v1::Acceptance clean = request->acceptance();
+  SanitizeText(&clean);
+  const std::string by = CallerOf(*context);
+  auto id = store_->RecordAcceptance(clean, by, options_.now());
+  if (!id.ok()) return ToGrpcStatus(id.status());
+  int accepted = 0;
+  for (const auto& node : clean.nodes()) accepted += node.accepted() ? 1 : 0;
+  const std::string sweeps =
+      clean.sweep_ids().empty() ? "none" : absl::StrJoin(clean.sweep_ids(), ",");
+  Logger("history")->info("acceptance {} recorded by {}: {} of {} node(s) accepted, sweeps {}",
+                          *id, by, accepted, clean.nodes_size(), sweeps);
+  response->set_acceptance_id(*id);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerServiceImpl::ListAcceptances(grpc::ServerContext* context,
+                                                    const v1::ListAcceptancesRequest* request,
+                                                    v1::ListAcceptancesResponse* response) {
+  if (auto s = Require(*context, Role::kOperator, "read the history"); !s.ok()) return s;
+  if (request->before_acceptance_id() < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "before_acceptance_id is negative");
+  }
+  uint32_t limit = request->limit() == 0 ? 20 : std::min<uint32_t>(request->limit(), 10000);
+  if (request->with_verdicts()) limit = std::min(limit, kMaxVerdictsPage);
+  auto records =
+      store_->ListAcceptances(limit, request->before_acceptance_id(), request->with_verdicts());
+  if (!records.ok()) return ToGrpcStatus(records.status());
+  // Pages of about 1 MiB, as ListSweeps' (one record at least, however large).
+  size_t bytes = 0;
+  for (auto& r : *records) {
+    bytes += r.ByteSizeLong();
+    if (response->acceptances_size() > 0 && bytes > kListSweepsPageBytes) break;
+    *response->add_acceptances() = std::move(r);
+  }
+  const bool more = response->acceptances_size() < static_cast<int>(records->size()) ||
+                    records->size() == limit;
+  if (more && response->acceptances_size() > 0) {
+    response->set_next_before_acceptance_id(
+        response->acceptances(response->acceptances_size() - 1).acceptance_id());
+  }
   return grpc::Status::OK;
 }
 

@@ -68,6 +68,15 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
   // in place of those it gives; an administrator's certificate, as RemoveNodes.
   grpc::Status PruneHistory(grpc::ServerContext* context, const v1::PruneHistoryRequest* request,
                             v1::PruneHistoryResponse* response) override;
+  // Keeps a `fabricctl accept`'s verdict in history, stamped with the caller's identity and the
+  // time; an operator's certificate, as Sweep (a node's may not vouch for itself). Every sweep
+  // it names must be in history.
+  grpc::Status RecordAcceptance(grpc::ServerContext* context,
+                                const v1::RecordAcceptanceRequest* request,
+                                v1::RecordAcceptanceResponse* response) override;
+  grpc::Status ListAcceptances(grpc::ServerContext* context,
+                               const v1::ListAcceptancesRequest* request,
+                               v1::ListAcceptancesResponse* response) override;
 
  private:
   // OK when the caller holds `role` (roles.h); PERMISSION_DENIED saying `what` otherwise,

@@ -274,3 +274,74 @@ TEST_CASE(
 }
 
 }  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+
+TEST_CASE("An acceptance is recorded with who and when, naming only sweeps history holds") {
+  auto store = FreshStore();
+  const absl::Time now = absl::FromUnixSeconds(1'700'000'000);
+  RegistryOptions options;
+  options.now = [&] { return now; };
+  ControllerServiceImpl service(store.get(), options);
+  grpc::ServerContext context;  // plain text: no identity, every call allowed
+  auto sweep = store->CreateSweep({}, now);
+  REQUIRE(sweep.ok());
+
+  v1::RecordAcceptanceRequest request;
+  for (const char* name : {"node-5", "node-6"}) {
+    v1::Acceptance::NodeVerdict* node = request.mutable_acceptance()->add_nodes();
+    node->set_node(name);
+    node->set_accepted(std::string(name) == "node-5");
+  }
+  request.mutable_acceptance()->add_sweep_ids(*sweep);
+  request.mutable_acceptance()->set_incomplete("pass 2:\x1b[2J gone");
+  v1::RecordAcceptanceResponse recorded;
+  REQUIRE(service.RecordAcceptance(&context, &request, &recorded).ok());
+  CHECK(recorded.acceptance_id() > 0);
+
+  v1::ListAcceptancesRequest list;
+  v1::ListAcceptancesResponse listed;
+  REQUIRE(service.ListAcceptances(&context, &list, &listed).ok());
+  REQUIRE(listed.acceptances_size() == 1);
+  const v1::AcceptanceRecord& record = listed.acceptances(0);
+  CHECK(record.acceptance_id() == recorded.acceptance_id());
+  CHECK(record.recorded().seconds() == 1'700'000'000);
+  CHECK(record.recorded_by() == "plain text");
+  REQUIRE(record.accepted_size() == 1);
+  CHECK(record.accepted(0) == "node-5");
+  REQUIRE(record.rejected_size() == 1);
+  CHECK(record.rejected(0) == "node-6");
+  CHECK(record.incomplete().find('\x1b') == std::string::npos);
+  CHECK_FALSE(record.has_acceptance());
+  CHECK(listed.next_before_acceptance_id() == 0);
+  list.set_with_verdicts(true);
+  listed.Clear();
+  REQUIRE(service.ListAcceptances(&context, &list, &listed).ok());
+  REQUIRE(listed.acceptances_size() == 1);
+  CHECK(listed.acceptances(0).acceptance().nodes_size() == 2);
+
+  auto refused = [&](v1::RecordAcceptanceRequest bad, const std::string& needle) {
+    grpc::Status status = service.RecordAcceptance(&context, &bad, &recorded);
+    CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK(status.error_message().find(needle) != std::string::npos);
+  };
+  auto unknown = request;
+  unknown.mutable_acceptance()->add_sweep_ids(*sweep + 100);
+  refused(unknown, "history holds no sweep " + std::to_string(*sweep + 100));
+  auto too_many = request;
+  for (int i = 0; i < 1000; ++i) too_many.mutable_acceptance()->add_sweep_ids(*sweep);
+  refused(too_many, "acceptance.sweep_ids has 1001 entries; at most 1000");
+  auto huge = request;
+  huge.mutable_acceptance()->set_incomplete(std::string(5 << 20, 'x'));
+  refused(huge, "bytes serialised; at most 4194304");
+  auto bad_name = request;
+  bad_name.mutable_acceptance()->mutable_nodes(0)->set_node("node 5");
+  refused(bad_name, "may hold only");
+  // None of them was recorded.
+  list.set_with_verdicts(false);
+  listed.Clear();
+  REQUIRE(service.ListAcceptances(&context, &list, &listed).ok());
+  CHECK(listed.acceptances_size() == 1);
+}
+
+}  // namespace fabricctl::controller

@@ -8,8 +8,9 @@
 # the acceptance about 60 % of the references' among themselves. In every case nothing
 # else is named; and with two rails whose switches speak LLDP, a host whose rail-1 NIC is cabled
 # to rail 0's switch is rejected as miscabled, and one whose rail-0 NIC is on another port than
-# the cabling plan's, while a host cabled as planned is accepted. Needs root, iproute2 and lldpd; skips (saying why)
-# otherwise.
+# the cabling plan's, while a host cabled as planned is accepted. Each acceptance is recorded in
+# the controller's history (`history --acceptances`). Needs root, iproute2 and lldpd; skips
+# (saying why) otherwise.
 set -uo pipefail
 
 # shellcheck source=tests/testlib.sh
@@ -82,6 +83,15 @@ check "the reference sweep makes node-1..4 known-good ($listed)" test "$listed" 
 
 accept_case healthy-pair 0 "$(printf 'node-5 accepted\nnode-6 accepted\npasses 2')" \
   --nodes 'node-[5-6]' --repeat 2
+# The acceptance is kept in history: node-5 and node-6 accepted, over its two passes' sweeps.
+sweeps=$(python3 - "$OUT/healthy-pair.json" 2>/dev/null <<'PY'
+import json, sys
+print(",".join(str(i) for i in json.load(open(sys.argv[1])).get("sweep_ids", [])))
+PY
+)
+lab history --acceptances > "$OUT/acceptances.txt" 2>&1
+check "history --acceptances: node-5 and node-6 accepted over sweeps ${sweeps:-none}" \
+  grep -q " accepted 2 (node-5,node-6), rejected 0; sweeps ${sweeps:-none}\$" "$OUT/acceptances.txt"
 accept_case other-mtu 2 "$(printf 'node-7 rejected configuration:config_drift,configuration:mtu_mismatch\npasses 1')" \
   --nodes node-7 --reference 'node-[1-4]'
 want=""

@@ -106,6 +106,36 @@ CREATE TABLE known_good (
   lost_why   TEXT NOT NULL DEFAULT ''
 );
 )sql"},
+    // The record of each `fabricctl accept` (acceptances.cc): its lists as text for the
+    // listing, the Acceptance whole for the verdicts.
+    {R"sql(
+CREATE TABLE acceptances (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  recorded     INTEGER NOT NULL,    -- microseconds since the Unix epoch
+  recorded_by  TEXT NOT NULL,       -- the caller's certificate identity, or 'plain text'
+  started      INTEGER NOT NULL,    -- microseconds since the Unix epoch, its first pass
+  duration_ms  INTEGER NOT NULL,
+  accepted     TEXT NOT NULL,       -- node names, comma-separated
+  rejected     TEXT NOT NULL,
+  incomplete   TEXT NOT NULL,       -- why a pass gave no verdict; '' when every pass did
+  sweep_ids    TEXT NOT NULL,       -- its passes' sweeps in order, comma-separated
+  acceptance   BLOB NOT NULL        -- fabricctl.v1.Acceptance, serialised
+);
+)sql",
+     R"sql(
+CREATE TABLE acceptances (
+  id           BIGSERIAL PRIMARY KEY,
+  recorded     BIGINT NOT NULL,
+  recorded_by  TEXT NOT NULL,
+  started      BIGINT NOT NULL,
+  duration_ms  BIGINT NOT NULL,
+  accepted     TEXT NOT NULL,
+  rejected     TEXT NOT NULL,
+  incomplete   TEXT NOT NULL,
+  sweep_ids    TEXT NOT NULL,
+  acceptance   BYTEA NOT NULL
+);
+)sql"},
 };
 constexpr int kSchemaVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 
@@ -391,6 +421,19 @@ absl::StatusOr<Store::Pruned> Store::PruneSweeps(absl::Time started_before, uint
       int64_t{v1::SWEEP_RUNNING}, absl::ToUnixMicros(started_before),
       keep_newest == 0 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(keep_newest)};
   Pruned pruned;
+  // Acceptances by the same policy, in one statement: recorded before the cutoff, or beyond the
+  // newest `keep_newest` acceptances (each ran a sweep or more, so those include every one
+  // whose sweeps are still among the newest `keep_newest`). An acceptance keeps none of its
+  // sweeps from pruning: its record holds its verdicts whole, and keep_sweeps must bound the
+  // sweeps whatever was accepted.
+  {
+    RETURN_IF_ERROR(Writable());
+    MutexLock lock(&mu_);
+    ASSIGN_OR_RETURN(pruned.acceptances,
+                     db_->Exec("DELETE FROM acceptances WHERE recorded < ?1 OR id NOT IN "
+                               "(SELECT id FROM acceptances ORDER BY id DESC LIMIT ?2)",
+                               {params[1], params[2]}));
+  }
   for (;;) {
     RETURN_IF_ERROR(Writable());  // each transaction: the leadership may go meanwhile
     MutexLock lock(&mu_);

@@ -110,12 +110,24 @@ class Store {
   // or are not among the newest `keep_newest` (0: any number), except a running one, one that
   // a kept sweep was compared against (its --baseline) and each node's last passing sweep; the
   // space is reused by later sweeps (the file does not shrink). A transaction per sweep, the
-  // store free for other calls between them.
+  // store free for other calls between them. Acceptances recorded before `started_before`, or
+  // beyond the newest `keep_newest` (0: any number), go too, in one statement.
   // FinishSweep writes only a sweep still recorded as running.
   struct Pruned {
-    int64_t sweeps = 0, results = 0;
+    int64_t sweeps = 0, results = 0, acceptances = 0;
   };
   absl::StatusOr<Pruned> PruneSweeps(absl::Time started_before, uint32_t keep_newest);
+  // Acceptances (acceptances.cc): the record of each `fabricctl accept`.
+  // Stores `acceptance`, recorded at `now` by `by` (the caller's identity); returns its id.
+  // InvalidArgument naming the first sweep it names that history does not hold.
+  absl::StatusOr<int64_t> RecordAcceptance(const v1::Acceptance& acceptance, const std::string& by,
+                                           absl::Time now);
+  // Up to `limit` records, newest first; with `before_id`, only those older than it. The whole
+  // Acceptance of each only `with_verdicts` (read from the database only then).
+  absl::StatusOr<std::vector<v1::AcceptanceRecord>> ListAcceptances(uint32_t limit,
+                                                                    int64_t before_id,
+                                                                    bool with_verdicts) const;
+
   // Marks sweeps still recorded as running as interrupted (a controller that restarts calls
   // this: whatever ran before it stopped will not finish). Returns how many.
   absl::StatusOr<int> MarkRunningInterrupted(absl::Time now);

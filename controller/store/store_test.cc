@@ -397,3 +397,88 @@ TEST_CASE("A damaged database is refused at start with the integrity check's wor
 }
 
 }  // namespace fabricctl::controller
+
+namespace fabricctl::controller {
+namespace {
+
+// node-5 accepted and node-6 rejected over `sweeps`, started at `started`.
+v1::Acceptance Accepting(const std::vector<int64_t>& sweeps, absl::Time started) {
+  v1::Acceptance a;
+  for (const char* name : {"node-5", "node-6"}) {
+    v1::Acceptance::NodeVerdict* node = a.add_nodes();
+    node->set_node(name);
+    node->set_accepted(std::string(name) == "node-5");
+  }
+  for (int64_t id : sweeps) a.add_sweep_ids(id);
+  a.mutable_started()->set_seconds(absl::ToUnixSeconds(started));
+  a.mutable_duration()->set_seconds(90);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("Acceptances are recorded, listed newest first and pruned with the history") {
+  auto store = Store::Open(TempDb("acceptances.db"));
+  REQUIRE(store.ok());
+  Store& s = **store;
+  std::vector<int64_t> sweeps, ids;
+  // A sweep and an acceptance over it a day (days 1-3); the last one cut short.
+  for (int day = 1; day <= 3; ++day) {
+    auto sweep = s.CreateSweep({}, absl::FromUnixSeconds(day * 86400));
+    REQUIRE(sweep.ok());
+    sweeps.push_back(*sweep);
+    v1::Acceptance a = Accepting({*sweep}, absl::FromUnixSeconds(day * 86400));
+    if (day == 3) a.set_incomplete("pass 2: controller unreachable");
+    auto id = s.RecordAcceptance(a, "fabricctl", absl::FromUnixSeconds(day * 86400 + 100));
+    REQUIRE(id.ok());
+    ids.push_back(*id);
+  }
+  auto listed = s.ListAcceptances(10, 0, /*with_verdicts=*/false);
+  REQUIRE(listed.ok());
+  REQUIRE(listed->size() == 3);
+  const v1::AcceptanceRecord& newest = (*listed)[0];
+  CHECK(newest.acceptance_id() == ids[2]);
+  CHECK(newest.recorded().seconds() == 3 * 86400 + 100);
+  CHECK(newest.recorded_by() == "fabricctl");
+  CHECK(newest.started().seconds() == 3 * 86400);
+  CHECK(newest.duration().seconds() == 90);
+  CHECK(std::vector<std::string>(newest.accepted().begin(), newest.accepted().end()) ==
+        std::vector<std::string>{"node-5"});
+  CHECK(std::vector<std::string>(newest.rejected().begin(), newest.rejected().end()) ==
+        std::vector<std::string>{"node-6"});
+  CHECK(std::vector<int64_t>(newest.sweep_ids().begin(), newest.sweep_ids().end()) ==
+        std::vector<int64_t>{sweeps[2]});
+  CHECK(newest.incomplete() == "pass 2: controller unreachable");
+  CHECK_FALSE(newest.has_acceptance());
+  CHECK((*listed)[2].acceptance_id() == ids[0]);
+  // A page of one older than the newest, with its verdicts.
+  auto page = s.ListAcceptances(1, ids[2], /*with_verdicts=*/true);
+  REQUIRE(page.ok());
+  REQUIRE(page->size() == 1);
+  CHECK((*page)[0].acceptance_id() == ids[1]);
+  REQUIRE((*page)[0].acceptance().nodes_size() == 2);
+  CHECK((*page)[0].acceptance().nodes(1).node() == "node-6");
+
+  // A sweep history does not hold is refused, named, and nothing is recorded.
+  const int64_t missing = sweeps[2] + 7;
+  auto refused = s.RecordAcceptance(Accepting({sweeps[0], missing}, absl::FromUnixSeconds(1)),
+                                    "fabricctl", absl::FromUnixSeconds(4 * 86400));
+  CHECK(absl::IsInvalidArgument(refused.status()));
+  CHECK(std::string(refused.status().message()).find("no sweep " + std::to_string(missing)) !=
+        std::string::npos);
+  CHECK(s.ListAcceptances(10, 0, false)->size() == 3);
+
+  // By age: the one recorded before day 2 goes; then by count, all but the newest.
+  auto pruned = s.PruneSweeps(absl::FromUnixSeconds(2 * 86400), 0);
+  REQUIRE(pruned.ok());
+  CHECK(pruned->acceptances == 1);
+  pruned = s.PruneSweeps(absl::InfinitePast(), 1);
+  REQUIRE(pruned.ok());
+  CHECK(pruned->acceptances == 1);
+  listed = s.ListAcceptances(10, 0, false);
+  REQUIRE(listed.ok());
+  REQUIRE(listed->size() == 1);
+  CHECK((*listed)[0].acceptance_id() == ids[2]);
+}
+
+}  // namespace fabricctl::controller

@@ -176,9 +176,10 @@ absl::StatusOr<Store::Pruned> SweepRunner::PruneHistory(const v1::History& polic
   const absl::Time before =
       keep > absl::ZeroDuration() ? options_.now() - keep : absl::InfinitePast();
   auto pruned = store_->PruneSweeps(before, policy.keep_sweeps());
-  if (pruned.ok() && pruned->sweeps > 0) {
+  if (pruned.ok() && (pruned->sweeps > 0 || pruned->acceptances > 0)) {
     Logger("sweep")->info(
-        "history: pruned {} sweeps ({} results) older than {}{}", pruned->sweeps, pruned->results,
+        "history: pruned {} sweeps ({} results) and {} acceptances older than {}{}",
+        pruned->sweeps, pruned->results, pruned->acceptances,
         keep > absl::ZeroDuration() ? absl::FormatDuration(keep) : "any age",
         policy.keep_sweeps() > 0 ? absl::StrCat(" or beyond the newest ", policy.keep_sweeps())
                                  : "");

@@ -144,6 +144,53 @@ TEST_CASE("Hostile clients: impostors, oversized fields and messages, garbage by
     CHECK(c.ControllerAs("fabricctl")->PruneHistory(&admin, request, &response).ok());
   }
 
+  SECTION("a node's certificate may not record an acceptance; an operator's may, as itself") {
+    auto deadline = [] { return std::chrono::system_clock::now() + std::chrono::seconds(10); };
+    v1::RecordAcceptanceRequest request;
+    v1::Acceptance::NodeVerdict* verdict = request.mutable_acceptance()->add_nodes();
+    verdict->set_node("node-a");
+    verdict->set_accepted(true);
+    v1::RecordAcceptanceResponse response;
+    {
+      grpc::ClientContext context;
+      context.set_deadline(deadline());
+      grpc::Status s = c.ControllerAs("node-a")->RecordAcceptance(&context, request, &response);
+      CHECK(s.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+      CHECK(s.error_message().find("'node-a' may not record an acceptance") != std::string::npos);
+    }
+    {
+      grpc::ClientContext context;
+      context.set_deadline(deadline());
+      v1::ListAcceptancesResponse listed;
+      CHECK(c.ControllerAs("node-a")
+                ->ListAcceptances(&context, v1::ListAcceptancesRequest(), &listed)
+                .error_code() == grpc::StatusCode::PERMISSION_DENIED);
+    }
+    {
+      grpc::ClientContext context;
+      context.set_deadline(deadline());
+      v1::RecordAcceptanceRequest unknown = request;
+      unknown.mutable_acceptance()->add_sweep_ids(4242);
+      grpc::Status s = c.ControllerAs("fabricctl")->RecordAcceptance(&context, unknown, &response);
+      CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+      CHECK(s.error_message().find("no sweep 4242") != std::string::npos);
+    }
+    grpc::ClientContext record;
+    record.set_deadline(deadline());
+    REQUIRE(c.ControllerAs("fabricctl")->RecordAcceptance(&record, request, &response).ok());
+    grpc::ClientContext list;
+    list.set_deadline(deadline());
+    v1::ListAcceptancesResponse listed;
+    REQUIRE(c.ControllerAs("fabricctl")
+                ->ListAcceptances(&list, v1::ListAcceptancesRequest(), &listed)
+                .ok());
+    REQUIRE(listed.acceptances_size() == 1);
+    CHECK(listed.acceptances(0).acceptance_id() == response.acceptance_id());
+    CHECK(listed.acceptances(0).recorded_by() == "fabricctl");
+    REQUIRE(listed.acceptances(0).accepted_size() == 1);
+    CHECK(listed.acceptances(0).accepted(0) == "node-a");
+  }
+
   SECTION("a node's certificate may not sweep, list nodes or read reports and history") {
     // The flood that opened every Slurm prolog: any certificate of the cluster started or
     // queued sweeps. Now each is refused at once, naming the identity and the role it lacks.
