@@ -96,7 +96,8 @@ std::unique_ptr<LinkWatch> StartWatch(const AgentOptions& options, const probes:
   // FEC counts come from the kernel, not from files: only where the agent reads the real /sys.
   if (sysfs->root().empty()) settings.fec = probes::ReadFecCounts;
   auto watch = std::make_unique<LinkWatch>(
-      sysfs, WatchedLinks::Of(CollectInventory(inventory, *sysfs)), settings, inventory.node_name);
+      sysfs, WatchedLinks::ToWatch(CollectInventory(inventory, *sysfs)), settings,
+      inventory.node_name);
   watch->Sample(absl::Now());
   return watch;
 }

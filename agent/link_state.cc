@@ -28,18 +28,31 @@ bool IsAggregate(const probes::SysfsRoot& sysfs, const std::string& netdev) {
          sysfs.Exists(dir + "/tun_flags");
 }
 
-WatchedLinks WatchedLinks::Of(const v1::NodeInventory& inventory) {
+namespace {
+
+WatchedLinks LinksOf(const v1::NodeInventory& inventory, bool down_nics_too) {
   WatchedLinks links;
   for (const auto& itf : inventory.interfaces()) {
     bool ipv4 = false;
     for (const auto& a : itf.addresses()) ipv4 = ipv4 || a.find('.') != std::string::npos;
-    if (ipv4 && itf.speed_mbps() > 0) links.interfaces.push_back(itf.name());
+    const bool nic = itf.speed_mbps() > 0 || (down_nics_too && !itf.pci_path().empty());
+    if (ipv4 && nic) links.interfaces.push_back(itf.name());
   }
   for (const auto& device : inventory.rdma_devices()) {
     for (const auto& port : device.ports())
       links.rdma_ports.push_back({device.name(), port.port()});
   }
   return links;
+}
+
+}  // namespace
+
+WatchedLinks WatchedLinks::Of(const v1::NodeInventory& inventory) {
+  return LinksOf(inventory, false);
+}
+
+WatchedLinks WatchedLinks::ToWatch(const v1::NodeInventory& inventory) {
+  return LinksOf(inventory, true);
 }
 
 std::string LinkState(const probes::SysfsRoot& sysfs, const WatchedLinks& links) {

@@ -15,6 +15,10 @@ struct WatchedLinks {
   std::vector<std::string> interfaces;
   std::vector<std::pair<std::string, uint32_t>> rdma_ports;  // device, port
   static WatchedLinks Of(const v1::NodeInventory& inventory);
+  // The links the agent's link watch samples: those of Of(), and a NIC with a PCI device and an
+  // IPv4 address whose link was down when the agent started (no speed yet): the link that
+  // flaps at bring-up is the one to watch.
+  static WatchedLinks ToWatch(const v1::NodeInventory& inventory);
 };
 
 // Whether `netdev` stands for other links rather than being one: a bridge (its carrier falls

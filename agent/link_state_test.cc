@@ -63,5 +63,22 @@ TEST_CASE("a flap between two heartbeats changes the link state by its counters"
   CHECK(LinkState(sysfs, links) != before);
 }
 
+TEST_CASE("the watch takes a NIC whose link was down at start; the heartbeat does not") {
+  v1::NodeInventory inventory;
+  auto* up = inventory.add_interfaces();
+  up->set_name("eth0");
+  up->add_addresses("10.0.0.1");
+  up->set_speed_mbps(100000);
+  auto* down = inventory.add_interfaces();  // a NIC without carrier: no speed yet
+  down->set_name("eth1");
+  down->add_addresses("10.0.1.1");
+  down->set_pci_path("pci0000:00/0000:00:02.0/0000:17:00.1");
+  auto* veth = inventory.add_interfaces();  // no device, no speed: not a NIC
+  veth->set_name("veth0");
+  veth->add_addresses("10.0.2.1");
+  CHECK(WatchedLinks::Of(inventory).interfaces == std::vector<std::string>{"eth0"});
+  CHECK(WatchedLinks::ToWatch(inventory).interfaces == std::vector<std::string>{"eth0", "eth1"});
+}
+
 }  // namespace
 }  // namespace fabricctl::agent
