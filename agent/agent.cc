@@ -165,6 +165,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(AgentOptions options) {
         inventory.labels = self->options_.labels;
         inventory.lldp_socket = self->options_.lldp_socket;
         inventory.gpus = self->gpus_;
+        if (self->sysfs_->root().empty()) inventory.netdev_firmware = ReadNetdevFirmware;
         return CollectInventory(inventory, *self->sysfs_);
       },
       agent->probes_.get(), std::move(audits));
@@ -250,6 +251,8 @@ absl::StatusOr<absl::Duration> Agent::Register() {
   inventory.labels = options_.labels;
   inventory.lldp_socket = options_.lldp_socket;
   inventory.gpus = gpus_;
+  // Firmware versions come from the kernel, not from files: only where the agent reads /sys.
+  if (sysfs_->root().empty()) inventory.netdev_firmware = ReadNetdevFirmware;
   *request.mutable_inventory() = CollectInventory(inventory, *sysfs_);
   request.mutable_inventory()->set_agent_started_unix_ms(started_unix_ms_);
   watched_ = WatchedLinks::Of(request.inventory());

@@ -2,17 +2,26 @@
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <limits>
 #include <memory>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "agent/lldp.h"
 #include "base/pci_topology.h"
+#include "base/utf8.h"
 #include "base/version.h"
 #include "probes/gpu/cuda.h"
 #include "probes/gpu/nccl.h"
@@ -21,7 +30,39 @@
 namespace fabricctl::agent {
 namespace {
 
-void AddInterfaces(const probes::SysfsRoot& sysfs, v1::NodeInventory* inventory) {
+// `text` trimmed, at most kMaxAttributeBytes, and valid UTF-8.
+std::string Bounded(absl::string_view text) {
+  text = absl::StripAsciiWhitespace(text);
+  text = absl::StripTrailingAsciiWhitespace(text.substr(0, kMaxAttributeBytes));
+  return ValidUtf8(std::string(text));
+}
+
+// A sysfs attribute, Bounded; empty when absent.
+std::string Attribute(const probes::SysfsRoot& sysfs, const std::string& path) {
+  auto text = sysfs.Read(path);
+  return text.ok() ? Bounded(*text) : "";
+}
+
+// The last component of a link's target ("../../../0000:18:00.0", ".../drivers/mlx5_core"),
+// Bounded; empty when `path` is not a link.
+std::string LinkName(const probes::SysfsRoot& sysfs, const std::string& path) {
+  auto target = sysfs.ReadLink(path);
+  return target.ok() ? Bounded(target->substr(target->rfind('/') + 1)) : "";
+}
+
+// "0000:18:00.0": domain:bus:device.function, nothing that could leave /sys/bus/pci/devices.
+bool IsPciAddress(const std::string& s) {
+  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i != 4 && i != 7 && i != 10 && !absl::ascii_isxdigit(static_cast<unsigned char>(s[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void AddInterfaces(const probes::SysfsRoot& sysfs, const NetdevFirmwareSource& firmware,
+                   v1::NodeInventory* inventory) {
   ifaddrs* raw = nullptr;
   if (::getifaddrs(&raw) != 0) return;
   std::unique_ptr<ifaddrs, void (*)(ifaddrs*)> list(raw, &::freeifaddrs);
@@ -43,24 +84,12 @@ void AddInterfaces(const probes::SysfsRoot& sysfs, v1::NodeInventory* inventory)
     }
   }
   for (auto& [name, itf] : by_name) {
-    const std::string dir = absl::StrCat("/sys/class/net/", name);
-    uint32_t value = 0;
-    if (auto mtu = sysfs.ReadTrimmed(dir + "/mtu"); mtu.ok() && absl::SimpleAtoi(*mtu, &value)) {
-      itf.set_mtu(value);
-    }
-    // Where its PCI device sits (virtual interfaces have none), for the GPU nearest it.
-    itf.set_numa_node(-1);
-    if (auto link = sysfs.ReadLink(dir); link.ok()) itf.set_pci_path(PciPathOf(*link));
-    int numa = -1;
-    if (auto n = sysfs.ReadTrimmed(dir + "/device/numa_node");
-        n.ok() && absl::SimpleAtoi(*n, &numa)) {
-      itf.set_numa_node(numa);
-    }
-    // speed reads -1 or fails (EINVAL) for virtual or down links: then unknown (0).
-    int speed = 0;
-    if (auto s = sysfs.ReadTrimmed(dir + "/speed");
-        s.ok() && absl::SimpleAtoi(*s, &speed) && speed > 0) {
-      itf.set_speed_mbps(static_cast<uint32_t>(speed));
+    ReadInterfaceAttributes(sysfs, &itf);
+    // Only a PCI device has firmware to speak of; veths and bridges come by the thousand.
+    if (firmware && !itf.pci_path().empty()) {
+      if (auto version = firmware(name); version.ok()) {
+        itf.set_firmware(Bounded(*version));
+      }
     }
     *inventory->add_interfaces() = std::move(itf);
   }
@@ -103,6 +132,7 @@ void AddRdmaDevices(const probes::SysfsRoot& sysfs, v1::NodeInventory* inventory
       p->set_lid(port.lid);
       p->set_netdev(port.netdev);
     }
+    ReadRdmaDeviceAttributes(sysfs, out);
   }
 }
 
@@ -125,15 +155,110 @@ GpuInventory CollectGpus(const probes::SysfsRoot& sysfs) {
     out.nccl_unavailable_reason = std::string(nccl.status().message());
   }
   for (auto& gpu : *gpus) {
-    auto numa = sysfs.ReadTrimmed("/sys/bus/pci/devices/" + gpu.pci_bus_id() + "/numa_node");
-    int node = -1;
-    if (numa.ok() && absl::SimpleAtoi(*numa, &node)) gpu.set_numa_node(node);
-    if (auto link = sysfs.ReadLink("/sys/bus/pci/devices/" + gpu.pci_bus_id()); link.ok()) {
-      gpu.set_pci_path(PciPathOf(*link));
-    }
+    ReadGpuAttributes(sysfs, &gpu);
     out.gpus.push_back(std::move(gpu));
   }
   return out;
+}
+
+absl::StatusOr<std::string> ReadNetdevFirmware(const std::string& netdev) {
+  if (netdev.empty() || netdev.size() >= IFNAMSIZ) {
+    return absl::InvalidArgumentError("not a netdev name: '" + netdev + "'");
+  }
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::UnavailableError(absl::StrCat("socket: ", std::strerror(errno)));
+  ethtool_drvinfo info{};
+  info.cmd = ETHTOOL_GDRVINFO;
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, netdev.c_str(), IFNAMSIZ - 1);
+  ifr.ifr_data = reinterpret_cast<char*>(&info);
+  const int result = ::ioctl(fd, SIOCETHTOOL, &ifr);
+  const int error = errno;
+  ::close(fd);
+  if (result < 0) {
+    return absl::UnavailableError(
+        absl::StrCat(netdev, ": ETHTOOL_GDRVINFO: ", std::strerror(error)));
+  }
+  // The kernel fills fixed arrays, NUL-terminated within them.
+  std::string firmware(info.fw_version, ::strnlen(info.fw_version, sizeof(info.fw_version)));
+  firmware = std::string(absl::StripAsciiWhitespace(firmware));
+  // Drivers without a firmware to name leave it empty or write "N/A".
+  if (firmware.empty() || firmware == "N/A") {
+    return absl::NotFoundError(absl::StrCat(netdev, ": its driver reports no firmware version"));
+  }
+  return firmware;
+}
+
+std::optional<v1::PcieLink> ReadPcieLink(const probes::SysfsRoot& sysfs,
+                                         const std::string& address) {
+  if (!IsPciAddress(address)) return std::nullopt;
+  const std::string dir = "/sys/bus/pci/devices/" + address;
+  v1::PcieLink link;
+  link.set_speed(Attribute(sysfs, dir + "/current_link_speed"));
+  link.set_max_speed(Attribute(sysfs, dir + "/max_link_speed"));
+  bool any = !link.speed().empty() || !link.max_speed().empty();
+  uint32_t lanes = 0;
+  if (absl::SimpleAtoi(Attribute(sysfs, dir + "/current_link_width"), &lanes)) {
+    link.set_width(lanes);
+    any = true;
+  }
+  if (absl::SimpleAtoi(Attribute(sysfs, dir + "/max_link_width"), &lanes)) {
+    link.set_max_width(lanes);
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  return link;
+}
+
+void ReadInterfaceAttributes(const probes::SysfsRoot& sysfs, v1::NetInterface* itf) {
+  const std::string dir = absl::StrCat("/sys/class/net/", itf->name());
+  uint32_t value = 0;
+  if (absl::SimpleAtoi(Attribute(sysfs, dir + "/mtu"), &value)) itf->set_mtu(value);
+  // Where its PCI device sits (virtual interfaces have none), for the GPU nearest it.
+  itf->set_numa_node(-1);
+  if (auto link = sysfs.ReadLink(dir); link.ok()) itf->set_pci_path(PciPathOf(*link));
+  int numa = -1;
+  if (absl::SimpleAtoi(Attribute(sysfs, dir + "/device/numa_node"), &numa)) {
+    itf->set_numa_node(numa);
+  }
+  // speed reads -1 or fails (EINVAL) for virtual or down links: then unknown (0).
+  int speed = 0;
+  if (absl::SimpleAtoi(Attribute(sysfs, dir + "/speed"), &speed) && speed > 0) {
+    itf->set_speed_mbps(static_cast<uint32_t>(speed));
+  }
+  itf->set_driver(LinkName(sysfs, dir + "/device/driver"));
+  // The PCI function is the last component of its path ("pci0000:17/.../0000:18:00.0").
+  const std::string& path = itf->pci_path();
+  if (auto pcie = ReadPcieLink(sysfs, path.substr(path.rfind('/') + 1)); pcie.has_value()) {
+    *itf->mutable_pcie() = std::move(*pcie);
+  }
+}
+
+void ReadRdmaDeviceAttributes(const probes::SysfsRoot& sysfs, v1::RdmaDevice* device) {
+  const std::string dir = absl::StrCat("/sys/class/infiniband/", device->name());
+  device->set_fw_ver(Attribute(sysfs, dir + "/fw_ver"));
+  device->set_board_id(Attribute(sysfs, dir + "/board_id"));
+  device->set_hca_type(Attribute(sysfs, dir + "/hca_type"));
+  if (auto pcie = ReadPcieLink(sysfs, device->pci_address()); pcie.has_value()) {
+    *device->mutable_pcie() = std::move(*pcie);
+  }
+}
+
+void ReadGpuAttributes(const probes::SysfsRoot& sysfs, v1::Gpu* gpu) {
+  const std::string address = SysfsPciAddress(gpu->pci_bus_id());
+  if (!IsPciAddress(address)) return;
+  const std::string dir = "/sys/bus/pci/devices/" + address;
+  int node = -1;
+  if (absl::SimpleAtoi(Attribute(sysfs, dir + "/numa_node"), &node)) gpu->set_numa_node(node);
+  if (auto link = sysfs.ReadLink(dir); link.ok()) gpu->set_pci_path(PciPathOf(*link));
+  if (auto pcie = ReadPcieLink(sysfs, address); pcie.has_value()) {
+    *gpu->mutable_pcie() = std::move(*pcie);
+  }
+}
+
+std::string SysfsPciAddress(const std::string& bus_id) {
+  const std::string lower = absl::AsciiStrToLower(bus_id);
+  return lower.size() > 12 ? lower.substr(lower.size() - 12) : lower;
 }
 
 std::string Hostname() {
@@ -150,7 +275,7 @@ v1::NodeInventory CollectInventory(const InventoryOptions& options,
   inventory.set_agent_address(options.agent_address);
   inventory.set_agent_version(kVersion);
   for (const auto& [key, value] : options.labels) (*inventory.mutable_labels())[key] = value;
-  AddInterfaces(sysfs, &inventory);
+  AddInterfaces(sysfs, options.netdev_firmware, &inventory);
   AddLldpNeighbors(options.lldp_socket, &inventory);
   AddRdmaDevices(sysfs, &inventory);
   for (const auto& gpu : options.gpus.gpus) *inventory.add_gpus() = gpu;

@@ -63,6 +63,29 @@ TEST_CASE("a new node with a smaller MTU and a slower port is config_drift, nami
   CHECK(findings[0].evidence().at("node.RDMA port mlx5_0:1") == "200 Gb/s, MTU 4096, Ethernet");
 }
 
+// Built() with mlx5_0's firmware as its agent reads it ("" for an agent that does not).
+v1::NodeInventory WithFirmware(const std::string& fw_ver) {
+  v1::NodeInventory inv = Built(9000, 400);
+  inv.mutable_rdma_devices(0)->set_fw_ver(fw_ver);
+  return inv;
+}
+
+TEST_CASE("older NIC firmware is config_drift; an agent that does not read firmware is not") {
+  Fleet fleet;
+  Add(fleet, "ref-1", WithFirmware("28.39.1002"));
+  Add(fleet, "new-1", WithFirmware("28.36.1010"));
+  Add(fleet, "new-2", WithFirmware(""));
+  Add(fleet, "new-3", WithFirmware("28.39.1002"));
+  const auto findings = ConfigAgainstReferences(fleet, {"ref-1"});
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].node() == "new-1");
+  CHECK(findings[0].evidence().at("differences") == "1");
+  CHECK_THAT(findings[0].detail(),
+             Catch::Contains("RDMA device mlx5_0 firmware: 28.39.1002 -> 28.36.1010"));
+  CHECK(findings[0].evidence().at("node.RDMA device mlx5_0 firmware") == "28.36.1010");
+  CHECK(findings[0].evidence().at("reference.RDMA device mlx5_0 firmware") == "28.39.1002");
+}
+
 TEST_CASE("each node is judged against the reference of its own kind") {
   Fleet fleet;
   Add(fleet, "ref-a", Built(9000, 400));
