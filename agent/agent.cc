@@ -95,9 +95,9 @@ std::unique_ptr<LinkWatch> StartWatch(const AgentOptions& options, const probes:
   settings.max_errors = config.watch().max_errors();
   // FEC counts come from the kernel, not from files: only where the agent reads the real /sys.
   if (sysfs->root().empty()) settings.fec = probes::ReadFecCounts;
-  auto watch = std::make_unique<LinkWatch>(
-      sysfs, WatchedLinks::ToWatch(CollectInventory(inventory, *sysfs)), settings,
-      inventory.node_name);
+  auto watch =
+      std::make_unique<LinkWatch>(sysfs, WatchedLinks::ToWatch(CollectInventory(inventory, *sysfs)),
+                                  settings, inventory.node_name);
   watch->Sample(absl::Now());
   return watch;
 }

@@ -139,10 +139,10 @@ int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit, const 
         s.pairing() == v1::PAIRING_UNSPECIFIED ? "-" : v1::Pairing_Name(s.pairing()).substr(8);
     std::string worst =
         s.state() == v1::SWEEP_COMPLETED ? v1::Severity_Name(s.worst_severity()).substr(9) : "-";
-    out << absl::StrFormat(
-        "%-6d %-11s %-20s %-8s %6d %8d %9s\n", s.sweep_id(), absl::AsciiStrToLower(state),
-        Utc(s.started()), absl::AsciiStrToLower(pairing), s.nodes_size(), s.findings_count(),
-        absl::AsciiStrToLower(worst));
+    out << absl::StrFormat("%-6d %-11s %-20s %-8s %6d %8d %9s\n", s.sweep_id(),
+                           absl::AsciiStrToLower(state), Utc(s.started()),
+                           absl::AsciiStrToLower(pairing), s.nodes_size(), s.findings_count(),
+                           absl::AsciiStrToLower(worst));
   }
   return kExitOk;
 }

@@ -213,8 +213,8 @@ grpc::Status ControllerServiceImpl::RecordAcceptance(grpc::ServerContext* contex
   for (const auto& node : clean.nodes()) accepted += node.accepted() ? 1 : 0;
   const std::string sweeps =
       clean.sweep_ids().empty() ? "none" : absl::StrJoin(clean.sweep_ids(), ",");
-  Logger("history")->info("acceptance {} recorded by {}: {} of {} node(s) accepted, sweeps {}",
-                          *id, by, accepted, clean.nodes_size(), sweeps);
+  Logger("history")->info("acceptance {} recorded by {}: {} of {} node(s) accepted, sweeps {}", *id,
+                          by, accepted, clean.nodes_size(), sweeps);
   response->set_acceptance_id(*id);
   return grpc::Status::OK;
 }
@@ -238,8 +238,8 @@ grpc::Status ControllerServiceImpl::ListAcceptances(grpc::ServerContext* context
     if (response->acceptances_size() > 0 && bytes > kListSweepsPageBytes) break;
     *response->add_acceptances() = std::move(r);
   }
-  const bool more = response->acceptances_size() < static_cast<int>(records->size()) ||
-                    records->size() == limit;
+  const bool more =
+      response->acceptances_size() < static_cast<int>(records->size()) || records->size() == limit;
   if (more && response->acceptances_size() > 0) {
     response->set_next_before_acceptance_id(
         response->acceptances(response->acceptances_size() - 1).acceptance_id());

@@ -64,19 +64,20 @@ absl::StatusOr<int64_t> Store::RecordAcceptance(const v1::Acceptance& acceptance
   }
   ASSIGN_OR_RETURN(
       auto rows,
-      db_->Query("INSERT INTO acceptances(recorded, recorded_by, started, duration_ms, accepted, "
-                 "rejected, incomplete, sweep_ids, acceptance) "
-                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
-                 {absl::ToUnixMicros(now), by, Micros(acceptance.started()), duration_ms,
-                  absl::StrJoin(accepted, ","), absl::StrJoin(rejected, ","),
-                  acceptance.incomplete(), absl::StrJoin(sweeps, ","),
-                  Bytes{acceptance.SerializeAsString()}}));
+      db_->Query(
+          "INSERT INTO acceptances(recorded, recorded_by, started, duration_ms, accepted, "
+          "rejected, incomplete, sweep_ids, acceptance) "
+          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+          {absl::ToUnixMicros(now), by, Micros(acceptance.started()), duration_ms,
+           absl::StrJoin(accepted, ","), absl::StrJoin(rejected, ","), acceptance.incomplete(),
+           absl::StrJoin(sweeps, ","), Bytes{acceptance.SerializeAsString()}}));
   if (rows.empty()) return absl::InternalError("store: a new acceptance has no id");
   return ColumnInt(rows[0], 0);
 }
 
-absl::StatusOr<std::vector<v1::AcceptanceRecord>> Store::ListAcceptances(
-    uint32_t limit, int64_t before_id, bool with_verdicts) const {
+absl::StatusOr<std::vector<v1::AcceptanceRecord>> Store::ListAcceptances(uint32_t limit,
+                                                                         int64_t before_id,
+                                                                         bool with_verdicts) const {
   const std::string sql =
       absl::StrCat("SELECT ", kColumns, with_verdicts ? ", acceptance" : "",
                    " FROM acceptances WHERE ?2 = 0 OR id < ?2 ORDER BY id DESC LIMIT ?1");

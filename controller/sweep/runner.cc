@@ -178,8 +178,8 @@ absl::StatusOr<Store::Pruned> SweepRunner::PruneHistory(const v1::History& polic
   auto pruned = store_->PruneSweeps(before, policy.keep_sweeps());
   if (pruned.ok() && (pruned->sweeps > 0 || pruned->acceptances > 0)) {
     Logger("sweep")->info(
-        "history: pruned {} sweeps ({} results) and {} acceptances older than {}{}",
-        pruned->sweeps, pruned->results, pruned->acceptances,
+        "history: pruned {} sweeps ({} results) and {} acceptances older than {}{}", pruned->sweeps,
+        pruned->results, pruned->acceptances,
         keep > absl::ZeroDuration() ? absl::FormatDuration(keep) : "any age",
         policy.keep_sweeps() > 0 ? absl::StrCat(" or beyond the newest ", policy.keep_sweeps())
                                  : "");
