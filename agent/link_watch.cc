@@ -47,13 +47,14 @@ constexpr Counter kPortCounters[] = {{"counters/link_downed", true},
 std::string Leaf(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 // The netdev's FEC blocks, as "<netdev> fec_corrected" and "<netdev> fec_uncorrected" where its
-// driver counts them. A netdev that the kernel or driver has none for joins `no_fec`: that does
-// not change while the driver is loaded, and asking again would cost a netlink round trip at
-// every sample. Other failures (no reply in time) are tried again at the next sample.
+// driver counts them. A netdev that the kernel or driver has none for (Unimplemented) joins
+// `no_fec`: that does not change while the driver is loaded, and asking again would cost a
+// netlink round trip at every sample. Other failures (no reply in time, a netdev gone for a
+// moment while its driver reloads) are tried again at the next sample.
 void ReadFec(const FecSource& fec, const std::string& netdev,
              std::map<std::string, uint64_t>* values, std::set<std::string>* no_fec) {
   const absl::StatusOr<probes::FecCounts> counts = fec(netdev);
-  if (absl::IsUnimplemented(counts.status()) || absl::IsNotFound(counts.status())) {
+  if (absl::IsUnimplemented(counts.status())) {
     no_fec->insert(netdev);
     return;
   }

@@ -63,7 +63,7 @@ struct LinkEvent {
 // says nothing without the link's budget. Their rise in the window is shown in the observed
 // figures (`<link> fec_corrected`), kept per link in buckets of a hundredth of the window rather
 // than as events, so a link correcting at every sample never fills the ring. A netdev whose
-// kernel or driver has no FEC counts (Unimplemented, NotFound) is asked once, not at every
+// kernel or driver has no FEC counts (Unimplemented) is asked once, not at every
 // sample.
 class LinkWatch {
  public:

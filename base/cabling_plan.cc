@@ -88,7 +88,7 @@ absl::StatusOr<std::vector<v1::Cable>> ParseCablingPlan(const std::string& text,
     }
     const bool ported = fields.size() == 4;
     std::vector<std::string> nodes{fields[0]};
-    if (fields[0].find('[') != std::string::npos) {
+    if (fields[0].find_first_of("[,") != std::string::npos) {
       if (ported) return fail("a hostlist of nodes with one port: give each node its own line");
       auto expanded = ExpandHostlist(fields[0], "node", max_cables - out.size() + 1);
       if (!expanded.ok()) return fail(std::string(expanded.status().message()));

@@ -24,6 +24,11 @@ TEST_CASE("cabling plan: cables with and without ports, a hostlist, comments") {
   CHECK((*plan)[1].port() == "Ethernet1/1");
   CHECK((*plan)[3].node() == "gpu003");
   CHECK((*plan)[3].port().empty());
+  // A list of nodes is a hostlist too: a cable each.
+  auto listed = ParseCablingPlan("a,b eth0 s\n", "plan");
+  REQUIRE(listed.ok());
+  REQUIRE(listed->size() == 2);
+  CHECK((*listed)[1].node() == "b");
 }
 
 TEST_CASE("cabling plan: every mistake names the file and the line") {

@@ -62,8 +62,14 @@ absl::Status ValidateAcceptance(const v1::Acceptance& a) {
   for (const auto& name : a.reference_nodes()) {
     if (auto s = ValidateNodeName(name, "acceptance.reference_nodes"); !s.ok()) return s;
   }
-  if (a.started().seconds() < 0 || a.duration().seconds() < 0 || a.duration().nanos() < 0) {
-    return absl::InvalidArgumentError("acceptance: a negative started or duration");
+  // Within what a timestamp may hold, and a duration of at most a year (a soak is at most a
+  // week): the store keeps both in microseconds and milliseconds without overflow.
+  constexpr int64_t kMaxAcceptanceSeconds = 366 * 86400;
+  if (a.started().seconds() < 0 || !TimeUtil::IsTimestampValid(a.started()) ||
+      a.duration().seconds() < 0 || a.duration().nanos() < 0 ||
+      a.duration().seconds() > kMaxAcceptanceSeconds) {
+    return absl::InvalidArgumentError(
+        "acceptance: started must be a valid time and duration between 0 and a year");
   }
   return absl::OkStatus();
 }

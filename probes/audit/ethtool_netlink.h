@@ -26,7 +26,8 @@ std::string GenlRequest(uint16_t family, uint8_t command, uint8_t version,
 absl::StatusOr<std::string> FindAttribute(const std::string& attributes, uint16_t type);
 
 // A NETLINK_GENERIC socket, closed with the object. Each reply is awaited 2 s at most
-// (SO_RCVTIMEO): a kernel or driver that never answers costs its caller 2 s, not a thread.
+// (SO_RCVTIMEO). The kernel handles a request within the send itself (ethtool's under the rtnl
+// lock, which a driver stuck on its firmware can hold): that part is not bounded here.
 // Not thread-safe: one caller at a time, one request in flight.
 class GenlSocket {
  public:

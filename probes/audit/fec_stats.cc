@@ -125,7 +125,9 @@ absl::StatusOr<FecCounts> ReadFecCounts(const std::string& ifname) {
   absl::StatusOr<FecCounts> counts = ParseFecReply(*reply);
   if (!counts.ok()) return Named(ifname, counts.status());
   // A driver with FEC but without get_fec_stats: the kernel sends the nest, every array empty.
-  if (counts->empty()) return absl::NotFoundError(ifname + ": the driver counts no FEC blocks");
+  if (counts->empty()) {
+    return absl::UnimplementedError(ifname + ": the driver counts no FEC blocks");
+  }
   return counts;
 }
 

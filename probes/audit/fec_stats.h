@@ -38,10 +38,12 @@ struct FecCounts {
 absl::StatusOr<FecCounts> ParseFecReply(const std::string& attributes);
 
 // The FEC counts of `ifname` on this machine (live systems only): one ethtool netlink request on
-// a socket of its own, the reply awaited 2 s at most. Unimplemented where the kernel (without
-// ethtool netlink or FEC_GET) or the driver (veth, lo, most virtual devices: EOPNOTSUPP) has no
-// FEC; NotFound where the netdev does not exist or its driver counts none of the three. Neither
-// changes while the driver is loaded: a caller may stop asking. No privilege needed.
+// a socket of its own. The kernel answers it within the send, under the rtnl lock, as it does a
+// read of the netdev's `speed` in sysfs; only the wait for the reply is bounded (2 s).
+// Unimplemented where the kernel (without ethtool netlink or FEC_GET) or the driver (veth, lo,
+// most virtual devices: EOPNOTSUPP) has no FEC, or where the driver counts none of the three:
+// that does not change while the driver is loaded, so a caller may stop asking. NotFound where
+// the netdev does not exist (for now: a driver reloading). No privilege needed.
 absl::StatusOr<FecCounts> ReadFecCounts(const std::string& ifname);
 
 }  // namespace fabricctl::probes
