@@ -51,12 +51,16 @@ std::string LinkName(const probes::SysfsRoot& sysfs, const std::string& path) {
 }
 
 // "0000:18:00.0": domain:bus:device.function, nothing that could leave /sys/bus/pci/devices.
+// "DDDD:BB:DD.F" as sysfs names a PCI function: a domain of 4 hex digits, or more where it is
+// above 0xffff (a VMD domain, "10000:01:00.0"), at most 8.
 bool IsPciAddress(const std::string& s) {
-  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
+  const size_t colon = s.find(':');
+  if (colon == std::string::npos || colon < 4 || colon > 8 || s.size() != colon + 8) return false;
+  const std::string rest = s.substr(colon);  // ":BB:DD.F"
+  if (rest[3] != ':' || rest[6] != '.') return false;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (i != 4 && i != 7 && i != 10 && !absl::ascii_isxdigit(static_cast<unsigned char>(s[i]))) {
-      return false;
-    }
+    if (i == colon || i == colon + 3 || i == colon + 6) continue;
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(s[i]))) return false;
   }
   return true;
 }
@@ -258,7 +262,14 @@ void ReadGpuAttributes(const probes::SysfsRoot& sysfs, v1::Gpu* gpu) {
 
 std::string SysfsPciAddress(const std::string& bus_id) {
   const std::string lower = absl::AsciiStrToLower(bus_id);
-  return lower.size() > 12 ? lower.substr(lower.size() - 12) : lower;
+  const size_t colon = lower.find(':');
+  uint32_t domain = 0;
+  // NVML's domain has 8 digits ("00000000:17:00.0"); sysfs prints it with 4 at least.
+  if (colon == std::string::npos || colon > 8 ||
+      !absl::SimpleHexAtoi(absl::string_view(lower).substr(0, colon), &domain)) {
+    return lower;
+  }
+  return absl::StrCat(absl::Hex(domain, absl::kZeroPad4), lower.substr(colon));
 }
 
 std::string Hostname() {

@@ -73,7 +73,8 @@ void ReadRdmaDeviceAttributes(const probes::SysfsRoot& sysfs, v1::RdmaDevice* de
 void ReadGpuAttributes(const probes::SysfsRoot& sysfs, v1::Gpu* gpu);
 
 // A GPU driver's bus id in the form sysfs names a PCI function by, "0000:18:00.0": CUDA gives
-// that form, NVML an eight-digit domain ("00000000:18:00.0"), either case.
+// that form, NVML an eight-digit domain ("00000000:18:00.0"), either case; a domain above
+// 0xffff keeps its digits ("10000:01:00.0", behind a VMD controller).
 std::string SysfsPciAddress(const std::string& bus_id);
 
 // The kernel's hostname.

@@ -143,6 +143,7 @@ TEST_CASE("absent files leave an RDMA device's fields empty; a long one is cut")
 TEST_CASE("a GPU's bus id in NVML's form finds its PCI function") {
   CHECK(SysfsPciAddress("00000000:1A:00.0") == "0000:1a:00.0");
   CHECK(SysfsPciAddress("0000:1a:00.0") == "0000:1a:00.0");
+  CHECK(SysfsPciAddress("00010000:01:00.0") == "10000:01:00.0");  // a VMD domain
   const probes::SysfsRoot sysfs(NodeTree("inventory_gpu"));
   v1::Gpu gpu;
   gpu.set_pci_bus_id("00000000:1A:00.0");
