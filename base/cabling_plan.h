@@ -21,10 +21,10 @@ inline constexpr size_t kMaxCables = 100000;
 //   gpu[002-032] eth2  leaf-r2-a
 //
 // fields apart by blanks, '#' to the end of a line a comment. The port is optional; a node
-// field may be a Slurm hostlist (a,b or gpu[001-004]) only where the port is left out (one port is one node's). An
-// interface planned twice, a switch port planned for two cables, a line of fewer than three or
-// more than four fields, a name that is not one, or more than `max_cables` cables is an error
-// naming `source` and the line.
+// field may be a Slurm hostlist (a,b or gpu[001-004]) only where the port is left out (one port is
+// one node's). An interface planned twice, a switch port planned for two cables, a line of fewer
+// than three or more than four fields, a name that is not one, or more than `max_cables` cables is
+// an error naming `source` and the line.
 absl::StatusOr<std::vector<v1::Cable>> ParseCablingPlan(const std::string& text,
                                                         const std::string& source,
                                                         size_t max_cables = kMaxCables);

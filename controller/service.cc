@@ -65,7 +65,7 @@ absl::Status ValidateAcceptance(const v1::Acceptance& a) {
   // Within what a timestamp may hold, and a duration of at most a year (a soak is at most a
   // week): the store keeps both in microseconds and milliseconds without overflow.
   constexpr int64_t kMaxAcceptanceSeconds = 366 * 86400;
-  if (a.started().seconds() < 0 || !TimeUtil::IsTimestampValid(a.started()) ||
+  if (a.started().seconds() < 0 || a.started().seconds() > TimeUtil::kTimestampMaxSeconds ||
       a.duration().seconds() < 0 || a.duration().nanos() < 0 ||
       a.duration().seconds() > kMaxAcceptanceSeconds) {
     return absl::InvalidArgumentError(
