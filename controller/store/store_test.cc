@@ -479,6 +479,12 @@ TEST_CASE("Acceptances are recorded, listed newest first and pruned with the his
   REQUIRE(listed.ok());
   REQUIRE(listed->size() == 1);
   CHECK((*listed)[0].acceptance_id() == ids[2]);
+
+  // A burn-in whose first pass was pruned before it ended is recorded still: its last pass's
+  // sweep is held, and an earlier id was a sweep once.
+  auto burn_in = s.RecordAcceptance(Accepting({sweeps[0], sweeps[2]}, absl::FromUnixSeconds(1)),
+                                    "fabricctl", absl::FromUnixSeconds(5 * 86400));
+  CHECK(burn_in.ok());
 }
 
 }  // namespace fabricctl::controller
