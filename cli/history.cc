@@ -68,6 +68,12 @@ absl::StatusOr<v1::ListAcceptancesResponse> FetchAcceptances(const ControllerTar
   return all;
 }
 
+// history's --format: text or json.
+absl::Status TextOrJson(const std::string& format) {
+  if (format == "text" || format == "json") return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is not text or json"));
+}
+
 }  // namespace
 
 std::string FormatAcceptances(const v1::ListAcceptancesResponse& listed) {
@@ -88,11 +94,7 @@ std::string FormatAcceptances(const v1::ListAcceptancesResponse& listed) {
 
 int RunAcceptanceHistory(const ControllerTarget& controller, uint32_t limit,
                          const std::string& format, std::ostream& out, std::ostream& err) {
-  if (format != "text" && format != "json") {
-    return Fail(
-        err, "history",
-        absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is not text or json")));
-  }
+  if (auto s = TextOrJson(format); !s.ok()) return Fail(err, "history", s);
   auto listed = FetchAcceptances(controller, limit, /*with_verdicts=*/format == "json");
   if (!listed.ok()) return Fail(err, "history", listed.status());
   out << (format == "json" ? Json(*listed) : FormatAcceptances(*listed));
@@ -101,11 +103,7 @@ int RunAcceptanceHistory(const ControllerTarget& controller, uint32_t limit,
 
 int RunHistoryCommand(const ControllerTarget& controller, uint32_t limit, const std::string& format,
                       std::ostream& out, std::ostream& err) {
-  if (format != "text" && format != "json") {
-    return Fail(
-        err, "history",
-        absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is not text or json")));
-  }
+  if (auto s = TextOrJson(format); !s.ok()) return Fail(err, "history", s);
   auto stub = ConnectController(controller);
   if (!stub.ok()) return Fail(err, "history", stub.status());
   // Page by page (the controller keeps each page small) until `limit` sweeps or the oldest.
