@@ -329,12 +329,21 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
     if (!Absent(pair.first) && !Absent(pair.second))
       pairs.push_back(pair);  // else not on this rail
   }
+  // A pair's results, kept until the round ends: a result's concurrency is known once every
+  // probe it overlapped has ended (LoadMeter).
+  struct Measured {
+    std::vector<v1::ProbeResult> results, reverse;
+    std::vector<std::pair<v1::ProbeResult*, LoadMeter::Ticket>> tickets;
+  };
+  std::vector<Measured> measured(pairs.size());
   // max_parallel_pairs at once, each thread taking the next pair as it finishes one.
   ParallelFor(pairs.size(), max_parallel_pairs_, [&](size_t i) {
     const Pair pair = pairs[i];
     Node& client = *fleet_.nodes[pair.first];
     Node& server = *fleet_.nodes[pair.second];
-    std::vector<v1::ProbeResult> results, reverse(specs_.size());
+    Measured& out = measured[i];
+    out.reverse.resize(specs_.size());
+    out.results.reserve(specs_.size());
     // Once the path has failed, the pair's other probes would only wait out the same
     // deadline: they are recorded as not run, for the same reason. A pair with an end
     // found unreachable since the plan was made is not run at all.
@@ -343,40 +352,49 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
     if (!client.reachable || !server.reachable) {
       path_failed = absl::StrCat(client.reachable ? server.name : client.name, " did not answer");
     }
-    auto measure = [&](Node& from, Node& to, const v1::ProbeSpec& spec) {
+    auto measure = [&](Node& from, Node& to, const v1::ProbeSpec& spec, v1::ProbeResult* result) {
       const std::string run_id = RunId(round_index, attempt, from.name, to.name, spec.kind());
-      v1::ProbeResult result;
       if (path_failed.empty()) {
-        const LoadMeter::Mark start = load_.Enter(absl::Now());
-        result = MeasurePair(agents_, from, to, spec, run_id, fleet_.max_gbps);
-        const double concurrency = load_.Leave(start, absl::Now());
-        if (measure_load_) result.set_concurrency(static_cast<float>(concurrency));
-        if (Failed(result) && !result.refused()) path_failed = result.reason();
+        const LoadMeter::Ticket ticket = load_.Enter(absl::Now());
+        *result = MeasurePair(agents_, from, to, spec, run_id, fleet_.max_gbps);
+        load_.Leave(ticket, absl::Now(), result->outcome() == v1::PROBE_OK);
+        out.tickets.emplace_back(result, ticket);
+        if (Failed(*result) && !result->refused()) path_failed = result->reason();
       } else {
-        result.set_kind(spec.kind());
-        result.set_node(from.name);
-        result.set_peer(to.name);
-        result.set_outcome(v1::PROBE_FAILED);
-        result.set_reason(absl::StrCat("not run: the path failed: ", path_failed));
+        result->set_kind(spec.kind());
+        result->set_node(from.name);
+        result->set_peer(to.name);
+        result->set_outcome(v1::PROBE_FAILED);
+        result->set_reason(absl::StrCat("not run: the path failed: ", path_failed));
       }
-      result.set_round(round_index);
-      result.set_attempt(attempt);
-      result.set_rail(rail_);
-      Save(round_index, attempt, result);
-      if (Failed(result)) pair_failed = true;
-      return result;
+      result->set_round(round_index);
+      result->set_attempt(attempt);
+      result->set_rail(rail_);
+      if (Failed(*result)) pair_failed = true;
     };
     for (size_t k = 0; k < specs_.size(); ++k) {
-      if (only != nullptr && k < only->size() && !(*only)[k]) {
-        results.emplace_back();  // not run this time: the kept result stands
-        continue;
-      }
-      results.push_back(measure(client, server, specs_[k]));
-      if (k < reverse_.size() && reverse_[k]) reverse[k] = measure(server, client, specs_[k]);
+      out.results.emplace_back();
+      // Not run this time: the kept result stands.
+      if (only != nullptr && k < only->size() && !(*only)[k]) continue;
+      measure(client, server, specs_[k], &out.results.back());
+      if (k < reverse_.size() && reverse_[k]) measure(server, client, specs_[k], &out.reverse[k]);
     }
     if (pair_failed) ++failed;
-    Keep(pair, std::move(results), std::move(reverse));
   });
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    Measured& m = measured[i];
+    for (const auto& [result, ticket] : m.tickets) {
+      if (measure_load_) result->set_concurrency(static_cast<float>(load_.Concurrency(ticket)));
+      load_.Release(ticket);
+    }
+    for (size_t k = 0; k < m.results.size(); ++k) {
+      const bool ran = !(only != nullptr && k < only->size() && !(*only)[k]);
+      if (!ran) continue;
+      Save(round_index, attempt, m.results[k]);
+      if (k < reverse_.size() && reverse_[k]) Save(round_index, attempt, m.reverse[k]);
+    }
+    Keep(pairs[i], std::move(m.results), std::move(m.reverse));
+  }
   return failed.load();
 }
 

@@ -2,6 +2,7 @@
 // SQLite store in the test's temporary directory.
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -241,6 +242,36 @@ TEST_CASE("each result records its concurrency: a full round's pairs two, a pair
   CHECK(loads.front() >= 1.0f);
   CHECK(loads.front() < 1.2f);  // a pair whose round-mate failed at once
   CHECK(loads.back() > 1.6f);   // two pairs' 200 ms halves side by side
+}
+
+TEST_CASE("a round-mate that waits out a dead path for longer loads nobody") {
+  Harness h("deadpath", {"a", "b", "c", "d"}, [](SweepOptions& o) { o.measure_load = true; });
+  // a's client halves take 600 ms, everyone else's 200 ms; a and b cannot reach each other,
+  // so a's probes of b wait out their 600 ms and fail, moving nothing.
+  for (const char* n : {"b", "c", "d"}) h.fake->SetDelay(n, absl::Milliseconds(200));
+  h.fake->SetDelay("a", absl::Milliseconds(600));
+  h.fake->DropLink("a", "b");
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  // The round where a-b first failed, and its other pair's figures there.
+  uint32_t dead_round = UINT32_MAX;
+  for (const auto& pair : report->health().pairs()) {
+    for (const auto& r : pair.results()) {
+      if (r.outcome() == v1::PROBE_TIMEOUT && r.attempt() == 1)
+        dead_round = std::min(dead_round, r.round());
+    }
+  }
+  REQUIRE(dead_round != UINT32_MAX);
+  int beside = 0;
+  for (const auto& pair : report->health().pairs()) {
+    for (const auto& r : pair.results()) {
+      if (r.outcome() != v1::PROBE_OK || r.round() != dead_round || r.attempt() != 1) continue;
+      INFO(r.node() << " -> " << r.peer() << ": concurrency " << r.concurrency());
+      CHECK(r.concurrency() < 1.1f);  // alone in all but name: the RPC beside it moved nothing
+      ++beside;
+    }
+  }
+  CHECK(beside > 0);
 }
 
 TEST_CASE("an agent that stops answering is asked once, then left out of the rounds to come") {
