@@ -162,7 +162,7 @@ RailRunners::RailRunners(AgentClient& agents, Fleet& fleet, const std::vector<Ra
 
 size_t RailRunners::Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt,
                         const char* phase, const std::vector<bool>* only, absl::Time stop_after,
-                        size_t must_run) {
+                        size_t must_run, const std::vector<std::vector<Round>>* companions) {
   size_t rounds = 0;
   for (const auto& r : by_rail) rounds = std::max(rounds, r.size());
   for (size_t r = 0; r < rounds; ++r) {
@@ -174,8 +174,12 @@ size_t RailRunners::Run(const std::vector<std::vector<Round>>& by_rail, uint32_t
     for (size_t rail = 0; rail < runners_.size() && rail < by_rail.size(); ++rail) {
       if (r >= by_rail[rail].size()) continue;
       pairs += static_cast<uint32_t>(by_rail[rail][r].size());
-      threads.emplace_back([&, rail] {
-        failed[rail] = runners_[rail]->MeasureRound(by_rail[rail][r], attempt, only);
+      const Round* mates =
+          companions != nullptr && rail < companions->size() && r < (*companions)[rail].size()
+              ? &(*companions)[rail][r]
+              : nullptr;
+      threads.emplace_back([&, rail, mates] {
+        failed[rail] = runners_[rail]->MeasureRound(by_rail[rail][r], attempt, only, mates);
       });
     }
     for (auto& t : threads) t.join();

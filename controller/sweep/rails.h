@@ -69,11 +69,13 @@ class RailRunners {
               RoundSettings settings);
 
   // `by_rail[i]`: rail i's rounds (a rail with fewer rounds sits out the later ones). No round
-  // after the first `must_run` (at least one) starts at or past `stop_after`. Returns how many
-  // rounds ran.
+  // after the first `must_run` (at least one) starts at or past `stop_after`. `companions`
+  // (when given, shaped as by_rail): pairs measured beside each round for its load only
+  // (AddCompanions). Returns how many rounds ran.
   size_t Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt, const char* phase,
              const std::vector<bool>* only = nullptr,
-             absl::Time stop_after = absl::InfiniteFuture(), size_t must_run = 1);
+             absl::Time stop_after = absl::InfiniteFuture(), size_t must_run = 1,
+             const std::vector<std::vector<Round>>* companions = nullptr);
   // The same rounds on every rail.
   void RunAll(const std::vector<Round>& rounds, uint32_t attempt, const char* phase);
 

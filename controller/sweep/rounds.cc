@@ -321,13 +321,19 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
 }
 
 uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
-                                   const std::vector<bool>* only) {
+                                   const std::vector<bool>* only, const Round* companions) {
   const uint32_t round_index = next_round_++;
   std::atomic<uint32_t> failed{0};
   std::vector<Pair> pairs;
   for (const Pair& pair : round) {
     if (!Absent(pair.first) && !Absent(pair.second))
       pairs.push_back(pair);  // else not on this rail
+  }
+  const size_t kept = pairs.size();  // the companions after them load the round only
+  if (companions != nullptr) {
+    for (const Pair& pair : *companions) {
+      if (!Absent(pair.first) && !Absent(pair.second)) pairs.push_back(pair);
+    }
   }
   // A pair's results, kept until the round ends: a result's concurrency is known once every
   // probe it overlapped has ended (LoadMeter).
@@ -379,7 +385,7 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
       measure(client, server, specs_[k], &out.results.back());
       if (k < reverse_.size() && reverse_[k]) measure(server, client, specs_[k], &out.reverse[k]);
     }
-    if (pair_failed) ++failed;
+    if (pair_failed && i < kept) ++failed;
   });
   for (size_t i = 0; i < pairs.size(); ++i) {
     Measured& m = measured[i];
@@ -387,6 +393,7 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
       if (measure_load_) result->set_concurrency(static_cast<float>(load_.Concurrency(ticket)));
       load_.Release(ticket);
     }
+    if (i >= kept) continue;
     for (size_t k = 0; k < m.results.size(); ++k) {
       const bool ran = !(only != nullptr && k < only->size() && !(*only)[k]);
       if (!ran) continue;

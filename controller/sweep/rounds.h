@@ -117,8 +117,11 @@ class RoundRunner {
   // about as long as its slowest thread's share, not as its batches' slowest pairs added
   // up); returns how many pairs failed. `only` (when given) names the probes to run, by index into
   // the sweep's specs; the others keep what they have (a re-test of a slow pair measures its
-  // bandwidth again, not its latency). RailRunners runs the rounds, every rail's at once.
-  uint32_t MeasureRound(const Round& round, uint32_t attempt, const std::vector<bool>* only);
+  // bandwidth again, not its latency). `companions` (when given) are measured beside the
+  // round's pairs for their load only (AddCompanions): neither kept, stored nor counted.
+  // RailRunners runs the rounds, every rail's at once.
+  uint32_t MeasureRound(const Round& round, uint32_t attempt, const std::vector<bool>* only,
+                        const Round* companions = nullptr);
 
   // Measures on rail `name` (every result says so, and the run ids too); pairs with a node
   // that lacks the rail (`absent`, by fleet index) are not measured.

@@ -13,6 +13,7 @@
 #include "controller/sweep/allreduce.h"
 #include "controller/sweep/assemble.h"
 #include "controller/sweep/cabling.h"
+#include "controller/sweep/companions.h"
 #include "controller/sweep/context.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/plan.h"
@@ -104,7 +105,7 @@ void SweepRunner::Retest(sweep::SweepContext& sweep, absl::Duration measuring) {
   const uint32_t retests = config.sweep().retests();
   sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
   for (uint32_t attempt = 2; attempt <= 1 + retests && !stopping_; ++attempt) {
-    std::vector<std::vector<Round>> by_rail(runners.size());
+    std::vector<std::vector<Round>> by_rail(runners.size()), companions(runners.size());
     bool any = false, bandwidth_only = true;
     size_t must_run = 1;  // the rounds that hold a pair deciding a node's or a switch's verdict
     for (size_t r = 0; r < runners.size(); ++r) {
@@ -119,6 +120,7 @@ void SweepRunner::Retest(sweep::SweepContext& sweep, absl::Duration measuring) {
       any = true;
       bandwidth_only = bandwidth_only && rail_bandwidth_only;
       by_rail[r] = PackRounds(pairs);
+      companions[r] = sweep::AddCompanions(in, by_rail[r]);
       must_run = std::max(
           must_run,
           RoundsHolding(by_rail[r], std::set<Pair>(pairs.begin(), pairs.begin() + deciding)));
@@ -131,7 +133,7 @@ void SweepRunner::Retest(sweep::SweepContext& sweep, absl::Duration measuring) {
     }
     const absl::Time start = absl::Now();
     const size_t ran = runners.Run(by_rail, attempt, "retest", &only,
-                                   start + (stats.budget - stats.spent), must_run);
+                                   start + (stats.budget - stats.spent), must_run, &companions);
     stats.spent += absl::Now() - start;
     stats.Count(by_rail, ran);
     sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
