@@ -101,7 +101,11 @@ scenario healthy-unshaped 0 "" 5 --rate none
 # the receivers' D-SACK says they had it, and nothing is named.
 scenario healthy-unshaped-busy 0 "" 5 --rate none --cpu-hog node-2=2
 scenario slow-host 2 "straggler_node node-3 both" 6 --throttle node-3=200mbit
-scenario slow-host-unshaped 2 "straggler_node node-2 both" 5 --rate none --throttle node-2=200mbit
+# Unshaped, the fabric is this machine's two cores: a pair's rate is what its round-mates leave
+# it. Six hosts put the slow host's pair (which takes little CPU) beside two fast pairs in every
+# round; with five, the round it sits out pairs the four fast hosts with each other and reads
+# about 60 % of the rest, a lab artefact that a meter counting probes cannot see.
+scenario slow-host-unshaped 2 "straggler_node node-2 both" 6 --rate none --throttle node-2=200mbit
 scenario two-slow-hosts-of-eight 2 "$(printf 'straggler_node node-2 both\nstraggler_node node-7 both')" \
   8 --throttle node-2=200mbit --throttle node-7=300mbit
 scenario slow-link 1 "slow_link node-2~node-5" 6 --slow-link node-2-node-5=150mbit

@@ -52,7 +52,8 @@ std::vector<Round> AddCompanions(const AnalysisInput& in, std::vector<Round>& ro
   if (target < 2) return companions;
   std::map<std::pair<uint32_t, uint32_t>, size_t> index;
   auto key = [](uint32_t a, uint32_t b) { return std::make_pair(std::min(a, b), std::max(a, b)); };
-  for (size_t k = 0; k < in.pairs.size(); ++k) index[key(in.pairs[k].client, in.pairs[k].server)] = k;
+  for (size_t k = 0; k < in.pairs.size(); ++k)
+    index[key(in.pairs[k].client, in.pairs[k].server)] = k;
   std::set<std::pair<uint32_t, uint32_t>> retested;
   for (const Round& round : rounds) {
     for (const Pair& p : round) retested.insert(key(p.first, p.second));
@@ -83,8 +84,7 @@ std::vector<Round> AddCompanions(const AnalysisInput& in, std::vector<Round>& ro
     for (const PairInput& p : in.pairs) {
       if (static_cast<long>(measured.size() + mates.size()) >= target) break;
       if (p.status != PairStatus::kMeasured || TakenLight(p, full) ||
-          retested.count(key(p.client, p.server)) || used.count(p.client) ||
-          used.count(p.server)) {
+          retested.count(key(p.client, p.server)) || used.count(p.client) || used.count(p.server)) {
         continue;
       }
       mates.push_back({p.client, p.server});

@@ -28,8 +28,8 @@ PairInput Dead(uint32_t a, uint32_t b) {
 AnalysisInput SixNodes() {
   AnalysisInput in;
   in.nodes.resize(6);
-  in.pairs = {Dead(0, 1),         Measured(2, 3, 1, 30), Measured(0, 4, 3),
-              Measured(1, 5, 3),  Measured(4, 5, 3),     Measured(2, 4, 3)};
+  in.pairs = {Dead(0, 1),        Measured(2, 3, 1, 30), Measured(0, 4, 3),
+              Measured(1, 5, 3), Measured(4, 5, 3),     Measured(2, 4, 3)};
   return in;
 }
 
@@ -75,8 +75,8 @@ TEST_CASE("rounds taken at full load, or full rounds of one pair, get no compani
 TEST_CASE("companions never share a node with the round, nor with each other") {
   AnalysisInput in;
   in.nodes.resize(5);
-  in.pairs = {Measured(0, 1, 1), Measured(1, 2, 3), Measured(2, 3, 3), Measured(3, 4, 3),
-              Measured(0, 4, 3), Measured(2, 4, 3)};
+  in.pairs = {Measured(0, 1, 1), Measured(1, 2, 3), Measured(2, 3, 3),
+              Measured(3, 4, 3), Measured(0, 4, 3), Measured(2, 4, 3)};
   std::vector<Round> rounds = PackRounds({{0, 1}});
   const std::vector<Round> companions = AddCompanions(in, rounds);
   REQUIRE(companions.size() == 1);

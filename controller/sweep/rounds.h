@@ -102,7 +102,7 @@ struct RoundSettings {
 };
 
 // Measures rounds of pairs through the agents and keeps, per pair, the best result of each
-// probe. Every result is written to the store as it arrives. Rounds are numbered in the order
+// probe. Every result is written to the store when its round ends. Rounds are numbered in the order
 // they run (the plan's, then re-tests, then localisation, then the collectives).
 class RoundRunner {
  public:

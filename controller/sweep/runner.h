@@ -52,7 +52,7 @@ struct SweepOptions {
 // nodes and check which answer (and audit them when asked), plan rounds of disjoint pairs,
 // measure every pair of a round at once through the agents, re-test failing pairs, re-pair the
 // ends of slow pairs measured once (localisation), run the all-reduce groups, judge, and
-// assemble and store the report. Every result is written to the store as it arrives. A node
+// assemble and store the report. Every result is written to the store as its round ends. A node
 // that stops answering costs its pairs' deadlines, not the sweep.
 //
 // Thread-safe; one sweep at a time, the others queued (SweepQueue: a turn in rotation among
