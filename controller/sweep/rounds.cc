@@ -320,6 +320,25 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
   }
 }
 
+void RoundRunner::FinishRound(uint32_t round_index, uint32_t attempt,
+                              const std::vector<bool>* only, const std::vector<Pair>& pairs,
+                              size_t kept, std::vector<Measured>& measured) {
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    Measured& m = measured[i];
+    for (const auto& [result, ticket] : m.tickets) {
+      if (measure_load_) result->set_concurrency(static_cast<float>(load_.Concurrency(ticket)));
+      load_.Release(ticket);
+    }
+    if (i >= kept) continue;
+    for (size_t k = 0; k < m.results.size(); ++k) {
+      if (only != nullptr && k < only->size() && !(*only)[k]) continue;  // not run
+      Save(round_index, attempt, m.results[k]);
+      if (k < reverse_.size() && reverse_[k]) Save(round_index, attempt, m.reverse[k]);
+    }
+    Keep(pairs[i], std::move(m.results), std::move(m.reverse));
+  }
+}
+
 uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
                                    const std::vector<bool>* only, const Round* companions) {
   const uint32_t round_index = next_round_++;
@@ -335,12 +354,6 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
       if (!Absent(pair.first) && !Absent(pair.second)) pairs.push_back(pair);
     }
   }
-  // A pair's results, kept until the round ends: a result's concurrency is known once every
-  // probe it overlapped has ended (LoadMeter).
-  struct Measured {
-    std::vector<v1::ProbeResult> results, reverse;
-    std::vector<std::pair<v1::ProbeResult*, LoadMeter::Ticket>> tickets;
-  };
   std::vector<Measured> measured(pairs.size());
   // max_parallel_pairs at once, each thread taking the next pair as it finishes one.
   ParallelFor(pairs.size(), max_parallel_pairs_, [&](size_t i) {
@@ -387,21 +400,7 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
     }
     if (pair_failed && i < kept) ++failed;
   });
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    Measured& m = measured[i];
-    for (const auto& [result, ticket] : m.tickets) {
-      if (measure_load_) result->set_concurrency(static_cast<float>(load_.Concurrency(ticket)));
-      load_.Release(ticket);
-    }
-    if (i >= kept) continue;
-    for (size_t k = 0; k < m.results.size(); ++k) {
-      const bool ran = !(only != nullptr && k < only->size() && !(*only)[k]);
-      if (!ran) continue;
-      Save(round_index, attempt, m.results[k]);
-      if (k < reverse_.size() && reverse_[k]) Save(round_index, attempt, m.reverse[k]);
-    }
-    Keep(pairs[i], std::move(m.results), std::move(m.reverse));
-  }
+  FinishRound(round_index, attempt, only, pairs, kept, measured);
   return failed.load();
 }
 
