@@ -78,7 +78,7 @@ absl::Duration ToDuration(const google::protobuf::Duration& d) {
 }
 
 // The links this node's inventory reports, watched from the start (the first sample is the
-// baseline), or none when watch.interval is 0s.
+// baseline) and looked for again as the watch runs, or none when watch.interval is 0s.
 std::unique_ptr<LinkWatch> StartWatch(const AgentOptions& options, const probes::SysfsRoot* sysfs,
                                       const std::string& node, const GpuInventory& gpus) {
   const v1::Config& config = options.config;
@@ -95,6 +95,10 @@ std::unique_ptr<LinkWatch> StartWatch(const AgentOptions& options, const probes:
   settings.max_errors = config.watch().max_errors();
   // FEC counts come from the kernel, not from files: only where the agent reads the real /sys.
   if (sysfs->root().empty()) settings.fec = probes::ReadFecCounts;
+  // A NIC that comes up or is added later is watched from the next look (every 30 samples).
+  settings.discover = [inventory, sysfs] {
+    return WatchedLinks::ToWatch(CollectInventory(inventory, *sysfs));
+  };
   auto watch =
       std::make_unique<LinkWatch>(sysfs, WatchedLinks::ToWatch(CollectInventory(inventory, *sysfs)),
                                   settings, inventory.node_name);

@@ -124,21 +124,38 @@ v1::Finding Errors(const std::string& node, const std::string& link, const LinkS
 
 LinkWatch::LinkWatch(const probes::SysfsRoot* sysfs, WatchedLinks links, LinkWatchSettings settings,
                      std::string node)
-    : sysfs_(sysfs), links_(std::move(links)), settings_(settings), node_(std::move(node)) {}
+    : sysfs_(sysfs), settings_(std::move(settings)), node_(std::move(node)), links_(std::move(links)) {}
 
-std::map<std::string, uint64_t> LinkWatch::Read(std::set<std::string>* no_fec) const {
+namespace {
+
+// `links` with those of `found` it lacks, in their order after its own.
+void Join(WatchedLinks& links, const WatchedLinks& found) {
+  for (const std::string& itf : found.interfaces) {
+    if (std::find(links.interfaces.begin(), links.interfaces.end(), itf) == links.interfaces.end())
+      links.interfaces.push_back(itf);
+  }
+  for (const auto& port : found.rdma_ports) {
+    if (std::find(links.rdma_ports.begin(), links.rdma_ports.end(), port) == links.rdma_ports.end())
+      links.rdma_ports.push_back(port);
+  }
+}
+
+}  // namespace
+
+std::map<std::string, uint64_t> LinkWatch::Read(const WatchedLinks& links,
+                                                std::set<std::string>* no_fec) const {
   std::map<std::string, uint64_t> values;
   auto read = [&](const std::string& link, const std::string& dir, const Counter& c) {
     auto text = sysfs_->ReadTrimmed(absl::StrCat(dir, "/", c.path));
     uint64_t v = 0;
     if (text.ok() && absl::SimpleAtoi(*text, &v)) values[absl::StrCat(link, " ", Leaf(c.path))] = v;
   };
-  for (const std::string& itf : links_.interfaces) {
+  for (const std::string& itf : links.interfaces) {
     if (IsAggregate(*sysfs_, itf)) continue;
     for (const Counter& c : kNetdevCounters) read(itf, "/sys/class/net/" + itf, c);
     if (settings_.fec && no_fec->count(itf) == 0) ReadFec(settings_.fec, itf, &values, no_fec);
   }
-  for (const auto& [device, port] : links_.rdma_ports) {
+  for (const auto& [device, port] : links.rdma_ports) {
     const std::string dir = absl::StrCat("/sys/class/infiniband/", device, "/ports/", port);
     for (const Counter& c : kPortCounters) read(absl::StrCat(device, ":", port), dir, c);
   }
@@ -147,13 +164,20 @@ std::map<std::string, uint64_t> LinkWatch::Read(std::set<std::string>* no_fec) c
 
 void LinkWatch::Sample(absl::Time now) {
   std::set<std::string> no_fec;
+  WatchedLinks links;
+  bool discover = false;
   {
     MutexLock lock(&mu_);
     no_fec = no_fec_;
+    links = links_;
+    discover = settings_.discover && settings_.discover_every > 0 && samples_ > 0 &&
+               samples_ % settings_.discover_every == 0;
   }
-  // Read without the lock: a verdict asked meanwhile never waits on sysfs or netlink.
-  const std::map<std::string, uint64_t> values = Read(&no_fec);
+  // Found and read without the lock: a verdict asked meanwhile never waits on sysfs or netlink.
+  if (discover) Join(links, settings_.discover());
+  const std::map<std::string, uint64_t> values = Read(links, &no_fec);
   MutexLock lock(&mu_);
+  links_ = std::move(links);
   no_fec_.insert(no_fec.begin(), no_fec.end());
   if (samples_ == 0) first_ = now;
   ++samples_;

@@ -34,6 +34,12 @@ struct LinkWatchSettings {
   size_t max_events = 20000;  // the rings' bound, half for falls, half for errors
   // Unset: no FEC counts are read (a fixture tree has no kernel behind it).
   FecSource fec;
+  // Where the links to watch are found again every `discover_every` samples (the agent: its
+  // inventory's, WatchedLinks::ToWatch): a NIC that comes up or is hot-added after the agent
+  // started is watched from then on, its first reading the baseline. Links once watched stay
+  // (a NIC that vanished reads nothing). Unset: the links given at the start, for ever.
+  std::function<WatchedLinks()> discover;
+  size_t discover_every = 30;
 };
 
 // One rise of one counter of one link between two samples.
@@ -76,9 +82,10 @@ class LinkWatch {
   std::vector<LinkEvent> Events() const;
 
  private:
-  // Every counter now, "link counter" -> value. Netdevs in `no_fec` are not asked for FEC
-  // counts; those whose FEC source says they have none join it.
-  std::map<std::string, uint64_t> Read(std::set<std::string>* no_fec) const;
+  // Every counter of `links` now, "link counter" -> value. Netdevs in `no_fec` are not asked
+  // for FEC counts; those whose FEC source says they have none join it.
+  std::map<std::string, uint64_t> Read(const WatchedLinks& links,
+                                       std::set<std::string>* no_fec) const;
   void AddCorrected(const std::string& link, absl::Time now, uint64_t blocks)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Both rings' events, oldest first.
@@ -86,11 +93,11 @@ class LinkWatch {
   void Trim(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const probes::SysfsRoot* sysfs_;
-  const WatchedLinks links_;
   const LinkWatchSettings settings_;
   const std::string node_;
 
   mutable Mutex mu_;
+  WatchedLinks links_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, uint64_t> last_ ABSL_GUARDED_BY(mu_);  // "link counter" -> value
   std::deque<LinkEvent> flaps_ ABSL_GUARDED_BY(mu_);           // each at most max_events / 2
   std::deque<LinkEvent> errors_ ABSL_GUARDED_BY(mu_);

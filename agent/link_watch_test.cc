@@ -117,6 +117,49 @@ TEST_CASE("the link watch names a link that flapped between its samples") {
   CHECK(watch.Events().empty());
 }
 
+TEST_CASE("a NIC that comes up after the agent started is watched from the next look") {
+  Node node("watch_later");
+  const probes::SysfsRoot sysfs(node.root);
+  LinkWatchSettings settings;
+  settings.discover_every = 2;
+  int looks = 0;
+  bool eth1_up = false;
+  settings.discover = [&] {
+    ++looks;
+    WatchedLinks found = node.Links();
+    if (eth1_up) found.interfaces.push_back("eth1");
+    return found;
+  };
+  LinkWatch watch(&sysfs, node.Links(), settings, "n1");
+  watch.Sample(kStart);
+  // eth1 comes up, with carrier changes from its bring-up: none of them is counted.
+  const std::string eth1 = node.root + "/sys/class/net/eth1/";
+  Write(eth1 + "carrier_changes", "4");
+  Write(eth1 + "carrier_down_count", "2");
+  eth1_up = true;
+  watch.Sample(kStart + absl::Seconds(10));
+  CHECK(looks == 0);  // the first look is due at the second sample
+  CHECK(watch.Result(kStart + absl::Seconds(10)).observed().at("links") == "eth0 mlx5_0:1");
+  watch.Sample(kStart + absl::Seconds(20));
+  CHECK(looks == 1);
+  v1::AuditResult found = watch.Result(kStart + absl::Seconds(20));
+  CHECK(found.observed().at("links") == "eth0 eth1 mlx5_0:1");
+  CHECK(found.findings().empty());  // its first reading is its baseline
+  // Its first flap once watched is named.
+  Write(eth1 + "carrier_changes", "6");
+  Write(eth1 + "carrier_down_count", "3");
+  watch.Sample(kStart + absl::Seconds(30));
+  auto flaps = Findings(watch.Result(kStart + absl::Seconds(30)), "link_flapping");
+  REQUIRE(flaps.size() == 1);
+  CHECK(flaps[0].device() == "eth1");
+  CHECK(flaps[0].evidence().at("flaps") == "1");
+  // A look that finds less keeps what it watched.
+  eth1_up = false;
+  watch.Sample(kStart + absl::Seconds(40));
+  CHECK(looks == 2);
+  CHECK(watch.Result(kStart + absl::Seconds(40)).observed().at("links") == "eth0 eth1 mlx5_0:1");
+}
+
 TEST_CASE("the link watch counts errors within the recovery window against watch.max_errors") {
   Node node("watch_errors");
   const probes::SysfsRoot sysfs(node.root);
