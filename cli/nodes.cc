@@ -18,14 +18,22 @@ absl::Time FromProto(const google::protobuf::Timestamp& t) {
   return absl::FromUnixMicros(google::protobuf::util::TimeUtil::TimestampToMicroseconds(t));
 }
 
+// The devices, then their firmware: one version ("fw 28.39.1002"), or each distinct one where
+// they differ ("fw 28.39.1002/28.35.2000"), so that a node whose NICs disagree shows it.
 std::string RdmaSummary(const v1::NodeInventory& inventory) {
   if (inventory.rdma_devices_size() == 0) return "none";
-  std::vector<std::string> names;
-  for (const auto& device : inventory.rdma_devices()) names.push_back(device.name());
-  if (names.size() > 3) {
-    return absl::StrCat(names.front(), "..", names.back(), " (", names.size(), ")");
+  std::vector<std::string> names, firmware;
+  for (const auto& device : inventory.rdma_devices()) {
+    names.push_back(device.name());
+    if (!device.fw_ver().empty() &&
+        std::find(firmware.begin(), firmware.end(), device.fw_ver()) == firmware.end())
+      firmware.push_back(device.fw_ver());
   }
-  return absl::StrJoin(names, ",");
+  std::string out = names.size() > 3 ? absl::StrCat(names.front(), "..", names.back(), " (",
+                                                    names.size(), ")")
+                                     : absl::StrJoin(names, ",");
+  if (!firmware.empty()) absl::StrAppend(&out, " fw ", absl::StrJoin(firmware, "/"));
+  return out;
 }
 
 // "sweep 12, 3h ago" while known-good; "lost 5m ago" after; "never" when no sweep passed it.

@@ -53,6 +53,23 @@ TEST_CASE("The text table shows state, age, known-good state, address and RDMA d
         "  no longer known-good: node-b: its agent restarted\n");
 }
 
+TEST_CASE("The RDMA column carries the devices' firmware, each version where they differ") {
+  absl::Time now = absl::FromUnixSeconds(1'700'000'000);
+  v1::ListNodesResponse response = ThreeNodes(now);
+  auto* inv = response.mutable_nodes(0)->mutable_inventory();
+  inv->mutable_rdma_devices(0)->set_fw_ver("28.39.1002");
+  auto* second = inv->add_rdma_devices();
+  second->set_name("mlx5_1");
+  second->set_fw_ver("28.39.1002");
+  std::ostringstream same;
+  RenderNodesText(response, now, same);
+  CHECK(same.str().find("mlx5_0,mlx5_1 fw 28.39.1002  ") != std::string::npos);
+  second->set_fw_ver("28.35.2000");
+  std::ostringstream mixed;
+  RenderNodesText(response, now, mixed);
+  CHECK(mixed.str().find("mlx5_0,mlx5_1 fw 28.39.1002/28.35.2000  ") != std::string::npos);
+}
+
 TEST_CASE("An empty registry says so") {
   std::ostringstream out;
   v1::ListNodesResponse empty;
