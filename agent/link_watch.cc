@@ -124,7 +124,10 @@ v1::Finding Errors(const std::string& node, const std::string& link, const LinkS
 
 LinkWatch::LinkWatch(const probes::SysfsRoot* sysfs, WatchedLinks links, LinkWatchSettings settings,
                      std::string node)
-    : sysfs_(sysfs), settings_(std::move(settings)), node_(std::move(node)), links_(std::move(links)) {}
+    : sysfs_(sysfs),
+      settings_(std::move(settings)),
+      node_(std::move(node)),
+      links_(std::move(links)) {}
 
 namespace {
 

@@ -29,9 +29,9 @@ std::string RdmaSummary(const v1::NodeInventory& inventory) {
         std::find(firmware.begin(), firmware.end(), device.fw_ver()) == firmware.end())
       firmware.push_back(device.fw_ver());
   }
-  std::string out = names.size() > 3 ? absl::StrCat(names.front(), "..", names.back(), " (",
-                                                    names.size(), ")")
-                                     : absl::StrJoin(names, ",");
+  std::string out = names.size() > 3
+                        ? absl::StrCat(names.front(), "..", names.back(), " (", names.size(), ")")
+                        : absl::StrJoin(names, ",");
   if (!firmware.empty()) absl::StrAppend(&out, " fw ", absl::StrJoin(firmware, "/"));
   return out;
 }

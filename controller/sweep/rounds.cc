@@ -320,9 +320,9 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
   }
 }
 
-void RoundRunner::FinishRound(uint32_t round_index, uint32_t attempt,
-                              const std::vector<bool>* only, const std::vector<Pair>& pairs,
-                              size_t kept, std::vector<Measured>& measured) {
+void RoundRunner::FinishRound(uint32_t round_index, uint32_t attempt, const std::vector<bool>* only,
+                              const std::vector<Pair>& pairs, size_t kept,
+                              std::vector<Measured>& measured) {
   for (size_t i = 0; i < pairs.size(); ++i) {
     Measured& m = measured[i];
     for (const auto& [result, ticket] : m.tickets) {
