@@ -322,9 +322,9 @@ void RoundRunner::Keep(const Pair& pair, std::vector<v1::ProbeResult> results,
 
 void RoundRunner::FinishRound(uint32_t round_index, uint32_t attempt, const std::vector<bool>* only,
                               const std::vector<Pair>& pairs, size_t kept,
-                              std::vector<Measured>& measured) {
+                              std::vector<Held>& measured) {
   for (size_t i = 0; i < pairs.size(); ++i) {
-    Measured& m = measured[i];
+    Held& m = measured[i];
     for (const auto& [result, ticket] : m.tickets) {
       if (measure_load_) result->set_concurrency(static_cast<float>(load_.Concurrency(ticket)));
       load_.Release(ticket);
@@ -354,13 +354,13 @@ uint32_t RoundRunner::MeasureRound(const Round& round, uint32_t attempt,
       if (!Absent(pair.first) && !Absent(pair.second)) pairs.push_back(pair);
     }
   }
-  std::vector<Measured> measured(pairs.size());
+  std::vector<Held> measured(pairs.size());
   // max_parallel_pairs at once, each thread taking the next pair as it finishes one.
   ParallelFor(pairs.size(), max_parallel_pairs_, [&](size_t i) {
     const Pair pair = pairs[i];
     Node& client = *fleet_.nodes[pair.first];
     Node& server = *fleet_.nodes[pair.second];
-    Measured& out = measured[i];
+    Held& out = measured[i];
     out.reverse.resize(specs_.size());
     out.results.reserve(specs_.size());
     // Once the path has failed, the pair's other probes would only wait out the same

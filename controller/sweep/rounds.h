@@ -154,14 +154,14 @@ class RoundRunner {
             std::vector<v1::ProbeResult> reverse);
   // A pair's results, held until its round ends: a result's concurrency is known once every
   // probe it overlapped has ended (LoadMeter).
-  struct Measured {
+  struct Held {
     std::vector<v1::ProbeResult> results, reverse;
     std::vector<std::pair<v1::ProbeResult*, LoadMeter::Ticket>> tickets;
   };
   // The round has ended: each result's concurrency, then the first `kept` pairs' results stored
   // and kept (the others were companions).
   void FinishRound(uint32_t round_index, uint32_t attempt, const std::vector<bool>* only,
-                   const std::vector<Pair>& pairs, size_t kept, std::vector<Measured>& measured);
+                   const std::vector<Pair>& pairs, size_t kept, std::vector<Held>& measured);
   void Save(uint32_t round, uint32_t attempt, const v1::ProbeResult& result);
 
   AgentClient& agents_;
