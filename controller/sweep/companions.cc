@@ -6,12 +6,10 @@
 #include <set>
 #include <utility>
 
+#include "controller/verdict/robust_stats.h"
+
 namespace fabricctl::controller::sweep {
 namespace {
-
-// As the analysis's: a figure taken with at least this share of a full round's probes running
-// was taken under full load (controller/verdict/analysis.cc).
-constexpr double kFullLoadShare = 0.8;
 
 std::vector<float> Loads(const PairInput& p) {
   std::vector<float> out;

@@ -161,10 +161,6 @@ bool Judged::LinkEvidence(double x) const {
 
 namespace {
 
-// A figure taken with at least this share of a full round's probes running counts as taken
-// under full load (a round missing a pair or two is still full).
-constexpr double kFullLoadShare = 0.8;
-
 // The least concurrency a figure may have been taken at to count towards the yardstick:
 // kFullLoadShare x the upper quartile of the known figures' concurrency (0: every figure counts).
 // The sweep's rounds are planned full; a figure taken with fewer probes running (its round's other

@@ -24,6 +24,11 @@ inline constexpr double kMedianError = 1.2533;
 // that one sweep in a hundred, not one figure in a hundred, lands beyond it.
 inline constexpr double kChanceLevel = 0.01;
 
+// A figure taken with at least this share of a full round's probes moving data beside it was
+// taken under full load (a round missing a pair or two is still full); below it, under a
+// lighter load than the yardstick's (the analysis's load bar, the re-tests' companions).
+inline constexpr double kFullLoadShare = 0.8;
+
 // The median (the mean of the two middles of an even count); NaN when empty.
 double Median(std::vector<double> values);
 
