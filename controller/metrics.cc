@@ -95,6 +95,45 @@ void ControllerMetrics::Forget(const std::set<std::string>& keep) {
   }
 }
 
+void ControllerMetrics::RenderNodesAndPairs(std::string* out) const {
+  Header(
+      out, "fabricctl_node_status", "gauge",
+      "Node verdict in the last sweep that included it: 0 ok, 1 warning, 2 critical, 3 unknown.");
+  for (const auto& [node, v] : nodes_) {
+    absl::StrAppendFormat(out, "fabricctl_node_status{node=\"%s\"} %d\n", report::PromEscape(node),
+                          static_cast<int>(v.value));
+  }
+  Header(out, "fabricctl_node_last_sweep_timestamp_seconds", "gauge",
+         "When the last sweep that included the node finished (Unix time).");
+  for (const auto& [node, v] : nodes_) {
+    if (v.when > 0) {
+      absl::StrAppendFormat(out, "fabricctl_node_last_sweep_timestamp_seconds{node=\"%s\"} %d\n",
+                            report::PromEscape(node), v.when);
+    }
+  }
+  auto pairs = [&](const std::map<PairKey, Value>& values, const std::string& name,
+                   bool timestamps) {
+    for (const auto& [key, v] : values) {
+      const auto& [node, peer, probe, rail] = key;
+      if (timestamps && v.when <= 0) continue;
+      absl::StrAppendFormat(out, "%s{%s} %.6g\n", name,
+                            report::PromPairLabels(node, peer, probe, rail),
+                            timestamps ? static_cast<double>(v.when) : v.value);
+    }
+  };
+  Header(out, "fabricctl_pair_bandwidth_bytes_per_second", "gauge",
+         "Average bandwidth of a pair at the largest message size, as last measured.");
+  pairs(bandwidth_, "fabricctl_pair_bandwidth_bytes_per_second", false);
+  Header(out, "fabricctl_pair_latency_seconds", "gauge",
+         "Typical one-way latency of a pair at the smallest message size, as last measured.");
+  pairs(latency_, "fabricctl_pair_latency_seconds", false);
+  // A probe measures bandwidth or latency, never both: the two maps' keys are disjoint.
+  Header(out, "fabricctl_pair_last_measured_timestamp_seconds", "gauge",
+         "When the pair's figure under this probe was last measured (Unix time).");
+  pairs(bandwidth_, "fabricctl_pair_last_measured_timestamp_seconds", true);
+  pairs(latency_, "fabricctl_pair_last_measured_timestamp_seconds", true);
+}
+
 std::string ControllerMetrics::Render() {
   std::string out;
   const absl::Time now = now_();
@@ -135,43 +174,7 @@ std::string ControllerMetrics::Render() {
            "The fabricctl version that wrote these series (always 1).");
     absl::StrAppend(&out, "fabricctl_build_info{source=\"sweep\",version=\"", kVersion, "\"} 1\n");
   }
-  Header(
-      &out, "fabricctl_node_status", "gauge",
-      "Node verdict in the last sweep that included it: 0 ok, 1 warning, 2 critical, 3 unknown.");
-  for (const auto& [node, v] : nodes_) {
-    absl::StrAppendFormat(&out, "fabricctl_node_status{node=\"%s\"} %d\n", report::PromEscape(node),
-                          static_cast<int>(v.value));
-  }
-  Header(&out, "fabricctl_node_last_sweep_timestamp_seconds", "gauge",
-         "When the last sweep that included the node finished (Unix time).");
-  for (const auto& [node, v] : nodes_) {
-    if (v.when > 0) {
-      absl::StrAppendFormat(&out, "fabricctl_node_last_sweep_timestamp_seconds{node=\"%s\"} %d\n",
-                            report::PromEscape(node), v.when);
-    }
-  }
-  auto pairs = [&](const std::map<PairKey, Value>& values, const std::string& name,
-                   bool timestamps) {
-    for (const auto& [key, v] : values) {
-      const auto& [node, peer, probe, rail] = key;
-      if (timestamps && v.when <= 0) continue;
-      absl::StrAppendFormat(&out, "%s{%s} %.6g\n", name,
-                            report::PromPairLabels(node, peer, probe, rail),
-                            timestamps ? static_cast<double>(v.when) : v.value);
-    }
-  };
-  Header(&out, "fabricctl_pair_bandwidth_bytes_per_second", "gauge",
-         "Average bandwidth of a pair at the largest message size, as last measured.");
-  pairs(bandwidth_, "fabricctl_pair_bandwidth_bytes_per_second", false);
-  Header(&out, "fabricctl_pair_latency_seconds", "gauge",
-         "Typical one-way latency of a pair at the smallest message size, as last measured.");
-  pairs(latency_, "fabricctl_pair_latency_seconds", false);
-  // A probe measures bandwidth or latency, never both: the two maps' keys are disjoint.
-  Header(&out, "fabricctl_pair_last_measured_timestamp_seconds", "gauge",
-         "When the pair's figure under this probe was last measured (Unix time).");
-  pairs(bandwidth_, "fabricctl_pair_last_measured_timestamp_seconds", true);
-  pairs(latency_, "fabricctl_pair_last_measured_timestamp_seconds", true);
-
+  RenderNodesAndPairs(&out);
   Header(&out, "fabricctl_sweeps_total", "counter",
          "Sweeps finished since the controller started, by verdict.");
   for (const auto& [result, n] : sweeps_total_) {

@@ -47,6 +47,8 @@ class ControllerMetrics {
   void CatchUp() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the last values of nodes (and pairs with an end) not in `keep`.
   void Forget(const std::set<std::string>& keep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The per-node and per-pair series of the sweeps absorbed so far.
+  void RenderNodesAndPairs(std::string* out) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Store* const store_;
   const absl::Duration stale_after_;
