@@ -12,6 +12,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/server_builder.h"
+#include "probes/audit/audit.h"
 #include "probes/audit/fec_stats.h"
 
 namespace fabricctl::agent {
@@ -231,7 +232,15 @@ void Agent::WatchLoop(absl::Duration interval) {
   auto log = Logger("agent");
   bool failing = false;  // log a failure to write once, and the recovery once
   for (;;) {
-    const v1::AuditResult verdict = watch_->Result(absl::Now());
+    v1::AuditResult verdict = watch_->Result(absl::Now());
+    // Only on a verdict that ran: `fabricctl check` holds those to their freshness (a file a
+    // stopped agent left behind says nothing).
+    if (verdict.outcome() == v1::AUDIT_RAN) {
+      MutexLock lock(&mu_);
+      if (known_good_) {
+        probes::NoteKnownGood(known_good_->has_value() ? &**known_good_ : nullptr, &verdict);
+      }
+    }
     if (!options_.watch_file.empty()) {
       absl::Status written = WriteWatchVerdict(options_.watch_file, verdict);
       if (!written.ok() && !failing) {
@@ -278,7 +287,13 @@ absl::StatusOr<bool> Agent::Heartbeat() {
   grpc::ClientContext context;
   context.set_deadline(Deadline(options_.rpc_timeout));
   grpc::Status status = controllers_[current_]->Heartbeat(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
+  MutexLock lock(&mu_);
+  if (!status.ok()) {
+    known_good_.reset();
+    return FromGrpcStatus(status);
+  }
+  known_good_ = response.has_known_good() ? std::optional<v1::KnownGood>(response.known_good())
+                                          : std::nullopt;
   return response.known();
 }
 

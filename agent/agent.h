@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,6 +113,9 @@ class Agent {
 
   Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // The node's known-good state as the controller's last heartbeat answer gave it (none: no
+  // pass on record), noted in the link watch's verdict; unset while no controller answers.
+  std::optional<std::optional<v1::KnownGood>> known_good_ ABSL_GUARDED_BY(mu_);
   std::thread registration_;
 };
 

@@ -362,5 +362,61 @@ TEST_CASE("fabricctl check's link_watch audit reads the agent's verdict while it
   CHECK((*garbage)[0].outcome() == v1::AUDIT_FAILED);
 }
 
+TEST_CASE("the known-good state the agent heard reaches fabricctl check through the watch file") {
+  Node node("known_good");
+  const probes::SysfsRoot sysfs(node.root);
+  LinkWatch watch(&sysfs, node.Links(), LinkWatchSettings(), "agent-name");
+  const absl::Time now = absl::Now();
+  watch.Sample(now - absl::Seconds(20));
+  watch.Sample(now - absl::Seconds(10));
+  const std::string file = node.root + "/run/fabric-agent/link-watch";
+  probes::AuditContext ctx;
+  ctx.root = &sysfs;
+  ctx.watch_file = file;
+  auto known_good = [&](const v1::AuditResult& verdict) {
+    REQUIRE(WriteWatchVerdict(file, verdict).ok());
+    auto watched = probes::RunAudits(ctx, {"link_watch"});
+    REQUIRE(watched.ok());
+    return probes::KnownGoodOf(watched->front());
+  };
+
+  // No note: the agent has had no answer from a controller.
+  v1::AuditResult unheard = known_good(watch.Result(now));
+  CHECK(unheard.outcome() == v1::AUDIT_SKIPPED);
+  CHECK(unheard.reason().find("no answer from a controller") != std::string::npos);
+
+  v1::AuditResult verdict = watch.Result(now);
+  probes::NoteKnownGood(nullptr, &verdict);
+  v1::AuditResult never = known_good(verdict);
+  CHECK(never.outcome() == v1::AUDIT_SKIPPED);
+  CHECK(never.reason() == "no sweep has passed this node");
+
+  v1::KnownGood kg;
+  kg.set_sweep_id(42);
+  kg.mutable_passed()->set_seconds(absl::ToUnixSeconds(absl::FromCivil(
+      absl::CivilSecond(2026, 11, 28, 3, 0, 0), absl::UTCTimeZone())));
+  verdict = watch.Result(now);
+  probes::NoteKnownGood(&kg, &verdict);
+  v1::AuditResult good = known_good(verdict);
+  CHECK(good.outcome() == v1::AUDIT_RAN);
+  CHECK(good.reason() == "sweep 42 passed at 2026-11-28T03:00:00Z");  // what fabric-health reads
+
+  kg.mutable_lost()->set_seconds(kg.passed().seconds() + 600);
+  kg.set_lost_why("sweep 43 flagged it: straggler_node");
+  verdict = watch.Result(now);
+  probes::NoteKnownGood(&kg, &verdict);
+  v1::AuditResult lost = known_good(verdict);
+  CHECK(lost.outcome() == v1::AUDIT_RAN);
+  CHECK(lost.reason() ==
+        "lost at 2026-11-28T03:10:00Z: sweep 43 flagged it: straggler_node (sweep 42 passed at "
+        "2026-11-28T03:00:00Z)");
+
+  // A note in a verdict the agent stopped writing says nothing.
+  (*verdict.mutable_observed())["last_sample"] = "2020-01-01T00:00:00Z";
+  v1::AuditResult stale = known_good(verdict);
+  CHECK(stale.outcome() == v1::AUDIT_SKIPPED);
+  CHECK(stale.reason().find("is fabric-agent running?") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace fabricctl::agent

@@ -189,6 +189,8 @@ struct CheckPlan {
   std::vector<std::string> audits;
   std::vector<const probes::Probe*> loopback;
   bool gpu_copy = false, allreduce = false;
+  // The node's known-good state, from the agent's link watch verdict (only when named).
+  bool known_good = false;
   bool Measures() const { return !loopback.empty() || gpu_copy || allreduce; }
 };
 
@@ -199,6 +201,8 @@ CheckPlan PlanOf(const std::string& list) {
       plan.gpu_copy = true;
     } else if (name == "allreduce") {
       plan.allreduce = true;
+    } else if (name == "known_good") {
+      plan.known_good = true;
     } else if (const probes::Probe* probe = probes::FindProbe(std::string(name))) {
       plan.loopback.push_back(probe);
     } else {
@@ -299,7 +303,8 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   const probes::NcclExpectation nccl_expect{probes::RdmaExpectedBecause(root, ctx->expect)};
   absl::StatusOr<std::vector<v1::AuditResult>> results =
       !options.nccl_logs.empty()               ? AnalyseNcclLogs(options.nccl_logs, nccl_expect)
-      : plan.audits.empty() && plan.Measures() ? std::vector<v1::AuditResult>{}
+      : plan.audits.empty() && (plan.Measures() || plan.known_good)
+          ? std::vector<v1::AuditResult>{}
                                                : probes::RunAudits(*ctx, plan.audits);
   if (!results.ok()) return fail(results.status());
   // Where an RDMA device is, the default check also measures it on loopback.
@@ -310,6 +315,11 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   for (const probes::Probe* probe : plan.loopback) results->push_back(LoopbackProbe(*probe));
   if (plan.gpu_copy) results->push_back(GpuCopy());
   if (plan.allreduce) results->push_back(LocalAllreduce(node, nccl_expect));
+  if (plan.known_good) {
+    auto watch = probes::RunAudits(*ctx, {"link_watch"});
+    if (!watch.ok()) return fail(watch.status());
+    results->push_back(probes::KnownGoodOf(watch->front()));
+  }
 
   report::ReportBuilder builder("check", absl::StrCat("fabricctl ", kVersion));
   builder.SetConfig(options.config);
@@ -330,7 +340,8 @@ CLI::App* AddCheckCommand(CLI::App& app, CheckOptions* options) {
   cmd->add_option("--probes,--audits", options->audits,
                   std::string("comma-separated audits (default all: ") + probes::AuditNames() +
                       ") and probes to run on loopback (default: rdma_write_bw where an "
-                      "RDMA device is); gpu_copy; allreduce (NCCL over this node's GPUs)");
+                      "RDMA device is); gpu_copy; allreduce (NCCL over this node's GPUs); "
+                      "known_good (the last sweep that passed this node, as its agent heard)");
   cmd->add_option("--node-name", options->node, "name in the report (default: hostname)");
   cmd->add_option("--nccl-log", options->nccl_logs,
                   "analyse these NCCL_DEBUG=INFO logs of a job instead (transport, GPUDirect, "

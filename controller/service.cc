@@ -74,6 +74,20 @@ absl::Status ValidateAcceptance(const v1::Acceptance& a) {
   return absl::OkStatus();
 }
 
+
+// A node's known-good state as the API carries it.
+v1::KnownGood KnownGoodProto(const Store::KnownGood& k) {
+  v1::KnownGood kg;
+  kg.set_sweep_id(k.sweep_id);
+  *kg.mutable_passed() = ToProto(k.passed);
+  if (k.figures.has_median_bw_gbps()) kg.set_median_bw_gbps(k.figures.median_bw_gbps());
+  if (!k.Good()) {
+    *kg.mutable_lost() = ToProto(k.lost);
+    kg.set_lost_why(k.lost_why);
+  }
+  return kg;
+}
+
 }  // namespace
 
 v1::NodeState NodeStateAt(const StoredNode& node, absl::Time now, absl::Duration stale_after) {
@@ -158,6 +172,15 @@ grpc::Status ControllerServiceImpl::Heartbeat(grpc::ServerContext* context,
         absl::StrCat("a link changed: ", touch->previous_link_state, " -> ", link_state);
     Logger("registry")->info("node {}: {}", request->node_name(), why);
     (void)store_->LoseKnownGood(request->node_name(), options_.now(), PrintableText(why));
+  }
+  // The node's own state, after what this heartbeat changed; a store that cannot say leaves it
+  // out (the agent then knows of no pass), never fails the heartbeat.
+  if (touch->known) {
+    auto known_good = store_->ListKnownGood({request->node_name()});
+    if (known_good.ok() && !known_good->empty()) {
+      *response->mutable_known_good() = KnownGoodProto(known_good->front());
+      response->mutable_known_good()->clear_median_bw_gbps();
+    }
   }
   return grpc::Status::OK;
 }
@@ -313,15 +336,7 @@ grpc::Status ControllerServiceImpl::ListNodes(grpc::ServerContext* context,
   for (auto& out : *response->mutable_nodes()) {
     auto it = by_node.find(out.inventory().node_name());
     if (it == by_node.end()) continue;
-    const Store::KnownGood& k = *it->second;
-    v1::KnownGood* kg = out.mutable_known_good();
-    kg->set_sweep_id(k.sweep_id);
-    *kg->mutable_passed() = ToProto(k.passed);
-    if (k.figures.has_median_bw_gbps()) kg->set_median_bw_gbps(k.figures.median_bw_gbps());
-    if (!k.Good()) {
-      *kg->mutable_lost() = ToProto(k.lost);
-      kg->set_lost_why(k.lost_why);
-    }
+    *out.mutable_known_good() = KnownGoodProto(*it->second);
   }
   *response->mutable_stale_after() =
       TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(options_.stale_after));

@@ -243,6 +243,13 @@ TEST_CASE(
   v1::RegisterResponse registered;
   REQUIRE(service.Register(&context, &request, &registered).ok());
   CHECK_FALSE(KnownGoodOf(service, "node-1").has_passed());  // never passed
+  {
+    v1::HeartbeatRequest first;
+    first.set_node_name("node-1");
+    v1::HeartbeatResponse none;
+    REQUIRE(service.Heartbeat(&context, &first, &none).ok());
+    CHECK_FALSE(none.has_known_good());
+  }
   Pass(*store, "node-1");
 
   v1::HeartbeatRequest beat;
@@ -251,6 +258,10 @@ TEST_CASE(
   v1::HeartbeatResponse known;
   REQUIRE(service.Heartbeat(&context, &beat, &known).ok());
   REQUIRE(service.Heartbeat(&context, &beat, &known).ok());
+  // The answer tells the agent its own state (for the health check that gives drains back).
+  CHECK(known.known_good().sweep_id() == KnownGoodOf(service, "node-1").sweep_id());
+  CHECK(known.known_good().has_passed());
+  CHECK_FALSE(known.known_good().has_lost());
   // The same agent registering again (the controller was away) changes nothing.
   REQUIRE(service.Register(&context, &request, &registered).ok());
   CHECK(KnownGoodOf(service, "node-1").has_passed());
@@ -262,6 +273,8 @@ TEST_CASE(
     const v1::KnownGood lost = KnownGoodOf(service, "node-1");
     CHECK(lost.has_lost());
     CHECK(lost.lost_why() == "a link changed: eth0 up 100000 Mb/s -> eth0 down 100000 Mb/s");
+    // The same heartbeat's answer already says so.
+    CHECK(known.known_good().lost_why() == lost.lost_why());
   }
   SECTION("its agent restarts") {
     request.mutable_inventory()->set_agent_started_unix_ms(2000);

@@ -5,9 +5,9 @@
 # in docs/slurm.md sets them. Jobs go in through sbatch and srun. Checks that a healthy lab lets
 # jobs run (two nodes, one node), that a planted fault (node-3's link throttled) holds a job back
 # and drains node-3, and only node-3, with the finding kind in the reason, that the health
-# check drains on a critical finding only, and that it gives back the nodes it drained once they
-# check clean (never an operator's or the prolog's drain). Needs root, iproute2, slurm-wlm and munge; skips
-# (saying why) otherwise.
+# check drains on a critical finding only, and that it gives back the nodes fabricctl drained
+# once they check clean and a sweep has passed them (never an operator's drain). Needs root,
+# iproute2, slurm-wlm and munge; skips (saying why) otherwise.
 set -uo pipefail
 
 # shellcheck source=tests/testlib.sh
@@ -255,25 +255,48 @@ r=$(reason node-1)
 check "node-1's reason is still the operator's ('$r')" test "$r" = "operator: maintenance"
 
 # 7. Drains given back: the faults gone, node-4's checks are clean and its agent's link watch
-#    quiet: resumed after two clean checks over 5 s, with the evidence logged. node-1 (an
-#    operator's drain) and node-3 (the prolog's, a sweep's verdict) stay drained.
+#    quiet, but no sweep has passed it since: it waits. node-3 (the prolog's drain, a sweep's
+#    verdict) waits too, its fault still there. Then node-3's throttle is lifted and a sweep of
+#    the two passes them: both are resumed, with the evidence logged. node-1 (an operator's
+#    drain) stays drained.
 sed -i '/^node-4$/d; /^node-1$/d' "$DIR/plant-port-down"
-for _ in $(seq 1 60); do grep -q "node-4: resumed" "$DIR/health.err" && break; sleep 1; done
+waiting="node-4: drained by fabricctl check; clean check [0-9]* of 2 since [0-9:]*; waiting for a sweep to pass it"
+for _ in $(seq 1 60); do grep -q "$waiting" "$DIR/health.err" && break; sleep 1; done
 check "fabric-health counted node-4's clean checks" \
   grep -q "node-4: drained by fabricctl check; clean check 1 of 2" "$DIR/health.err"
-check "and resumed it, saying why" grep -q \
-  "node-4: resumed: [0-9]* clean checks since .*, the link watch quiet (was: fabricctl check: link_down" \
+check "and waits for a sweep to pass node-4" grep -q "$waiting" "$DIR/health.err"
+check "node-3's prolog drain waits for a sweep too (none has passed it)" grep -q \
+  "node-3: drained by fabricctl's prolog; clean check [0-9]* of 2 since [0-9:]*; waiting for a sweep to pass it (no sweep has passed this node)" \
   "$DIR/health.err"
-state4=""
-for _ in $(seq 1 10); do
-  state4=$(in_ctl sinfo -h -N -n node-4 -o %T | head -n 1)
-  [[ $state4 == idle ]] && break
+drained=$(in_ctl sinfo -h -N -t drain,draining,drained -o %N | sort -u | paste -sd' ')
+check "no sweep, no resume ('$drained')" test "$drained" = "node-1 node-3 node-4"
+# node-3's throttle lifted (the lab's shaping on its switch port and its own egress; no link
+# goes down, which its link watch would count), then swept.
+tc -n "$FABRIC_LAB_PREFIX-sw" qdisc del dev p3 root 2>/dev/null
+tc -n "$FABRIC_LAB_PREFIX-node-3" qdisc del dev eth0 root 2>/dev/null
+rc=0
+lab sweep --nodes node-3,node-4 --duration 500ms > "$DIR/resume-sweep.out" 2>&1 || rc=$?
+check "a sweep of node-3 and node-4 passes them (exit $rc)" test "$rc" = 0
+for _ in $(seq 1 60); do
+  grep -q "node-4: resumed" "$DIR/health.err" && grep -q "node-3: resumed" "$DIR/health.err" && break
   sleep 1
 done
-check "node-4 is back in service ($state4)" test "$state4" = idle
-sleep 6  # more health checks: the others' drains are not this script's to give back
+check "node-4 resumed, saying why" grep -q \
+  "node-4: resumed: [0-9]* clean checks since .*, the link watch quiet, sweep [0-9]* passed it at .* (was: fabricctl check: link_down" \
+  "$DIR/health.err"
+check "node-3 resumed, saying why" grep -q \
+  "node-3: resumed: [0-9]* clean checks since .*, the link watch quiet, sweep [0-9]* passed it at .* (was: fabricctl: straggler_node (job" \
+  "$DIR/health.err"
+states=""
+for _ in $(seq 1 10); do
+  states=$(in_ctl sinfo -h -N -n node-3,node-4 -o %T | paste -sd' ')
+  [[ $states == "idle idle" ]] && break
+  sleep 1
+done
+check "node-3 and node-4 are back in service ($states)" test "$states" = "idle idle"
+sleep 6  # more health checks: an operator's drain is not fabricctl's to give back
 drained=$(in_ctl sinfo -h -N -t drain,draining,drained -o %N | sort -u | paste -sd' ')
-check "node-1 (operator) and node-3 (prolog) stay drained ('$drained')" test "$drained" = "node-1 node-3"
+check "node-1 (operator) stays drained ('$drained')" test "$drained" = "node-1"
 r=$(reason node-1)
 check "node-1's reason is still the operator's ('$r')" test "$r" = "operator: maintenance"
 

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "probes/sysfs/sysfs_root.h"
 #include "proto/config.pb.h"
+#include "proto/controller.pb.h"
 #include "proto/inventory.pb.h"
 #include "proto/report.pb.h"
 
@@ -77,6 +78,17 @@ std::string AuditNames();
 // "expect.link_rate_gbps is set" (or another expect.* that only RDMA satisfies), else "RDMA
 // device mlx5_0 is present"; empty when neither holds.
 std::string RdmaExpectedBecause(const SysfsRoot& root, const v1::Expectations& expect);
+
+// The node's known-good state as the controller last told its agent (HeartbeatResponse), noted
+// in the agent's link watch verdict (the file `fabricctl check` reads): `known_good` null when
+// the controller holds no pass of the node. A verdict with no note: the agent has no answer
+// from a controller.
+void NoteKnownGood(const v1::KnownGood* known_good, v1::AuditResult* watch);
+
+// The check's `known_good` line from the link watch's verdict: RAN with "sweep N passed at
+// TIME" while the node is known-good, or "lost at TIME: why (sweep N passed at TIME)"; SKIPPED
+// saying why it cannot say (no pass, no answer from a controller, no link watch).
+v1::AuditResult KnownGoodOf(const v1::AuditResult& watch);
 
 }  // namespace fabricctl::probes
 
