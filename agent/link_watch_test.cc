@@ -393,8 +393,8 @@ TEST_CASE("the known-good state the agent heard reaches fabricctl check through 
 
   v1::KnownGood kg;
   kg.set_sweep_id(42);
-  kg.mutable_passed()->set_seconds(absl::ToUnixSeconds(absl::FromCivil(
-      absl::CivilSecond(2026, 11, 28, 3, 0, 0), absl::UTCTimeZone())));
+  kg.mutable_passed()->set_seconds(absl::ToUnixSeconds(
+      absl::FromCivil(absl::CivilSecond(2026, 11, 28, 3, 0, 0), absl::UTCTimeZone())));
   verdict = watch.Result(now);
   probes::NoteKnownGood(&kg, &verdict);
   v1::AuditResult good = known_good(verdict);

@@ -302,10 +302,10 @@ int RunCheckCommand(const CheckOptions& options, std::ostream& err) {
   // A single node's NCCL choice of sockets is critical only where RDMA is expected.
   const probes::NcclExpectation nccl_expect{probes::RdmaExpectedBecause(root, ctx->expect)};
   absl::StatusOr<std::vector<v1::AuditResult>> results =
-      !options.nccl_logs.empty()               ? AnalyseNcclLogs(options.nccl_logs, nccl_expect)
+      !options.nccl_logs.empty() ? AnalyseNcclLogs(options.nccl_logs, nccl_expect)
       : plan.audits.empty() && (plan.Measures() || plan.known_good)
           ? std::vector<v1::AuditResult>{}
-                                               : probes::RunAudits(*ctx, plan.audits);
+          : probes::RunAudits(*ctx, plan.audits);
   if (!results.ok()) return fail(results.status());
   // Where an RDMA device is, the default check also measures it on loopback.
   if (options.nccl_logs.empty() && options.audits.empty() && live &&

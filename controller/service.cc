@@ -74,7 +74,6 @@ absl::Status ValidateAcceptance(const v1::Acceptance& a) {
   return absl::OkStatus();
 }
 
-
 // A node's known-good state as the API carries it.
 v1::KnownGood KnownGoodProto(const Store::KnownGood& k) {
   v1::KnownGood kg;

@@ -97,7 +97,8 @@ absl::StatusOr<std::vector<Store::KnownGood>> Store::ListKnownGood(
   const std::set<std::string> wanted(names.begin(), names.end());
   MutexLock lock(&mu_);
   // One node (each agent's heartbeat asks for its own) by its key, not the whole table.
-  const std::string columns = "SELECT node, sweep_id, passed, figures, lost, lost_why FROM known_good";
+  const std::string columns =
+      "SELECT node, sweep_id, passed, figures, lost, lost_why FROM known_good";
   ASSIGN_OR_RETURN(auto rows, names.size() == 1
                                   ? db_->Query(columns + " WHERE node=?1", {names.front()})
                                   : db_->Query(columns + " ORDER BY node", {}));

@@ -22,9 +22,10 @@ constexpr char kLost[] = "known_good_lost";
 constexpr char kLostWhy[] = "known_good_lost_why";
 
 std::string Rfc3339(const google::protobuf::Timestamp& t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
-                          absl::FromUnixSeconds(google::protobuf::util::TimeUtil::TimestampToSeconds(t)),
-                          absl::UTCTimeZone());
+  return absl::FormatTime(
+      "%Y-%m-%dT%H:%M:%SZ",
+      absl::FromUnixSeconds(google::protobuf::util::TimeUtil::TimestampToSeconds(t)),
+      absl::UTCTimeZone());
 }
 
 std::string Find(const v1::AuditResult& r, const char* key) {
@@ -84,8 +85,8 @@ v1::AuditResult KnownGoodOf(const v1::AuditResult& watch) {
   if (state == "lost") {
     seen["lost"] = Find(watch, kLost);
     seen["lost_why"] = Find(watch, kLostWhy);
-    r.set_reason(absl::StrCat("lost at ", Find(watch, kLost), ": ", Find(watch, kLostWhy), " (",
-                              pass, ")"));
+    r.set_reason(
+        absl::StrCat("lost at ", Find(watch, kLost), ": ", Find(watch, kLostWhy), " (", pass, ")"));
   } else {
     r.set_reason(pass);
   }
