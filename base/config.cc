@@ -405,6 +405,8 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root, const st
   if (config.breaker().has_max_share() && !(share > 0 && share <= 1))
     return fail("breaker.max_share", "must be in (0, 1] (1: off)");
   RETURN_IF_ERROR(ValidateWatch(config.watch(), fail));
+  if (config.undrain().after().seconds() < 0 || config.undrain().after().nanos() < 0)
+    return fail("undrain.after", "must not be negative");
   const double budget = config.sweep().retest_budget();
   if (!(budget >= 0 && budget <= 10))
     return fail("sweep.retest_budget", "must be between 0 and 10");
@@ -477,6 +479,7 @@ void ApplyDefaults(v1::Config* c) {
   if (!w->has_window()) w->mutable_window()->set_seconds(24 * 3600);
   if (!w->has_recovery()) w->mutable_recovery()->set_seconds(3600);
   if (w->file().empty()) w->set_file("/run/fabric-agent/link-watch");
+  if (!c->undrain().has_after()) c->mutable_undrain()->mutable_after()->set_seconds(30 * 60);
   auto* tls = c->mutable_tls();
   if (tls->controller_identity().empty()) tls->set_controller_identity("fabric-controller");
   if (tls->admin_identities().empty()) tls->add_admin_identities("fabricctl");

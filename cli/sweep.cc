@@ -390,7 +390,8 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlag
       ->check(CLI::IsMember({"auto", "nccl", "rdma", "tcp"}))
       ->capture_default_str();
   cmd->add_option("--format", options->format,
-                  "text, json, junit, html, prom, or drain (NODE<tab>KINDS per node to drain)")
+                  "text, json, junit, html, prom, drain (NODE<tab>KINDS per node to drain), or "
+                  "resume (NODE per node to give back)")
       ->capture_default_str();
   cmd->add_option("--output", options->output, "write the report here (default stdout)");
   cmd->add_option("--memory", options->memory,
@@ -427,7 +428,8 @@ CLI::App* AddMapCommand(CLI::App& app, MapOptions* options) {
   CLI::App* cmd = app.add_subcommand("map", "show a stored sweep's health map (default: latest)");
   cmd->add_option("sweep_id", options->sweep_id, "sweep id");
   cmd->add_option("--format", options->format,
-                  "text, json, junit, html, prom, or drain (NODE<tab>KINDS per node to drain)")
+                  "text, json, junit, html, prom, drain (NODE<tab>KINDS per node to drain), or "
+                  "resume (NODE per node to give back)")
       ->capture_default_str();
   cmd->add_option("--output", options->output, "write the report here (default stdout)");
   return cmd;

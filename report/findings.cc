@@ -154,6 +154,9 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "a host whose own drop counters (TCP backlog and receive queues, input backlog, NIC ring) "
      "account for what its senders retransmitted to it: its CPU or interrupt affinity, not the "
      "links; no lossy_link for those directions"},
+    {kind::kDrainGivenBack, v1::SEVERITY_OK, v1::ACTION_NONE, Subject::kNode,
+     "a node an earlier verdict drained that this sweep passed, its link watch quiet, at least "
+     "undrain.after after the drain (undrain.enabled): listed to give back (--format resume)"},
 };
 
 v1::Finding MakeAt(const std::string& name, Level level) {

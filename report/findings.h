@@ -64,6 +64,7 @@ inline constexpr char kLossyLink[] = "lossy_link";
 inline constexpr char kLinkFlapping[] = "link_flapping";
 inline constexpr char kLinkErrors[] = "link_errors";
 inline constexpr char kHostDropping[] = "host_dropping";
+inline constexpr char kDrainGivenBack[] = "drain_given_back";
 }  // namespace kind
 
 // What a finding is about.

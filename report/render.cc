@@ -8,8 +8,8 @@
 namespace fabricctl::report {
 
 const std::vector<std::string>& Formats() {
-  static const auto* const kFormats =
-      new std::vector<std::string>{"text", "json", "junit", "html", "prom", "prom-pairs", "drain"};
+  static const auto* const kFormats = new std::vector<std::string>{
+      "text", "json", "junit", "html", "prom", "prom-pairs", "drain", "resume"};
   return *kFormats;
 }
 
@@ -38,6 +38,7 @@ absl::StatusOr<std::string> Render(const v1::Report& original, const std::string
   if (format == "html") return RenderHtml(report);
   if (format == "prom") return RenderProm(report);
   if (format == "prom-pairs") return RenderProm(report, /*per_node=*/true, /*all_pairs=*/true);
+  if (format == "resume") return RenderResume(report);
   return RenderDrain(report);
 }
 

@@ -53,8 +53,11 @@ std::string PromEscape(const std::string& text);
 // node's name, a tab, and the kinds of its findings that ask for a drain, comma-separated.
 // Empty when no node is to be drained.
 std::string RenderDrain(const v1::Report& report);
+// The nodes to give back (undrain.enabled: the report's given_back), for a site's own tooling:
+// one node's name a line; empty when there is none.
+std::string RenderResume(const v1::Report& report);
 
-// Dispatches on "text", "json", "junit", "html", "prom", "prom-pairs" or "drain".
+// Dispatches on "text", "json", "junit", "html", "prom", "prom-pairs", "drain" or "resume".
 // The formats Render knows, in the order help texts list them.
 const std::vector<std::string>& Formats();
 // InvalidArgument naming the formats when `format` is none of them.

@@ -57,4 +57,12 @@ std::string RenderDrain(const v1::Report& report) {
   return out;
 }
 
+std::string RenderResume(const v1::Report& report) {
+  std::string out;
+  for (const std::string& node : report.summary().given_back()) {
+    if (PlainName(node)) absl::StrAppend(&out, node, "\n");
+  }
+  return out;
+}
+
 }  // namespace fabricctl::report

@@ -63,6 +63,12 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;font-size:13px;verti
   for (const auto& d : sum.drain()) drain.push_back(XmlEscape(d));
   absl::StrAppend(&html, "<p id=\"drain\"><b>Drain:</b> ",
                   drain.empty() ? "no node" : absl::StrJoin(drain, ", "), "</p>\n");
+  if (sum.given_back_size() > 0) {
+    std::vector<std::string> back;
+    for (const auto& d : sum.given_back()) back.push_back(XmlEscape(d));
+    absl::StrAppend(&html, "<p id=\"given-back\"><b>Give back:</b> ", absl::StrJoin(back, ", "),
+                    "</p>\n");
+  }
   return html;
 }
 

@@ -249,7 +249,14 @@ TEST_CASE(
 
 TEST_CASE("Formats by name; exit codes by worst severity") {
   CHECK(Render(ThreeNodes(), "yaml", false).status().message() ==
-        "--format: 'yaml' is none of text, json, junit, html, prom, prom-pairs, drain");
+        "--format: 'yaml' is none of text, json, junit, html, prom, prom-pairs, drain, resume");
+  // resume: the nodes to give back, one plain name a line.
+  v1::Report back = ThreeNodes();
+  back.mutable_summary()->add_given_back("node-3");
+  back.mutable_summary()->add_given_back("bad name;reboot");
+  CHECK(*Render(back, "resume", false) == "node-3\n");
+  CHECK(*Render(ThreeNodes(), "resume", false) == "");
+  CHECK(Render(back, "text", false)->find("\nGIVE BACK: node-3 ") != std::string::npos);
   CHECK(CheckFormat("html").ok());
   CHECK(ExitCodeFor(ThreeNodes()) == 2);
   v1::Report warning = ThreeNodes();

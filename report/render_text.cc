@@ -250,6 +250,9 @@ std::string RenderText(const v1::Report& report, bool color) {
   }
   const auto& drain = report.summary().drain();
   if (drain.size() > 0) absl::StrAppend(&out, "\nDRAIN: ", absl::StrJoin(drain, " "), "\n");
+  const auto& given_back = report.summary().given_back();
+  if (given_back.size() > 0)
+    absl::StrAppend(&out, "\nGIVE BACK: ", absl::StrJoin(given_back, " "), "\n");
   AppendAudits(report, out);
   AppendCollectives(report, out);
   // With rails, a map per rail: NIC i of each node against NIC i of the others.

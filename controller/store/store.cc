@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "controller/store/drained.h"
 #include "controller/store/known_good.h"
 
 namespace fabricctl::controller {
@@ -134,6 +135,24 @@ CREATE TABLE acceptances (
   incomplete   TEXT NOT NULL,
   sweep_ids    TEXT NOT NULL,
   acceptance   BYTEA NOT NULL
+);
+)sql"},
+    // Drains the controller may give back (drained.cc): each node a completed sweep's verdict
+    // drained, from the first such verdict until a sweep gives it back.
+    {R"sql(
+CREATE TABLE drained (
+  node       TEXT PRIMARY KEY,
+  sweep_id   INTEGER NOT NULL,      -- the first verdict that drained it
+  since      INTEGER NOT NULL,      -- microseconds since the Unix epoch, that sweep's end
+  kinds      TEXT NOT NULL          -- what it was drained for, comma-separated
+);
+)sql",
+     R"sql(
+CREATE TABLE drained (
+  node       TEXT PRIMARY KEY,
+  sweep_id   BIGINT NOT NULL,
+  since      BIGINT NOT NULL,
+  kinds      TEXT NOT NULL
 );
 )sql"},
 };
@@ -337,7 +356,8 @@ absl::Status Store::FinishSweep(int64_t sweep_id, const v1::Report& report) {
                 {sweep_id, int64_t{report.sweep().state()}, finished,
                  Bytes{report.SerializeAsString()}, int64_t{v1::SWEEP_RUNNING}}));
     if (changed == 0 || report.sweep().state() != v1::SWEEP_COMPLETED) return absl::OkStatus();
-    return RecordVerdicts(db, sweep_id, report, finished);
+    RETURN_IF_ERROR(RecordVerdicts(db, sweep_id, report, finished));
+    return RecordDrains(db, sweep_id, report, finished);
   });
 }
 

@@ -331,6 +331,36 @@ TEST_CASE("A passing sweep makes a node known-good; a flag, a restart or a link 
   CHECK((*listed)[1].lost_why == "sweep " + std::to_string(*second) + " flagged it: straggler");
 }
 
+TEST_CASE("A drain is kept from its first verdict until a sweep gives the node back") {
+  auto store = Store::Open(TempDb("drained.db"));
+  REQUIRE(store.ok());
+  Store& s = **store;
+  auto drains = [&](const std::vector<std::string>& drain,
+                    const std::vector<std::string>& given_back) {
+    auto id = s.CreateSweep({}, absl::FromUnixSeconds(2));
+    REQUIRE(id.ok());
+    v1::Report report = Judged(*id, {{"a", v1::HEALTH_CRITICAL}, {"b", v1::HEALTH_OK}});
+    report.mutable_findings(0)->set_action(v1::ACTION_DRAIN);
+    for (const auto& n : drain) report.mutable_summary()->add_drain(n);
+    for (const auto& n : given_back) report.mutable_summary()->add_given_back(n);
+    REQUIRE(s.FinishSweep(*id, report).ok());
+    return *id;
+  };
+  const int64_t first = drains({"a"}, {});
+  drains({"a"}, {});  // drained again: the first drain stands
+  auto listed = s.ListDrained();
+  REQUIRE(listed.ok());
+  REQUIRE(listed->size() == 1);
+  CHECK((*listed)[0].node == "a");
+  CHECK((*listed)[0].sweep_id == first);
+  CHECK((*listed)[0].since == absl::FromUnixSeconds(first * 1000));
+  CHECK((*listed)[0].kinds == "straggler");
+  drains({}, {"a"});
+  listed = s.ListDrained();
+  REQUIRE(listed.ok());
+  CHECK(listed->empty());
+}
+
 TEST_CASE("A configuration warning every node carries is the fleet's state; any other flags") {
   auto store = Store::Open(TempDb("fleet_state.db"));
   REQUIRE(store.ok());

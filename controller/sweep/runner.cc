@@ -16,6 +16,7 @@
 #include "controller/sweep/companions.h"
 #include "controller/sweep/context.h"
 #include "controller/sweep/fleet.h"
+#include "controller/sweep/give_back.h"
 #include "controller/sweep/plan.h"
 #include "controller/sweep/rails.h"
 #include "controller/sweep/reference_config.h"
@@ -537,6 +538,15 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   v1::Report report = MakeReport(sweep);
   RememberDrains(report, BreakerWindow(config), options_.now());
   sweep::NoteFlaps(fleet, &report);
+  if (config.undrain().enabled()) {
+    auto drained = store_->ListDrained();
+    if (drained.ok()) {
+      sweep::GiveBack(config.undrain(), *drained, options_.now(), &report);
+    } else {
+      Logger("sweep")->warn("sweep {}: gives no drain back: {}", sweep_id,
+                            std::string(drained.status().message()));
+    }
+  }
   // A full disk (or any store failure) now loses the history's copy, not the verdict: the
   // report still goes to the client, and the sweep stays as far as it was written (the next
   // start marks it interrupted).

@@ -1,0 +1,24 @@
+#ifndef FABRICCTL_CONTROLLER_SWEEP_GIVE_BACK_H_
+#define FABRICCTL_CONTROLLER_SWEEP_GIVE_BACK_H_
+
+#include <vector>
+
+#include "absl/time/time.h"
+#include "controller/store/store.h"
+#include "proto/config.pb.h"
+#include "proto/report.pb.h"
+
+namespace fabricctl::controller::sweep {
+
+// Drains given back, for sites whose own tooling acts on the drain list (undrain.enabled): each
+// node of `drained` (an earlier verdict drained it) that `report`, a completed sweep, passed —
+// judged healthy, no finding of warning or worse naming it, its agent's link watch run (and so
+// quiet) — at least `undrain.after` after that drain, and that this report does not drain
+// again, joins the report's given_back list with a drain_given_back finding. Nothing when
+// undrain is off.
+void GiveBack(const v1::Undrain& undrain, const std::vector<Store::Drained>& drained,
+              absl::Time now, v1::Report* report);
+
+}  // namespace fabricctl::controller::sweep
+
+#endif  // FABRICCTL_CONTROLLER_SWEEP_GIVE_BACK_H_

@@ -1,0 +1,99 @@
+// undrain.enabled through the runner: a node one sweep drained, given back by a later sweep
+// that passes it, and the drain forgotten.
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/config.h"
+#include "catch2/catch.hpp"
+#include "controller/store/store.h"
+#include "controller/sweep/fake_agent.h"
+#include "controller/sweep/runner.h"
+#include "report/findings.h"
+#include "tests/testing/sweeps.h"
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+// Agents whose link watch is quiet, but for node "d" while `flapping`.
+class WatchedAgents : public FakeAgents {
+ public:
+  absl::StatusOr<v1::RunAuditsResponse> RunAudits(const std::string& address,
+                                                  const v1::RunAuditsRequest& request,
+                                                  absl::Duration deadline) override {
+    auto response = FakeAgents::RunAudits(address, request, deadline);
+    if (!response.ok() || request.audits_size() != 1 || request.audits(0) != "link_watch") {
+      return response;
+    }
+    v1::AuditResult* watch = response->add_audits();
+    watch->set_audit("link_watch");
+    watch->set_outcome(v1::AUDIT_RAN);
+    if (flapping && address == AddressOf("d")) {
+      v1::Finding f = report::Make(report::kind::kLinkFlapping, "d", "d: eth1 went down 2 times");
+      f.set_device("eth1");
+      *watch->add_findings() = f;
+    }
+    return response;
+  }
+  std::atomic<bool> flapping{true};
+};
+
+bool Lists(const google::protobuf::RepeatedPtrField<std::string>& list, const std::string& n) {
+  return std::count(list.begin(), list.end(), n) > 0;
+}
+
+}  // namespace
+
+TEST_CASE("undrain: a later sweep that passes a drained node gives it back, once") {
+  auto store = OpenStore("undrain");
+  auto agents = std::make_unique<WatchedAgents>();
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  for (const auto& n : names) agents->Add(n);
+  WatchedAgents* fake = agents.get();
+  SweepOptions options;
+  options.config = DefaultConfig();
+  options.config.mutable_undrain()->set_enabled(true);
+  options.config.mutable_undrain()->mutable_after()->set_seconds(0);
+  options.measure_load = false;
+  SweepRunner runner(store.get(), std::move(agents), options);
+  v1::SweepRequest request;
+  request.add_probes(v1::TCP_BW);
+
+  auto first = runner.Run(request, Registry(names), nullptr);
+  REQUIRE(first.ok());
+  CHECK(Lists(first->summary().drain(), "d"));
+  CHECK(first->summary().given_back_size() == 0);  // not the verdict that drained it
+
+  // Still flapping: drained again, nothing given back, the first drain kept.
+  auto again = runner.Run(request, Registry(names), nullptr);
+  REQUIRE(again.ok());
+  CHECK(again->summary().given_back_size() == 0);
+
+  fake->flapping = false;
+  auto quiet = runner.Run(request, Registry(names), nullptr);
+  REQUIRE(quiet.ok());
+  REQUIRE(quiet->summary().given_back_size() == 1);
+  CHECK(quiet->summary().given_back(0) == "d");
+  bool named = false;
+  for (const auto& f : quiet->findings()) {
+    if (f.kind() != "drain_given_back") continue;
+    named = true;
+    CHECK(f.node() == "d");
+    CHECK(f.evidence().at("drained_in_sweep") == std::to_string(first->sweep().sweep_id()));
+    CHECK(f.evidence().at("drained_for") == "link_flapping");
+  }
+  CHECK(named);
+  CHECK(quiet->summary().worst_severity() == v1::SEVERITY_OK);
+
+  // Given back once: the drain is forgotten.
+  auto after = runner.Run(request, Registry(names), nullptr);
+  REQUIRE(after.ok());
+  CHECK(after->summary().given_back_size() == 0);
+  auto drained = store->ListDrained();
+  REQUIRE(drained.ok());
+  CHECK(drained->empty());
+}
+
+}  // namespace fabricctl::controller::sweep
