@@ -405,6 +405,8 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root, const st
   if (config.breaker().has_max_share() && !(share > 0 && share <= 1))
     return fail("breaker.max_share", "must be in (0, 1] (1: off)");
   RETURN_IF_ERROR(ValidateWatch(config.watch(), fail));
+  if (config.topology().ib_cables_size() > static_cast<int>(kMaxCables))
+    return fail("topology.ib_cables", absl::StrCat("more than ", kMaxCables, " host ports"));
   if (config.undrain().after().seconds() < 0 || config.undrain().after().nanos() < 0)
     return fail("undrain.after", "must not be negative");
   const double budget = config.sweep().retest_budget();
@@ -526,11 +528,15 @@ std::string NextTo(const std::string& config_path, const std::string& path) {
                                                       : path;
 }
 
+// The host ports an ibnetdiscover file may hold, as the cabling plan's cables.
+constexpr size_t kMaxIbCables = kMaxCables;
+
 // Each node's switches, lowest first, from topology.slurm or topology.ibnetdiscover (both:
 // Slurm's where it names the node).
 absl::StatusOr<std::map<std::string, std::vector<std::string>>> TopologyFiles(
     const v1::Topology& topology, const std::string& rdma_device, const std::string& config_path,
-    std::map<std::string, std::string>* switch_ports) {
+    std::map<std::string, std::string>* switch_ports,
+    google::protobuf::RepeatedPtrField<v1::IbCable>* ib_cables) {
   std::map<std::string, std::vector<std::string>> tree;
   if (!topology.slurm().empty()) {
     const std::string path = NextTo(config_path, topology.slurm());
@@ -540,7 +546,17 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> TopologyFiles(
   if (!topology.ibnetdiscover().empty()) {
     const std::string path = NextTo(config_path, topology.ibnetdiscover());
     ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path, "topology.ibnetdiscover"));
-    ASSIGN_OR_RETURN(const auto ports, ParseIbnetdiscover(text, path));
+    ASSIGN_OR_RETURN(const auto ports, ParseIbnetdiscover(text, path, kMaxIbCables));
+    for (const IbHostPort& port : ports) {
+      v1::IbCable* cable = ib_cables->Add();
+      cable->set_node(port.host);
+      const size_t space = port.description.find(' ');
+      if (space != std::string::npos) cable->set_device(port.description.substr(space + 1));
+      cable->set_ca_guid(port.ca_guid);
+      cable->set_port(port.port);
+      cable->set_switch_name(port.switch_name);
+      cable->set_switch_port(port.switch_port);
+    }
     // A host with several HCAs (one per rail) is placed by the one the probes use
     // (probes.rdma_device, the NodeDescription's second word), else by its first.
     for (const bool preferred : {true, false}) {
@@ -566,8 +582,10 @@ absl::Status LoadTopologyFiles(v1::Config* config, const std::string& config_pat
       topology, topology->cabling().empty() ? "" : NextTo(config_path, topology->cabling())));
   if (topology->slurm().empty() && topology->ibnetdiscover().empty()) return absl::OkStatus();
   std::map<std::string, std::string> switch_ports;  // host -> its leaf switch's port (InfiniBand)
+  google::protobuf::RepeatedPtrField<v1::IbCable> ib_cables;
   ASSIGN_OR_RETURN(const auto tree, TopologyFiles(*topology, config->probes().rdma_device(),
-                                                  config_path, &switch_ports));
+                                                  config_path, &switch_ports, &ib_cables));
+  *topology->mutable_ib_cables() = std::move(ib_cables);
   // The levels a file implies where none are named.
   if (topology->levels().empty()) {
     topology->add_levels("leaf");

@@ -285,6 +285,15 @@ TEST_CASE("Topology: an ibnetdiscover file places each host under its switch") {
   CHECK(config->topology().levels_size() == 1);
   CHECK(NodeLabelsFor(*config, "gpu001", {}).at("leaf") == "leaf-a");
   CHECK(NodeLabelsFor(*config, "gpu001", {}).at("leaf_port") == "7");
+  // And each host port's cable, for fabricctl accept's cabling checks.
+  REQUIRE(config->topology().ib_cables_size() == 1);
+  const v1::IbCable& cable = config->topology().ib_cables(0);
+  CHECK(cable.node() == "gpu001");
+  CHECK(cable.device() == "mlx5_0");
+  CHECK(cable.ca_guid().find("0b01") != std::string::npos);
+  CHECK(cable.port() == 1);
+  CHECK(cable.switch_name() == "leaf-a");
+  CHECK(cable.switch_port() == 7);
 }
 
 }  // namespace fabricctl

@@ -133,7 +133,8 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "GPU missing or extra, a link's rate or MTU, the agent's or NCCL's version"},
     {kind::kMiscabled, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kDevice,
      "a node's NIC of a rail cabled to a switch that is none of that rail's leaves as the "
-     "sweep's reference nodes are cabled (LLDP), or with no LLDP neighbour where every reference "
+     "sweep's reference nodes are cabled (LLDP, else ibnetdiscover), or with no neighbour where "
+     "every reference "
      "has one; the finding names the node, the rail and what was seen and expected"},
     {kind::kDrainBreakerOpen, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
      "one verdict would have drained more of the nodes it judged than breaker.max_share allows "

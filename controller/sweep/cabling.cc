@@ -2,8 +2,11 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -20,8 +23,108 @@ const v1::NetInterface* InterfaceNamed(const v1::NodeInventory& inventory,
   return nullptr;
 }
 
-// Rail index by leaf, and each rail's leaves, as the reachable references' LLDP shows them; a
-// rail is `judged` only when every reachable reference that has the rail's interface shows a
+// The switch port as LLDP names it: its id, with its description where it has one.
+std::string PortOf(const v1::LldpNeighbor& lldp) {
+  if (lldp.port_id().empty())
+    return lldp.port_description().empty() ? "unknown" : lldp.port_description();
+  if (lldp.port_description().empty() || lldp.port_description() == lldp.port_id())
+    return lldp.port_id();
+  return absl::StrCat(lldp.port_id(), ", ", lldp.port_description());
+}
+
+// A GUID as digits only: lower case, no "0x", no colons, no leading zeros ("0x0C42a1..." and
+// sysfs's "0c42:a103:..." alike).
+std::string GuidKey(const std::string& guid) {
+  std::string out;
+  std::string g = guid;
+  if (g.rfind("0x", 0) == 0 || g.rfind("0X", 0) == 0) g = g.substr(2);
+  for (char c : g) {
+    if (c == ':') continue;
+    if (out.empty() && c == '0') continue;
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+// What a node's interface (or HCA) is cabled to: its LLDP neighbour, else the switch port
+// ibnetdiscover shows its HCA on (InfiniBand, where LLDP sees nothing).
+struct Seen {
+  bool exists = false;                  // the node has the interface or the HCA
+  std::string switch_name;              // empty: no neighbour
+  std::string port;                     // as a finding shows it
+  std::vector<std::string> port_names;  // what a planned port may match
+  std::string source;                   // "LLDP", "ibnetdiscover"
+};
+
+class Neighbours {
+ public:
+  explicit Neighbours(const v1::Topology& topology) : knows_ib_(topology.ib_cables_size() > 0) {
+    for (const v1::IbCable& c : topology.ib_cables()) {
+      if (!c.ca_guid().empty()) by_guid_.emplace(GuidKey(c.ca_guid()), &c);
+      if (!c.device().empty()) by_name_.emplace(std::make_pair(c.node(), c.device()), &c);
+    }
+  }
+
+  // `name` is an interface, or an HCA (an InfiniBand plan names it); `rail`, when given, may
+  // name the HCA of its interface.
+  // Whether an ibnetdiscover file was given.
+  bool knows_ib() const { return knows_ib_; }
+
+  Seen Of(const Node& node, const std::string& name, const v1::Rail* rail) const {
+    Seen seen;
+    const v1::NetInterface* itf = InterfaceNamed(node.inventory, name);
+    seen.exists = itf != nullptr;
+    if (itf != nullptr && !itf->lldp().system_name().empty()) {
+      seen.switch_name = itf->lldp().system_name();
+      seen.port = PortOf(itf->lldp());
+      seen.port_names = {itf->lldp().port_id(), itf->lldp().port_description()};
+      seen.source = "LLDP";
+      return seen;
+    }
+    if (!knows_ib_) return seen;
+    const v1::RdmaDevice* hca = HcaOf(node.inventory, name, rail);
+    if (hca == nullptr) return seen;
+    seen.exists = true;
+    const v1::IbCable* cable = nullptr;
+    if (auto it = by_guid_.find(GuidKey(hca->node_guid()));
+        !hca->node_guid().empty() && it != by_guid_.end()) {
+      cable = it->second;
+    } else if (auto named = by_name_.find({node.name, hca->name()}); named != by_name_.end()) {
+      cable = named->second;
+    }
+    if (cable == nullptr) return seen;
+    seen.switch_name = cable->switch_name();
+    seen.port = absl::StrCat(cable->switch_port());
+    seen.port_names = {seen.port};
+    seen.source = "ibnetdiscover";
+    return seen;
+  }
+
+ private:
+  // The HCA `name` names: the rail's rdma_device, an RDMA device of that name, or the one whose
+  // port carries the interface `name`.
+  static const v1::RdmaDevice* HcaOf(const v1::NodeInventory& inventory, const std::string& name,
+                                     const v1::Rail* rail) {
+    const std::string wanted =
+        rail != nullptr && !rail->rdma_device().empty() ? rail->rdma_device() : name;
+    for (const auto& dev : inventory.rdma_devices()) {
+      if (dev.name() == wanted) return &dev;
+    }
+    for (const auto& dev : inventory.rdma_devices()) {
+      for (const auto& port : dev.ports()) {
+        if (!port.netdev().empty() && port.netdev() == name) return &dev;
+      }
+    }
+    return nullptr;
+  }
+
+  bool knows_ib_;
+  std::map<std::string, const v1::IbCable*> by_guid_;
+  std::map<std::pair<std::string, std::string>, const v1::IbCable*> by_name_;
+};
+
+// Rail index by leaf, and each rail's leaves, as the reachable references' neighbours show
+// them; a rail is `judged` only when every reachable reference that has the rail's NIC shows a
 // neighbour on it.
 struct RailLeaves {
   std::vector<std::set<std::string>> leaves;
@@ -37,23 +140,23 @@ struct RailLeaves {
 };
 
 RailLeaves LearnLeaves(const std::vector<const Node*>& refs,
-                       const google::protobuf::RepeatedPtrField<v1::Rail>& rails) {
+                       const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
+                       const Neighbours& neighbours) {
   RailLeaves out;
   out.leaves.resize(rails.size());
   out.judged.assign(rails.size(), false);
   for (int r = 0; r < rails.size(); ++r) {
     bool every = true, any = false;
     for (const Node* ref : refs) {
-      const v1::NetInterface* itf = InterfaceNamed(ref->inventory, rails[r].netdev());
-      if (itf == nullptr) continue;
-      const std::string& leaf = itf->lldp().system_name();
-      if (leaf.empty()) {
+      const Seen seen = neighbours.Of(*ref, rails[r].netdev(), &rails[r]);
+      if (!seen.exists) continue;
+      if (seen.switch_name.empty()) {
         every = false;
         continue;
       }
       any = true;
-      out.leaves[r].insert(leaf);
-      out.rails_of_leaf[leaf].insert(r);
+      out.leaves[r].insert(seen.switch_name);
+      out.rails_of_leaf[seen.switch_name].insert(r);
     }
     out.judged[r] = any && every;
   }
@@ -63,12 +166,12 @@ RailLeaves LearnLeaves(const std::vector<const Node*>& refs,
 // ", the same switch as its eth0 (rail0)" when the node's NIC of another judged rail is cabled to
 // `seen` too and the references' rails never share a switch; "" otherwise.
 std::string SharedWith(const Node& node, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
-                       int r, const std::string& seen, const RailLeaves& learned) {
+                       int r, const std::string& seen, const RailLeaves& learned,
+                       const Neighbours& neighbours) {
   if (!learned.disjoint()) return "";
   for (int q = 0; q < rails.size(); ++q) {
     if (q == r || !learned.judged[q]) continue;
-    const v1::NetInterface* other = InterfaceNamed(node.inventory, rails[q].netdev());
-    if (other != nullptr && other->lldp().system_name() == seen) {
+    if (neighbours.Of(node, rails[q].netdev(), &rails[q]).switch_name == seen) {
       return absl::StrCat(", the same switch as its ", rails[q].netdev(), " (", rails[q].name(),
                           "), where the reference nodes' rails never share one");
     }
@@ -76,22 +179,22 @@ std::string SharedWith(const Node& node, const google::protobuf::RepeatedPtrFiel
   return "";
 }
 
-// The switch port as LLDP names it: its id, with its description where it has one.
-std::string PortOf(const v1::LldpNeighbor& lldp) {
-  if (lldp.port_id().empty())
-    return lldp.port_description().empty() ? "unknown" : lldp.port_description();
-  if (lldp.port_description().empty() || lldp.port_description() == lldp.port_id())
-    return lldp.port_id();
-  return absl::StrCat(lldp.port_id(), ", ", lldp.port_description());
+// " has no LLDP neighbour (why)" / " has no neighbour (neither LLDP nor ibnetdiscover shows
+// one)": what a finding says of an interface or HCA cabled to nothing seen.
+std::string NoNeighbour(const Node& node, const Neighbours& neighbours) {
+  if (neighbours.knows_ib()) return " has no neighbour (neither LLDP nor ibnetdiscover shows one)";
+  const std::string why = node.inventory.lldp_unavailable_reason();
+  return absl::StrCat(" has no LLDP neighbour", why.empty() ? "" : absl::StrCat(" (", why, ")"));
 }
 
-v1::Finding Miscabled(const Node& node, const v1::Rail& rail, const std::string& seen,
+v1::Finding Miscabled(const Node& node, const v1::Rail& rail, const Seen& seen,
                       const std::string& detail, const std::set<std::string>& expected) {
   v1::Finding f = report::Make(report::kind::kMiscabled, node.name, detail);
   f.set_device(rail.netdev());
   f.set_rail(rail.name());
   (*f.mutable_evidence())["expected"] = absl::StrJoin(expected, ",");
-  (*f.mutable_evidence())["seen"] = seen.empty() ? "none" : seen;
+  (*f.mutable_evidence())["seen"] = seen.switch_name.empty() ? "none" : seen.switch_name;
+  if (!seen.source.empty()) (*f.mutable_evidence())["seen_by"] = seen.source;
   return f;
 }
 
@@ -112,34 +215,30 @@ const v1::Rail* RailOf(const google::protobuf::RepeatedPtrField<v1::Rail>& rails
   return nullptr;
 }
 
-// Whether LLDP's view of the switch port is `port`: its id or its description.
-bool SamePort(const v1::LldpNeighbor& lldp, const std::string& port) {
-  return lldp.port_id() == port || lldp.port_description() == port;
-}
-
-// `node`'s interface of one planned cable against its LLDP neighbour; nullopt when they agree.
+// `node`'s interface (or HCA) of one planned cable against its neighbour; nullopt when they
+// agree.
 std::optional<v1::Finding> AgainstCable(const Node& node, const v1::Cable& cable,
-                                        const v1::Rail* rail) {
+                                        const v1::Rail* rail, const Neighbours& neighbours) {
   const std::string planned = cable.port().empty()
                                   ? cable.switch_name()
                                   : absl::StrCat(cable.switch_name(), " port ", cable.port());
   const std::string itf_name =
       rail == nullptr ? cable.netdev() : absl::StrCat(cable.netdev(), " (", rail->name(), ")");
-  const v1::NetInterface* itf = InterfaceNamed(node.inventory, cable.netdev());
-  std::string seen, detail;
-  if (itf == nullptr) {
-    seen = "no interface";
+  const Seen seen = neighbours.Of(node, cable.netdev(), rail);
+  std::string shown, detail;
+  if (!seen.exists) {
+    shown = "no interface";
     detail = absl::StrCat(node.name, " has no interface ", cable.netdev(),
                           "; the cabling plan cables it to ", planned);
-  } else if (itf->lldp().system_name().empty()) {
-    const std::string why = node.inventory.lldp_unavailable_reason();
-    detail = absl::StrCat(node.name, "'s ", itf_name, " has no LLDP neighbour",
-                          why.empty() ? "" : absl::StrCat(" (", why, ")"),
+  } else if (seen.switch_name.empty()) {
+    detail = absl::StrCat(node.name, "'s ", itf_name, NoNeighbour(node, neighbours),
                           "; the cabling plan cables it to ", planned);
-  } else if (itf->lldp().system_name() != cable.switch_name() ||
-             (!cable.port().empty() && !SamePort(itf->lldp(), cable.port()))) {
-    seen = absl::StrCat(itf->lldp().system_name(), " port ", PortOf(itf->lldp()));
-    detail = absl::StrCat(node.name, "'s ", itf_name, " is cabled to ", seen,
+  } else if (seen.switch_name != cable.switch_name() ||
+             (!cable.port().empty() && std::find(seen.port_names.begin(), seen.port_names.end(),
+                                                 cable.port()) == seen.port_names.end())) {
+    shown = absl::StrCat(seen.switch_name, " port ", seen.port);
+    detail = absl::StrCat(node.name, "'s ", itf_name, " is cabled to ", shown,
+                          seen.source == "LLDP" ? "" : " (" + seen.source + ")",
                           "; the cabling plan cables it to ", planned);
   } else {
     return std::nullopt;
@@ -148,34 +247,44 @@ std::optional<v1::Finding> AgainstCable(const Node& node, const v1::Cable& cable
   f.set_device(cable.netdev());
   if (rail != nullptr) f.set_rail(rail->name());
   (*f.mutable_evidence())["expected"] = planned;
-  (*f.mutable_evidence())["seen"] = seen.empty() ? "none" : seen;
+  (*f.mutable_evidence())["seen"] = shown.empty() ? "none" : shown;
   (*f.mutable_evidence())["source"] = "cabling plan";
+  if (!seen.source.empty()) (*f.mutable_evidence())["seen_by"] = seen.source;
   return f;
 }
 
 // `node`'s NIC of `rail` against the rail's leaf_pattern; nullopt when it matches (or the node
 // has no such NIC: config_drift's and the rail's to say).
-std::optional<v1::Finding> AgainstPattern(const Node& node, const v1::Rail& rail) {
-  const v1::NetInterface* itf = InterfaceNamed(node.inventory, rail.netdev());
-  if (itf == nullptr) return std::nullopt;
-  const v1::LldpNeighbor& lldp = itf->lldp();
-  const std::string& seen = lldp.system_name();
-  if (!seen.empty() && ::fnmatch(rail.leaf_pattern().c_str(), seen.c_str(), 0) == 0)
+std::optional<v1::Finding> AgainstPattern(const Node& node, const v1::Rail& rail,
+                                          const Neighbours& neighbours) {
+  const Seen seen = neighbours.Of(node, rail.netdev(), &rail);
+  if (!seen.exists) return std::nullopt;
+  if (!seen.switch_name.empty() &&
+      ::fnmatch(rail.leaf_pattern().c_str(), seen.switch_name.c_str(), 0) == 0)
     return std::nullopt;
   const std::string rule = absl::StrCat(rail.name(), "'s leaves match '", rail.leaf_pattern(), "'");
-  std::string detail;
-  if (seen.empty()) {
-    const std::string why = node.inventory.lldp_unavailable_reason();
-    detail =
-        absl::StrCat(node.name, "'s ", rail.netdev(), " (", rail.name(), ") has no LLDP neighbour",
-                     why.empty() ? "" : absl::StrCat(" (", why, ")"), "; ", rule);
-  } else {
-    detail = absl::StrCat(node.name, "'s ", rail.netdev(), " (", rail.name(), ") is cabled to ",
-                          seen, " (port ", PortOf(lldp), "); ", rule);
-  }
+  const std::string itf = absl::StrCat(node.name, "'s ", rail.netdev(), " (", rail.name(), ")");
+  const std::string detail = seen.switch_name.empty()
+                                 ? absl::StrCat(itf, NoNeighbour(node, neighbours), "; ", rule)
+                                 : absl::StrCat(itf, " is cabled to ", seen.switch_name, " (port ",
+                                                seen.port, "); ", rule);
   v1::Finding f = Miscabled(node, rail, seen, detail, {rail.leaf_pattern()});
   (*f.mutable_evidence())["source"] = "leaf_pattern";
   return f;
+}
+
+// Whose leaf `seen` is, for a NIC of rail `r` on a switch that is none of its rail's leaves: ", a
+// leaf of rail1" when the references show it on another rail; SharedWith's words, or "" (not
+// judged: it may be the new rack's own leaf of this rail) when they do not show it.
+std::string WhoseLeaf(const Node& node, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
+                      int r, const std::string& seen, const RailLeaves& learned,
+                      const Neighbours& neighbours) {
+  if (auto it = learned.rails_of_leaf.find(seen); it != learned.rails_of_leaf.end()) {
+    std::vector<std::string> names;
+    for (size_t other : it->second) names.push_back(rails[other].name());
+    return absl::StrCat(", a leaf of ", absl::StrJoin(names, " and "));
+  }
+  return SharedWith(node, rails, r, seen, learned, neighbours);
 }
 
 // The rails without a leaf_pattern, against the leaves the references show them on; see
@@ -183,51 +292,40 @@ std::optional<v1::Finding> AgainstPattern(const Node& node, const v1::Rail& rail
 std::vector<v1::Finding> AgainstReferences(
     const Fleet& fleet, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
     const std::set<std::string>& references,
-    const std::map<std::string, std::map<std::string, const v1::Cable*>>& planned) {
+    const std::map<std::string, std::map<std::string, const v1::Cable*>>& planned,
+    const Neighbours& neighbours) {
   std::vector<const Node*> refs;
   for (const auto& node : fleet.nodes) {
     if (node->reachable && references.count(node->name) > 0) refs.push_back(node.get());
   }
   std::vector<v1::Finding> out;
   if (refs.empty() || rails.empty()) return out;
-  const RailLeaves learned = LearnLeaves(refs, rails);
+  const RailLeaves learned = LearnLeaves(refs, rails, neighbours);
   for (const auto& node : fleet.nodes) {
     if (!node->reachable || references.count(node->name) > 0) continue;
     for (int r = 0; r < rails.size(); ++r) {
       if (!learned.judged[r] || JudgedOtherwise(planned, node->name, rails[r])) continue;
       const v1::Rail& rail = rails[r];
-      const v1::NetInterface* itf = InterfaceNamed(node->inventory, rail.netdev());
-      if (itf == nullptr) continue;  // a missing NIC is config_drift's and the rail's to say
-      const std::string& seen = itf->lldp().system_name();
+      const Seen seen = neighbours.Of(*node, rail.netdev(), &rail);
+      if (!seen.exists) continue;  // a missing NIC is config_drift's and the rail's to say
+      const std::string itf =
+          absl::StrCat(node->name, "'s ", rail.netdev(), " (", rail.name(), ")");
       const std::string expected = absl::StrJoin(learned.leaves[r], " or ");
-      if (seen.empty()) {
-        const std::string why = node->inventory.lldp_unavailable_reason();
-        out.push_back(Miscabled(
-            *node, rail, seen,
-            absl::StrCat(node->name, "'s ", rail.netdev(), " (", rail.name(),
-                         ") has no LLDP neighbour", why.empty() ? "" : absl::StrCat(" (", why, ")"),
-                         "; the reference nodes' ", rail.netdev(), " are cabled to ", expected),
-            learned.leaves[r]));
+      if (seen.switch_name.empty()) {
+        out.push_back(
+            Miscabled(*node, rail, seen,
+                      absl::StrCat(itf, NoNeighbour(*node, neighbours), "; the reference nodes' ",
+                                   rail.netdev(), " are cabled to ", expected),
+                      learned.leaves[r]));
         continue;
       }
-      if (learned.leaves[r].count(seen) > 0) continue;
-      // A switch the references show on another rail is that rail's; one they do not show may
-      // be the new rack's own leaf of this rail (not judged), unless the node's NIC of another
-      // rail is on it too where the references' rails never share a switch.
-      std::string whose;
-      if (auto it = learned.rails_of_leaf.find(seen); it != learned.rails_of_leaf.end()) {
-        std::vector<std::string> names;
-        for (size_t other : it->second) names.push_back(rails[other].name());
-        whose = absl::StrCat(", a leaf of ", absl::StrJoin(names, " and "));
-      } else {
-        whose = SharedWith(*node, rails, r, seen, learned);
-        if (whose.empty()) continue;
-      }
+      if (learned.leaves[r].count(seen.switch_name) > 0) continue;
+      const std::string whose = WhoseLeaf(*node, rails, r, seen.switch_name, learned, neighbours);
+      if (whose.empty()) continue;
       out.push_back(
           Miscabled(*node, rail, seen,
-                    absl::StrCat(node->name, "'s ", rail.netdev(), " (", rail.name(),
-                                 ") is cabled to ", seen, whose, " (port ", PortOf(itf->lldp()),
-                                 "); ", rail.name(), "'s leaves are ", expected),
+                    absl::StrCat(itf, " is cabled to ", seen.switch_name, whose, " (port ",
+                                 seen.port, "); ", rail.name(), "'s leaves are ", expected),
                     learned.leaves[r]));
     }
   }
@@ -239,6 +337,7 @@ std::vector<v1::Finding> AgainstReferences(
 std::vector<v1::Finding> CablingOfNewNodes(const Fleet& fleet, const v1::Config& config,
                                            const std::set<std::string>& references) {
   if (references.empty()) return {};
+  const Neighbours neighbours(config.topology());
   std::map<std::string, std::map<std::string, const v1::Cable*>> planned;
   for (const v1::Cable& cable : config.topology().cables()) {
     planned[cable.node()][cable.netdev()] = &cable;
@@ -248,17 +347,17 @@ std::vector<v1::Finding> CablingOfNewNodes(const Fleet& fleet, const v1::Config&
     if (!node->reachable || references.count(node->name) > 0) continue;
     if (auto it = planned.find(node->name); it != planned.end()) {
       for (const auto& [netdev, cable] : it->second) {
-        if (auto f = AgainstCable(*node, *cable, RailOf(config.rails(), netdev))) {
+        if (auto f = AgainstCable(*node, *cable, RailOf(config.rails(), netdev), neighbours)) {
           out.push_back(std::move(*f));
         }
       }
     }
     for (const v1::Rail& rail : config.rails()) {
       if (rail.leaf_pattern().empty() || planned[node->name].count(rail.netdev()) > 0) continue;
-      if (auto f = AgainstPattern(*node, rail)) out.push_back(std::move(*f));
+      if (auto f = AgainstPattern(*node, rail, neighbours)) out.push_back(std::move(*f));
     }
   }
-  for (auto& f : AgainstReferences(fleet, config.rails(), references, planned)) {
+  for (auto& f : AgainstReferences(fleet, config.rails(), references, planned, neighbours)) {
     out.push_back(std::move(f));
   }
   return out;

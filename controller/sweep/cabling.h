@@ -12,7 +12,11 @@
 namespace fabricctl::controller::sweep {
 
 // Each reachable node that is not a reference (in a sweep with references, as `fabricctl accept`
-// asks), its cabling as LLDP sees it, each interface judged by the first rule that covers it:
+// asks), its cabling as LLDP sees it — else, for an interface LLDP shows nothing for, as
+// topology.ibnetdiscover shows its HCA (topology.ib_cables, found by the HCA's node GUID, else
+// by the NodeDescription "node device"; InfiniBand) — each interface judged by the first rule
+// that covers it (a planned name may be an HCA, mlx5_0, where a fabric has no interfaces to
+// name):
 //
 // 1. The cabling plan (topology.cables): the interface's LLDP neighbour must be the planned
 //    switch, at the planned port where one is given (LLDP's port id or description). A planned
@@ -29,7 +33,8 @@ namespace fabricctl::controller::sweep {
 //    neighbour for is not judged (nothing says where it should be).
 //
 // Each finding's evidence says which rule (`source`: "cabling plan", "leaf_pattern"; none for
-// the references'), what was `expected` and what was `seen`.
+// the references'), what was `expected` and what was `seen`, and by what (`seen_by`: "LLDP",
+// "ibnetdiscover"; none when nothing was).
 std::vector<v1::Finding> CablingOfNewNodes(const Fleet& fleet, const v1::Config& config,
                                            const std::set<std::string>& references);
 

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
+#include "absl/strings/str_format.h"
+
 namespace fabricctl::controller::sweep {
 namespace {
 
@@ -205,4 +207,96 @@ TEST_CASE("nothing is judged in a sweep without references") {
 }
 
 }  // namespace
+namespace {
+
+// An InfiniBand node: HCAs mlx5_0 (rail0, ib0) and mlx5_1 (rail1, ib1) with GUIDs of its own,
+// cabled as `config`'s ibnetdiscover file says (ib_cables: `leaf0`/`leaf1` at `port0`/`port1`;
+// "" : not in the file). Its interfaces ib0 and ib1 have no LLDP neighbour.
+void AddIb(Fleet& fleet, v1::Config& config, const std::string& name, int guid,
+           const std::string& leaf0, const std::string& leaf1, uint32_t port0 = 1,
+           uint32_t port1 = 1) {
+  auto node = std::make_unique<Node>();
+  node->name = name;
+  for (int i = 0; i < 2; ++i) {
+    node->inventory.add_interfaces()->set_name("ib" + std::to_string(i));
+    v1::RdmaDevice* hca = node->inventory.add_rdma_devices();
+    hca->set_name("mlx5_" + std::to_string(i));
+    // sysfs's form; ibnetdiscover writes the same GUID as 0x...
+    hca->set_node_guid(absl::StrFormat("0c42:a103:00%02x:%04x", guid, i));
+    v1::RdmaPort* port = hca->add_ports();
+    port->set_port(1);
+    port->set_netdev("ib" + std::to_string(i));
+    const std::string& leaf = i == 0 ? leaf0 : leaf1;
+    if (leaf.empty()) continue;
+    v1::IbCable* cable = config.mutable_topology()->add_ib_cables();
+    cable->set_node(name);
+    cable->set_device(hca->name());
+    cable->set_ca_guid(absl::StrFormat("0x0c42a10300%02x%04x", guid, i));
+    cable->set_port(1);
+    cable->set_switch_name(leaf);
+    cable->set_switch_port(i == 0 ? port0 : port1);
+  }
+  fleet.nodes.push_back(std::move(node));
+}
+
+v1::Config IbConfig() {
+  v1::Config config;
+  for (int i = 0; i < 2; ++i) {
+    v1::Rail* rail = config.add_rails();
+    rail->set_name("rail" + std::to_string(i));
+    rail->set_netdev("ib" + std::to_string(i));
+  }
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("InfiniBand: ibnetdiscover's view where LLDP sees nothing, matched by the HCA's GUID") {
+  Fleet fleet;
+  v1::Config config = IbConfig();
+  AddIb(fleet, config, "ref-1", 1, "r0-leaf", "r1-leaf");
+  AddIb(fleet, config, "ref-2", 2, "r0-leaf", "r1-leaf");
+  AddIb(fleet, config, "new-1", 3, "r0-leaf", "r1-leaf");  // as the references
+  AddIb(fleet, config, "new-2", 4, "r1-leaf", "r0-leaf");  // its HCAs swapped
+  AddIb(fleet, config, "new-3", 5, "r0-leaf", "");         // mlx5_1 cabled to nothing
+  const auto findings = CablingOfNewNodes(fleet, config, {"ref-1", "ref-2"});
+  REQUIRE(findings.size() == 3);
+  CHECK(findings[0].node() == "new-2");
+  CHECK(findings[0].rail() == "rail0");
+  CHECK(findings[0].evidence().at("seen") == "r1-leaf");
+  CHECK(findings[0].evidence().at("seen_by") == "ibnetdiscover");
+  CHECK_THAT(findings[0].detail(),
+             Catch::Contains("new-2's ib0 (rail0) is cabled to r1-leaf, a leaf of rail1 (port 1)"));
+  CHECK(findings[1].node() == "new-2");
+  CHECK(findings[1].rail() == "rail1");
+  CHECK(findings[2].node() == "new-3");
+  CHECK(findings[2].rail() == "rail1");
+  CHECK_THAT(findings[2].detail(),
+             Catch::Contains("new-3's ib1 (rail1) has no neighbour (neither LLDP nor "
+                             "ibnetdiscover shows one)"));
+
+  SECTION("by the NodeDescription's HCA name where the GUID is not in the file") {
+    for (auto& cable : *config.mutable_topology()->mutable_ib_cables()) cable.set_ca_guid("");
+    CHECK(CablingOfNewNodes(fleet, config, {"ref-1", "ref-2"}).size() == 3);
+  }
+}
+
+TEST_CASE("InfiniBand: the cabling plan names an HCA, judged at ibnetdiscover's switch port") {
+  Fleet fleet;
+  v1::Config config = IbConfig();
+  AddIb(fleet, config, "ref-1", 1, "r0-leaf", "r1-leaf");
+  AddIb(fleet, config, "new-1", 2, "r0-leaf", "r1-leaf", /*port0=*/9, /*port1=*/3);
+  Plan(config, "new-1", "mlx5_0", "r0-leaf", "7");  // the wrong port of the right switch
+  Plan(config, "new-1", "mlx5_1", "r1-leaf", "3");  // as planned
+  const auto findings = CablingOfNewNodes(fleet, config, {"ref-1"});
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].device() == "mlx5_0");
+  CHECK(findings[0].evidence().at("expected") == "r0-leaf port 7");
+  CHECK(findings[0].evidence().at("seen") == "r0-leaf port 9");
+  CHECK(findings[0].evidence().at("seen_by") == "ibnetdiscover");
+  CHECK_THAT(findings[0].detail(),
+             Catch::Contains("new-1's mlx5_0 is cabled to r0-leaf port 9 (ibnetdiscover); the "
+                             "cabling plan cables it to r0-leaf port 7"));
+}
+
 }  // namespace fabricctl::controller::sweep
