@@ -6,7 +6,8 @@
 # jobs run (two nodes, one node), that a planted fault (node-3's link throttled) holds a job back
 # and drains node-3, and only node-3, with the finding kind in the reason, that the health
 # check drains on a critical finding only, and that it gives back the nodes fabricctl drained
-# once they check clean and a sweep has passed them (never an operator's drain). Needs root,
+# once they check clean and a sweep has passed them (never an operator's drain), and that the
+# controller lists the drains its verdicts made to give back (undrain.enabled). Needs root,
 # iproute2, slurm-wlm and munge; skips (saying why) otherwise.
 set -uo pipefail
 
@@ -51,6 +52,10 @@ fi
 
 # 4 hosts; node-3's link throttled to a fifth of the others': the fault jobs must not land on.
 lab up 4 --throttle node-3=200mbit > "$DIR/lab.up" 2>&1 || { cat "$DIR/lab.up"; echo "FAIL: lab up"; exit 1; }
+# The controller gives back what its verdicts drained once a sweep passes it (undrain.enabled),
+# for the sweep of step 7 to list.
+printf 'undrain:\n  enabled: true\n  after: 0s\n' >> "$FABRIC_LAB_DIR/lab.yaml"
+kill -HUP "$(cat "$FABRIC_LAB_DIR/controller.pid")"
 CTL_NS=$(cat "$FABRIC_LAB_DIR/controller.ns")
 CONTROLLER=$(cat "$FABRIC_LAB_DIR/controller.address")
 in_ctl() { nsenter --net="/run/netns/$CTL_NS" "$@"; }
@@ -275,8 +280,13 @@ check "no sweep, no resume ('$drained')" test "$drained" = "node-1 node-3 node-4
 tc -n "$FABRIC_LAB_PREFIX-sw" qdisc del dev p3 root 2>/dev/null
 tc -n "$FABRIC_LAB_PREFIX-node-3" qdisc del dev eth0 root 2>/dev/null
 rc=0
-lab sweep --nodes node-3,node-4 --duration 500ms > "$DIR/resume-sweep.out" 2>&1 || rc=$?
+lab sweep --nodes node-3,node-4 --duration 500ms --format resume > "$DIR/resume-sweep.out" \
+  2> "$DIR/resume-sweep.err" || rc=$?
 check "a sweep of node-3 and node-4 passes them (exit $rc)" test "$rc" = 0
+# The controller's own list: node-3, which a verdict of its drained (the prolog's sweep); not
+# node-4, which the health check drained.
+back=$(paste -sd' ' "$DIR/resume-sweep.out")
+check "and the controller lists node-3 to give back, not node-4 ('$back')" test "$back" = node-3
 for _ in $(seq 1 60); do
   grep -q "node-4: resumed" "$DIR/health.err" && grep -q "node-3: resumed" "$DIR/health.err" && break
   sleep 1
