@@ -419,6 +419,9 @@ LinkNoise LinkSpread(const AnalysisInput& in, const FleetSplit& split, const Typ
 // Loss makes TCP figures erratic: on a fabric that itself loses packets (its typical share of
 // retransmitted segments at min_loss_rate or more), and on a lossy direction, attempts that
 // disagree are the loss's doing (lossy_link says so), not a flap.
+// Like with like: where lighter loads read faster on this fabric (Loads: a bar above 0), a best
+// attempt taken below the bar (a re-test that ran alone beside full rounds) is the lighter
+// load's doing, not a link that recovered; it disagrees with nothing.
 Judged::Stability JudgeStability(const AnalysisInput& in, const Judged& j) {
   const auto& t = in.thresholds;
   const uint16_t needed = in.require_retest ? kUnstableAttempts : 2;
@@ -439,11 +442,15 @@ Judged::Stability JudgeStability(const AnalysisInput& in, const Judged& j) {
              j.LinkEvidence(x);
     };
     const bool lossy_forward = j.loss.lossy[p][0], lossy_reverse = j.loss.lossy[p][1];
-    // The best attempt fine by both tests: the attempts then truly disagree.
-    const bool forward_fine =
-        !r.forward.slow && !low(pair.forward.bw_gbps) && !lossy_forward && !fabric_loses;
-    const bool reverse_fine =
-        !r.reverse.slow && !low(pair.reverse.bw_gbps) && !lossy_reverse && !fabric_loses;
+    auto loaded = [&](const DirectionInput& d) {
+      return j.loads.bw <= 0 || d.concurrency <= 0 || d.concurrency >= j.loads.bw;
+    };
+    // The best attempt fine by both tests, and taken under like load: the attempts then truly
+    // disagree.
+    const bool forward_fine = !r.forward.slow && !low(pair.forward.bw_gbps) && !lossy_forward &&
+                              !fabric_loses && loaded(pair.forward);
+    const bool reverse_fine = !r.reverse.slow && !low(pair.reverse.bw_gbps) && !lossy_reverse &&
+                              !fabric_loses && loaded(pair.reverse);
     out.disagrees[p] = (forward_fine && low(pair.forward.worst_gbps)) ||
                        (reverse_fine && low(pair.reverse.worst_gbps));
     out.unstable[p] = (forward_fine && low(pair.forward.next_worst_gbps)) ||

@@ -66,6 +66,27 @@ TEST_CASE("On a fabric that loses packets everywhere, or a lossy link, disagreem
   CHECK(Kinds(Analyze(lossy)) == std::vector<std::string>{"lossy_link:node-1:node-4"});
 }
 
+TEST_CASE("A best attempt taken lighter, where lighter loads read faster, disagrees with nothing") {
+  // Full rounds of two probes read ~100 Gb/s; node-1~node-4's best attempt ran alone (a re-test
+  // round of one pair) and read 130, where its two full-round attempts read 75.
+  auto light = Flapping(
+      6, [](uint32_t a, uint32_t b) { return Is(a, b, 1, 4); }, 75);
+  for (auto& p : light.pairs) {
+    const bool alone = Is(p.client, p.server, 1, 4);
+    for (DirectionInput* d : {&p.forward, &p.reverse}) {
+      d->concurrency = alone ? 1.0f : 2.0f;
+      if (alone) d->bw_gbps = 130;
+    }
+  }
+  CHECK(Analyze(light).findings.empty());
+  // Where load makes no difference (the lone attempt no faster than the full rounds), every
+  // attempt counts: the same pair disagrees with itself.
+  for (auto& p : light.pairs) {
+    if (Is(p.client, p.server, 1, 4)) p.forward.bw_gbps = p.reverse.bw_gbps = 99;
+  }
+  CHECK(Kinds(Analyze(light)) == std::vector<std::string>{"unstable:node-1:node-4"});
+}
+
 TEST_CASE("Attempts within the noise, too few of them, or a chance low: nothing") {
   // A worst attempt 15 % below: within what counts.
   CHECK(Analyze(Flapping(
