@@ -528,7 +528,7 @@ std::string NextTo(const std::string& config_path, const std::string& path) {
                                                       : path;
 }
 
-// The host ports an ibnetdiscover file may hold, as the cabling plan's cables.
+// The host ports of an ibnetdiscover file kept as cables, as many as a cabling plan's.
 constexpr size_t kMaxIbCables = kMaxCables;
 
 // Each node's switches, lowest first, from topology.slurm or topology.ibnetdiscover (both:
@@ -546,8 +546,11 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> TopologyFiles(
   if (!topology.ibnetdiscover().empty()) {
     const std::string path = NextTo(config_path, topology.ibnetdiscover());
     ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path, "topology.ibnetdiscover"));
-    ASSIGN_OR_RETURN(const auto ports, ParseIbnetdiscover(text, path, kMaxIbCables));
-    for (const IbHostPort& port : ports) {
+    ASSIGN_OR_RETURN(const auto ports, ParseIbnetdiscover(text, path));
+    // A fabric of more host ports places its nodes, but its cables are not kept for accept's
+    // cabling checks (a configuration copied into every sweep stays small).
+    for (size_t i = 0; ports.size() <= kMaxIbCables && i < ports.size(); ++i) {
+      const IbHostPort& port = ports[i];
       v1::IbCable* cable = ib_cables->Add();
       cable->set_node(port.host);
       const size_t space = port.description.find(' ');

@@ -1,5 +1,5 @@
-// Drains the controller may give back: each node a verdict drained, until a sweep gives it back.
-#include "controller/store/drained.h"
+// Drains the controller may give back (undrain.enabled): each node a verdict drained, until a
+// sweep gives it back.
 
 #include <set>
 #include <string>
@@ -30,18 +30,31 @@ std::string DrainKinds(const v1::Report& report, const std::string& node) {
 
 }  // namespace
 
-absl::Status RecordDrains(Database& db, int64_t sweep_id, const v1::Report& report,
-                          int64_t finished_us) {
-  for (const std::string& node : report.summary().given_back()) {
-    RETURN_IF_ERROR(db.Exec("DELETE FROM drained WHERE node=?1", {node}).status());
-  }
-  for (const std::string& node : report.summary().drain()) {
-    RETURN_IF_ERROR(db.Exec("INSERT INTO drained(node, sweep_id, since, kinds) "
-                            "VALUES(?1, ?2, ?3, ?4) ON CONFLICT(node) DO NOTHING",
-                            {node, sweep_id, finished_us, DrainKinds(report, node)})
-                        .status());
-  }
-  return absl::OkStatus();
+absl::Status Store::RecordDrains(int64_t sweep_id, const v1::Report& report) {
+  RETURN_IF_ERROR(Writable());
+  if (report.sweep().state() != v1::SWEEP_COMPLETED) return absl::OkStatus();
+  const auto& f = report.sweep().finished();
+  const int64_t finished_us = f.seconds() * 1000000 + f.nanos() / 1000;
+  MutexLock lock(&mu_);
+  Database& db = *db_;
+  RETURN_IF_ERROR(db.Script("BEGIN"));
+  absl::Status s = [&]() -> absl::Status {
+    for (const std::string& node : report.summary().given_back()) {
+      RETURN_IF_ERROR(db.Exec("DELETE FROM drained WHERE node=?1", {node}).status());
+    }
+    for (const std::string& node : report.summary().drain()) {
+      RETURN_IF_ERROR(db.Exec("INSERT INTO drained(node, sweep_id, since, kinds) "
+                              "VALUES(?1, ?2, ?3, ?4) ON CONFLICT(node) DO UPDATE SET "
+                              "sweep_id=excluded.sweep_id, since=excluded.since, "
+                              "kinds=excluded.kinds",
+                              {node, sweep_id, finished_us, DrainKinds(report, node)})
+                          .status());
+    }
+    return absl::OkStatus();
+  }();
+  if (s.ok()) s = db.Script("COMMIT");
+  if (!s.ok()) db.Script("ROLLBACK").IgnoreError();
+  return s;
 }
 
 absl::StatusOr<std::vector<Store::Drained>> Store::ListDrained() const {

@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "controller/store/drained.h"
 #include "controller/store/known_good.h"
 
 namespace fabricctl::controller {
@@ -356,8 +355,7 @@ absl::Status Store::FinishSweep(int64_t sweep_id, const v1::Report& report) {
                 {sweep_id, int64_t{report.sweep().state()}, finished,
                  Bytes{report.SerializeAsString()}, int64_t{v1::SWEEP_RUNNING}}));
     if (changed == 0 || report.sweep().state() != v1::SWEEP_COMPLETED) return absl::OkStatus();
-    RETURN_IF_ERROR(RecordVerdicts(db, sweep_id, report, finished));
-    return RecordDrains(db, sweep_id, report, finished);
+    return RecordVerdicts(db, sweep_id, report, finished);
   });
 }
 

@@ -76,16 +76,20 @@ class Store {
   // a link changed); a node not known-good is left as it is.
   absl::Status LoseKnownGood(const std::string& node, absl::Time when, const std::string& why);
 
-  // Drains (drained.cc): each node a completed sweep's verdict drained (its summary's drain
-  // list), from the first such verdict until a sweep gives it back (its given_back list).
+  // Drains the controller may give back (drained.cc; undrain.enabled): each node a completed
+  // sweep's verdict drained (its summary's drain list), from the latest such verdict until a
+  // sweep gives it back (its given_back list).
   struct Drained {
     std::string node;
-    int64_t sweep_id = 0;  // the first verdict that drained it
+    int64_t sweep_id = 0;  // the latest verdict that drained it
     absl::Time since;      // that sweep's end
     std::string kinds;     // what it was drained for, comma-separated
   };
   // Ordered by node.
   absl::StatusOr<std::vector<Drained>> ListDrained() const;
+  // After FinishSweep of a completed sweep, in one transaction: the nodes `report` drained are
+  // remembered (a node drained already: from this verdict now), those it gave back forgotten.
+  absl::Status RecordDrains(int64_t sweep_id, const v1::Report& report);
 
   // All nodes, ordered by name; only `names` when not empty.
   absl::StatusOr<std::vector<StoredNode>> ListNodes(const std::vector<std::string>& names) const;

@@ -331,7 +331,7 @@ TEST_CASE("A passing sweep makes a node known-good; a flag, a restart or a link 
   CHECK((*listed)[1].lost_why == "sweep " + std::to_string(*second) + " flagged it: straggler");
 }
 
-TEST_CASE("A drain is kept from its first verdict until a sweep gives the node back") {
+TEST_CASE("A drain is kept from its latest verdict until a sweep gives the node back") {
   auto store = Store::Open(TempDb("drained.db"));
   REQUIRE(store.ok());
   Store& s = **store;
@@ -344,16 +344,17 @@ TEST_CASE("A drain is kept from its first verdict until a sweep gives the node b
     for (const auto& n : drain) report.mutable_summary()->add_drain(n);
     for (const auto& n : given_back) report.mutable_summary()->add_given_back(n);
     REQUIRE(s.FinishSweep(*id, report).ok());
+    REQUIRE(s.RecordDrains(*id, report).ok());
     return *id;
   };
-  const int64_t first = drains({"a"}, {});
-  drains({"a"}, {});  // drained again: the first drain stands
+  drains({"a"}, {});
+  const int64_t again = drains({"a"}, {});  // drained again: from this verdict now
   auto listed = s.ListDrained();
   REQUIRE(listed.ok());
   REQUIRE(listed->size() == 1);
   CHECK((*listed)[0].node == "a");
-  CHECK((*listed)[0].sweep_id == first);
-  CHECK((*listed)[0].since == absl::FromUnixSeconds(first * 1000));
+  CHECK((*listed)[0].sweep_id == again);
+  CHECK((*listed)[0].since == absl::FromUnixSeconds(again * 1000));
   CHECK((*listed)[0].kinds == "straggler");
   drains({}, {"a"});
   listed = s.ListDrained();

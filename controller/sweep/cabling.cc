@@ -3,125 +3,16 @@
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <optional>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "controller/sweep/neighbours.h"
 #include "report/findings.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
-
-const v1::NetInterface* InterfaceNamed(const v1::NodeInventory& inventory,
-                                       const std::string& name) {
-  for (const auto& itf : inventory.interfaces()) {
-    if (itf.name() == name) return &itf;
-  }
-  return nullptr;
-}
-
-// The switch port as LLDP names it: its id, with its description where it has one.
-std::string PortOf(const v1::LldpNeighbor& lldp) {
-  if (lldp.port_id().empty())
-    return lldp.port_description().empty() ? "unknown" : lldp.port_description();
-  if (lldp.port_description().empty() || lldp.port_description() == lldp.port_id())
-    return lldp.port_id();
-  return absl::StrCat(lldp.port_id(), ", ", lldp.port_description());
-}
-
-// A GUID as digits only: lower case, no "0x", no colons, no leading zeros ("0x0C42a1..." and
-// sysfs's "0c42:a103:..." alike).
-std::string GuidKey(const std::string& guid) {
-  std::string out;
-  std::string g = guid;
-  if (g.rfind("0x", 0) == 0 || g.rfind("0X", 0) == 0) g = g.substr(2);
-  for (char c : g) {
-    if (c == ':') continue;
-    if (out.empty() && c == '0') continue;
-    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
-// What a node's interface (or HCA) is cabled to: its LLDP neighbour, else the switch port
-// ibnetdiscover shows its HCA on (InfiniBand, where LLDP sees nothing).
-struct Seen {
-  bool exists = false;                  // the node has the interface or the HCA
-  std::string switch_name;              // empty: no neighbour
-  std::string port;                     // as a finding shows it
-  std::vector<std::string> port_names;  // what a planned port may match
-  std::string source;                   // "LLDP", "ibnetdiscover"
-};
-
-class Neighbours {
- public:
-  explicit Neighbours(const v1::Topology& topology) : knows_ib_(topology.ib_cables_size() > 0) {
-    for (const v1::IbCable& c : topology.ib_cables()) {
-      if (!c.ca_guid().empty()) by_guid_.emplace(GuidKey(c.ca_guid()), &c);
-      if (!c.device().empty()) by_name_.emplace(std::make_pair(c.node(), c.device()), &c);
-    }
-  }
-
-  // `name` is an interface, or an HCA (an InfiniBand plan names it); `rail`, when given, may
-  // name the HCA of its interface.
-  // Whether an ibnetdiscover file was given.
-  bool knows_ib() const { return knows_ib_; }
-
-  Seen Of(const Node& node, const std::string& name, const v1::Rail* rail) const {
-    Seen seen;
-    const v1::NetInterface* itf = InterfaceNamed(node.inventory, name);
-    seen.exists = itf != nullptr;
-    if (itf != nullptr && !itf->lldp().system_name().empty()) {
-      seen.switch_name = itf->lldp().system_name();
-      seen.port = PortOf(itf->lldp());
-      seen.port_names = {itf->lldp().port_id(), itf->lldp().port_description()};
-      seen.source = "LLDP";
-      return seen;
-    }
-    if (!knows_ib_) return seen;
-    const v1::RdmaDevice* hca = HcaOf(node.inventory, name, rail);
-    if (hca == nullptr) return seen;
-    seen.exists = true;
-    const v1::IbCable* cable = nullptr;
-    if (auto it = by_guid_.find(GuidKey(hca->node_guid()));
-        !hca->node_guid().empty() && it != by_guid_.end()) {
-      cable = it->second;
-    } else if (auto named = by_name_.find({node.name, hca->name()}); named != by_name_.end()) {
-      cable = named->second;
-    }
-    if (cable == nullptr) return seen;
-    seen.switch_name = cable->switch_name();
-    seen.port = absl::StrCat(cable->switch_port());
-    seen.port_names = {seen.port};
-    seen.source = "ibnetdiscover";
-    return seen;
-  }
-
- private:
-  // The HCA `name` names: the rail's rdma_device, an RDMA device of that name, or the one whose
-  // port carries the interface `name`.
-  static const v1::RdmaDevice* HcaOf(const v1::NodeInventory& inventory, const std::string& name,
-                                     const v1::Rail* rail) {
-    const std::string wanted =
-        rail != nullptr && !rail->rdma_device().empty() ? rail->rdma_device() : name;
-    for (const auto& dev : inventory.rdma_devices()) {
-      if (dev.name() == wanted) return &dev;
-    }
-    for (const auto& dev : inventory.rdma_devices()) {
-      for (const auto& port : dev.ports()) {
-        if (!port.netdev().empty() && port.netdev() == name) return &dev;
-      }
-    }
-    return nullptr;
-  }
-
-  bool knows_ib_;
-  std::map<std::string, const v1::IbCable*> by_guid_;
-  std::map<std::pair<std::string, std::string>, const v1::IbCable*> by_name_;
-};
 
 // Rail index by leaf, and each rail's leaves, as the reachable references' neighbours show
 // them; a rail is `judged` only when every reachable reference that has the rail's NIC shows a
@@ -149,7 +40,7 @@ RailLeaves LearnLeaves(const std::vector<const Node*>& refs,
     bool every = true, any = false;
     for (const Node* ref : refs) {
       const Seen seen = neighbours.Of(*ref, rails[r].netdev(), &rails[r]);
-      if (!seen.exists) continue;
+      if (!seen.exists || seen.unknown) continue;
       if (seen.switch_name.empty()) {
         every = false;
         continue;
@@ -179,10 +70,16 @@ std::string SharedWith(const Node& node, const google::protobuf::RepeatedPtrFiel
   return "";
 }
 
-// " has no LLDP neighbour (why)" / " has no neighbour (neither LLDP nor ibnetdiscover shows
-// one)": what a finding says of an interface or HCA cabled to nothing seen.
-std::string NoNeighbour(const Node& node, const Neighbours& neighbours) {
-  if (neighbours.knows_ib()) return " has no neighbour (neither LLDP nor ibnetdiscover shows one)";
+// What a finding says of an interface or HCA cabled to nothing seen: " has no LLDP neighbour
+// (why)", " has no neighbour (neither LLDP nor ibnetdiscover shows one)", or, for a node the
+// ibnetdiscover file does not show, that it should be taken again.
+std::string NoNeighbour(const Node& node, const Seen& seen) {
+  if (seen.source == "ibnetdiscover")
+    return " has no neighbour (neither LLDP nor ibnetdiscover shows one)";
+  if (seen.unknown) {
+    return " has no LLDP neighbour, and topology.ibnetdiscover's file does not show this node (take "
+           "it again once the node is cabled)";
+  }
   const std::string why = node.inventory.lldp_unavailable_reason();
   return absl::StrCat(" has no LLDP neighbour", why.empty() ? "" : absl::StrCat(" (", why, ")"));
 }
@@ -198,19 +95,36 @@ v1::Finding Miscabled(const Node& node, const v1::Rail& rail, const Seen& seen,
   return f;
 }
 
+using Planned = std::map<std::string, std::map<std::string, const v1::Cable*>>;
+
+// Whether a plan's line names `rail` on `node`: its interface, its rdma_device, or the HCA
+// whose port carries its interface (a plan for an InfiniBand fabric names HCAs).
+bool Names(const std::string& planned, const Node& node, const v1::Rail& rail) {
+  return planned == rail.netdev() ||
+         (!rail.rdma_device().empty() ? planned == rail.rdma_device()
+                                      : planned == Neighbours::HcaName(node.inventory,
+                                                                       rail.netdev()));
+}
+
+bool PlanNames(const Planned& planned, const Node& node, const v1::Rail& rail) {
+  auto it = planned.find(node.name);
+  if (it == planned.end()) return false;
+  for (const auto& [name, cable] : it->second) {
+    if (Names(name, node, rail)) return true;
+  }
+  return false;
+}
+
 // The interfaces of `node` that `planned` (node -> netdev -> cable) or a rail's leaf_pattern
 // judges: the rails' rule learned from the references leaves them alone.
-bool JudgedOtherwise(const std::map<std::string, std::map<std::string, const v1::Cable*>>& planned,
-                     const std::string& node, const v1::Rail& rail) {
-  auto it = planned.find(node);
-  return !rail.leaf_pattern().empty() ||
-         (it != planned.end() && it->second.count(rail.netdev()) > 0);
+bool JudgedOtherwise(const Planned& planned, const Node& node, const v1::Rail& rail) {
+  return !rail.leaf_pattern().empty() || PlanNames(planned, node, rail);
 }
 
 const v1::Rail* RailOf(const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
-                       const std::string& netdev) {
+                       const Node& node, const std::string& name) {
   for (const v1::Rail& rail : rails) {
-    if (rail.netdev() == netdev) return &rail;
+    if (Names(name, node, rail)) return &rail;
   }
   return nullptr;
 }
@@ -231,7 +145,7 @@ std::optional<v1::Finding> AgainstCable(const Node& node, const v1::Cable& cable
     detail = absl::StrCat(node.name, " has no interface ", cable.netdev(),
                           "; the cabling plan cables it to ", planned);
   } else if (seen.switch_name.empty()) {
-    detail = absl::StrCat(node.name, "'s ", itf_name, NoNeighbour(node, neighbours),
+    detail = absl::StrCat(node.name, "'s ", itf_name, NoNeighbour(node, seen),
                           "; the cabling plan cables it to ", planned);
   } else if (seen.switch_name != cable.switch_name() ||
              (!cable.port().empty() && std::find(seen.port_names.begin(), seen.port_names.end(),
@@ -258,14 +172,14 @@ std::optional<v1::Finding> AgainstCable(const Node& node, const v1::Cable& cable
 std::optional<v1::Finding> AgainstPattern(const Node& node, const v1::Rail& rail,
                                           const Neighbours& neighbours) {
   const Seen seen = neighbours.Of(node, rail.netdev(), &rail);
-  if (!seen.exists) return std::nullopt;
+  if (!seen.exists || seen.unknown) return std::nullopt;
   if (!seen.switch_name.empty() &&
       ::fnmatch(rail.leaf_pattern().c_str(), seen.switch_name.c_str(), 0) == 0)
     return std::nullopt;
   const std::string rule = absl::StrCat(rail.name(), "'s leaves match '", rail.leaf_pattern(), "'");
   const std::string itf = absl::StrCat(node.name, "'s ", rail.netdev(), " (", rail.name(), ")");
   const std::string detail = seen.switch_name.empty()
-                                 ? absl::StrCat(itf, NoNeighbour(node, neighbours), "; ", rule)
+                                 ? absl::StrCat(itf, NoNeighbour(node, seen), "; ", rule)
                                  : absl::StrCat(itf, " is cabled to ", seen.switch_name, " (port ",
                                                 seen.port, "); ", rule);
   v1::Finding f = Miscabled(node, rail, seen, detail, {rail.leaf_pattern()});
@@ -292,8 +206,7 @@ std::string WhoseLeaf(const Node& node, const google::protobuf::RepeatedPtrField
 std::vector<v1::Finding> AgainstReferences(
     const Fleet& fleet, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
     const std::set<std::string>& references,
-    const std::map<std::string, std::map<std::string, const v1::Cable*>>& planned,
-    const Neighbours& neighbours) {
+    const Planned& planned, const Neighbours& neighbours) {
   std::vector<const Node*> refs;
   for (const auto& node : fleet.nodes) {
     if (node->reachable && references.count(node->name) > 0) refs.push_back(node.get());
@@ -304,17 +217,19 @@ std::vector<v1::Finding> AgainstReferences(
   for (const auto& node : fleet.nodes) {
     if (!node->reachable || references.count(node->name) > 0) continue;
     for (int r = 0; r < rails.size(); ++r) {
-      if (!learned.judged[r] || JudgedOtherwise(planned, node->name, rails[r])) continue;
+      if (!learned.judged[r] || JudgedOtherwise(planned, *node, rails[r])) continue;
       const v1::Rail& rail = rails[r];
       const Seen seen = neighbours.Of(*node, rail.netdev(), &rail);
-      if (!seen.exists) continue;  // a missing NIC is config_drift's and the rail's to say
+      // A missing NIC is config_drift's and the rail's to say; a node the ibnetdiscover file
+      // predates, nobody's.
+      if (!seen.exists || seen.unknown) continue;
       const std::string itf =
           absl::StrCat(node->name, "'s ", rail.netdev(), " (", rail.name(), ")");
       const std::string expected = absl::StrJoin(learned.leaves[r], " or ");
       if (seen.switch_name.empty()) {
         out.push_back(
             Miscabled(*node, rail, seen,
-                      absl::StrCat(itf, NoNeighbour(*node, neighbours), "; the reference nodes' ",
+                      absl::StrCat(itf, NoNeighbour(*node, seen), "; the reference nodes' ",
                                    rail.netdev(), " are cabled to ", expected),
                       learned.leaves[r]));
         continue;
@@ -338,7 +253,7 @@ std::vector<v1::Finding> CablingOfNewNodes(const Fleet& fleet, const v1::Config&
                                            const std::set<std::string>& references) {
   if (references.empty()) return {};
   const Neighbours neighbours(config.topology());
-  std::map<std::string, std::map<std::string, const v1::Cable*>> planned;
+  Planned planned;
   for (const v1::Cable& cable : config.topology().cables()) {
     planned[cable.node()][cable.netdev()] = &cable;
   }
@@ -347,13 +262,14 @@ std::vector<v1::Finding> CablingOfNewNodes(const Fleet& fleet, const v1::Config&
     if (!node->reachable || references.count(node->name) > 0) continue;
     if (auto it = planned.find(node->name); it != planned.end()) {
       for (const auto& [netdev, cable] : it->second) {
-        if (auto f = AgainstCable(*node, *cable, RailOf(config.rails(), netdev), neighbours)) {
+        if (auto f = AgainstCable(*node, *cable, RailOf(config.rails(), *node, netdev),
+                                  neighbours)) {
           out.push_back(std::move(*f));
         }
       }
     }
     for (const v1::Rail& rail : config.rails()) {
-      if (rail.leaf_pattern().empty() || planned[node->name].count(rail.netdev()) > 0) continue;
+      if (rail.leaf_pattern().empty() || PlanNames(planned, *node, rail)) continue;
       if (auto f = AgainstPattern(*node, rail, neighbours)) out.push_back(std::move(*f));
     }
   }

@@ -281,6 +281,54 @@ TEST_CASE("InfiniBand: ibnetdiscover's view where LLDP sees nothing, matched by 
   }
 }
 
+TEST_CASE("InfiniBand: a node the ibnetdiscover file predates is not judged by the references") {
+  Fleet fleet;
+  v1::Config config = IbConfig();
+  AddIb(fleet, config, "ref-1", 1, "r0-leaf", "r1-leaf");
+  AddIb(fleet, config, "new-1", 2, "", "");  // cabled after the file was taken
+  CHECK(CablingOfNewNodes(fleet, config, {"ref-1"}).empty());
+  // A plan's cable for it says so, naming what to do.
+  Plan(config, "new-1", "mlx5_0", "r0-leaf", "");
+  const auto planned = CablingOfNewNodes(fleet, config, {"ref-1"});
+  REQUIRE(planned.size() == 1);
+  CHECK_THAT(planned[0].detail(), Catch::Contains("file does not show this node"));
+  CHECK(planned[0].rail() == "rail0");  // the plan's HCA is rail0's
+}
+
+TEST_CASE("InfiniBand: each port of a two-port HCA by its own cable") {
+  Fleet fleet;
+  v1::Config config = IbConfig();
+  // One HCA, mlx5_0, carrying ib0 on port 1 (rail0) and ib1 on port 2 (rail1).
+  for (const std::string name : {"ref-1", "new-1"}) {
+    auto node = std::make_unique<Node>();
+    node->name = name;
+    v1::RdmaDevice* hca = node->inventory.add_rdma_devices();
+    hca->set_name("mlx5_0");
+    hca->set_node_guid(name == "ref-1" ? "0000:0000:0000:0a01" : "0000:0000:0000:0b01");
+    for (uint32_t p = 1; p <= 2; ++p) {
+      node->inventory.add_interfaces()->set_name("ib" + std::to_string(p - 1));
+      v1::RdmaPort* port = hca->add_ports();
+      port->set_port(p);
+      port->set_netdev("ib" + std::to_string(p - 1));
+      v1::IbCable* cable = config.mutable_topology()->add_ib_cables();
+      cable->set_node(name);
+      cable->set_device("mlx5_0");
+      cable->set_ca_guid(name == "ref-1" ? "0xa01" : "0xb01");
+      cable->set_port(p);
+      // new-1's two ports swapped
+      cable->set_switch_name((p == 1) == (name == "ref-1") ? "r0-leaf" : "r1-leaf");
+      cable->set_switch_port(p);
+    }
+    fleet.nodes.push_back(std::move(node));
+  }
+  const auto findings = CablingOfNewNodes(fleet, config, {"ref-1"});
+  REQUIRE(findings.size() == 2);
+  CHECK(findings[0].rail() == "rail0");
+  CHECK(findings[0].evidence().at("seen") == "r1-leaf");
+  CHECK(findings[1].rail() == "rail1");
+  CHECK(findings[1].evidence().at("seen") == "r0-leaf");
+}
+
 TEST_CASE("InfiniBand: the cabling plan names an HCA, judged at ibnetdiscover's switch port") {
   Fleet fleet;
   v1::Config config = IbConfig();

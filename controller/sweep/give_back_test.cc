@@ -55,6 +55,7 @@ TEST_CASE("a passing sweep gives back what an earlier verdict drained, after und
     REQUIRE(report.summary().given_back_size() == 1);
     CHECK(report.summary().given_back(0) == "node-1");
     REQUIRE(report.findings_size() == 1);
+    CHECK(report.sweep().findings_count() == 1);
     const v1::Finding& f = report.findings(0);
     CHECK(f.kind() == "drain_given_back");
     CHECK(f.severity() == v1::SEVERITY_OK);
@@ -69,6 +70,15 @@ TEST_CASE("a passing sweep gives back what an earlier verdict drained, after und
     GiveBack(v1::Undrain(), drained, kNow, &report);
     CHECK(report.summary().given_back_size() == 0);
     CHECK(report.findings_size() == 0);
+  }
+  SECTION("a finding of warning or worse naming it, even as a pair's peer, keeps it") {
+    v1::Finding* f = report.add_findings();
+    f->set_kind("slow_link");
+    f->set_severity(v1::SEVERITY_WARNING);
+    f->set_node("node-5");
+    f->set_peer("node-1");
+    GiveBack(On(), drained, kNow, &report);
+    CHECK(report.summary().given_back_size() == 0);
   }
   SECTION("a node this very report drains again stays drained") {
     report.mutable_summary()->add_drain("node-1");

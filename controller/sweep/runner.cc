@@ -553,6 +553,12 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   if (auto s = store_->FinishSweep(sweep_id, report); !s.ok()) {
     Logger("sweep")->error("sweep {}: the report is not stored ({}); its verdict is still returned",
                            sweep_id, std::string(s.message()));
+  } else if (config.undrain().enabled()) {
+    // Only while the site gives drains back: turned on later, it knows no older drain.
+    if (auto d = store_->RecordDrains(sweep_id, report); !d.ok()) {
+      Logger("sweep")->error("sweep {}: its drains are not recorded to give back: {}", sweep_id,
+                             std::string(d.message()));
+    }
   }
   Logger("sweep")->info("sweep {}: done in {}, {} findings", sweep_id,
                         absl::FormatDuration(options_.now() - started), report.findings_size());

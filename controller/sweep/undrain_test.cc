@@ -66,7 +66,7 @@ TEST_CASE("undrain: a later sweep that passes a drained node gives it back, once
   CHECK(Lists(first->summary().drain(), "d"));
   CHECK(first->summary().given_back_size() == 0);  // not the verdict that drained it
 
-  // Still flapping: drained again, nothing given back, the first drain kept.
+  // Still flapping: drained again, nothing given back; the drain counts from this verdict.
   auto again = runner.Run(request, Registry(names), nullptr);
   REQUIRE(again.ok());
   CHECK(again->summary().given_back_size() == 0);
@@ -81,7 +81,7 @@ TEST_CASE("undrain: a later sweep that passes a drained node gives it back, once
     if (f.kind() != "drain_given_back") continue;
     named = true;
     CHECK(f.node() == "d");
-    CHECK(f.evidence().at("drained_in_sweep") == std::to_string(first->sweep().sweep_id()));
+    CHECK(f.evidence().at("drained_in_sweep") == std::to_string(again->sweep().sweep_id()));
     CHECK(f.evidence().at("drained_for") == "link_flapping");
   }
   CHECK(named);
@@ -94,6 +94,17 @@ TEST_CASE("undrain: a later sweep that passes a drained node gives it back, once
   auto drained = store->ListDrained();
   REQUIRE(drained.ok());
   CHECK(drained->empty());
+
+  SECTION("undrain off: no drain is kept, so none is given back once it is turned on") {
+    v1::Config off = runner.Config();
+    off.mutable_undrain()->set_enabled(false);
+    runner.SetConfig(off);
+    fake->flapping = true;
+    REQUIRE(runner.Run(request, Registry(names), nullptr).ok());
+    drained = store->ListDrained();
+    REQUIRE(drained.ok());
+    CHECK(drained->empty());
+  }
 }
 
 }  // namespace fabricctl::controller::sweep
