@@ -77,7 +77,8 @@ std::string NoNeighbour(const Node& node, const Seen& seen) {
   if (seen.source == "ibnetdiscover")
     return " has no neighbour (neither LLDP nor ibnetdiscover shows one)";
   if (seen.unknown) {
-    return " has no LLDP neighbour, and topology.ibnetdiscover's file does not show this node (take "
+    return " has no LLDP neighbour, and topology.ibnetdiscover's file does not show this node "
+           "(take "
            "it again once the node is cabled)";
   }
   const std::string why = node.inventory.lldp_unavailable_reason();
@@ -101,9 +102,9 @@ using Planned = std::map<std::string, std::map<std::string, const v1::Cable*>>;
 // whose port carries its interface (a plan for an InfiniBand fabric names HCAs).
 bool Names(const std::string& planned, const Node& node, const v1::Rail& rail) {
   return planned == rail.netdev() ||
-         (!rail.rdma_device().empty() ? planned == rail.rdma_device()
-                                      : planned == Neighbours::HcaName(node.inventory,
-                                                                       rail.netdev()));
+         (!rail.rdma_device().empty()
+              ? planned == rail.rdma_device()
+              : planned == Neighbours::HcaName(node.inventory, rail.netdev()));
 }
 
 bool PlanNames(const Planned& planned, const Node& node, const v1::Rail& rail) {
@@ -121,8 +122,8 @@ bool JudgedOtherwise(const Planned& planned, const Node& node, const v1::Rail& r
   return !rail.leaf_pattern().empty() || PlanNames(planned, node, rail);
 }
 
-const v1::Rail* RailOf(const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
-                       const Node& node, const std::string& name) {
+const v1::Rail* RailOf(const google::protobuf::RepeatedPtrField<v1::Rail>& rails, const Node& node,
+                       const std::string& name) {
   for (const v1::Rail& rail : rails) {
     if (Names(name, node, rail)) return &rail;
   }
@@ -205,8 +206,7 @@ std::string WhoseLeaf(const Node& node, const google::protobuf::RepeatedPtrField
 // CablingOfNewNodes.
 std::vector<v1::Finding> AgainstReferences(
     const Fleet& fleet, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
-    const std::set<std::string>& references,
-    const Planned& planned, const Neighbours& neighbours) {
+    const std::set<std::string>& references, const Planned& planned, const Neighbours& neighbours) {
   std::vector<const Node*> refs;
   for (const auto& node : fleet.nodes) {
     if (node->reachable && references.count(node->name) > 0) refs.push_back(node.get());
@@ -262,8 +262,8 @@ std::vector<v1::Finding> CablingOfNewNodes(const Fleet& fleet, const v1::Config&
     if (!node->reachable || references.count(node->name) > 0) continue;
     if (auto it = planned.find(node->name); it != planned.end()) {
       for (const auto& [netdev, cable] : it->second) {
-        if (auto f = AgainstCable(*node, *cable, RailOf(config.rails(), *node, netdev),
-                                  neighbours)) {
+        if (auto f =
+                AgainstCable(*node, *cable, RailOf(config.rails(), *node, netdev), neighbours)) {
           out.push_back(std::move(*f));
         }
       }

@@ -343,8 +343,9 @@ TEST_CASE("InfiniBand: the cabling plan names an HCA, judged at ibnetdiscover's 
   CHECK(findings[0].evidence().at("seen") == "r0-leaf port 9");
   CHECK(findings[0].evidence().at("seen_by") == "ibnetdiscover");
   CHECK_THAT(findings[0].detail(),
-             Catch::Contains("new-1's mlx5_0 is cabled to r0-leaf port 9 (ibnetdiscover); the "
-                             "cabling plan cables it to r0-leaf port 7"));
+             Catch::Contains("new-1's mlx5_0 (rail0) is cabled to r0-leaf port 9 (ibnetdiscover); "
+                             "the cabling plan cables it to r0-leaf port 7"));
+  CHECK(findings[0].rail() == "rail0");  // the HCA whose port carries rail0's ib0
 }
 
 }  // namespace fabricctl::controller::sweep

@@ -20,7 +20,8 @@ absl::Duration After(const v1::Undrain& undrain) {
 bool Passed(const v1::NodeHealth& node, const v1::Report& report) {
   if (node.status() != v1::HEALTH_OK) return false;
   for (const v1::Finding& f : report.findings()) {
-    if (f.severity() >= v1::SEVERITY_WARNING && (f.node() == node.node() || f.peer() == node.node()))
+    if (f.severity() >= v1::SEVERITY_WARNING &&
+        (f.node() == node.node() || f.peer() == node.node()))
       return false;
   }
   return std::any_of(node.audits().begin(), node.audits().end(), [](const v1::AuditResult& a) {

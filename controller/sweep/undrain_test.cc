@@ -96,7 +96,7 @@ TEST_CASE("undrain: a later sweep that passes a drained node gives it back, once
   CHECK(drained->empty());
 
   SECTION("undrain off: no drain is kept, so none is given back once it is turned on") {
-    v1::Config off = runner.Config();
+    v1::Config off = options.config;
     off.mutable_undrain()->set_enabled(false);
     runner.SetConfig(off);
     fake->flapping = true;
