@@ -64,6 +64,16 @@ class Database {
 // A column read as an integer (0 for NULL or unparsable text).
 int64_t ColumnInt(const Database::Row& row, size_t i);
 
+// Runs `body` in a transaction: committed when it succeeds, rolled back otherwise.
+template <typename Body>
+absl::Status InTransaction(Database& db, Body body) {
+  if (absl::Status begun = db.Script("BEGIN"); !begun.ok()) return begun;
+  absl::Status s = body();
+  if (s.ok()) s = db.Script("COMMIT");
+  if (!s.ok()) db.Script("ROLLBACK").IgnoreError();
+  return s;
+}
+
 }  // namespace fabricctl::controller
 
 #endif  // FABRICCTL_CONTROLLER_STORE_DATABASE_H_

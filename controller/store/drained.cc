@@ -37,8 +37,7 @@ absl::Status Store::RecordDrains(int64_t sweep_id, const v1::Report& report) {
   const int64_t finished_us = f.seconds() * 1000000 + f.nanos() / 1000;
   MutexLock lock(&mu_);
   Database& db = *db_;
-  RETURN_IF_ERROR(db.Script("BEGIN"));
-  absl::Status s = [&]() -> absl::Status {
+  return InTransaction(db, [&]() -> absl::Status {
     for (const std::string& node : report.summary().given_back()) {
       RETURN_IF_ERROR(db.Exec("DELETE FROM drained WHERE node=?1", {node}).status());
     }
@@ -51,10 +50,7 @@ absl::Status Store::RecordDrains(int64_t sweep_id, const v1::Report& report) {
                           .status());
     }
     return absl::OkStatus();
-  }();
-  if (s.ok()) s = db.Script("COMMIT");
-  if (!s.ok()) db.Script("ROLLBACK").IgnoreError();
-  return s;
+  });
 }
 
 absl::StatusOr<std::vector<Store::Drained>> Store::ListDrained() const {

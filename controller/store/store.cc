@@ -169,16 +169,6 @@ const std::string& Cell(const Database::Row& row, size_t i) {
   return i < row.size() && row[i] ? *row[i] : kEmpty;
 }
 
-// Runs `body` in a transaction: committed when it succeeds, rolled back otherwise.
-template <typename Body>
-absl::Status InTransaction(Database& db, Body body) {
-  RETURN_IF_ERROR(db.Script("BEGIN"));
-  absl::Status s = body();
-  if (s.ok()) s = db.Script("COMMIT");
-  if (!s.ok()) db.Script("ROLLBACK").IgnoreError();
-  return s;
-}
-
 absl::Status Migrate(Database& db, const std::string& where) {
   return InTransaction(db, [&]() -> absl::Status {
     RETURN_IF_ERROR(db.LockForMigration());
