@@ -409,6 +409,11 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root, const st
     return fail("topology.ib_cables", absl::StrCat("more than ", kMaxCables, " host ports"));
   if (config.undrain().after().seconds() < 0 || config.undrain().after().nanos() < 0)
     return fail("undrain.after", "must not be negative");
+  if (config.sweep().max_age().seconds() < 0 || config.sweep().max_age().nanos() < 0)
+    return fail("sweep.max_age", "must not be negative");
+  if (config.known_good().has_min_peers() &&
+      (config.known_good().min_peers() < 1 || config.known_good().min_peers() > 64))
+    return fail("known_good.min_peers", "must be between 1 and 64");
   const double budget = config.sweep().retest_budget();
   if (!(budget >= 0 && budget <= 10))
     return fail("sweep.retest_budget", "must be between 0 and 10");
@@ -482,6 +487,7 @@ void ApplyDefaults(v1::Config* c) {
   if (!w->has_recovery()) w->mutable_recovery()->set_seconds(3600);
   if (w->file().empty()) w->set_file("/run/fabric-agent/link-watch");
   if (!c->undrain().has_after()) c->mutable_undrain()->mutable_after()->set_seconds(30 * 60);
+  if (!c->known_good().has_min_peers()) c->mutable_known_good()->set_min_peers(2);
   auto* tls = c->mutable_tls();
   if (tls->controller_identity().empty()) tls->set_controller_identity("fabric-controller");
   if (tls->admin_identities().empty()) tls->add_admin_identities("fabricctl");

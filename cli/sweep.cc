@@ -17,7 +17,6 @@
 #include "base/process.h"
 #include "base/status_macros.h"
 #include "base/version.h"
-#include "cli/known_good.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "google/protobuf/util/time_util.h"
@@ -260,37 +259,15 @@ absl::StatusOr<v1::Report> StreamSweep(v1::ControllerService::Stub& stub,
 
 namespace {
 
-// --max-age: asks the registry which of the request's nodes are known-good within the age, and
-// narrows the request to the stale ones and their references (PlanStale), saying so on stderr.
-absl::StatusOr<StalePlan> NarrowToStale(v1::ControllerService::Stub& stub,
-                                        const SweepCommandOptions& options,
-                                        v1::SweepRequest& request, std::ostream& err) {
-  ASSIGN_OR_RETURN(const absl::Duration max_age,
-                   ParsePositiveDuration(options.max_age, "--max-age"));
-  const std::vector<std::string> wanted(request.nodes().begin(), request.nodes().end());
-  ASSIGN_OR_RETURN(const v1::ListNodesResponse nodes,
-                   ListRegistry(stub, options.controller, wanted));
-  StalePlan plan = PlanStale(wanted, nodes, max_age, absl::Now());
-  request.clear_nodes();
-  for (const std::string& name : plan.Measure()) request.add_nodes(name);
-  request.set_vouched_nodes(static_cast<uint32_t>(plan.skipped.size()));
-  err << "fabricctl sweep: " << plan.skipped.size() << " node(s) known-good within "
-      << options.max_age << ", not measured again; ";
-  if (plan.stale.empty()) {
-    err << "nothing to measure\n";
-  } else {
-    err << "measuring " << absl::StrJoin(plan.stale, ",") << " beside "
-        << (plan.references.empty() ? "no known-good node" : absl::StrJoin(plan.references, ","))
-        << "\n";
+// --max-age: "0" (every node) or a positive duration, for the controller to decide with.
+absl::Status SetMaxAge(const std::string& text, v1::SweepRequest& request) {
+  absl::Duration age = absl::ZeroDuration();
+  if (text != "0" && text != "0s") {
+    ASSIGN_OR_RETURN(age, ParsePositiveDuration(text, "--max-age"));
   }
-  return plan;
-}
-
-// The report of a --max-age sweep that measured nothing: every node vouched for.
-v1::Report VouchedReport(const StalePlan& plan) {
-  report::ReportBuilder builder("sweep", absl::StrCat("fabricctl ", kVersion));
-  builder.AddFindings(plan.skipped);
-  return builder.Finish(absl::Now(), absl::ZeroDuration());
+  *request.mutable_max_age() = google::protobuf::util::TimeUtil::MicrosecondsToDuration(
+      absl::ToInt64Microseconds(age));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -306,22 +283,16 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   if (!request.ok()) return FailSweep(options, err, request.status(), false);
   auto stub = ConnectController(options.controller);
   if (!stub.ok()) return FailSweep(options, err, stub.status(), false);
-  std::optional<StalePlan> plan;
   if (!options.max_age.empty()) {
-    auto narrowed = NarrowToStale(**stub, options, *request, err);
-    if (!narrowed.ok()) return FailSweep(options, err, narrowed.status(), false);
-    plan = std::move(*narrowed);
-    if (plan->stale.empty())
-      return Finish(VouchedReport(*plan), options.format, options.output, "sweep", err);
+    if (auto s = SetMaxAge(options.max_age, *request); !s.ok())
+      return FailSweep(options, err, s, false);
   }
   bool started = false;
   auto report = StreamSweep(**stub, *request, options, err, started);
   if (!report.ok()) return FailSweep(options, err, report.status(), started);
-  // The nodes not measured again are in the report as known_good findings (this rendering's
-  // only: the controller's stored report is the sweep's own).
-  if (plan) {
-    for (const v1::Finding& f : plan->skipped) *report->add_findings() = f;
-  }
+  // What the controller decided of a --max-age sweep: what it measured, and why.
+  if (!report->sweep().max_age_decision().empty())
+    err << "fabricctl sweep: " << report->sweep().max_age_decision() << "\n";
   return Finish(*report, options.format, options.output, "sweep", err);
 }
 
@@ -378,8 +349,10 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlag
                   "error (for scripts: the Slurm prolog)");
   cmd->add_option(
       "--max-age", options->max_age,
-      "measure again only the nodes not known-good within this age (24h), beside "
-      "known-good references; the others are vouched for by the sweep that passed them");
+      "measure again only the nodes whose pass is older than this (24h; 0: every node), lost, "
+      "or did not cover this sweep's probes and rails, beside max(3, their number) "
+      "known-good references; the others are vouched for by the sweep that passed them "
+      "(`configured`: the configuration's sweep.max_age, none when unset)");
   cmd->add_flag("--audits", options->audits, "also run every node's audits (as fabricctl check)");
   cmd->add_option("--allreduce-group", options->allreduce_group_by,
                   "allreduce: one ring per value of this node label (rack, rail)");

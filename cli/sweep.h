@@ -42,8 +42,9 @@ struct SweepCommandOptions {
   std::string wait;
   // Deadline of the whole sweep RPC.
   absl::Duration sweep_timeout = absl::Hours(2);
-  // --max-age: measure again only the nodes that are not known-good within this age (cli/
-  // known_good.h); empty: every node.
+  // --max-age: the controller measures again only the nodes not known-good within this age, for
+  // what this sweep measures (controller/verdict/stale.h); "0": every node; "configured": the
+  // configuration's sweep.max_age (main.cc resolves it); empty: every node, plainly.
   std::string max_age;
   // When the sweep gives no verdict (exit 3), why, as one word for a script (the Slurm
   // prolog) written here: see SweepFailure. Empty: not written.

@@ -1,8 +1,11 @@
 #include "controller/service.h"
 
+#include <optional>
+
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -11,8 +14,10 @@
 #include "base/grpc_status.h"
 #include "base/logging.h"
 #include "base/net_address.h"
+#include "base/status_macros.h"
 #include "base/tls.h"
 #include "base/utf8.h"
+#include "controller/sweep/incremental.h"
 #include "controller/sweep/inventory_diff.h"
 #include "google/protobuf/util/time_util.h"
 #include "report/chunks.h"
@@ -80,6 +85,8 @@ v1::KnownGood KnownGoodProto(const Store::KnownGood& k) {
   kg.set_sweep_id(k.sweep_id);
   *kg.mutable_passed() = ToProto(k.passed);
   if (k.figures.has_median_bw_gbps()) kg.set_median_bw_gbps(k.figures.median_bw_gbps());
+  *kg.mutable_probes() = k.coverage.probes();
+  *kg.mutable_rails() = k.coverage.rails();
   if (!k.Good()) {
     *kg.mutable_lost() = ToProto(k.lost);
     kg.set_lost_why(k.lost_why);
@@ -186,7 +193,14 @@ grpc::Status ControllerServiceImpl::Heartbeat(grpc::ServerContext* context,
 
 void ControllerServiceImpl::LoseKnownGoodOnChange(const v1::NodeInventory& inventory) {
   auto stored = store_->ListNodes({inventory.node_name()});
-  if (!stored.ok() || stored->empty()) return;
+  if (!stored.ok()) return;
+  if (stored->empty()) {
+    // Nothing to compare with (forgotten, or a registry restored without it): what runs there
+    // now is not what a sweep measured, as after a restart.
+    (void)store_->LoseKnownGood(inventory.node_name(), options_.now(),
+                                "registered with no stored inventory: taken as a restart");
+    return;
+  }
   const std::vector<std::string> changes = InventoryChanges(stored->front().inventory, inventory);
   if (changes.empty()) return;
   const std::string why = absl::StrJoin(changes, "; ");
@@ -383,16 +397,31 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
   // would pass a cluster with a dead node in it; they are asked once and reported
   // node_unreachable (`fabricctl nodes remove` forgets a decommissioned one).
   std::vector<StoredNode> nodes = *std::move(registry);
+  // --max-age: the controller decides what is stale, from the passes it recorded.
+  std::optional<sweep::Incremental> incremental;
+  if (request->has_max_age()) {
+    auto narrowed = NarrowToStale(*request, nodes);
+    if (!narrowed.ok()) return ToGrpcStatus(narrowed.status());
+    incremental = *std::move(narrowed);
+    Logger("sweep")->info("max age: {}", incremental->plan.decision);
+  }
+  const v1::SweepRequest& asked = incremental ? incremental->request : *request;
   // A client that goes away (Ctrl-C, a killed Slurm prolog) or stops reading (a write fails)
   // cancels its sweep.
   std::atomic<bool> write_failed{false};
-  auto report = sweeps_->Run(
-      *request, nodes,
+  absl::StatusOr<v1::Report> report;
+  if (incremental && incremental->plan.stale.empty()) {
+    report = sweep::VouchedReport(incremental->plan, options_.now());
+  } else {
+    report = sweeps_->Run(
+      asked, nodes,
       [&](const v1::SweepEvent& event) {
         if (!writer->Write(event)) write_failed = true;
       },
       [&] { return write_failed || context->IsCancelled(); }, CallerOf(*context));
+  }
   if (!report.ok()) return ToGrpcStatus(report.status());
+  if (incremental && !incremental->plan.stale.empty()) sweep::NoteDecision(incremental->plan, &*report);
   // The report in chunks (the verdict and the drain list first), each write checked: a report
   // that did not reach its client is an error here too, never a silent success.
   const int64_t id = report->sweep().sweep_id();
@@ -410,6 +439,16 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the report could not be sent");
   }
   return grpc::Status::OK;
+}
+
+absl::StatusOr<sweep::Incremental> ControllerServiceImpl::NarrowToStale(
+    const v1::SweepRequest& request, const std::vector<StoredNode>& registry) {
+  ASSIGN_OR_RETURN(const auto known_good, store_->ListKnownGood({}));
+  const absl::Time now = options_.now();
+  std::vector<bool> online;
+  for (const StoredNode& node : registry)
+    online.push_back(NodeStateAt(node, now, options_.stale_after) == v1::NODE_ONLINE);
+  return sweep::NarrowToStale(request, sweeps_->Config(), registry, known_good, online, now);
 }
 
 grpc::Status ControllerServiceImpl::StreamReport(grpc::ServerContext* context,

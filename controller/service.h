@@ -12,6 +12,7 @@
 #include "controller/roles.h"
 #include "controller/store/store.h"
 #include "controller/sweep/inventory_check.h"
+#include "controller/sweep/incremental.h"
 #include "controller/sweep/runner.h"
 #include "proto/controller.grpc.pb.h"
 
@@ -93,6 +94,9 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
   // Ends the node's known-good state when what its past verdict rests on changed since its last
   // registration (InventoryChanges: its agent restarted, a NIC, port or GPU changed).
   void LoseKnownGoodOnChange(const v1::NodeInventory& inventory);
+  // SweepRequest.max_age: the request narrowed to the stale nodes and their references.
+  absl::StatusOr<sweep::Incremental> NarrowToStale(const v1::SweepRequest& request,
+                                                   const std::vector<StoredNode>& registry);
 };
 
 }  // namespace fabricctl::controller

@@ -70,6 +70,15 @@ inline constexpr char kDrainGivenBack[] = "drain_given_back";
 // What a finding is about.
 enum class Subject { kNode, kPair, kPort, kDevice, kFabric, kSwitch };
 
+// Whom a warning or critical finding of a kind concerns: the nodes whose pass (known-good) a
+// sweep that raises it does not grant, and ends (controller/verdict/earned.h).
+enum class Concerns {
+  kNamed,        // the node it names, and the peer where it names a pair
+  kMembers,      // the nodes behind the switch or path: its evidence's members and peer_members
+  kEveryJudged,  // every node the sweep judged: a fabric, a rail on every node, the verdict
+  kNobody,       // an ok kind: says nothing against anyone
+};
+
 // One kind: its default severity and action, and where the kind has one, a second level for
 // a documented circumstance (`alternate_when`), e.g. rdma_unavailable on a node from which no
 // RDMA is expected is a warning rather than a reason to drain.
@@ -78,6 +87,7 @@ struct FindingKind {
   v1::Severity severity;
   v1::Action action;
   Subject subject;
+  Concerns concerns;
   const char* summary;  // one line: what it means
   v1::Severity alternate_severity = v1::SEVERITY_UNSPECIFIED;
   v1::Action alternate_action = v1::ACTION_UNSPECIFIED;
@@ -96,6 +106,12 @@ const FindingKind* FindKind(const std::string& name);
 // link or PCIe slot trained low). A configuration warning is the node's standing state,
 // raised by every sweep with audits alike (a fleet without RDMA warns of it on every node).
 bool IsConfigurationKind(const std::string& kind);
+
+// Whom `f` concerns among `judged` (the sweep's judged nodes): the catalogue's Concerns of its
+// kind applied to it; nobody for a finding below warning. A kMembers finding that lists no
+// member, and a kind not in the catalogue, concern every judged node.
+std::vector<std::string> ConcernedNodes(const v1::Finding& f,
+                                        const std::vector<std::string>& judged);
 
 // Which of a kind's two levels a rule asks for.
 enum class Level { kDefault, kAlternate };

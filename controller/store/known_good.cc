@@ -22,68 +22,36 @@ const std::string& At(const Database::Row& row, size_t i) {
   return i < row.size() && row[i] ? *row[i] : kEmpty;
 }
 
-// What flagged each node (the kinds of the warning or critical findings naming it, as the node
-// or the peer, but for the fleet's standing state), into `kinds`; returns the nodes flagged only
-// by that state: a configuration warning that every judged node of the sweep carries alike (the
-// same kind on the same device, of the same audit), such as no RDMA where none is expected,
-// which every audited sweep of such a fleet warns of on every node.
-std::set<std::string> FleetStateOnly(const v1::Report& report,
-                                     std::map<std::string, std::set<std::string>>& kinds) {
-  auto what = [](const v1::Finding& f) {
-    auto audit = f.evidence().find("audit");
-    return absl::StrCat(f.kind(), "|", f.device(), "|",
-                        audit == f.evidence().end() ? "" : audit->second);
-  };
-  // node -> (what flagged it -> its kind)
-  std::map<std::string, std::map<std::string, std::string>> flags;
-  std::map<std::string, std::set<std::string>> carried;  // configuration warning -> nodes
-  for (const v1::Finding& f : report.findings()) {
-    if (f.severity() < v1::SEVERITY_WARNING) continue;
-    for (const std::string* end : {&f.node(), &f.peer()}) {
-      if (!end->empty()) flags[*end][end == &f.node() ? what(f) : "peer|" + f.kind()] = f.kind();
-    }
-    if (!f.node().empty() && f.severity() == v1::SEVERITY_WARNING &&
-        f.action() != v1::ACTION_DRAIN && report::IsConfigurationKind(f.kind())) {
-      carried[what(f)].insert(f.node());
-    }
-  }
-  // The judged nodes: those with a verdict (an unreachable one carries no audit's warning).
-  size_t judged = 0;
-  for (const auto& node : report.health().nodes()) judged += node.status() != v1::HEALTH_UNKNOWN;
-  std::set<std::string> out;
-  for (const auto& [node, found] : flags) {
-    for (const auto& [w, kind] : found) {
-      auto c = carried.find(w);
-      if (c == carried.end() || judged == 0 || c->second.size() < judged) kinds[node].insert(kind);
-    }
-    if (kinds[node].empty()) out.insert(node);
-  }
-  return out;
+int64_t Micros(const google::protobuf::Timestamp& t) {
+  return t.seconds() * 1000000 + t.nanos() / 1000;
 }
 
 }  // namespace
 
 absl::Status RecordVerdicts(Database& db, int64_t sweep_id, const v1::Report& report,
                             int64_t finished_us) {
-  // A critical finding, one that asks for a drain, or a warning flags a node, but for the
-  // fleet's standing state (FleetStateOnly).
-  std::map<std::string, std::set<std::string>> kinds;
-  const std::set<std::string> fleet_state_only = FleetStateOnly(report, kinds);
+  // What the verdict decided of each node (NodePass, controller/verdict/earned.h): a pass
+  // earned is recorded with what it covered; a node a finding concerns loses its pass. A loss
+  // later than the sweep's start (its agent restarted, a link changed while it was measured)
+  // is kept: this sweep's measurement is older than it.
+  const int64_t started_us = Micros(report.sweep().started());
   for (const v1::NodeHealth& node : report.health().nodes()) {
-    const bool only_fleet_state =
-        node.status() == v1::HEALTH_WARNING && fleet_state_only.count(node.node()) > 0;
-    if (node.status() == v1::HEALTH_OK || only_fleet_state) {
+    const v1::NodePass& pass = node.pass();
+    if (pass.earned()) {
+      v1::NodeHealth figures = node;
+      figures.clear_pass();
       RETURN_IF_ERROR(
-          db.Exec("INSERT INTO known_good(node, sweep_id, passed, figures, lost, lost_why) "
-                  "VALUES(?1, ?2, ?3, ?4, 0, '') ON CONFLICT(node) DO UPDATE SET "
+          db.Exec("INSERT INTO known_good(node, sweep_id, passed, figures, lost, lost_why, "
+                  "coverage) VALUES(?1, ?2, ?3, ?4, 0, '', ?6) ON CONFLICT(node) DO UPDATE SET "
                   "sweep_id=excluded.sweep_id, passed=excluded.passed, "
-                  "figures=excluded.figures, lost=0, lost_why=''",
-                  {node.node(), sweep_id, finished_us, Bytes{node.SerializeAsString()}})
+                  "figures=excluded.figures, coverage=excluded.coverage, "
+                  "lost_why=CASE WHEN known_good.lost > ?5 THEN known_good.lost_why ELSE '' END, "
+                  "lost=CASE WHEN known_good.lost > ?5 THEN known_good.lost ELSE 0 END",
+                  {node.node(), sweep_id, finished_us, Bytes{figures.SerializeAsString()},
+                   started_us, Bytes{pass.SerializeAsString()}})
               .status());
-    } else if (node.status() == v1::HEALTH_WARNING || node.status() == v1::HEALTH_CRITICAL) {
-      const auto& found = kinds[node.node()];
-      const std::string why = absl::StrCat("sweep ", sweep_id, " flagged it",
-                                           found.empty() ? "" : ": " + absl::StrJoin(found, ", "));
+    } else if (pass.ends()) {
+      const std::string why = absl::StrCat("sweep ", sweep_id, ": ", pass.why_not());
       RETURN_IF_ERROR(db.Exec("UPDATE known_good SET lost=?2, lost_why=?3 WHERE node=?1 AND lost=0",
                               {node.node(), finished_us, why})
                           .status());
@@ -98,13 +66,14 @@ absl::StatusOr<std::vector<Store::KnownGood>> Store::ListKnownGood(
   MutexLock lock(&mu_);
   // One node (each agent's heartbeat asks for its own) by its key, not the whole table.
   const std::string columns =
-      "SELECT node, sweep_id, passed, figures, lost, lost_why FROM known_good";
+      "SELECT node, sweep_id, passed, figures, lost, lost_why, coverage FROM known_good";
   ASSIGN_OR_RETURN(auto rows, names.size() == 1
                                   ? db_->Query(columns + " WHERE node=?1", {names.front()})
                                   : db_->Query(columns + " ORDER BY node", {}));
   std::vector<KnownGood> out;
   for (const auto& row : rows) {
     if (!wanted.empty() && wanted.count(At(row, 0)) == 0) continue;
+    if (ColumnInt(row, 1) == 0) continue;  // a loss only: never passed
     KnownGood k;
     k.node = At(row, 0);
     k.sweep_id = ColumnInt(row, 1);
@@ -112,6 +81,10 @@ absl::StatusOr<std::vector<Store::KnownGood>> Store::ListKnownGood(
     if (!At(row, 3).empty() && !k.figures.ParseFromString(At(row, 3))) {
       return absl::DataLossError(
           absl::StrCat("store: the known-good figures of ", k.node, " do not parse"));
+    }
+    if (!At(row, 6).empty() && !k.coverage.ParseFromString(At(row, 6))) {
+      return absl::DataLossError(
+          absl::StrCat("store: the known-good coverage of ", k.node, " does not parse"));
     }
     const int64_t lost = ColumnInt(row, 4);
     if (lost != 0) k.lost = absl::FromUnixMicros(lost);
@@ -125,8 +98,13 @@ absl::Status Store::LoseKnownGood(const std::string& node, absl::Time when,
                                   const std::string& why) {
   RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
+  // The latest loss is kept (a sweep that measured the node before it does not end it); a node
+  // never passed gets a row holding the loss alone (sweep_id 0), for the sweep measuring it now.
   return db_
-      ->Exec("UPDATE known_good SET lost=?2, lost_why=?3 WHERE node=?1 AND lost=0",
+      ->Exec("INSERT INTO known_good(node, sweep_id, passed, figures, lost, lost_why) "
+             "VALUES(?1, 0, 0, NULL, ?2, ?3) ON CONFLICT(node) DO UPDATE SET "
+             "lost=excluded.lost, lost_why=excluded.lost_why "
+             "WHERE known_good.lost = 0 OR known_good.lost < excluded.lost",
              {node, absl::ToUnixMicros(when), why})
       .status();
 }

@@ -154,6 +154,15 @@ CREATE TABLE drained (
   kinds      TEXT NOT NULL
 );
 )sql"},
+    // What each pass covered (fabricctl.v1.NodePass: the pair probe kinds, each rail with its
+    // distinct peers). A row with sweep_id 0 holds only a loss: a node never passed whose agent
+    // restarted or changed while a sweep measured it.
+    {R"sql(
+ALTER TABLE known_good ADD COLUMN coverage BLOB;
+)sql",
+     R"sql(
+ALTER TABLE known_good ADD COLUMN coverage BYTEA;
+)sql"},
 };
 constexpr int kSchemaVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 
@@ -167,6 +176,11 @@ google::protobuf::Timestamp Timestamp(int64_t micros) {
 const std::string& Cell(const Database::Row& row, size_t i) {
   static const std::string kEmpty;
   return i < row.size() && row[i] ? *row[i] : kEmpty;
+}
+
+absl::Status ForgetPassAndDrain(Database& db, const std::string& node) {
+  RETURN_IF_ERROR(db.Exec("DELETE FROM known_good WHERE node=?1", {node}).status());
+  return db.Exec("DELETE FROM drained WHERE node=?1", {node}).status();
 }
 
 absl::Status Migrate(Database& db, const std::string& where) {
@@ -246,10 +260,17 @@ absl::StatusOr<std::vector<std::string>> Store::RemoveNodes(const std::vector<st
   RETURN_IF_ERROR(Writable());
   MutexLock lock(&mu_);
   std::vector<std::string> removed;
-  for (const std::string& name : names) {
-    ASSIGN_OR_RETURN(const int64_t changed, db_->Exec("DELETE FROM nodes WHERE name=?1", {name}));
-    if (changed > 0) removed.push_back(name);
-  }
+  Database& db = *db_;
+  RETURN_IF_ERROR(InTransaction(db, [&]() -> absl::Status {
+    for (const std::string& name : names) {
+      ASSIGN_OR_RETURN(const int64_t changed, db.Exec("DELETE FROM nodes WHERE name=?1", {name}));
+      // A forgotten node's pass and drain go with it: registered again (a new NIC, a rebuilt
+      // host), it is a node no sweep has measured.
+      RETURN_IF_ERROR(ForgetPassAndDrain(db, name));
+      if (changed > 0) removed.push_back(name);
+    }
+    return absl::OkStatus();
+  }));
   return removed;
 }
 
@@ -262,7 +283,12 @@ absl::StatusOr<std::vector<std::string>> Store::ForgetNodesSeenBefore(absl::Time
   std::vector<std::string> names;
   for (const auto& row : rows) names.push_back(Cell(row, 0));
   if (names.empty()) return names;
-  RETURN_IF_ERROR(db_->Exec("DELETE FROM nodes WHERE last_seen < ?1", {micros}).status());
+  Database& db = *db_;
+  RETURN_IF_ERROR(InTransaction(db, [&]() -> absl::Status {
+    RETURN_IF_ERROR(db.Exec("DELETE FROM nodes WHERE last_seen < ?1", {micros}).status());
+    for (const std::string& name : names) RETURN_IF_ERROR(ForgetPassAndDrain(db, name));
+    return absl::OkStatus();
+  }));
   return names;
 }
 
@@ -272,9 +298,11 @@ absl::StatusOr<std::vector<StoredNode>> Store::ListNodes(
   // is not parsed.
   const std::set<std::string> wanted(names.begin(), names.end());
   MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(
-      auto rows,
-      db_->Query("SELECT name, inventory, first_seen, last_seen FROM nodes ORDER BY name", {}));
+  // One node (a registration looks up its own) by its key, never a scan of the registry.
+  const std::string columns = "SELECT name, inventory, first_seen, last_seen FROM nodes";
+  ASSIGN_OR_RETURN(auto rows, names.size() == 1
+                                  ? db_->Query(columns + " WHERE name=?1", {names.front()})
+                                  : db_->Query(columns + " ORDER BY name", {}));
   std::vector<StoredNode> out;
   for (const auto& row : rows) {
     if (!wanted.empty() && wanted.count(Cell(row, 0)) == 0) continue;

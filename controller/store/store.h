@@ -58,14 +58,17 @@ class Store {
   absl::StatusOr<Touch> TouchNode(const std::string& name, absl::Time now,
                                   const std::string& link_state = "");
 
-  // Known-good state (known_good.cc). A completed sweep makes each node it judged healthy
-  // known-good, with its figures (FinishSweep); a node it flagged (warning or critical) loses
-  // it, as does LoseKnownGood. Nodes never passed are absent.
+  // Known-good state (known_good.cc). A completed sweep records the pass each node earned
+  // (NodePass: what the measurements covered), with its figures (FinishSweep); a node a finding
+  // concerns loses it, as does LoseKnownGood; a loss later than the sweep's start is kept.
+  // Forgetting a node (RemoveNodes, ForgetNodesSeenBefore) deletes its pass and drain. Nodes
+  // never passed are absent.
   struct KnownGood {
     std::string node;
     int64_t sweep_id = 0;  // the last sweep it passed
     absl::Time passed;
     v1::NodeHealth figures;                  // the node as that sweep reported it
+    v1::NodePass coverage;                   // what that pass covered
     absl::Time lost = absl::InfinitePast();  // when it stopped being known-good; never: it is
     std::string lost_why;
     bool Good() const { return lost == absl::InfinitePast(); }
@@ -73,7 +76,8 @@ class Store {
   // Every node's, ordered by name; only `names` when not empty.
   absl::StatusOr<std::vector<KnownGood>> ListKnownGood(const std::vector<std::string>& names) const;
   // Ends `node`'s known-good state at `when`, saying why (its agent restarted, its inventory or
-  // a link changed); a node not known-good is left as it is.
+  // a link changed); a node already lost keeps the latest loss (a sweep running now does not
+  // pass it); a node never passed keeps the loss for the sweep measuring it.
   absl::Status LoseKnownGood(const std::string& node, absl::Time when, const std::string& why);
 
   // Drains the controller may give back (drained.cc; undrain.enabled): each node a completed

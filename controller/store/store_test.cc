@@ -237,9 +237,12 @@ TEST_CASE(
     v1::NodeHealth* a = report.mutable_health()->add_nodes();
     a->set_node("a");
     a->set_status(k == 1 ? v1::HEALTH_OK : v1::HEALTH_CRITICAL);
+    a->mutable_pass()->set_earned(k == 1);
+    a->mutable_pass()->set_ends(k != 1);
     v1::NodeHealth* b = report.mutable_health()->add_nodes();
     b->set_node("b");
     b->set_status(v1::HEALTH_OK);
+    b->mutable_pass()->set_earned(true);
     REQUIRE(s.FinishSweep(*id, report).ok());
     ids.push_back(*id);
   }
@@ -262,12 +265,22 @@ v1::Report Judged(int64_t id, const std::vector<std::pair<std::string, v1::Healt
   v1::Report report;
   report.mutable_sweep()->set_sweep_id(id);
   report.mutable_sweep()->set_state(v1::SWEEP_COMPLETED);
+  report.mutable_sweep()->mutable_started()->set_seconds(id * 1000 - 10);
   report.mutable_sweep()->mutable_finished()->set_seconds(id * 1000);
   for (const auto& [name, status] : nodes) {
     v1::NodeHealth* node = report.mutable_health()->add_nodes();
     node->set_node(name);
     node->set_status(status);
     node->set_median_bw_gbps(90 + id);
+    // What the verdict decided (controller/verdict/earned.h): a pass, or the flag ends it.
+    node->mutable_pass()->set_earned(status == v1::HEALTH_OK);
+    if (status == v1::HEALTH_OK) {
+      node->mutable_pass()->add_probes(v1::TCP_BW);
+      node->mutable_pass()->add_rails()->set_peers(2);
+    } else {
+      node->mutable_pass()->set_ends(true);
+      node->mutable_pass()->set_why_not("straggler concerns it");
+    }
     if (status != v1::HEALTH_OK) {
       v1::Finding* f = report.add_findings();
       f->set_node(name);
@@ -306,14 +319,16 @@ TEST_CASE("A passing sweep makes a node known-good; a flag, a restart or a link 
   REQUIRE(changed.ok());
   CHECK(changed->previous_link_state == "eth0 up 100000 Mb/s");
   REQUIRE(s.LoseKnownGood("a", absl::FromUnixSeconds(5), "a link changed").ok());
-  // Lost once is lost at that time: a second reason does not move it.
+  // The latest loss is kept: a sweep that measured the node before it must not pass it.
   REQUIRE(s.LoseKnownGood("a", absl::FromUnixSeconds(6), "its agent restarted").ok());
+  REQUIRE(s.LoseKnownGood("a", absl::FromUnixSeconds(4), "an older word").ok());
   listed = s.ListKnownGood({"a"});
   REQUIRE(listed.ok());
   REQUIRE(listed->size() == 1);
   CHECK_FALSE((*listed)[0].Good());
-  CHECK((*listed)[0].lost == absl::FromUnixSeconds(5));
-  CHECK((*listed)[0].lost_why == "a link changed");
+  CHECK((*listed)[0].lost == absl::FromUnixSeconds(6));
+  CHECK((*listed)[0].lost_why == "its agent restarted");
+  CHECK((*listed)[0].coverage.probes_size() == 1);
 
   // A later sweep passes a again and flags b: a is known-good from that sweep, b lost it there.
   auto second = s.CreateSweep({}, absl::FromUnixSeconds(7));
@@ -328,7 +343,8 @@ TEST_CASE("A passing sweep makes a node known-good; a flag, a restart or a link 
   CHECK((*listed)[0].sweep_id == *second);
   CHECK_FALSE((*listed)[1].Good());
   CHECK((*listed)[1].sweep_id == *first);
-  CHECK((*listed)[1].lost_why == "sweep " + std::to_string(*second) + " flagged it: straggler");
+  CHECK((*listed)[1].lost_why ==
+        "sweep " + std::to_string(*second) + ": straggler concerns it");
 }
 
 TEST_CASE("A drain is kept from its latest verdict until a sweep gives the node back") {
@@ -362,34 +378,51 @@ TEST_CASE("A drain is kept from its latest verdict until a sweep gives the node 
   CHECK(listed->empty());
 }
 
-TEST_CASE("A configuration warning every node carries is the fleet's state; any other flags") {
-  auto store = Store::Open(TempDb("fleet_state.db"));
+TEST_CASE("A loss while a sweep measures the node outlives that sweep's pass") {
+  auto store = Store::Open(TempDb("loss_sticks.db"));
   REQUIRE(store.ok());
   Store& s = **store;
   auto id = s.CreateSweep({}, absl::FromUnixSeconds(1));
   REQUIRE(id.ok());
-  v1::Report report = Judged(
-      *id, {{"a", v1::HEALTH_WARNING}, {"b", v1::HEALTH_WARNING}, {"c", v1::HEALTH_WARNING}});
-  report.clear_findings();
-  for (const char* node : {"a", "b", "c"}) {  // no RDMA anywhere, none expected: on each
-    v1::Finding* f = report.add_findings();
-    f->set_node(node);
-    f->set_kind("rdma_unavailable");
-    f->set_severity(v1::SEVERITY_WARNING);
-    f->set_action(v1::ACTION_INVESTIGATE);
-  }
-  v1::Finding* slow = report.add_findings();  // and a slow link from b to c: a flag on both
-  slow->set_node("b");
-  slow->set_peer("c");
-  slow->set_kind("slow_link");
-  slow->set_severity(v1::SEVERITY_WARNING);
-  slow->set_action(v1::ACTION_INVESTIGATE);
+  const v1::Report report = Judged(*id, {{"a", v1::HEALTH_OK}, {"b", v1::HEALTH_OK}});
+  // a's agent restarts after the sweep started (b was never passed before: its loss too).
+  const absl::Time during = absl::FromUnixSeconds(*id * 1000 - 5);
+  REQUIRE(s.LoseKnownGood("a", during, "its agent restarted").ok());
+  REQUIRE(s.LoseKnownGood("b", absl::FromUnixSeconds(1), "registered").ok());  // before it
   REQUIRE(s.FinishSweep(*id, report).ok());
   auto listed = s.ListKnownGood({});
   REQUIRE(listed.ok());
-  REQUIRE(listed->size() == 1);
-  CHECK((*listed)[0].node == "a");
-  CHECK((*listed)[0].Good());
+  REQUIRE(listed->size() == 2);
+  CHECK_FALSE((*listed)[0].Good());
+  CHECK((*listed)[0].lost == during);
+  CHECK((*listed)[0].lost_why == "its agent restarted");
+  CHECK((*listed)[1].Good());  // b's loss was older than the sweep
+}
+
+TEST_CASE("Forgetting a node forgets its pass and its drain") {
+  auto store = Store::Open(TempDb("forget.db"));
+  REQUIRE(store.ok());
+  Store& s = **store;
+  REQUIRE(s.UpsertNode(Node("a", "127.0.0.1:1"), absl::FromUnixSeconds(1)).ok());
+  REQUIRE(s.UpsertNode(Node("b", "127.0.0.1:2"), absl::FromUnixSeconds(1)).ok());
+  auto id = s.CreateSweep({}, absl::FromUnixSeconds(1));
+  REQUIRE(id.ok());
+  v1::Report report = Judged(*id, {{"a", v1::HEALTH_OK}, {"b", v1::HEALTH_CRITICAL}});
+  report.mutable_summary()->add_drain("b");
+  REQUIRE(s.FinishSweep(*id, report).ok());
+  REQUIRE(s.RecordDrains(*id, report).ok());
+  REQUIRE(s.RemoveNodes({"a", "b"}).ok());
+  auto passes = s.ListKnownGood({});
+  REQUIRE(passes.ok());
+  CHECK(passes->empty());
+  auto drained = s.ListDrained();
+  REQUIRE(drained.ok());
+  CHECK(drained->empty());
+  // A node a sweep never passed (a loss row only) is not listed as passed.
+  REQUIRE(s.LoseKnownGood("c", absl::FromUnixSeconds(9), "registered").ok());
+  passes = s.ListKnownGood({"c"});
+  REQUIRE(passes.ok());
+  CHECK(passes->empty());
 }
 
 }  // namespace fabricctl::controller

@@ -11,10 +11,12 @@
 namespace fabricctl::controller::sweep {
 
 // Drains given back, for sites whose own tooling acts on the drain list (undrain.enabled): each
-// node of `drained` (an earlier verdict drained it) that `report`, a completed sweep, passed —
-// judged healthy, no finding of warning or worse naming it, its agent's link watch run (and so
-// quiet) — at least `undrain.after` after that drain, and that this report does not drain
-// again, joins the report's given_back list with a drain_given_back finding. Nothing when
+// node of `drained` (an earlier verdict drained it) that `report`, a completed sweep, re-measured
+// and passed — its pass earned (NodeHealth.pass: pair probes with enough peers on every rail,
+// no finding concerning it), its agent's link watch run (and so quiet), its audits run and
+// passed where the drain was for what an audit finds — at least `undrain.after` after that
+// drain, and that this report does not drain again, joins the report's given_back list with a
+// drain_given_back finding naming the sweep, the probes and each rail's peers. Nothing when
 // undrain is off.
 void GiveBack(const v1::Undrain& undrain, const std::vector<Store::Drained>& drained,
               absl::Time now, v1::Report* report);

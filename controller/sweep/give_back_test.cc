@@ -10,6 +10,7 @@ const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 v1::Report Completed() {
   v1::Report report;
   report.mutable_sweep()->set_state(v1::SWEEP_COMPLETED);
+  report.mutable_sweep()->set_sweep_id(9);
   return report;
 }
 
@@ -22,6 +23,15 @@ void AddNode(v1::Report* report, const std::string& name, v1::HealthStatus statu
   v1::AuditResult* watch = node->add_audits();
   watch->set_audit("link_watch");
   watch->set_outcome(watched ? v1::AUDIT_RAN : v1::AUDIT_SKIPPED);
+  // The pass the verdict earned it (controller/verdict/earned.h): tcp_bw with three peers.
+  v1::NodePass* pass = node->mutable_pass();
+  pass->set_earned(status == v1::HEALTH_OK);
+  if (pass->earned()) {
+    pass->add_probes(v1::TCP_BW);
+    v1::RailPass* rail = pass->add_rails();
+    rail->set_peers(3);
+    rail->add_probes(v1::TCP_BW);
+  }
 }
 
 Store::Drained Drain(const std::string& node, absl::Duration ago) {
@@ -61,24 +71,34 @@ TEST_CASE("a passing sweep gives back what an earlier verdict drained, after und
     CHECK(f.severity() == v1::SEVERITY_OK);
     CHECK(f.node() == "node-1");
     CHECK(f.detail() ==
-          "node-1: drained by sweep 7 (straggler_node) 120 min ago; this sweep passed it, its "
-          "link watch quiet: give it back");
+          "node-1: drained by sweep 7 (straggler_node) 120 min ago; sweep 9 re-measured it "
+          "(tcp_bw with 3 peers) and passed it, its link watch quiet: give it back");
     CHECK(f.evidence().at("drained_in_sweep") == "7");
     CHECK(f.evidence().at("drained_for") == "straggler_node");
+    CHECK(f.evidence().at("passed_in_sweep") == "9");
+    CHECK(f.evidence().at("probes") == "tcp_bw");
+    CHECK(f.evidence().at("rail_peers") == "3");
   }
   SECTION("off, the default: nothing") {
     GiveBack(v1::Undrain(), drained, kNow, &report);
     CHECK(report.summary().given_back_size() == 0);
     CHECK(report.findings_size() == 0);
   }
-  SECTION("a finding of warning or worse naming it, even as a pair's peer, keeps it") {
-    v1::Finding* f = report.add_findings();
-    f->set_kind("slow_link");
-    f->set_severity(v1::SEVERITY_WARNING);
-    f->set_node("node-5");
-    f->set_peer("node-1");
+  SECTION("a sweep that earned it no pass (no pair measured it, a finding concerns it) keeps it") {
+    report.mutable_health()->mutable_nodes(0)->mutable_pass()->set_earned(false);
     GiveBack(On(), drained, kNow, &report);
     CHECK(report.summary().given_back_size() == 0);
+  }
+  SECTION("a drain for what an audit finds needs the audits run and passed") {
+    std::vector<Store::Drained> for_mtu = {
+        Store::Drained{"node-1", 7, kNow - absl::Hours(2), "mtu_mismatch"}};
+    GiveBack(On(), for_mtu, kNow, &report);
+    CHECK(report.summary().given_back_size() == 0);  // the sweep ran no audit
+    v1::AuditResult* mtu = report.mutable_health()->mutable_nodes(0)->add_audits();
+    mtu->set_audit("mtu");
+    mtu->set_outcome(v1::AUDIT_RAN);
+    GiveBack(On(), for_mtu, kNow, &report);
+    CHECK(report.summary().given_back_size() == 1);
   }
   SECTION("a node this very report drains again stays drained") {
     report.mutable_summary()->add_drain("node-1");

@@ -20,6 +20,7 @@
 #include "controller/sweep/plan.h"
 #include "controller/sweep/rails.h"
 #include "controller/sweep/reference_config.h"
+#include "controller/verdict/earned.h"
 #include "controller/sweep/retest_plan.h"
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/specs.h"
@@ -538,6 +539,9 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   v1::Report report = MakeReport(sweep);
   RememberDrains(report, BreakerWindow(config), options_.now());
   sweep::NoteFlaps(fleet, &report);
+  // What the measurements earned each node (known-good), once every finding is in.
+  if (report.sweep().state() == v1::SWEEP_COMPLETED)
+    EarnPasses(config.known_good().min_peers(), &report);
   if (config.undrain().enabled()) {
     auto drained = store_->ListDrained();
     if (drained.ok()) {

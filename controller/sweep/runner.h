@@ -86,6 +86,8 @@ class SweepRunner {
   void Shutdown();
   // The configuration for sweeps that start from now on (SIGHUP); a running sweep keeps its own.
   void SetConfig(v1::Config config);
+  // The configuration for sweeps that start now.
+  v1::Config Config() const;
   // The history policy of the current configuration, and pruning by a policy now (a running
   // sweep is never pruned). Called on the controller's schedule and by an administrator,
   // never by a sweep.
@@ -93,7 +95,6 @@ class SweepRunner {
   absl::StatusOr<Store::Pruned> PruneHistory(const v1::History& policy);
 
  private:
-  v1::Config Config() const;
   absl::StatusOr<v1::Report> RunStages(const v1::SweepRequest& request,
                                        const std::vector<StoredNode>& nodes,
                                        const std::function<void(const v1::SweepEvent&)>& progress);
