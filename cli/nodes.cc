@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -36,12 +37,27 @@ std::string RdmaSummary(const v1::NodeInventory& inventory) {
   return out;
 }
 
-// "sweep 12, 3h ago" while known-good; "lost 5m ago" after; "never" when no sweep passed it.
+// What a pass covered: "tcp_bw,tcp_lat x3" (the probe kinds, the peers), each rail's peers
+// where it has rails ("rdma_write_bw rail0 x3 rail1 x2"); empty when not recorded.
+std::string Coverage(const v1::KnownGood& k) {
+  if (k.probes().empty()) return "";
+  std::vector<std::string> kinds;
+  for (int p : k.probes()) kinds.push_back(absl::AsciiStrToLower(v1::ProbeKind_Name(p)));
+  std::string out = absl::StrJoin(kinds, ",");
+  for (const v1::RailPass& r : k.rails())
+    absl::StrAppend(&out, r.rail().empty() ? "" : absl::StrCat(" ", r.rail()), " x", r.peers());
+  return out;
+}
+
+// "sweep 12, 3h ago, tcp_bw x3" while known-good; "lost 5m ago" after; "never" when no sweep
+// passed it.
 std::string KnownGoodSummary(const v1::NodeStatus& node, absl::Time now) {
   if (!node.has_known_good()) return "never";
   const v1::KnownGood& k = node.known_good();
   if (k.has_lost()) return absl::StrCat("lost ", FormatAge(now - FromProto(k.lost())));
-  return absl::StrCat("sweep ", k.sweep_id(), ", ", FormatAge(now - FromProto(k.passed())));
+  const std::string covered = Coverage(k);
+  return absl::StrCat("sweep ", k.sweep_id(), ", ", FormatAge(now - FromProto(k.passed())),
+                      covered.empty() ? "" : ", ", covered);
 }
 
 }  // namespace

@@ -21,6 +21,8 @@ v1::ListNodesResponse ThreeNodes(absl::Time now) {
   a->mutable_last_seen()->set_seconds(absl::ToUnixSeconds(now) - 3);
   a->mutable_known_good()->set_sweep_id(12);
   a->mutable_known_good()->mutable_passed()->set_seconds(absl::ToUnixSeconds(now) - 3 * 3600);
+  a->mutable_known_good()->add_probes(v1::TCP_BW);
+  a->mutable_known_good()->add_rails()->set_peers(3);
   auto* b = response.add_nodes();
   b->mutable_inventory()->set_node_name("node-b");
   b->mutable_inventory()->set_agent_address("127.0.0.1:7402");
@@ -45,10 +47,12 @@ TEST_CASE("The text table shows state, age, known-good state, address and RDMA d
   std::ostringstream out;
   RenderNodesText(ThreeNodes(now), now, out);
   CHECK(out.str() ==
-        "NODE    STATE   LAST SEEN  KNOWN-GOOD        ADDRESS         RDMA    GPUS  VERSION\n"
-        "node-a  online  3s ago     sweep 12, 3h ago  127.0.0.1:7401  mlx5_0  0     0.1.0\n"
-        "node-b  stale   10m ago    lost 5m ago       127.0.0.1:7402  none    0     \n"
-        "node-c  online  1s ago     never             127.0.0.1:7403  none    0     \n"
+        "NODE    STATE   LAST SEEN  KNOWN-GOOD                   ADDRESS         RDMA    GPUS  "
+        "VERSION\n"
+        "node-a  online  3s ago     sweep 12, 3h ago, tcp_bw x3  127.0.0.1:7401  mlx5_0  0     "
+        "0.1.0\n"
+        "node-b  stale   10m ago    lost 5m ago                  127.0.0.1:7402  none    0     \n"
+        "node-c  online  1s ago     never                        127.0.0.1:7403  none    0     \n"
         "3 nodes: 2 online, 1 stale (stale after 30s without a heartbeat)\n"
         "  no longer known-good: node-b: its agent restarted\n");
 }

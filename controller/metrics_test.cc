@@ -40,6 +40,8 @@ int64_t Finish(Store& store, int64_t finished_s,
     auto* n = report.mutable_health()->add_nodes();
     n->set_node(name);
     n->set_status(status);
+    n->mutable_pass()->set_earned(status == v1::HEALTH_OK);  // as the verdict would decide it
+    n->mutable_pass()->set_ends(status != v1::HEALTH_OK);
   }
   if (bw_gbps > 0) {
     auto* p = report.mutable_health()->add_pairs();

@@ -215,9 +215,13 @@ void Pass(Store& store, const std::string& node) {
   v1::Report report;
   report.mutable_sweep()->set_sweep_id(*id);
   report.mutable_sweep()->set_state(v1::SWEEP_COMPLETED);
+  // It starts after the registration (a loss before a sweep's start does not outlive it).
+  report.mutable_sweep()->mutable_started()->set_seconds(absl::ToUnixSeconds(absl::Now()) + 1);
+  report.mutable_sweep()->mutable_finished()->set_seconds(absl::ToUnixSeconds(absl::Now()) + 2);
   v1::NodeHealth* health = report.mutable_health()->add_nodes();
   health->set_node(node);
   health->set_status(v1::HEALTH_OK);
+  health->mutable_pass()->set_earned(true);  // as the verdict would decide it
   REQUIRE(store.FinishSweep(*id, report).ok());
 }
 

@@ -2,6 +2,7 @@
 // agent that restarts loses that; `fabricctl sweep --max-age` measures again only that node,
 // beside known-good references, and vouches for the rest in its report.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <fstream>
 
 #include "google/protobuf/util/json_util.h"
@@ -30,8 +31,10 @@ struct Swept {
 };
 
 Swept Sweep(const std::string& controller, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {kCli,      "sweep",   "--controller", controller, "--probes",
-                                   "tcp_lat", "--iters", "200",          "--format", "json"};
+  std::vector<std::string> argv = {kCli, "sweep", "--controller", controller, "--format", "json"};
+  // tcp_lat unless the test names the probes.
+  if (std::find(extra.begin(), extra.end(), "--probes") == extra.end())
+    argv.insert(argv.end(), {"--probes", "tcp_lat", "--iters", "200"});
   argv.insert(argv.end(), extra.begin(), extra.end());
   CommandResult result = RunCommand(argv, absl::Seconds(120));
   Swept swept{result.exit_code, {}, result.err};
@@ -83,7 +86,11 @@ TEST_CASE("sweep --max-age measures again only what changed since a sweep passed
   CHECK(vouched.report.health().nodes_size() == 0);
   CHECK(KindOf(vouched.report, "known_good") ==
         std::vector<std::string>{"node-a", "node-b", "node-c", "node-d"});
-  CHECK(vouched.err.find("nothing to measure") != std::string::npos);
+  CHECK(vouched.err.find("nothing measured") != std::string::npos);
+  // A pass covers the probe kinds that measured it: a tcp_lat pass vouches for no tcp_bw.
+  Swept other = Sweep(address, {"--max-age", "1h", "--probes", "tcp_lat,tcp_bw", "--duration",
+                                "1"});
+  CHECK(other.report.health().nodes_size() == 4);
 
   // node-c's agent restarts: the controller ends its known-good state at its registration.
   agents["node-c"].reset();
@@ -99,20 +106,62 @@ TEST_CASE("sweep --max-age measures again only what changed since a sweep passed
   CommandResult listing = RunCommand({kCli, "nodes", "--controller", address});
   CHECK(listing.out.find("no longer known-good: node-c: its agent restarted") != std::string::npos);
 
-  // The next sweep measures node-c beside two known-good references and vouches for the third.
+  // A sweep that measures no pair with it passes nothing: node-c alone, or GPU copies only.
+  Swept alone = Sweep(address, {"--nodes", "node-c"});
+  CHECK(alone.report.health().nodes_size() == 1);
+  CHECK_FALSE(alone.report.health().nodes(0).pass().earned());
+  Sweep(address, {"--probes", "gpu_copy"});
+
+  // The next sweep measures node-c beside three known-good references, which judge it.
   Swept narrowed = Sweep(address, {"--max-age", "1h"});
   CHECK(narrowed.exit_code == 0);
-  CHECK(narrowed.report.health().nodes_size() == 3);
-  CHECK(narrowed.report.sweep().nodes_size() == 3);
-  CHECK(KindOf(narrowed.report, "known_good").size() == 1);
-  CHECK(narrowed.err.find("measuring node-c beside ") != std::string::npos);
-  // A JUnit report of the same counts the vouched node as a passing case.
+  CHECK(narrowed.report.health().nodes_size() == 4);
+  CHECK(narrowed.report.sweep().nodes_size() == 4);
+  CHECK(KindOf(narrowed.report, "known_good").empty());
+  CHECK(narrowed.err.find("1 stale node(s) measured beside 3 known-good reference(s)") !=
+        std::string::npos);
+  CHECK(narrowed.report.sweep().max_age_decision().find("node-") != std::string::npos);
+  // A JUnit report of the same counts the vouched nodes as passing cases.
   CommandResult junit =
-      RunCommand({kCli, "sweep", "--controller", address, "--max-age", "1h", "--format", "junit"},
+      RunCommand({kCli, "sweep", "--controller", address, "--max-age", "1h", "--probes",
+                  "tcp_lat", "--format", "junit"},
                  absl::Seconds(60));
   CHECK(junit.exit_code == 0);
   CHECK(junit.out.find("failures=\"0\"") != std::string::npos);
   CHECK(junit.out.find("known_good") == std::string::npos);
+
+  // A node forgotten and registered again is a node no sweep measured.
+  CHECK(RunCommand({kCli, "nodes", "remove", "node-b", "--controller", address}).exit_code == 0);
+  agents["node-b"].reset();
+  agents["node-b"] = StartAgent(address, "node-b");
+  Swept again = Sweep(address, {"--max-age", "1h"});
+  CHECK(again.report.health().nodes_size() == 4);
+  CHECK(KindOf(again.report, "known_good").empty());
+}
+
+TEST_CASE("a verdict about the fabric passes nobody: the next --max-age sweep measures again") {
+  const std::string dir = TempDir("known-good-degraded");
+  // An expected TCP rate no loopback reaches: every pair misses it alike (fabric_degraded).
+  std::ofstream(dir + "/fabricctl.yaml")
+      << "thresholds:\n  relative_lat: 1000\nexpect:\n  tcp_bw_gbps: 3200\n";
+  Subprocess controller({kController, "--listen", "127.0.0.1:0", "--db", dir + "/fabric.db",
+                         "--heartbeat-interval", "200ms", "--config", dir + "/fabricctl.yaml"});
+  const std::string address = ListeningAddress(controller);
+  std::map<std::string, std::unique_ptr<Subprocess>> agents;
+  for (const char* name : {"node-a", "node-b", "node-c"}) agents[name] = StartAgent(address, name);
+  const std::vector<std::string> bw = {"--probes", "tcp_bw", "--duration", "1"};
+  std::vector<std::string> aged = bw;
+  aged.insert(aged.end(), {"--max-age", "1h"});
+  Swept degraded = Sweep(address, aged);
+  CHECK(degraded.exit_code == 2);
+  CHECK(KindOf(degraded.report, "fabric_degraded").size() == 1);
+  for (const auto& node : degraded.report.health().nodes()) {
+    CHECK_FALSE(node.pass().earned());
+    CHECK(node.pass().why_not() == "fabric_degraded concerns it");
+  }
+  Swept again = Sweep(address, aged);
+  CHECK(again.report.health().nodes_size() == 3);
+  CHECK(KindOf(again.report, "known_good").empty());
 }
 
 }  // namespace fabricctl::testing
