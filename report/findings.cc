@@ -144,7 +144,8 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "named; many nodes failing at once is the fabric's or the configuration's fault"},
     {kind::kKnownGood, v1::SEVERITY_OK, v1::ACTION_NONE, Subject::kNode, Concerns::kNobody,
      "a node `fabricctl sweep --max-age` did not measure again: a completed sweep passed it "
-     "within that age and nothing has changed on it since"},
+     "within that age, its pass covering this sweep's probes and rails, and nothing has changed "
+     "on it since"},
     {kind::kLinkFlapping, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kPort, Concerns::kNamed,
      "a link of the node that went down and came back twice or more within watch.recovery, seen "
      "by the agent's watch between sweeps; drained, as a job on it stalls at each fall",
@@ -158,7 +159,8 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "account for what its senders retransmitted to it: its CPU or interrupt affinity, not the "
      "links; no lossy_link for those directions"},
     {kind::kDrainGivenBack, v1::SEVERITY_OK, v1::ACTION_NONE, Subject::kNode, Concerns::kNobody,
-     "a node an earlier verdict drained that this sweep passed, its link watch quiet, at least "
+     "a node an earlier verdict drained that this sweep re-measured and passed, its link watch "
+     "quiet, at least "
      "undrain.after after the drain (undrain.enabled): listed to give back (--format resume)"},
 };
 

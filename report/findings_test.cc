@@ -106,4 +106,50 @@ TEST_CASE("Make takes the catalogue's levels") {
 }
 
 }  // namespace
+TEST_CASE("docs/known-good.md says whom each kind concerns, as the catalogue does") {
+  std::map<std::string, std::string> rows;
+  std::istringstream lines(ReadFile("docs/known-good.md"));
+  static const std::regex kRow(R"(^\| `([a-z_]+)` \| ([a-z ]+) \|$)");
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, kRow)) rows[m[1]] = m[2];
+  }
+  auto word = [](Concerns c) -> std::string {
+    switch (c) {
+      case Concerns::kNamed:
+        return "named";
+      case Concerns::kMembers:
+        return "members";
+      case Concerns::kEveryJudged:
+        return "every judged";
+      case Concerns::kNobody:
+        return "nobody";
+    }
+    return "";
+  };
+  CHECK(rows.size() == Catalogue().size());
+  for (const FindingKind& k : Catalogue()) {
+    INFO(k.name);
+    CHECK(rows[k.name] == word(k.concerns));
+    // Only the kinds that say something against nobody are ok; everything else concerns someone.
+    CHECK((k.concerns == Concerns::kNobody) == (k.severity == v1::SEVERITY_OK));
+  }
+}
+
+TEST_CASE("ConcernedNodes applies the kind's rule to the finding") {
+  const std::vector<std::string> judged = {"a", "b", "c"};
+  v1::Finding slow = MakePair(kind::kSlowLink, "a", "b", "slow");
+  CHECK(ConcernedNodes(slow, judged) == std::vector<std::string>{"a", "b"});
+  v1::Finding path = Make(kind::kSlowPath, "", "slow path");
+  (*path.mutable_evidence())["members"] = "a";
+  (*path.mutable_evidence())["peer_members"] = "c";
+  CHECK(ConcernedNodes(path, judged) == std::vector<std::string>{"a", "c"});
+  CHECK(ConcernedNodes(Make(kind::kFabricDegraded, "", "slow"), judged) == judged);
+  CHECK(ConcernedNodes(Make(kind::kKnownGood, "a", "passed"), judged).empty());
+  v1::Finding unknown;
+  unknown.set_kind("not_a_kind");
+  unknown.set_severity(v1::SEVERITY_WARNING);
+  CHECK(ConcernedNodes(unknown, judged) == judged);
+}
+
 }  // namespace fabricctl::report
