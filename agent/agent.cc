@@ -279,10 +279,30 @@ absl::StatusOr<absl::Duration> Agent::Register() {
   return heartbeat > absl::ZeroDuration() ? heartbeat : absl::Seconds(10);
 }
 
+// The watch's findings a heartbeat carries at most (HeartbeatRequest.watch).
+constexpr int kMaxWatchFindings = 64;
+
 absl::StatusOr<bool> Agent::Heartbeat() {
   v1::HeartbeatRequest request;
   request.set_node_name(node_name_);
   request.set_link_state(LinkState(*sysfs_, watched_));
+  if (watch_) {
+    // What the watch sees beyond the registration: links that came up since, counters that
+    // went back (a NIC reset), and its findings now; each ends the node's pass at the controller.
+    const WatchedLinks now_watched = watch_->Links();
+    std::string state = LinkState(*sysfs_, now_watched);
+    if (const uint64_t resets = watch_->Resets(); resets > 0)
+      absl::StrAppend(&state, "; counter resets ", resets);
+    request.set_link_state(std::move(state));
+    const v1::AuditResult verdict = watch_->Result(absl::Now());
+    for (const v1::Finding& f : verdict.findings()) {
+      if (f.severity() < v1::SEVERITY_WARNING || request.watch_size() >= kMaxWatchFindings) continue;
+      v1::Finding* sent = request.add_watch();
+      sent->set_kind(f.kind());
+      sent->set_severity(f.severity());
+      sent->set_device(f.device());
+    }
+  }
   v1::HeartbeatResponse response;
   grpc::ClientContext context;
   context.set_deadline(Deadline(options_.rpc_timeout));

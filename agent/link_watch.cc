@@ -187,6 +187,13 @@ void LinkWatch::Sample(absl::Time now) {
   latest_ = now;
   for (const auto& [key, value] : values) {
     auto it = last_.find(key);
+    // A counter that went back (the NIC or its driver reset), or a link that vanished and
+    // came back: not a rise, but what ran there is not what a sweep measured.
+    if ((it != last_.end() && value < it->second) ||
+        (it == last_.end() && seen_.count(key) > 0)) {
+      ++resets_;
+    }
+    seen_.insert(key);
     // The first reading is the baseline; a smaller one is a reset (a driver reload), not a rise.
     if (it != last_.end() && value > it->second) {
       const size_t space = key.find(' ');
@@ -253,6 +260,16 @@ std::vector<LinkEvent> LinkWatch::Merged() const {
   std::stable_sort(all.begin(), all.end(),
                    [](const LinkEvent& a, const LinkEvent& b) { return a.at < b.at; });
   return all;
+}
+
+WatchedLinks LinkWatch::Links() const {
+  MutexLock lock(&mu_);
+  return links_;
+}
+
+uint64_t LinkWatch::Resets() const {
+  MutexLock lock(&mu_);
+  return resets_;
 }
 
 v1::AuditResult LinkWatch::Result(absl::Time now) const {

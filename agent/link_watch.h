@@ -80,6 +80,10 @@ class LinkWatch {
   // The "link_watch" audit result at `now`; AUDIT_SKIPPED before the second sample.
   v1::AuditResult Result(absl::Time now) const;
   std::vector<LinkEvent> Events() const;
+  // The links watched now (those discovered since the start included).
+  WatchedLinks Links() const;
+  // How many times a counter went back or a link vanished and came back (a NIC reset).
+  uint64_t Resets() const;
 
  private:
   // Every counter of `links` now, "link counter" -> value. Netdevs in `no_fec` are not asked
@@ -111,6 +115,8 @@ class LinkWatch {
   absl::Time latest_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   size_t samples_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;  // events pushed out by max_events
+  uint64_t resets_ ABSL_GUARDED_BY(mu_) = 0;
+  std::set<std::string> seen_ ABSL_GUARDED_BY(mu_);  // every "link counter" ever read
 };
 
 // Writes a verdict of the watch to `path` (text protobuf, readable by all: it holds link names

@@ -420,3 +420,27 @@ TEST_CASE("the known-good state the agent heard reaches fabricctl check through 
 
 }  // namespace
 }  // namespace fabricctl::agent
+
+namespace fabricctl::agent {
+
+TEST_CASE("a counter that goes back, or a link that vanishes and returns, is a reset") {
+  Node node("watch_reset");
+  const probes::SysfsRoot sysfs(node.root);
+  LinkWatch watch(&sysfs, node.Links(), LinkWatchSettings(), "n1");
+  Write(node.port + "symbol_error", "7");
+  watch.Sample(kStart);
+  Write(node.port + "symbol_error", "9");  // a rise: errors, not a reset
+  watch.Sample(kStart + absl::Seconds(10));
+  CHECK(watch.Resets() == 0);
+  Write(node.port + "symbol_error", "0");  // the driver reloaded
+  watch.Sample(kStart + absl::Seconds(20));
+  CHECK(watch.Resets() == 1);
+  std::filesystem::remove(node.net + "carrier_changes");  // the netdev vanished ...
+  watch.Sample(kStart + absl::Seconds(30));
+  Write(node.net + "carrier_changes", "0");  // ... and came back
+  watch.Sample(kStart + absl::Seconds(40));
+  CHECK(watch.Resets() == 2);
+  CHECK(watch.Links().interfaces == std::vector<std::string>{"eth0"});
+}
+
+}  // namespace fabricctl::agent

@@ -21,6 +21,7 @@
 #include "controller/sweep/inventory_diff.h"
 #include "google/protobuf/util/time_util.h"
 #include "report/chunks.h"
+#include "report/findings.h"
 
 namespace fabricctl::controller {
 namespace {
@@ -182,6 +183,7 @@ grpc::Status ControllerServiceImpl::Heartbeat(grpc::ServerContext* context,
   // The node's own state, after what this heartbeat changed; a store that cannot say leaves it
   // out (the agent then knows of no pass), never fails the heartbeat.
   if (touch->known) {
+    LoseKnownGoodOnWatch(*request);
     auto known_good = store_->ListKnownGood({request->node_name()});
     if (known_good.ok() && !known_good->empty()) {
       *response->mutable_known_good() = KnownGoodProto(known_good->front());
@@ -189,6 +191,25 @@ grpc::Status ControllerServiceImpl::Heartbeat(grpc::ServerContext* context,
     }
   }
   return grpc::Status::OK;
+}
+
+void ControllerServiceImpl::LoseKnownGoodOnWatch(const v1::HeartbeatRequest& request) {
+  // Only the watch's own kinds, from the node about itself; a pass already lost stays as it was
+  // (no write a heartbeat while the finding lasts: a sweep meanwhile raises it too).
+  std::vector<std::string> what;
+  for (const v1::Finding& f : request.watch()) {
+    if (what.size() >= 8) break;
+    if ((f.kind() == report::kind::kLinkErrors || f.kind() == report::kind::kLinkFlapping) &&
+        f.severity() >= v1::SEVERITY_WARNING) {
+      what.push_back(absl::StrCat(f.kind(), " on ", f.device().substr(0, 64)));
+    }
+  }
+  if (what.empty()) return;
+  auto known_good = store_->ListKnownGood({request.node_name()});
+  if (!known_good.ok() || known_good->empty() || !known_good->front().Good()) return;
+  const std::string why = absl::StrCat("its link watch: ", absl::StrJoin(what, ", "));
+  Logger("registry")->info("node {}: {}", request.node_name(), why);
+  (void)store_->LoseKnownGood(request.node_name(), options_.now(), PrintableText(why));
 }
 
 void ControllerServiceImpl::LoseKnownGoodOnChange(const v1::NodeInventory& inventory) {

@@ -94,6 +94,8 @@ class ControllerServiceImpl : public v1::ControllerService::Service {
   // Ends the node's known-good state when what its past verdict rests on changed since its last
   // registration (InventoryChanges: its agent restarted, a NIC, port or GPU changed).
   void LoseKnownGoodOnChange(const v1::NodeInventory& inventory);
+  // A heartbeat whose link watch finds a flap or errors ends the node's known-good state.
+  void LoseKnownGoodOnWatch(const v1::HeartbeatRequest& request);
   // SweepRequest.max_age: the request narrowed to the stale nodes and their references.
   absl::StatusOr<sweep::Incremental> NarrowToStale(const v1::SweepRequest& request,
                                                    const std::vector<StoredNode>& registry);

@@ -280,6 +280,27 @@ TEST_CASE(
     // The same heartbeat's answer already says so.
     CHECK(known.known_good().lost_why() == lost.lost_why());
   }
+  SECTION("its link watch finds errors or a flap") {
+    v1::Finding* other = beat.add_watch();  // not the watch's kind: ignored
+    other->set_kind("drain_given_back");
+    other->set_severity(v1::SEVERITY_CRITICAL);
+    REQUIRE(service.Heartbeat(&context, &beat, &known).ok());
+    CHECK_FALSE(KnownGoodOf(service, "node-1").has_lost());
+    v1::Finding* errors = beat.add_watch();
+    errors->set_kind("link_errors");
+    errors->set_severity(v1::SEVERITY_WARNING);
+    errors->set_device("mlx5_0:1");
+    REQUIRE(service.Heartbeat(&context, &beat, &known).ok());
+    CHECK(KnownGoodOf(service, "node-1").lost_why() == "its link watch: link_errors on mlx5_0:1");
+  }
+  SECTION("it is forgotten and registers again: no pass of its own") {
+    v1::RemoveNodesRequest remove;
+    remove.add_names("node-1");
+    v1::RemoveNodesResponse removed;
+    REQUIRE(service.RemoveNodes(&context, &remove, &removed).ok());
+    REQUIRE(service.Register(&context, &request, &registered).ok());
+    CHECK_FALSE(KnownGoodOf(service, "node-1").has_passed());
+  }
   SECTION("its agent restarts") {
     request.mutable_inventory()->set_agent_started_unix_ms(2000);
     REQUIRE(service.Register(&context, &request, &registered).ok());
