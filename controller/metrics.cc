@@ -157,6 +157,15 @@ std::string ControllerMetrics::Render() {
     Header(&out, "fabricctl_nodes_known_good", "gauge",
            "Registered nodes that passed a sweep with nothing changed on them since.");
     absl::StrAppend(&out, "fabricctl_nodes_known_good ", good, "\n");
+    // One series a registered known-good node, as fabricctl_node_status has: the age its
+    // pass has for --max-age (a node that lost it, or never passed, has none).
+    Header(&out, "fabricctl_node_pass_age_seconds", "gauge",
+           "Seconds since the sweep that passed each registered known-good node ended.");
+    for (const auto& k : *known) {
+      if (!k.Good() || registered.count(k.node) == 0) continue;
+      absl::StrAppend(&out, "fabricctl_node_pass_age_seconds{node=\"", report::PromEscape(k.node), "\"} ",
+                      absl::ToInt64Seconds(std::max(now - k.passed, absl::ZeroDuration())), "\n");
+    }
   }
   MutexLock lock(&mu_);
   CatchUp();
