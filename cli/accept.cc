@@ -46,7 +46,7 @@ absl::StatusOr<std::vector<std::string>> References(const AcceptOptions& o,
     for (const std::string& w : warnings) err << "fabricctl accept: warning: " << w << "\n";
     source = "--reference";
   } else {
-    refs = AutoReferences(new_nodes, registry);
+    refs = AutoReferences(new_nodes, registry, o.placed);
     source = "known-good";
   }
   if (refs.size() < kMinReferences) {

@@ -22,6 +22,9 @@ struct AcceptOptions {
   std::string soak;             // passes start until this much time has gone
   std::string format = "text";  // text, json or junit
   std::string output;
+  // The site's placement of nodes (the configuration's `nodes:`): what automatic references
+  // are chosen by.
+  google::protobuf::RepeatedPtrField<v1::NodeLabels> placed;
 };
 
 struct AcceptFlags {

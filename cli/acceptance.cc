@@ -102,13 +102,20 @@ void AddFigures(const std::set<std::string>& fresh, const std::set<std::string>&
 
 }  // namespace
 
-std::vector<std::string> AutoReferences(const std::vector<std::string>& new_nodes,
-                                        const v1::ListNodesResponse& registry) {
+std::vector<std::string> AutoReferences(
+    const std::vector<std::string>& new_nodes, const v1::ListNodesResponse& registry,
+    const google::protobuf::RepeatedPtrField<v1::NodeLabels>& placed) {
   const std::set<std::string> fresh(new_nodes.begin(), new_nodes.end());
+  std::map<std::string, const v1::NodeLabels*> site;
+  for (const v1::NodeLabels& entry : placed) site[entry.node()] = &entry;
+  auto labels_of = [&](const std::string& name) {
+    static const google::protobuf::Map<std::string, std::string> kNone;
+    auto it = site.find(name);
+    return it == site.end() ? kNone : it->second->labels();
+  };
   std::set<std::pair<std::string, std::string>> new_labels;
-  for (const auto& node : registry.nodes()) {
-    if (fresh.count(node.inventory().node_name()) == 0) continue;
-    for (const auto& [key, value] : node.inventory().labels()) new_labels.insert({key, value});
+  for (const std::string& name : new_nodes) {
+    for (const auto& [key, value] : labels_of(name)) new_labels.insert({key, value});
   }
   struct Candidate {
     std::string name;
@@ -123,8 +130,8 @@ std::vector<std::string> AutoReferences(const std::vector<std::string>& new_node
       continue;
     }
     Candidate c{name, false, node.known_good().passed().seconds()};
-    for (const auto& label : node.inventory().labels())
-      c.shares = c.shares || new_labels.count(label);
+    for (const auto& [key, value] : labels_of(name))
+      c.shares = c.shares || new_labels.count({key, value}) > 0;
     candidates.push_back(std::move(c));
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {

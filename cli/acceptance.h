@@ -21,10 +21,14 @@ inline constexpr size_t kAutoReferences = 4;
 inline constexpr size_t kMinReferences = 2;
 
 // Up to kAutoReferences registered nodes that are online, known-good (not lost) and not among
-// `new_nodes`: first those that share a label (key and value: a spine, a pod) with a new node,
-// then the most recently passed. Fewer when the registry has fewer.
+// `new_nodes`: first those that share a label (key and value: a spine, a pod) with a new node
+// in the site's own placement (`placed`: the configuration's `nodes:`, with Slurm's topology
+// and ibnetdiscover merged in), never by the labels an agent reports about itself (any node
+// could label itself into a new rack); then the most recently passed. Fewer when the registry
+// has fewer.
 std::vector<std::string> AutoReferences(const std::vector<std::string>& new_nodes,
-                                        const v1::ListNodesResponse& registry);
+                                        const v1::ListNodesResponse& registry,
+                                        const google::protobuf::RepeatedPtrField<v1::NodeLabels>& placed);
 
 // --reference NODES: each registered and none of them a new node (INVALID_ARGUMENT naming the
 // node otherwise). A reference that is not known-good is allowed (the operator's choice) and

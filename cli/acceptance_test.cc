@@ -32,7 +32,20 @@ TEST_CASE("references are known-good online nodes, those sharing a label with th
   Add(registry, "lost", true, 999, "s2")->mutable_known_good()->mutable_lost()->set_seconds(1);
   Add(registry, "never", false, 0, "s2");
   Add(registry, "offline", true, 999, "s2")->set_state(v1::NODE_STALE);
-  CHECK(AutoReferences({"new-1"}, registry) ==
+  // The agents' own labels place nobody: only the site's placement does.
+  google::protobuf::RepeatedPtrField<v1::NodeLabels> placed;
+  CHECK(AutoReferences({"new-1"}, registry, placed) ==
+        std::vector<std::string>{"old-d", "old-a", "old-c", "old-b"});
+  for (const auto& node : registry.nodes()) {
+    v1::NodeLabels* entry = placed.Add();
+    entry->set_node(node.inventory().node_name());
+    *entry->mutable_labels() = node.inventory().labels();
+  }
+  CHECK(AutoReferences({"new-1"}, registry, placed) ==
+        std::vector<std::string>{"old-c", "old-b", "old-d", "old-a"});
+  // A node that labels itself into the new node's spine is not preferred for it.
+  (*registry.mutable_nodes(5)->mutable_inventory()->mutable_labels())["spine"] = "s2";  // old-e
+  CHECK(AutoReferences({"new-1"}, registry, placed) ==
         std::vector<std::string>{"old-c", "old-b", "old-d", "old-a"});
 }
 

@@ -107,6 +107,7 @@ int main(int argc, char** argv) {
   }
   if (accept_cmd->parsed()) {
     accept.sweep.controller = target;
+    accept.placed = config->nodes();
     return cli::RunAcceptCommand(accept, accept_flags, std::cerr);
   }
   if (map_cmd->parsed()) {

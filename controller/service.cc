@@ -273,7 +273,14 @@ grpc::Status ControllerServiceImpl::RecordAcceptance(grpc::ServerContext* contex
   auto id = store_->RecordAcceptance(clean, by, options_.now());
   if (!id.ok()) return ToGrpcStatus(id.status());
   int accepted = 0;
-  for (const auto& node : clean.nodes()) accepted += node.accepted() ? 1 : 0;
+  for (const auto& node : clean.nodes()) {
+    accepted += node.accepted() ? 1 : 0;
+    // A node the acceptance rejected is vouched for by none of its passes' sweeps.
+    if (!node.accepted()) {
+      (void)store_->LoseKnownGood(node.node(), options_.now(),
+                                  absl::StrCat("fabricctl accept rejected it (acceptance ", *id, ")"));
+    }
+  }
   const std::string sweeps =
       clean.sweep_ids().empty() ? "none" : absl::StrJoin(clean.sweep_ids(), ",");
   Logger("history")->info("acceptance {} recorded by {}: {} of {} node(s) accepted, sweeps {}", *id,

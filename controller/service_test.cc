@@ -333,9 +333,17 @@ TEST_CASE("An acceptance is recorded with who and when, naming only sweeps histo
   }
   request.mutable_acceptance()->add_sweep_ids(*sweep);
   request.mutable_acceptance()->set_incomplete("pass 2:\x1b[2J gone");
+  Pass(*store, "node-6");  // a pass of the burn-in's last sweep, say
   v1::RecordAcceptanceResponse recorded;
   REQUIRE(service.RecordAcceptance(&context, &request, &recorded).ok());
   CHECK(recorded.acceptance_id() > 0);
+  // The node it rejected is known-good no longer.
+  auto passes = store->ListKnownGood({"node-6"});
+  REQUIRE(passes.ok());
+  REQUIRE(passes->size() == 1);
+  CHECK_FALSE(passes->front().Good());
+  CHECK(passes->front().lost_why ==
+        "fabricctl accept rejected it (acceptance " + std::to_string(recorded.acceptance_id()) + ")");
 
   v1::ListAcceptancesRequest list;
   v1::ListAcceptancesResponse listed;
