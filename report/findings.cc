@@ -131,7 +131,7 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "joins) is well below theirs among themselves, though it may be no outlier in the sweep (a "
      "new rack slow as a whole); drained"},
     {kind::kConfigDrift, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode, Concerns::kNamed,
-     "a node whose inventory differs from every reference node of the sweep: a NIC, RDMA port or "
+     "a node whose inventory differs from most reference nodes of the sweep, part by part: a NIC, RDMA port or "
      "GPU missing or extra, a link's rate or MTU, the agent's or NCCL's version"},
     {kind::kMiscabled, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kDevice, Concerns::kNamed,
      "a node's NIC of a rail cabled to a switch that is none of that rail's leaves as the "

@@ -111,4 +111,21 @@ TEST_CASE("an unreachable node is not judged: its inventory is not known") {
 }
 
 }  // namespace
+TEST_CASE("config_drift is against what most references have, saying how many") {
+  Fleet fleet;
+  Add(fleet, "ref-1", WithFirmware("28.39.1002"));
+  Add(fleet, "ref-2", WithFirmware("28.39.1002"));
+  Add(fleet, "ref-3", WithFirmware("28.36.1010"));  // one reference behind
+  Add(fleet, "new-1", WithFirmware("28.36.1010"));  // like the odd one: still drift
+  Add(fleet, "new-2", WithFirmware("28.39.1002"));  // like most: none
+  const auto findings = ConfigAgainstReferences(fleet, {"ref-1", "ref-2", "ref-3"});
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].node() == "new-1");
+  CHECK_THAT(findings[0].detail(),
+             Catch::Contains("RDMA device mlx5_0 firmware: 28.39.1002 -> 28.36.1010 (2 of 3 "
+                             "references)"));
+  CHECK(findings[0].evidence().at("references_holding.RDMA device mlx5_0 firmware") == "2");
+  CHECK(findings[0].evidence().at("references") == "3");
+}
+
 }  // namespace fabricctl::controller::sweep
