@@ -296,7 +296,8 @@ absl::StatusOr<bool> Agent::Heartbeat() {
     request.set_link_state(std::move(state));
     const v1::AuditResult verdict = watch_->Result(absl::Now());
     for (const v1::Finding& f : verdict.findings()) {
-      if (f.severity() < v1::SEVERITY_WARNING || request.watch_size() >= kMaxWatchFindings) continue;
+      if (f.severity() < v1::SEVERITY_WARNING || request.watch_size() >= kMaxWatchFindings)
+        continue;
       v1::Finding* sent = request.add_watch();
       sent->set_kind(f.kind());
       sent->set_severity(f.severity());

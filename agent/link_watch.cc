@@ -189,8 +189,7 @@ void LinkWatch::Sample(absl::Time now) {
     auto it = last_.find(key);
     // A counter that went back (the NIC or its driver reset), or a link that vanished and
     // came back: not a rise, but what ran there is not what a sweep measured.
-    if ((it != last_.end() && value < it->second) ||
-        (it == last_.end() && seen_.count(key) > 0)) {
+    if ((it != last_.end() && value < it->second) || (it == last_.end() && seen_.count(key) > 0)) {
       ++resets_;
     }
     seen_.insert(key);

@@ -26,9 +26,9 @@ inline constexpr size_t kMinReferences = 2;
 // and ibnetdiscover merged in), never by the labels an agent reports about itself (any node
 // could label itself into a new rack); then the most recently passed. Fewer when the registry
 // has fewer.
-std::vector<std::string> AutoReferences(const std::vector<std::string>& new_nodes,
-                                        const v1::ListNodesResponse& registry,
-                                        const google::protobuf::RepeatedPtrField<v1::NodeLabels>& placed);
+std::vector<std::string> AutoReferences(
+    const std::vector<std::string>& new_nodes, const v1::ListNodesResponse& registry,
+    const google::protobuf::RepeatedPtrField<v1::NodeLabels>& placed);
 
 // --reference NODES: each registered and none of them a new node (INVALID_ARGUMENT naming the
 // node otherwise). A reference that is not known-good is allowed (the operator's choice) and

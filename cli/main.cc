@@ -97,10 +97,10 @@ int main(int argc, char** argv) {
     sweep.controller = target;
     if (sweep.max_age == "configured") {
       const auto& age = config->sweep().max_age();
-      sweep.max_age = age.seconds() > 0 || age.nanos() > 0
-                          ? absl::FormatDuration(absl::Seconds(age.seconds()) +
-                                                 absl::Nanoseconds(age.nanos()))
-                          : "";
+      sweep.max_age =
+          age.seconds() > 0 || age.nanos() > 0
+              ? absl::FormatDuration(absl::Seconds(age.seconds()) + absl::Nanoseconds(age.nanos()))
+              : "";
     }
     if (auto s = cli::ResolveSweepFlags(sweep_flags, &sweep); !s.ok()) return fail(s);
     return cli::RunSweepCommand(sweep, std::cerr);

@@ -265,8 +265,8 @@ absl::Status SetMaxAge(const std::string& text, v1::SweepRequest& request) {
   if (text != "0" && text != "0s") {
     ASSIGN_OR_RETURN(age, ParsePositiveDuration(text, "--max-age"));
   }
-  *request.mutable_max_age() = google::protobuf::util::TimeUtil::MicrosecondsToDuration(
-      absl::ToInt64Microseconds(age));
+  *request.mutable_max_age() =
+      google::protobuf::util::TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(age));
   return absl::OkStatus();
 }
 

@@ -163,8 +163,9 @@ std::string ControllerMetrics::Render() {
            "Seconds since the sweep that passed each registered known-good node ended.");
     for (const auto& k : *known) {
       if (!k.Good() || registered.count(k.node) == 0) continue;
-      absl::StrAppend(&out, "fabricctl_node_pass_age_seconds{node=\"", report::PromEscape(k.node), "\"} ",
-                      absl::ToInt64Seconds(std::max(now - k.passed, absl::ZeroDuration())), "\n");
+      absl::StrAppend(&out, "fabricctl_node_pass_age_seconds{node=\"", report::PromEscape(k.node),
+                      "\"} ", absl::ToInt64Seconds(std::max(now - k.passed, absl::ZeroDuration())),
+                      "\n");
     }
   }
   MutexLock lock(&mu_);

@@ -94,9 +94,9 @@ TEST_CASE(
   // a passed both sweeps; b passed the first, the second flagged it; c never passed.
   CHECK(absl::StrContains(text, "fabricctl_nodes_known_good 1\n"));
   // Its pass's age, for --max-age: a's, from the second sweep's end; none for b or c.
-  CHECK(absl::StrContains(text, "fabricctl_node_pass_age_seconds{node=\"a\"} " +
-                                    std::to_string(absl::ToInt64Seconds(now - absl::FromUnixSeconds(2000))) +
-                                    "\n"));
+  CHECK(absl::StrContains(
+      text, "fabricctl_node_pass_age_seconds{node=\"a\"} " +
+                std::to_string(absl::ToInt64Seconds(now - absl::FromUnixSeconds(2000))) + "\n"));
   CHECK_FALSE(absl::StrContains(text, "fabricctl_node_pass_age_seconds{node=\"b\"}"));
   // History read at start is not counted as sweeps finished since.
   CHECK(absl::StrContains(text, "# TYPE fabricctl_sweeps_total counter\n"));

@@ -1,7 +1,5 @@
 #include "controller/service.h"
 
-#include <optional>
-
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -277,8 +275,9 @@ grpc::Status ControllerServiceImpl::RecordAcceptance(grpc::ServerContext* contex
     accepted += node.accepted() ? 1 : 0;
     // A node the acceptance rejected is vouched for by none of its passes' sweeps.
     if (!node.accepted()) {
-      (void)store_->LoseKnownGood(node.node(), options_.now(),
-                                  absl::StrCat("fabricctl accept rejected it (acceptance ", *id, ")"));
+      (void)store_->LoseKnownGood(
+          node.node(), options_.now(),
+          absl::StrCat("fabricctl accept rejected it (acceptance ", *id, ")"));
     }
   }
   const std::string sweeps =
@@ -442,14 +441,15 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
     report = sweep::VouchedReport(incremental->plan, options_.now());
   } else {
     report = sweeps_->Run(
-      asked, nodes,
-      [&](const v1::SweepEvent& event) {
-        if (!writer->Write(event)) write_failed = true;
-      },
-      [&] { return write_failed || context->IsCancelled(); }, CallerOf(*context));
+        asked, nodes,
+        [&](const v1::SweepEvent& event) {
+          if (!writer->Write(event)) write_failed = true;
+        },
+        [&] { return write_failed || context->IsCancelled(); }, CallerOf(*context));
   }
   if (!report.ok()) return ToGrpcStatus(report.status());
-  if (incremental && !incremental->plan.stale.empty()) sweep::NoteDecision(incremental->plan, &*report);
+  if (incremental && !incremental->plan.stale.empty())
+    sweep::NoteDecision(incremental->plan, &*report);
   // The report in chunks (the verdict and the drain list first), each write checked: a report
   // that did not reach its client is an error here too, never a silent success.
   const int64_t id = report->sweep().sweep_id();

@@ -11,8 +11,8 @@
 #include "base/mutex.h"
 #include "controller/roles.h"
 #include "controller/store/store.h"
-#include "controller/sweep/inventory_check.h"
 #include "controller/sweep/incremental.h"
+#include "controller/sweep/inventory_check.h"
 #include "controller/sweep/runner.h"
 #include "proto/controller.grpc.pb.h"
 

@@ -342,8 +342,8 @@ TEST_CASE("An acceptance is recorded with who and when, naming only sweeps histo
   REQUIRE(passes.ok());
   REQUIRE(passes->size() == 1);
   CHECK_FALSE(passes->front().Good());
-  CHECK(passes->front().lost_why ==
-        "fabricctl accept rejected it (acceptance " + std::to_string(recorded.acceptance_id()) + ")");
+  CHECK(passes->front().lost_why == "fabricctl accept rejected it (acceptance " +
+                                        std::to_string(recorded.acceptance_id()) + ")");
 
   v1::ListAcceptancesRequest list;
   v1::ListAcceptancesResponse listed;

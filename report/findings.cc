@@ -33,9 +33,9 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kRdmaUnavailable, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kNode, Concerns::kNamed,
      "no usable RDMA device or port on a node", SEVERITY_WARNING, ACTION_INVESTIGATE,
      "no RDMA is expected of the node (expect.link_rate_gbps unset)"},
-    {kind::kGpudirectUnavailable, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode, Concerns::kNamed,
-     "GPUs that cannot exchange data with the NIC directly", SEVERITY_WARNING, ACTION_INVESTIGATE,
-     "NCCL's log shows RDMA connections staged through host memory"},
+    {kind::kGpudirectUnavailable, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
+     Concerns::kNamed, "GPUs that cannot exchange data with the NIC directly", SEVERITY_WARNING,
+     ACTION_INVESTIGATE, "NCCL's log shows RDMA connections staged through host memory"},
     {kind::kLinkDown, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kPort, Concerns::kNamed,
      "an RDMA port not ACTIVE / LinkUp"},
     {kind::kLinkRateDegraded, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kPort, Concerns::kNamed,
@@ -46,13 +46,14 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "a netdev MTU that differs from the expected or the fabric's common one"},
     {kind::kRoceMtuLow, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPort, Concerns::kNamed,
      "a RoCE MTU below the expected one"},
-    {kind::kPfcMisconfigured, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPort, Concerns::kNamed,
-     "PFC off on the expected priority"},
+    {kind::kPfcMisconfigured, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPort,
+     Concerns::kNamed, "PFC off on the expected priority"},
     {kind::kEcnDisabled, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPort, Concerns::kNamed,
      "ECN off on the expected priority"},
-    {kind::kDscpTrustMissing, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPort, Concerns::kNamed,
-     "a RoCE port that does not trust DSCP"},
-    {kind::kNumaMisaffinity, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kDevice, Concerns::kNamed,
+    {kind::kDscpTrustMissing, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPort,
+     Concerns::kNamed, "a RoCE port that does not trust DSCP"},
+    {kind::kNumaMisaffinity, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kDevice,
+     Concerns::kNamed,
      "a GPU whose nearest NIC is across the CPU interconnect or on another NUMA node"},
     {kind::kAcsEnabled, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kDevice, Concerns::kNamed,
      "PCIe ACS redirects GPUDirect traffic through the CPU"},
@@ -66,14 +67,14 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kOpticsWarning, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPort, Concerns::kNamed,
      "a pluggable module (transceiver) beyond its own warning threshold, not yet its alarm "
      "threshold: a lane or the module drifting out of its operating range"},
-    {kind::kNcclEnvMisconfigured, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode, Concerns::kNamed,
-     "NCCL_* variables naming devices or interfaces the node does not have"},
+    {kind::kNcclEnvMisconfigured, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
+     Concerns::kNamed, "NCCL_* variables naming devices or interfaces the node does not have"},
     {kind::kMemlockTooLow, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode, Concerns::kNamed,
      "a locked-memory limit too low to register RDMA buffers"},
-    {kind::kAllreduceBelowThreshold, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode, Concerns::kNamed,
-     "an all-reduce below its floor or its group's pairwise bandwidth"},
-    {kind::kNodeUnreachable, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode, Concerns::kNamed,
-     "an agent that did not answer"},
+    {kind::kAllreduceBelowThreshold, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
+     Concerns::kNamed, "an all-reduce below its floor or its group's pairwise bandwidth"},
+    {kind::kNodeUnreachable, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode,
+     Concerns::kNamed, "an agent that did not answer"},
     {kind::kProbeFailed, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair, Concerns::kNamed,
      "a probe that failed after its re-tests", SEVERITY_CRITICAL, ACTION_INVESTIGATE,
      "a collective's data check found wrong elements, or a node's own probe failed"},
@@ -81,16 +82,19 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "a probe that ran past its deadline after its re-tests"},
     {kind::kRegression, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair, Concerns::kNamed,
      "a pair below its figure in the baseline sweep"},
-    {kind::kLinkUnreachable, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPair, Concerns::kNamed,
+    {kind::kLinkUnreachable, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kPair,
+     Concerns::kNamed,
      "two nodes whose agents answer but whose probes between them fail, both fine with others",
      SEVERITY_CRITICAL, ACTION_DRAIN, "the node's probes fail with most of its peers"},
-    {kind::kInsufficientData, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode, Concerns::kNamed,
+    {kind::kInsufficientData, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode,
+     Concerns::kNamed,
      "a bad pair whose end was measured with too few peers to tell the node from the link; or a "
      "node measured with too few of the sweep's reference nodes to judge it against them"},
     {kind::kAuditFailed, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kNode, Concerns::kNamed,
      "an audit that could not read or run what it checks (unreadable or garbage input); its reason "
      "names what"},
-    {kind::kFabricDegraded, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric, Concerns::kEveryJudged,
+    {kind::kFabricDegraded, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
+     Concerns::kEveryJudged,
      "the fabric's typical figure misses an absolute expectation: every pair alike, no node or "
      "link to blame"},
     {kind::kLossyLink, SEVERITY_WARNING, ACTION_INVESTIGATE, Subject::kPair, Concerns::kNamed,
@@ -102,7 +106,8 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "a pair whose attempts disagree, fine at best and far below typical at worst: a flapping link",
      SEVERITY_CRITICAL, ACTION_DRAIN,
      "a node unstable with most of the peers it was re-tested with: its NIC flaps"},
-    {kind::kFleetSplit, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric, Concerns::kEveryJudged,
+    {kind::kFleetSplit, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
+     Concerns::kEveryJudged,
      "the fleet falls in two groups by what its nodes reach, with no expected rate to say which is "
      "right: the slow group is named (as the finding's device) and nobody drained; an expectation "
      "or profiles decide"},
@@ -123,7 +128,8 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
     {kind::kRailMissing, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kDevice, Concerns::kNamed,
      "a node lacks a configured rail (no such interface up with an IPv4 address, or no such RDMA "
      "device): measured on its other rails only; drained, as a job would lose that rail's GPU"},
-    {kind::kSlowRail, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric, Concerns::kEveryJudged,
+    {kind::kSlowRail, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
+     Concerns::kEveryJudged,
      "a rail whose typical figure is well below the fastest rail's while its NICs report the same "
      "link rate, every NIC of it alike: the rail's switch, cabling or optics; drains nobody"},
     {kind::kBelowReference, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kNode, Concerns::kNamed,
@@ -131,14 +137,16 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "joins) is well below theirs among themselves, though it may be no outlier in the sweep (a "
      "new rack slow as a whole); drained"},
     {kind::kConfigDrift, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kNode, Concerns::kNamed,
-     "a node whose inventory differs from most reference nodes of the sweep, part by part: a NIC, RDMA port or "
+     "a node whose inventory differs from most reference nodes of the sweep, part by part: a NIC, "
+     "RDMA port or "
      "GPU missing or extra, a link's rate or MTU, the agent's or NCCL's version"},
     {kind::kMiscabled, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kDevice, Concerns::kNamed,
      "a node's NIC of a rail cabled to a switch that is none of that rail's leaves as the "
      "sweep's reference nodes are cabled (LLDP, else ibnetdiscover), or with no neighbour where "
      "every reference "
      "has one; the finding names the node, the rail and what was seen and expected"},
-    {kind::kDrainBreakerOpen, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric, Concerns::kEveryJudged,
+    {kind::kDrainBreakerOpen, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kFabric,
+     Concerns::kEveryJudged,
      "one verdict would have drained more of the nodes it judged than breaker.max_share allows "
      "(and more than breaker.min_nodes): nobody is drained, the nodes it would have drained are "
      "named; many nodes failing at once is the fabric's or the configuration's fault"},

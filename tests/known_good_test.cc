@@ -1,8 +1,8 @@
 // Known-good nodes through real daemons on loopback: a passing sweep vouches for its nodes; an
 // agent that restarts loses that; `fabricctl sweep --max-age` measures again only that node,
 // beside known-good references, and vouches for the rest in its report.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <fstream>
 
 #include "google/protobuf/util/json_util.h"
@@ -88,8 +88,8 @@ TEST_CASE("sweep --max-age measures again only what changed since a sweep passed
         std::vector<std::string>{"node-a", "node-b", "node-c", "node-d"});
   CHECK(vouched.err.find("nothing measured") != std::string::npos);
   // A pass covers the probe kinds that measured it: a tcp_lat pass vouches for no tcp_bw.
-  Swept other = Sweep(address, {"--max-age", "1h", "--probes", "tcp_lat,tcp_bw", "--duration",
-                                "1"});
+  Swept other =
+      Sweep(address, {"--max-age", "1h", "--probes", "tcp_lat,tcp_bw", "--duration", "1"});
   CHECK(other.report.health().nodes_size() == 4);
 
   // node-c's agent restarts: the controller ends its known-good state at its registration.
@@ -122,10 +122,9 @@ TEST_CASE("sweep --max-age measures again only what changed since a sweep passed
         std::string::npos);
   CHECK(narrowed.report.sweep().max_age_decision().find("node-") != std::string::npos);
   // A JUnit report of the same counts the vouched nodes as passing cases.
-  CommandResult junit =
-      RunCommand({kCli, "sweep", "--controller", address, "--max-age", "1h", "--probes",
-                  "tcp_lat", "--format", "junit"},
-                 absl::Seconds(60));
+  CommandResult junit = RunCommand({kCli, "sweep", "--controller", address, "--max-age", "1h",
+                                    "--probes", "tcp_lat", "--format", "junit"},
+                                   absl::Seconds(60));
   CHECK(junit.exit_code == 0);
   CHECK(junit.out.find("failures=\"0\"") != std::string::npos);
   CHECK(junit.out.find("known_good") == std::string::npos);

@@ -101,11 +101,12 @@ absl::Status Store::LoseKnownGood(const std::string& node, absl::Time when,
   // The latest loss is kept (a sweep that measured the node before it does not end it); a node
   // never passed gets a row holding the loss alone (sweep_id 0), for the sweep measuring it now.
   return db_
-      ->Exec("INSERT INTO known_good(node, sweep_id, passed, figures, lost, lost_why) "
-             "VALUES(?1, 0, 0, NULL, ?2, ?3) ON CONFLICT(node) DO UPDATE SET "
-             "lost=excluded.lost, lost_why=excluded.lost_why "
-             "WHERE known_good.lost = 0 OR known_good.lost < excluded.lost",
-             {node, absl::ToUnixMicros(when), why})
+      ->Exec(
+          "INSERT INTO known_good(node, sweep_id, passed, figures, lost, lost_why) "
+          "VALUES(?1, 0, 0, NULL, ?2, ?3) ON CONFLICT(node) DO UPDATE SET "
+          "lost=excluded.lost, lost_why=excluded.lost_why "
+          "WHERE known_good.lost = 0 OR known_good.lost < excluded.lost",
+          {node, absl::ToUnixMicros(when), why})
       .status();
 }
 

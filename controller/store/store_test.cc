@@ -343,8 +343,7 @@ TEST_CASE("A passing sweep makes a node known-good; a flag, a restart or a link 
   CHECK((*listed)[0].sweep_id == *second);
   CHECK_FALSE((*listed)[1].Good());
   CHECK((*listed)[1].sweep_id == *first);
-  CHECK((*listed)[1].lost_why ==
-        "sweep " + std::to_string(*second) + ": straggler concerns it");
+  CHECK((*listed)[1].lost_why == "sweep " + std::to_string(*second) + ": straggler concerns it");
 }
 
 TEST_CASE("A drain is kept from its latest verdict until a sweep gives the node back") {

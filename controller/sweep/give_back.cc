@@ -92,9 +92,9 @@ void GiveBack(const v1::Undrain& undrain, const std::vector<Store::Drained>& dra
     v1::Finding f = report::Make(
         report::kind::kDrainGivenBack, node.node(),
         absl::StrCat(node.node(), ": drained by sweep ", d.sweep_id, " (",
-                     d.kinds.empty() ? "its findings" : d.kinds, ") ", minutes,
-                     " min ago; sweep ", report->sweep().sweep_id(), " re-measured it (",
-                     ProbeNames(node.pass()), " with ", RailPeers(node.pass()),
+                     d.kinds.empty() ? "its findings" : d.kinds, ") ", minutes, " min ago; sweep ",
+                     report->sweep().sweep_id(), " re-measured it (", ProbeNames(node.pass()),
+                     " with ", RailPeers(node.pass()),
                      " peers) and passed it, its link watch quiet: give it back"));
     (*f.mutable_evidence())["drained_in_sweep"] = absl::StrCat(d.sweep_id);
     (*f.mutable_evidence())["drained_unix_s"] = absl::StrCat(absl::ToUnixSeconds(d.since));

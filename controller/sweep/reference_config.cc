@@ -72,10 +72,9 @@ std::vector<v1::Finding> ConfigAgainstReferences(const Fleet& fleet,
       lines.push_back(absl::StrCat(Describe({p.part, value, p.node_value}), " (", holders.size(),
                                    " of ", refs.size(), " references)"));
     }
-    v1::Finding f = report::Make(
-        report::kind::kConfigDrift, node->name,
-        absl::StrCat(node->name, " differs from most of the ", refs.size(),
-                     " reference node(s): ", absl::StrJoin(lines, "; ")));
+    v1::Finding f = report::Make(report::kind::kConfigDrift, node->name,
+                                 absl::StrCat(node->name, " differs from most of the ", refs.size(),
+                                              " reference node(s): ", absl::StrJoin(lines, "; ")));
     auto& evidence = *f.mutable_evidence();
     evidence["reference"] = Commonest(parts.front()).second.front();
     evidence["references"] = absl::StrCat(refs.size());

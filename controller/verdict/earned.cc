@@ -16,7 +16,8 @@ namespace {
 bool IsPairKind(v1::ProbeKind k) { return k >= v1::RDMA_WRITE_BW && k <= v1::TCP_LAT; }
 
 // node -> rail -> pair kind -> the distinct peers it measured the node with, its pair judged.
-using Coverage = std::map<std::string, std::map<std::string, std::map<v1::ProbeKind, std::set<std::string>>>>;
+using Coverage =
+    std::map<std::string, std::map<std::string, std::map<v1::ProbeKind, std::set<std::string>>>>;
 
 Coverage Measured(const v1::Report& report) {
   Coverage out;
@@ -77,9 +78,10 @@ std::map<std::string, std::set<std::string>> Concerned(const v1::Report& report)
 
 // The node's pass from its coverage: every rail it is on covered by some pair kind with
 // min_peers peers, and the kinds covered on every one of them.
-v1::NodePass Covered(const v1::NodeHealth& node,
-                     const std::map<std::string, std::map<v1::ProbeKind, std::set<std::string>>>& rails,
-                     uint32_t min_peers) {
+v1::NodePass Covered(
+    const v1::NodeHealth& node,
+    const std::map<std::string, std::map<v1::ProbeKind, std::set<std::string>>>& rails,
+    uint32_t min_peers) {
   v1::NodePass pass;
   std::set<std::string> required;
   for (const v1::RailState& r : node.rails()) {
@@ -113,8 +115,8 @@ v1::NodePass Covered(const v1::NodeHealth& node,
     }
     rp->set_peers(here.empty() ? most : fewest);
     if (here.empty()) {
-      short_of.push_back(absl::StrCat(rail.empty() ? "" : absl::StrCat("on ", rail, " "),
-                                      "with ", most, " peer", most == 1 ? "" : "s"));
+      short_of.push_back(absl::StrCat(rail.empty() ? "" : absl::StrCat("on ", rail, " "), "with ",
+                                      most, " peer", most == 1 ? "" : "s"));
     }
     if (first) {
       everywhere = here;

@@ -41,7 +41,8 @@ std::string Decision(const StalePlan& plan, size_t wanted_refs, size_t fresh) {
   }
   std::string line = absl::StrCat(plan.stale.size(), " stale node(s) measured beside ",
                                   plan.references.size(), " known-good reference(s)");
-  if (!plan.references.empty()) absl::StrAppend(&line, " (", absl::StrJoin(plan.references, ","), ")");
+  if (!plan.references.empty())
+    absl::StrAppend(&line, " (", absl::StrJoin(plan.references, ","), ")");
   if (plan.references.size() < wanted_refs) {
     absl::StrAppend(&line, ", fewer than the ", wanted_refs, " asked for: the request holds ",
                     fresh, " known-good node(s)");

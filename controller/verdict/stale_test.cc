@@ -42,8 +42,8 @@ StaleAsk Ask(std::vector<std::string> nodes, std::vector<v1::ProbeKind> probes =
 }  // namespace
 
 TEST_CASE("every node fresh: nothing is measured, each is vouched for by its sweep") {
-  const StalePlan plan = PlanStale(Ask({"b", "a"}), Registry({{"a", absl::Hours(1)},
-                                                              {"b", absl::Hours(2)}}));
+  const StalePlan plan =
+      PlanStale(Ask({"b", "a"}), Registry({{"a", absl::Hours(1)}, {"b", absl::Hours(2)}}));
   CHECK(plan.Measure().empty());
   REQUIRE(plan.skipped.size() == 2);
   CHECK(plan.skipped[0].node() == "a");
