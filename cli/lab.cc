@@ -60,7 +60,8 @@ CLI::App* AddLabCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "lab",
       "a practice cluster on this machine: lab up N [--throttle H=RATE] [--mtu H=MTU] | "
-      "sweep | nodes | map | history | kill H | flap H [N] | check H | restart-controller | "
+      "sweep | nodes | map | history | kill H | restart H | throttle H RATE | flap H [N] | "
+      "check H | restart-controller | "
       "metrics | down");
   cmd->allow_extras();  // everything after `lab` goes to scripts/lab.sh
   cmd->prefix_command();

@@ -15,6 +15,8 @@
 #   scripts/lab.sh accept|nodes|map|history [flags] other fabricctl commands against the lab
 #   scripts/lab.sh metrics                           scrape the controller's /metrics
 #   scripts/lab.sh kill HOST                         kill one agent (to rehearse a dead node)
+#   scripts/lab.sh restart HOST                      restart one agent as it was (a reboot, a rollout)
+#   scripts/lab.sh throttle HOST RATE                shape a running host's link to RATE both ways
 #   scripts/lab.sh flap HOST [TIMES [EVERY]]         its link down and up TIMES times: now, or every EVERY s
 #   scripts/lab.sh check HOST [flags]                fabricctl check on HOST, with its agent's link watch
 #   scripts/lab.sh restart-controller                restart the controller on its address and database
@@ -121,6 +123,36 @@ start() {  # NAME NS COMMAND...
     setsid "$@" > "$LAB/$name.out" 2> "$LAB/$name.log" < /dev/null &
   fi
   echo $! > "$LAB/$name.pid"
+  # The command line, for `restart` (one word a line: every argument survives as it was).
+  { echo "$ns"; printf '%s\n' "$@"; } > "$LAB/$name.cmd"
+}
+
+restart_host() {  # HOST: its agent stopped and started again as it was (a reboot, a rollout)
+  local host=${1:-}
+  [[ $host =~ ^node-[0-9]+$ && -f $LAB/$host.cmd ]] || die "restart: no host '$host'"
+  if [[ -f $LAB/$host.pid ]]; then
+    local pid
+    pid=$(cat "$LAB/$host.pid")
+    kill "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  fi
+  local lines=()
+  mapfile -t lines < "$LAB/$host.cmd"
+  start "$host" "${lines[0]}" "${lines[@]:1}"
+  wait_for_line "$LAB/$host.out" "registered with" 20 > /dev/null ||
+    die "$host did not register again; see $LAB/$host.log"
+  echo "lab: $host's agent restarted"
+}
+
+throttle_host() {  # HOST RATE: its link shaped to RATE both ways from now on (a port retrained)
+  local host=${1:-} rate=${2:-}
+  [[ $host =~ ^node-([0-9]+)$ ]] || die "throttle: HOST must be node-N"
+  local i=${BASH_REMATCH[1]}
+  [[ $rate =~ ^[0-9]+(kbit|mbit|gbit)$ ]] || die "throttle: RATE must be like 500mbit"
+  ip -n "$PREFIX-sw" link show "p$i" >/dev/null 2>&1 || die "throttle: $host has no switch port (a loopback lab?)"
+  shape "$PREFIX-sw" "p$i" "$rate"
+  shape "$PREFIX-$host" eth0 "$rate"
+  echo "lab: $host's link shaped to $rate"
 }
 
 up() {
@@ -492,6 +524,8 @@ case ${1:-} in
   up) shift; up "$@" ;;
   sweep|accept|nodes|map|history) fabricctl_cmd "$@" ;;
   kill) kill_node "${2:-}" ;;
+  restart) restart_host "${2:-}" ;;
+  throttle) throttle_host "${2:-}" "${3:-}" ;;
   flap) flap_host "${2:-}" "${3:-1}" "${4:-}" ;;
   check) shift; check_host "$@" ;;
   restart-controller) restart_controller ;;
