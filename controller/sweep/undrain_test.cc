@@ -72,6 +72,12 @@ TEST_CASE("undrain: a later sweep that passes a drained node gives it back, once
   CHECK(again->summary().given_back_size() == 0);
 
   fake->flapping = false;
+  // A sweep that measured no pair with it (GPU copies only) re-measured nothing: kept.
+  v1::SweepRequest copies;
+  copies.add_probes(v1::GPU_COPY);
+  auto unmeasured = runner.Run(copies, Registry(names), nullptr);
+  REQUIRE(unmeasured.ok());
+  CHECK(unmeasured->summary().given_back_size() == 0);
   auto quiet = runner.Run(request, Registry(names), nullptr);
   REQUIRE(quiet.ok());
   REQUIRE(quiet->summary().given_back_size() == 1);
