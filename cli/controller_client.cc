@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "base/grpc_status.h"
 #include "base/logging.h"
@@ -11,6 +12,57 @@
 #include "grpcpp/support/channel_arguments.h"
 
 namespace fabricctl::cli {
+
+namespace {
+
+constexpr char kHandshakePayload[] = "type.fabricctl/handshake_refused";
+
+bool Has(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
+
+// The refused handshake, naming whose certificate was refused by whom.
+absl::Status Refused(const std::string& address, const TlsOptions& tls,
+                     const std::string& grpc_message) {
+  const bool ours_refused = !Has(grpc_message, "certificate verify failed") &&
+                            !Has(grpc_message, "CERTIFICATE_VERIFY_FAILED");
+  const std::string why =
+      ours_refused
+          ? absl::StrCat("it closed the TLS handshake: it refused this client's certificate (",
+                         tls.cert_path.empty() ? "none: plain text" : tls.cert_path,
+                         ": not signed by its CA, expired, or from a CA rotated without it), or "
+                         "it speaks no TLS")
+          : absl::StrCat("it presented a certificate the cluster's CA (",
+                         tls.ca_path.empty() ? "none" : tls.ca_path,
+                         ") did not sign: an impostor at the controller's address, or a "
+                         "controller with another CA's certificate");
+  absl::Status status = absl::UnavailableError(
+      absl::StrCat("controller ", address, " answered, but the TLS handshake failed: ", why, " (",
+                   grpc_message, ")"));
+  status.SetPayload(kHandshakePayload, absl::Cord("1"));
+  return status;
+}
+
+}  // namespace
+
+bool HandshakeFailed(const grpc::Status& status) {
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return false;
+  const std::string& m = status.error_message();
+  // Only while connecting: a socket closed in the middle of a call is a controller gone.
+  if (!Has(m, "failed to connect")) return false;
+  for (const char* nothing :
+       {"Connection refused", "Connection timed out", "No route to host", "Network is unreachable",
+        "Host is unreachable", "DNS resolution", "Name or service not known"}) {
+    if (Has(m, nothing)) return false;
+  }
+  for (const char* answered :
+       {"Ssl handshake", "SSL_ERROR", "andshake", "certificate", "Socket closed", "ALPN", "alpn"}) {
+    if (Has(m, answered)) return true;
+  }
+  return false;
+}
+
+bool IsHandshakeRefused(const absl::Status& status) {
+  return status.GetPayload(kHandshakePayload).has_value();
+}
 
 absl::StatusOr<std::unique_ptr<v1::ControllerService::Stub>> ConnectController(
     const ControllerTarget& target) {
@@ -51,6 +103,18 @@ absl::StatusOr<std::unique_ptr<v1::ControllerService::Stub>> ConnectController(
       if (!channel->WaitForStateChange(state, deadline)) break;
     }
   }
+  // None took a connection: a controller that answered and failed the handshake is not down.
+  for (size_t i = 0; i < channels.size(); ++i) {
+    auto stub = v1::ControllerService::NewStub(channels[i]);
+    grpc::ClientContext context;
+    context.set_deadline(DeadlineAfter(each));
+    v1::GetReportRequest ask;
+    ask.set_sweep_id(-1);  // refused by any controller that reads it: the connection is all
+    v1::Report ignored;
+    grpc::Status status = stub->GetReport(&context, ask, &ignored);
+    if (HandshakeFailed(status))
+      return Refused((*addresses)[i].ToString(), target.tls, status.error_message());
+  }
   return absl::UnavailableError(absl::StrCat("no controller of ", target.address,
                                              " takes connections (is one of them active?)"));
 }
@@ -62,14 +126,10 @@ std::chrono::system_clock::time_point DeadlineAfter(absl::Duration timeout) {
 absl::Status DescribeRpcFailure(const ControllerTarget& target, const grpc::Status& status) {
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE: {
-      // A refused TLS handshake surfaces only as a closed socket.
-      bool closed = status.error_message().find("Socket closed") != std::string::npos ||
-                    status.error_message().find("handshake") != std::string::npos;
-      return absl::UnavailableError(absl::StrCat(
-          "controller ", target.address, " unreachable: ", status.error_message(),
-          closed ? " (the connection was closed: does the controller use mutual TLS, and "
-                   "did its CA sign --tls-cert?)"
-                 : ""));
+      if (HandshakeFailed(status))
+        return Refused(target.address, target.tls, status.error_message());
+      return absl::UnavailableError(
+          absl::StrCat("controller ", target.address, " unreachable: ", status.error_message()));
     }
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::DeadlineExceededError(absl::StrCat("controller ", target.address,

@@ -34,8 +34,19 @@ absl::StatusOr<std::unique_ptr<v1::ControllerService::Stub>> ConnectController(
 std::chrono::system_clock::time_point DeadlineAfter(absl::Duration timeout);
 
 // "controller 127.0.0.1:7400 unreachable: connection refused (deadline 5s)" and the like:
-// a failed call turned into one line naming the controller and the cause.
+// a failed call turned into one line naming the controller and the cause. A controller that
+// answered but whose TLS handshake failed (its certificate not signed by the cluster's CA, or
+// ours refused by it) is not unreachable: that error carries IsHandshakeRefused.
 absl::Status DescribeRpcFailure(const ControllerTarget& target, const grpc::Status& status);
+
+// Whether a failed connection is a handshake something at the address answered and that
+// failed: certificate verification, a handshake the server closed (it refused our
+// certificate, or speaks no TLS), ALPN. Connection refused, timed out, no route, no name:
+// nothing answered.
+bool HandshakeFailed(const grpc::Status& status);
+
+// Whether `status` (from DescribeRpcFailure or ConnectController) is a refused handshake.
+bool IsHandshakeRefused(const absl::Status& status);
 
 }  // namespace fabricctl::cli
 

@@ -161,6 +161,9 @@ int Finish(const v1::Report& report, const std::string& format, const std::strin
 }  // namespace
 
 std::string SweepFailure(const absl::Status& status, bool started) {
+  // A controller that answered and failed the handshake: a member or a CA rotation can cause
+  // it, so it is no outage (FABRIC_ON_ERROR decides, not FABRIC_ON_UNREACHABLE).
+  if (IsHandshakeRefused(status)) return "tls";
   switch (status.code()) {
     case absl::StatusCode::kUnavailable:
       return started ? "incomplete" : "unreachable";
@@ -343,10 +346,11 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlag
   cmd->add_option("--duration", options->duration,
                   "time per size of the bandwidth probes and tcp_lat (4 = 4s, 500ms)");
   cmd->add_option("--baseline", options->baseline, "compare with this earlier sweep");
-  cmd->add_option("--status-file", options->status_file,
-                  "when the sweep gives no verdict (exit 3), write why here as one word: "
-                  "unreachable, refused, permission, incomplete, timeout, cancelled, invalid or "
-                  "error (for scripts: the Slurm prolog)");
+  cmd->add_option(
+      "--status-file", options->status_file,
+      "when the sweep gives no verdict (exit 3), write why here as one word: "
+      "unreachable, tls, refused, permission, incomplete, timeout, cancelled, invalid or "
+      "error (for scripts: the Slurm prolog)");
   cmd->add_option(
       "--max-age", options->max_age,
       "measure again only the nodes whose pass is older than this (24h; 0: every node), lost, "
