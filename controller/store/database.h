@@ -57,8 +57,16 @@ class Database {
   virtual absl::StatusOr<int> SchemaVersion() = 0;
   virtual absl::Status SetSchemaVersion(int version) = 0;
   // Serialises migrations between controllers that start at once on one database (PostgreSQL;
-  // SQLite's file lock does it already). Inside the migration's transaction.
+  // SQLite's file lock does it already). Inside the migration's transaction, and only when a
+  // migration is due: a lock on the schema-version table, which only a role with rights on it
+  // can take (never an advisory key, which any login can hold), waiting at most a while.
   virtual absl::Status LockForMigration() { return absl::OkStatus(); }
+  // Refuses a database where an object the controller uses (`relations`: tables and their
+  // sequences) belongs to another role, naming it and its owner: whoever owns a table can
+  // write rows no sweep measured into it (PostgreSQL; a SQLite file is the process's own).
+  virtual absl::Status CheckOwnership(const std::vector<std::string>& relations) {
+    return absl::OkStatus();
+  }
 };
 
 // A column read as an integer (0 for NULL or unparsable text).

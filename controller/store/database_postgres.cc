@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "controller/store/database.h"
 #include "controller/store/database_backends.h"
@@ -94,8 +95,10 @@ class PostgresDatabase : public Database {
   }
 
   absl::StatusOr<int> SchemaVersion() override {
-    RETURN_IF_ERROR(
-        Script("CREATE TABLE IF NOT EXISTS fabricctl_schema (version INTEGER NOT NULL)"));
+    // Two controllers starting at once may race to create it: the loser finds it made.
+    constexpr char kCreate[] =
+        "CREATE TABLE IF NOT EXISTS fabricctl_schema (version INTEGER NOT NULL)";
+    if (!Script(kCreate).ok()) RETURN_IF_ERROR(Script(kCreate));
     ASSIGN_OR_RETURN(auto rows,
                      Query("SELECT COALESCE(MAX(version), 0) FROM fabricctl_schema", {}));
     return rows.empty() ? 0 : static_cast<int>(ColumnInt(rows[0], 0));
@@ -105,8 +108,35 @@ class PostgresDatabase : public Database {
     return Exec("INSERT INTO fabricctl_schema(version) VALUES(?1)", {int64_t{version}}).status();
   }
   absl::Status LockForMigration() override {
-    // Any fixed key: the controllers of one database agree on it.
-    return Exec("SELECT pg_advisory_xact_lock(7400001)", {}).status();
+    // A lock on a table the controller's role owns (CheckOwnership): LOCK TABLE in this mode
+    // needs UPDATE, DELETE or TRUNCATE on it, which no stranger has, and a reader's lock does
+    // not conflict with it. A holder that keeps it longer than lock_timeout fails the start
+    // with its word, never a silent wait.
+    RETURN_IF_ERROR(Exec("SET LOCAL lock_timeout = '20s'", {}).status());
+    return Exec("LOCK TABLE fabricctl_schema IN SHARE ROW EXCLUSIVE MODE", {}).status();
+  }
+  absl::Status CheckOwnership(const std::vector<std::string>& relations) override {
+    std::string names;
+    for (const std::string& r : relations) absl::StrAppend(&names, names.empty() ? "" : ",", r);
+    ASSIGN_OR_RETURN(
+        auto rows,
+        Query("SELECT c.relname::text, pg_get_userbyid(c.relowner)::text FROM pg_class c "
+              "JOIN pg_namespace n ON n.oid = c.relnamespace "
+              "WHERE n.nspname = current_schema() AND c.relname = ANY(string_to_array(?1, ',')) "
+              "AND c.relowner <> (SELECT oid FROM pg_roles WHERE rolname = current_user) "
+              "ORDER BY c.relname",
+              {names}));
+    if (rows.empty()) return absl::OkStatus();
+    std::vector<std::string> foreign;
+    for (const auto& row : rows) {
+      foreign.push_back(absl::StrCat(row.size() > 0 && row[0] ? *row[0] : "?", " (owner '",
+                                     row.size() > 1 && row[1] ? *row[1] : "?", "')"));
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--db: ", absl::StrJoin(foreign, ", "),
+        " belong(s) to another role than this controller's: whoever owns a table can write "
+        "rows no sweep measured into it; drop them, or give the controllers a database or "
+        "schema of their own (and REVOKE CREATE ON SCHEMA public FROM PUBLIC)"));
   }
 
  private:

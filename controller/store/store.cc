@@ -183,7 +183,20 @@ absl::Status ForgetPassAndDrain(Database& db, const std::string& node) {
   return db.Exec("DELETE FROM drained WHERE node=?1", {node}).status();
 }
 
+// Every relation the controller uses (the lease's is leader.cc's to check).
+const std::vector<std::string>& Relations() {
+  static const auto* const kRelations = new std::vector<std::string>{
+      "fabricctl_schema", "nodes",      "sweeps",      "sweeps_id_seq",      "results",
+      "results_seq_seq",  "known_good", "acceptances", "acceptances_id_seq", "drained"};
+  return *kRelations;
+}
+
 absl::Status Migrate(Database& db, const std::string& where) {
+  // What is there is read first, and must be the controller's own; the lock is taken only when
+  // a migration is due (a start with nothing to migrate waits on nobody).
+  ASSIGN_OR_RETURN(const int seen, db.SchemaVersion());
+  RETURN_IF_ERROR(db.CheckOwnership(Relations()));
+  if (seen == kSchemaVersion) return absl::OkStatus();
   return InTransaction(db, [&]() -> absl::Status {
     RETURN_IF_ERROR(db.LockForMigration());
     ASSIGN_OR_RETURN(const int version, db.SchemaVersion());
@@ -197,7 +210,9 @@ absl::Status Migrate(Database& db, const std::string& where) {
       RETURN_IF_ERROR(
           db.Script(db.dialect() == Database::Dialect::kPostgres ? m.postgres : m.sqlite));
     }
-    return version < kSchemaVersion ? db.SetSchemaVersion(kSchemaVersion) : absl::OkStatus();
+    RETURN_IF_ERROR(version < kSchemaVersion ? db.SetSchemaVersion(kSchemaVersion)
+                                             : absl::OkStatus());
+    return db.CheckOwnership(Relations());
   });
 }
 

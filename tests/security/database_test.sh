@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The controller's database as a hostile or careless site would have it, on a real PostgreSQL:
-# - any login holding the old fixed advisory-lock key, or trying to write the lease, keeps no
-#   controller standby (the lease is a row only the controller's role may write);
+# - any login holding every advisory key it sees (and those around the old fixed keys), or
+#   trying to write the lease, keeps no controller from starting, taking over or restarting
+#   (the lease is a row only the controller's role may write; migrations lock a table it owns);
+# - tables another login made before the first start are refused, naming each and its owner;
 # - a lease table someone else made first is refused, never used;
 # - a read-only server (a hot standby behind a multi-host URL) is never taken for the primary;
 # - a password never goes on the command line: a --db URL with one is refused, and
@@ -37,12 +39,26 @@ serving() { grep -q "listening on" "$WORK/$1.log"; }
 said() { grep -q "$2" "$WORK/$1.log"; }
 
 psql_as -c "CREATE ROLE intruder LOGIN"
-# The old attack: a role with no rights holds the fixed advisory-lock key for as long as it likes.
-psql_as -U intruder -c "SELECT pg_advisory_lock(7400000), pg_sleep(600)" >/dev/null 2>&1 &
+# The old attacks: a role with no rights holds the fixed advisory-lock keys (the leadership's
+# 7400000, the migrations' 7400001) and every key around them, for as long as it likes.
+psql_as -U intruder -c "SELECT count(pg_advisory_lock(k)) FROM generate_series(7399000, 7401000) k" \
+  -c "SELECT pg_sleep(600)" >/dev/null 2>&1 &
 PIDS+=($!)
-sleep 1
+held() { [[ $(psql_as -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") -ge 2001 ]]; }
+check "a login holds 2,001 advisory keys" wait_for 20 held
 controller a --db "$POSTGRES_URL"
-check "a controller serves while another login holds the old lock key" wait_for 20 serving a
+check "a controller starts and serves within 30 s while a login holds every key" wait_for 30 serving a
+# A standby takes over from it, and a restarted controller serves again, each within 30 s.
+controller standby --db "$POSTGRES_URL"
+sleep 2
+kill -9 "$(cat "$WORK/a.pid")"
+check "a standby takes over within 30 s of the active's death" wait_for 30 serving standby
+kill "$(cat "$WORK/standby.pid")"
+controller a2 --db "$POSTGRES_URL"
+check "a restarted controller serves within 30 s" wait_for 30 serving a2
+kill "$(cat "$WORK/a2.pid")"
+controller a --db "$POSTGRES_URL"
+check "and so does the next" wait_for 30 serving a
 denied=$(psql_as -U intruder -c "UPDATE fabricctl_leader SET expires = 'infinity', holder = 'intruder'" 2>&1)
 check "a login without rights cannot write the lease ($denied)" grep -q "permission denied" <<<"$denied"
 denied=$(psql_as -U intruder -c "DELETE FROM fabricctl_leader" 2>&1)
@@ -59,6 +75,20 @@ psql_as -U squatter -d squat -c "CREATE TABLE fabricctl_leader (id INTEGER PRIMA
 code=$?
 check "a lease table of another role's is refused at start (exit $code)" test "$code" -eq 3
 check "and the refusal names its owner" said squat "fabricctl_leader belongs to role 'squatter'"
+
+# PUBLIC may create in the schema (PostgreSQL 14 and older by default): a login made the
+# controller's tables first, its schema-version table saying 999. Refused by name and owner.
+psql_as -c "CREATE DATABASE early"
+psql_as -d early -c "GRANT CREATE ON SCHEMA public TO PUBLIC"
+psql_as -U intruder -d early -c "CREATE TABLE fabricctl_schema (version INTEGER NOT NULL)" \
+  -c "INSERT INTO fabricctl_schema VALUES (999)" \
+  -c "CREATE TABLE known_good (node TEXT PRIMARY KEY)" \
+  -c "GRANT ALL ON fabricctl_schema, known_good TO PUBLIC" >/dev/null
+"$BIN/controller/fabric-controller" --listen 127.0.0.1:0 --db "$(url_of fabric early)" >"$WORK/early.log" 2>&1
+code=$?
+check "tables another login made first are refused at start (exit $code)" test "$code" -eq 3
+check "naming each and its owner" \
+  bash -c "grep -q \"fabricctl_schema (owner 'intruder')\" '$WORK/early.log' && grep -q \"known_good (owner 'intruder')\" '$WORK/early.log'"
 
 # A read-only server: never the active controller's database.
 psql_as -c "CREATE DATABASE ro" -c "ALTER DATABASE ro SET default_transaction_read_only = on"
