@@ -411,6 +411,9 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root, const st
     return fail("undrain.after", "must not be negative");
   if (config.sweep().max_age().seconds() < 0 || config.sweep().max_age().nanos() < 0)
     return fail("sweep.max_age", "must not be negative");
+  if (config.sweep().has_max_per_identity() &&
+      (config.sweep().max_per_identity() < 1 || config.sweep().max_per_identity() > 4096))
+    return fail("sweep.max_per_identity", "must be between 1 and 4096");
   if (config.known_good().has_min_peers() &&
       (config.known_good().min_peers() < 1 || config.known_good().min_peers() > 64))
     return fail("known_good.min_peers", "must be between 1 and 64");
@@ -478,6 +481,7 @@ void ApplyDefaults(v1::Config* c) {
   if (!s->has_retests()) s->set_retests(2);  // 0 is a value: no re-tests
   if (!s->has_both_directions()) s->set_both_directions(true);
   if (!s->has_retest_budget()) s->set_retest_budget(0.1);
+  if (!s->has_max_per_identity()) s->set_max_per_identity(64);
   if (!c->history().has_keep()) c->mutable_history()->mutable_keep()->set_seconds(90 * 24 * 3600);
   if (!c->breaker().has_max_share()) c->mutable_breaker()->set_max_share(0.1);
   if (!c->breaker().has_min_nodes()) c->mutable_breaker()->set_min_nodes(3);

@@ -81,8 +81,14 @@ SweepQueue::Place::Place(Place&& other) noexcept
     : queue_(other.queue_),
       identity_(std::move(other.identity_)),
       result_(std::move(other.result_)),
-      runs_(other.runs_) {
+      runs_(other.runs_),
+      nodes_(std::move(other.nodes_)) {
   other.queue_ = nullptr;
+}
+
+void SweepQueue::SetPerIdentity(uint32_t per_identity) {
+  MutexLock lock(&mu_);
+  per_identity_ = per_identity;
 }
 
 SweepQueue::Waiting* SweepQueue::Next() {
@@ -97,33 +103,77 @@ SweepQueue::Waiting* SweepQueue::Next() {
   return next;
 }
 
-SweepQueue::Place SweepQueue::Share(const QueuedSweep& sweep,
-                                    std::shared_ptr<SharedResult> result) {
-  ++held_[sweep.identity];
+absl::StatusOr<SweepQueue::Place> SweepQueue::Share(const QueuedSweep& sweep,
+                                                    std::shared_ptr<SharedResult> result) {
+  if (shared_ >= kMaxSharing) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        kMaxSharing, " clients already wait on a running sweep's result here; try later"));
+  }
+  ++shared_;
+  ++sharing_[sweep.identity];
   return Place(this, sweep.identity, std::move(result), /*runs=*/false);
+}
+
+namespace {
+
+uint64_t Pairs(size_t nodes) { return nodes * (nodes - (nodes > 0 ? 1 : 0)) / 2; }
+
+// Whether one sweep over `a` and `b` together measures no more pairs than the two apart.
+bool MergeCosts(const std::set<std::string>& a, const std::set<std::string>& b) {
+  std::set<std::string> both = a;
+  both.insert(b.begin(), b.end());
+  return Pairs(both.size()) <= Pairs(a.size()) + Pairs(b.size());
+}
+
+bool SameMeasure(const QueuedSweep& a, const QueuedSweep& b) {
+  return google::protobuf::util::MessageDifferencer::Equals(a.measures, b.measures);
+}
+
+}  // namespace
+
+void SweepQueue::Gather() {
+  // A waiting sweep that shares from now on is no longer held as a sweep: a shared place.
+  auto share = [&](Waiting& w) {
+    w.shares = true;
+    current_result_->Follow(w.result);
+    if (auto it = held_.find(w.sweep.identity); it != held_.end() && --it->second == 0)
+      held_.erase(it);
+    ++sharing_[w.sweep.identity];
+    ++shared_;
+  };
+  for (auto& [seq, w] : waiting_) {  // merged, in arrival order
+    if (w.shares || current_.Covers(w.sweep) || !SameMeasure(current_, w.sweep) ||
+        !MergeCosts(current_.nodes, w.sweep.nodes))
+      continue;
+    current_.nodes.insert(w.sweep.nodes.begin(), w.sweep.nodes.end());
+    share(w);
+  }
+  for (auto& [seq, w] : waiting_) {  // covered
+    if (!w.shares && current_.Covers(w.sweep)) share(w);
+  }
 }
 
 absl::StatusOr<SweepQueue::Place> SweepQueue::Enter(const QueuedSweep& sweep, absl::Time give_up,
                                                     const std::function<absl::Status()>& leave,
                                                     absl::Duration wait) {
   MutexLock lock(&mu_);
+  if (running_ && current_.Covers(sweep)) return Share(sweep, current_result_);  // rule 1
+  for (auto& [seq, w] : waiting_) {                                              // rule 2
+    if (w.sweep.Covers(sweep)) return Share(sweep, w.result);
+  }
   if (auto it = held_.find(sweep.identity);
       it != held_.end() && it->second >= per_identity_) {  // rule 3
     return absl::ResourceExhaustedError(
         absl::StrCat("'", sweep.identity, "' already has ", it->second,
-                     " sweeps running, waiting or sharing a result on this controller (at most ",
-                     per_identity_, " an identity); try later"));
-  }
-  if (running_ && current_.Covers(sweep)) return Share(sweep, current_result_);  // rule 1
-  for (auto& [seq, w] : waiting_) {                                              // rule 2
-    if (w.sweep.Covers(sweep)) return Share(sweep, w.result);
+                     " sweeps running or waiting on this controller (at most ", per_identity_,
+                     " an identity: sweep.max_per_identity); try later"));
   }
   ++held_[sweep.identity];
   const uint64_t seq = next_seq_++;
   Waiting& me =
       waiting_.emplace(seq, Waiting{seq, sweep, std::make_shared<SharedResult>()}).first->second;
   for (;;) {
-    if (me.shares) {  // a sweep that started meanwhile covers this one
+    if (me.shares) {  // a sweep that started meanwhile covers this one, or took it in
       Place place(this, sweep.identity, me.result, /*runs=*/false);
       waiting_.erase(seq);
       return place;
@@ -157,27 +207,27 @@ absl::StatusOr<SweepQueue::Place> SweepQueue::Enter(const QueuedSweep& sweep, ab
   current_result_ = me.result;
   last_turn_[sweep.identity] = ++turns_;
   waiting_.erase(seq);
-  for (auto& [other_seq, w] : waiting_) {  // rule 4: those it covers share its result
-    if (!w.shares && current_.Covers(w.sweep)) {
-      w.shares = true;
-      current_result_->Follow(w.result);
-    }
-  }
-  return Place(this, sweep.identity, current_result_, /*runs=*/true);
+  Gather();  // rule 4
+  return Place(this, sweep.identity, current_result_, /*runs=*/true, current_.nodes);
 }
 
 void SweepQueue::Release(const std::string& identity, bool ran) {
   MutexLock lock(&mu_);
-  if (auto it = held_.find(identity); it != held_.end() && --it->second == 0) held_.erase(it);
+  std::map<std::string, uint32_t>& places = ran ? held_ : sharing_;
+  if (auto it = places.find(identity); it != places.end() && --it->second == 0) places.erase(it);
   if (ran) {
     running_ = false;
     current_result_.reset();
+  } else if (shared_ > 0) {
+    --shared_;
   }
 }
 
 std::map<std::string, uint32_t> SweepQueue::Held() const {
   MutexLock lock(&mu_);
-  return held_;
+  std::map<std::string, uint32_t> out = held_;
+  for (const auto& [identity, n] : sharing_) out[identity] += n;
+  return out;
 }
 
 v1::Report RestrictReport(const v1::Report& report, const std::set<std::string>& nodes) {

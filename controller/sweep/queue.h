@@ -52,30 +52,42 @@ class SharedResult {
 
 // The controller's sweeps: one runs at a time; the others wait for their turn or share a
 // result. The rules, in order, for a sweep that arrives:
-// Rules 1 and 2 come after the bound of rule 3:
 //  1. A sweep whose nodes are all in the running sweep's, measuring the same, takes the running
 //     sweep's result (restricted to its nodes by the caller): it is never run twice.
 //  2. Likewise a sweep covered by one already waiting shares that one's result (the same
 //     identity asking twice for the same nodes is one sweep).
-//  3. Otherwise it waits. Either way, an identity that already holds `per_identity` sweeps
-//     (running, waiting and sharing: each holds a server thread) is refused at once
-//     (RESOURCE_EXHAUSTED). The bound is per identity, so no identity's flood can refuse
-//     another's sweep (a Slurm prolog's has an identity of its own).
+//     A place that shares a result is no sweep: it is not held against its identity (a burst
+//     of prologs for one job array all share one sweep), only against kMaxSharing, the
+//     server threads such places may hold at once.
+//  3. Otherwise it waits. An identity that already holds `per_identity` sweeps (running and
+//     waiting) is refused at once (RESOURCE_EXHAUSTED). The bound is per identity, so no
+//     identity's flood can refuse another's sweep (a Slurm prolog's has an identity of its own).
 //  4. When the running sweep ends, the next to run is the oldest waiting sweep of the identity
-//     whose last turn is the longest ago (a turn in rotation among identities); every other
-//     waiting sweep it covers then shares its result (rule 1).
+//     whose last turn is the longest ago (a turn in rotation among identities). Every waiting
+//     sweep measuring the same whose nodes one sweep over the union measures with no more pairs
+//     than the two apart (C(|union|, 2) <= C(|its|, 2) + C(|theirs|, 2): overlapping jobs) is
+//     merged into it, in arrival order; then every waiting sweep it covers shares its result.
 // A waiting sweep leaves when its wait is over (FAILED_PRECONDITION), or `leave` says so.
 class SweepQueue {
  public:
+  // The server threads places that share a result may hold at once.
+  static constexpr uint32_t kMaxSharing = 4096;
   explicit SweepQueue(uint32_t per_identity) : per_identity_(per_identity) {}
+  // The bound of rule 3 from now on (a configuration reload).
+  void SetPerIdentity(uint32_t per_identity);
 
   // A place in the queue: either this client runs the sweep (`run`: it publishes the result
   // there, for those that share it), or it shares another's result (`shared`: it waits on it).
   // Destroying it gives the place back (and the turn, when it ran).
   class Place {
    public:
-    Place(SweepQueue* queue, std::string identity, std::shared_ptr<SharedResult> result, bool runs)
-        : queue_(queue), identity_(std::move(identity)), result_(std::move(result)), runs_(runs) {}
+    Place(SweepQueue* queue, std::string identity, std::shared_ptr<SharedResult> result, bool runs,
+          std::set<std::string> nodes = {})
+        : queue_(queue),
+          identity_(std::move(identity)),
+          result_(std::move(result)),
+          runs_(runs),
+          nodes_(std::move(nodes)) {}
     ~Place();
     Place(Place&& other) noexcept;
     Place(const Place&) = delete;
@@ -83,19 +95,22 @@ class SweepQueue {
     Place& operator=(Place&&) = delete;
     bool runs() const { return runs_; }
     SharedResult& result() const { return *result_; }
+    // When it runs: the nodes to sweep (its own, and those of the sweeps merged into it).
+    const std::set<std::string>& nodes() const { return nodes_; }
 
    private:
     SweepQueue* queue_;
     std::string identity_;
     std::shared_ptr<SharedResult> result_;
     bool runs_;
+    std::set<std::string> nodes_;
   };
 
   // Takes a place for `sweep`, waiting until `give_up` for the turn (see the rules above).
   absl::StatusOr<Place> Enter(const QueuedSweep& sweep, absl::Time give_up,
                               const std::function<absl::Status()>& leave, absl::Duration wait);
 
-  // The sweeps each identity holds now (running, waiting, sharing); for tests and /metrics.
+  // The places each identity holds now (running, waiting, sharing); for tests and /metrics.
   std::map<std::string, uint32_t> Held() const;
 
  private:
@@ -116,18 +131,23 @@ class SweepQueue {
   };
   // The waiting sweep to run next (rule 4); null when none waits.
   Waiting* Next() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A place that shares `result`, counted against the identity.
-  Place Share(const QueuedSweep& sweep, std::shared_ptr<SharedResult> result)
+  // A place that shares `result` (rules 1 and 2), held against kMaxSharing only.
+  absl::StatusOr<Place> Share(const QueuedSweep& sweep, std::shared_ptr<SharedResult> result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Rule 4 for the sweep that now runs: those merged into it, then those it covers, share it.
+  void Gather() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A place given back: a sweep (`ran`) or a shared place.
   void Release(const std::string& identity, bool ran);
 
-  const uint32_t per_identity_;
   mutable Mutex mu_;
+  uint32_t per_identity_ ABSL_GUARDED_BY(mu_);
   bool running_ ABSL_GUARDED_BY(mu_) = false;
   QueuedSweep current_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<SharedResult> current_result_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, Waiting> waiting_ ABSL_GUARDED_BY(mu_);        // by arrival
-  std::map<std::string, uint32_t> held_ ABSL_GUARDED_BY(mu_);       // identity -> places
+  std::map<std::string, uint32_t> held_ ABSL_GUARDED_BY(mu_);       // identity -> sweeps
+  std::map<std::string, uint32_t> sharing_ ABSL_GUARDED_BY(mu_);    // identity -> shared places
+  uint32_t shared_ ABSL_GUARDED_BY(mu_) = 0;                        // every shared place
   std::map<std::string, uint64_t> last_turn_ ABSL_GUARDED_BY(mu_);  // identity -> turn number
   uint64_t turns_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;

@@ -151,12 +151,21 @@ SweepRunner::SweepRunner(Store* store, std::shared_ptr<grpc::ChannelCredentials>
                          SweepOptions options)
     : SweepRunner(store, sweep::NewGrpcAgentClient(std::move(credentials)), std::move(options)) {}
 
+namespace {
+
+// sweep.max_per_identity, or its default where a configuration was not parsed (tests).
+uint32_t PerIdentity(const v1::Config& config) {
+  return config.sweep().has_max_per_identity() ? config.sweep().max_per_identity() : 64;
+}
+
+}  // namespace
+
 SweepRunner::SweepRunner(Store* store, std::unique_ptr<sweep::AgentClient> agents,
                          SweepOptions options)
     : store_(store),
       agents_(std::move(agents)),
       options_(std::move(options)),
-      queue_(options_.max_sweeps_per_identity) {
+      queue_(PerIdentity(options_.config)) {
   MutexLock lock(&config_mu_);
   config_ = options_.config;
 }
@@ -164,6 +173,7 @@ SweepRunner::SweepRunner(Store* store, std::unique_ptr<sweep::AgentClient> agent
 SweepRunner::~SweepRunner() = default;
 
 void SweepRunner::SetConfig(v1::Config config) {
+  queue_.SetPerIdentity(PerIdentity(config));
   MutexLock lock(&config_mu_);
   config_ = std::move(config);
 }
@@ -217,9 +227,22 @@ absl::StatusOr<v1::Report> SweepRunner::Run(
   for (;;) {
     ASSIGN_OR_RETURN(SweepQueue::Place place, queue_.Enter(sweep, give_up, leave, wait));
     if (place.runs()) {
-      absl::StatusOr<v1::Report> report = RunWatched(request, registry, progress, cancelled);
+      if (place.nodes() == sweep.nodes) {
+        absl::StatusOr<v1::Report> report = RunWatched(request, registry, progress, cancelled);
+        place.result().Publish(report);
+        return report;
+      }
+      // Waiting sweeps of overlapping nodes were merged into this one: one sweep over the
+      // union, each client answered with its own nodes.
+      v1::SweepRequest merged = request;
+      merged.clear_nodes();
+      for (const std::string& n : place.nodes()) merged.add_nodes(n);
+      Logger("sweep")->info("{}'s sweep runs over {} nodes, merged with waiting sweeps of theirs",
+                            caller, place.nodes().size());
+      absl::StatusOr<v1::Report> report = RunWatched(merged, registry, progress, cancelled);
       place.result().Publish(report);
-      return report;
+      if (!report.ok()) return report;
+      return RestrictReport(*report, sweep.nodes);
     }
     // Another sweep covers this one: its result, for these nodes. One that its own client
     // cancelled answers nobody else: this one takes a place again.

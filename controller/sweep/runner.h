@@ -38,9 +38,6 @@ struct SweepOptions {
   // Pairs measured at once within a round (a round's pairs are disjoint, so all could run;
   // this bounds the controller's threads at scale).
   uint32_t max_parallel_pairs = 256;
-  // Sweeps one identity may hold at once, running, waiting (--wait) or sharing another's
-  // result; one more of its own is refused at once (RESOURCE_EXHAUSTED). See SweepQueue.
-  uint32_t max_sweeps_per_identity = 64;
   std::function<absl::Time()> now = [] { return absl::Now(); };
   // Whether each result records the concurrency it was taken at (the analysis's like-with-like
   // yardstick). Off only where a probe's duration means nothing: fake agents that answer in
