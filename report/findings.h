@@ -79,6 +79,11 @@ enum class Concerns {
   kNobody,       // an ok kind: says nothing against anyone
 };
 
+// Who may raise a kind: the node's agent (its audits, its probes' own logs, its link watch),
+// the controller (from every node's figures, inventories and the verdict), or both. The trust
+// boundary (controller/sweep/trust.cc) drops a kind an agent may not raise.
+enum class RaisedBy { kAgent, kController, kBoth };
+
 // One kind: its default severity and action, and where the kind has one, a second level for
 // a documented circumstance (`alternate_when`), e.g. rdma_unavailable on a node from which no
 // RDMA is expected is a warning rather than a reason to drain.
@@ -88,6 +93,7 @@ struct FindingKind {
   v1::Action action;
   Subject subject;
   Concerns concerns;
+  RaisedBy raised_by;
   const char* summary;  // one line: what it means
   v1::Severity alternate_severity = v1::SEVERITY_UNSPECIFIED;
   v1::Action alternate_action = v1::ACTION_UNSPECIFIED;
@@ -99,6 +105,9 @@ const std::vector<FindingKind>& Catalogue();
 
 // nullptr when `name` is not a kind.
 const FindingKind* FindKind(const std::string& name);
+
+// Whether a node's agent may raise `kind` about its own node (RaisedBy kAgent or kBoth).
+bool AgentMayRaise(const std::string& kind);
 
 // Whether a kind is about how a node is configured (its audits, its inventory against the
 // references': MTU, PFC, RDMA and GPUDirect availability, NCCL's environment, a missing rail)

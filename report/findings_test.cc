@@ -106,13 +106,18 @@ TEST_CASE("Make takes the catalogue's levels") {
 }
 
 }  // namespace
-TEST_CASE("docs/known-good.md says whom each kind concerns, as the catalogue does") {
+TEST_CASE(
+    "docs/known-good.md says whom each kind concerns and who raises it, as the catalogue does") {
   std::map<std::string, std::string> rows;
   std::istringstream lines(ReadFile("docs/known-good.md"));
-  static const std::regex kRow(R"(^\| `([a-z_]+)` \| ([a-z ]+) \|$)");
+  static const std::regex kRow(R"(^\| `([a-z_]+)` \| ([a-z ]+) \| ([a-z, ]+) \|$)");
+  std::map<std::string, std::string> raisers;
   for (std::string line; std::getline(lines, line);) {
     std::smatch m;
-    if (std::regex_search(line, m, kRow)) rows[m[1]] = m[2];
+    if (std::regex_search(line, m, kRow)) {
+      rows[m[1]] = m[2];
+      raisers[m[1]] = m[3];
+    }
   }
   auto word = [](Concerns c) -> std::string {
     switch (c) {
@@ -131,6 +136,9 @@ TEST_CASE("docs/known-good.md says whom each kind concerns, as the catalogue doe
   for (const FindingKind& k : Catalogue()) {
     INFO(k.name);
     CHECK(rows[k.name] == word(k.concerns));
+    CHECK(raisers[k.name] == (k.raised_by == RaisedBy::kAgent        ? "agent"
+                              : k.raised_by == RaisedBy::kController ? "controller"
+                                                                     : "agent, controller"));
     // Only the kinds that say something against nobody are ok; everything else concerns someone.
     CHECK((k.concerns == Concerns::kNobody) == (k.severity == v1::SEVERITY_OK));
   }

@@ -35,10 +35,11 @@ bool Accept(const std::string& node, v1::Finding* f) {
                           Bounded(f->kind(), 64));
     return false;
   }
-  // What one node can know of itself: the node, its ports, its devices. A pair, a link, a
-  // switch or the fabric is judged by the controller from every node's figures.
-  if (kind->subject != report::Subject::kNode && kind->subject != report::Subject::kPort &&
-      kind->subject != report::Subject::kDevice) {
+  // What one node can know of itself, as the catalogue says (RaisedBy): its audits, its
+  // probes' own logs, its link watch. A pair, a link, a switch, the fabric, a comparison with
+  // other nodes or the controller's own bookkeeping (drain_given_back, below_reference,
+  // config_drift) is the controller's, from every node's figures.
+  if (!report::AgentMayRaise(f->kind())) {
     Logger("sweep")->warn("{}: dropped a '{}' finding: only the controller decides those", node,
                           f->kind());
     return false;

@@ -34,6 +34,11 @@ TEST_CASE("an agent's findings are about itself, of catalogue kinds, at catalogu
   *findings.Add() = Claim("slow_switch", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE);
   *findings.Add() = Claim("slow_path", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE);
   *findings.Add() = Claim("slow_uplink", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_INVESTIGATE);
+  // The controller's own words about a node: its bookkeeping and its comparisons.
+  for (const char* kind : {"drain_given_back", "config_drift", "below_reference", "known_good",
+                           "straggler_node", "slow_nic", "rail_missing", "miscabled"}) {
+    *findings.Add() = Claim(kind, "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
+  }
   // A warning-level kind asked for as a drain: the catalogue's level instead.
   *findings.Add() = Claim("acs_enabled", "node-b", v1::SEVERITY_CRITICAL, v1::ACTION_DRAIN);
   // A kind's documented alternate level is the agent's to ask for.
@@ -41,7 +46,7 @@ TEST_CASE("an agent's findings are about itself, of catalogue kinds, at catalogu
   findings.Mutable(0)->set_peer("node-c");
   findings.Mutable(0)->set_detail("port down\x1b[2J\nsecond line");
 
-  CHECK(AcceptFindings("node-a", &findings) == 6);
+  CHECK(AcceptFindings("node-a", &findings) == 14);
   REQUIRE(findings.size() == 4);
   for (const auto& f : findings) {
     CHECK(f.node() == "node-a");
@@ -54,6 +59,16 @@ TEST_CASE("an agent's findings are about itself, of catalogue kinds, at catalogu
   CHECK(findings[2].severity() == v1::SEVERITY_WARNING);
   CHECK(findings[2].action() == v1::ACTION_INVESTIGATE);
   CHECK(findings[3].severity() == v1::SEVERITY_CRITICAL);  // counter_errors' alternate
+}
+
+TEST_CASE("the catalogue says who raises each kind; agents may send only their own") {
+  for (const report::FindingKind& k : report::Catalogue()) {
+    INFO(k.name);
+    google::protobuf::RepeatedPtrField<v1::Finding> findings;
+    *findings.Add() = Claim(k.name, "node-b", k.severity, k.action);
+    CHECK(AcceptFindings("node-a", &findings) == (report::AgentMayRaise(k.name) ? 0 : 1));
+    CHECK((k.raised_by == report::RaisedBy::kController) == !report::AgentMayRaise(k.name));
+  }
 }
 
 TEST_CASE("an answer carries a bounded number of findings and evidence entries") {
