@@ -27,12 +27,19 @@ SlowLinks FindSlowLinks(const RingOutcome& ring, const v1::CollectivePoint& last
     if (mine.collective_size() > 0)
       link[r] = mine.collective(mine.collective_size() - 1).send_time_us();
   }
-  std::vector<double> sorted = link;
+  // The typical link: the median of the fastest half of the timed ones. A rank that timed no
+  // link (0: not timed, or a liar) is no figure at all: counted among the fastest, it would
+  // make an honest neighbour look slow.
+  std::vector<double> sorted;
+  for (double t : link) {
+    if (t > 0) sorted.push_back(t);
+  }
   std::sort(sorted.begin(), sorted.end());
-  sorted.resize((n + 1) / 2);
-  const double median_link = Median(sorted);
+  sorted.resize((sorted.size() + 1) / 2);
+  const double median_link = sorted.empty() ? 0 : Median(sorted);
   std::vector<bool> slow(n, false);
-  for (size_t r = 0; r < n; ++r) slow[r] = median_link > 0 && link[r] > 2 * median_link;
+  for (size_t r = 0; r < n; ++r)
+    slow[r] = median_link > 0 && link[r] > 0 && link[r] > 2 * median_link;
   SlowLinks out;
   const bool timed_links = std::any_of(link.begin(), link.end(), [](double t) { return t > 0; });
   for (size_t r = 0; r < n && out.straggler.empty(); ++r) {

@@ -27,7 +27,8 @@ struct RingOutcome {
 //   thresholds.min_allreduce_busbw_gbytes, or below thresholds.relative_allreduce_busbw of the
 //   group's median pairwise bandwidth, or when a link of the ring stands out: each rank's send
 //   time is the time of its link to the right; links slower than twice the typical one (the
-//   median of the quicker half, as up to half the links of a small ring may be slow) are slow;
+//   median of the quicker half of the timed links, as up to half the links of a small ring may
+//   be slow; a rank that timed none, 0, is no figure) are slow;
 //   the node with both its links slow (in and out) is named, else the sender of a lone slow link;
 // - probe_failed (critical) when the data check found wrong elements.
 std::vector<v1::Finding> JudgeAllreduce(const RingOutcome& ring, const v1::Thresholds& thresholds);
