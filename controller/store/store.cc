@@ -474,9 +474,9 @@ absl::StatusOr<Store::Pruned> Store::PruneSweeps(absl::Time started_before, uint
   Pruned pruned;
   // Acceptances by the same policy, in one statement: recorded before the cutoff, or beyond the
   // newest `keep_newest` acceptances (each ran a sweep or more, so those include every one
-  // whose sweeps are still among the newest `keep_newest`). An acceptance keeps none of its
-  // sweeps from pruning: its record holds its verdicts whole, and keep_sweeps must bound the
-  // sweeps whatever was accepted.
+  // whose sweeps are still among the newest `keep_newest`). A kept acceptance keeps its
+  // passes' sweeps, as a current drain keeps the sweep that drained the node: what they point
+  // at stays readable (`fabricctl map N`).
   {
     RETURN_IF_ERROR(Writable());
     MutexLock lock(&mu_);
@@ -489,13 +489,18 @@ absl::StatusOr<Store::Pruned> Store::PruneSweeps(absl::Time started_before, uint
     RETURN_IF_ERROR(Writable());  // each transaction: the leadership may go meanwhile
     MutexLock lock(&mu_);
     Database& db = *db_;
-    // Never a sweep a kept one was compared against, nor a node's last passing sweep.
+    // Never a sweep a kept one was compared against, a node's last passing sweep, the sweep
+    // that drained a node still drained, nor a pass of a kept acceptance.
     ASSIGN_OR_RETURN(
         auto rows,
         db.Query("SELECT id FROM sweeps WHERE state != ?1 AND (started < ?2 OR id NOT IN "
                  "(SELECT id FROM sweeps ORDER BY id DESC LIMIT ?3)) "
                  "AND id NOT IN (SELECT baseline FROM sweeps) "
-                 "AND id NOT IN (SELECT sweep_id FROM known_good) ORDER BY id LIMIT 1",
+                 "AND id NOT IN (SELECT sweep_id FROM known_good) "
+                 "AND id NOT IN (SELECT sweep_id FROM drained) "
+                 "AND NOT EXISTS (SELECT 1 FROM acceptances a WHERE "
+                 "(',' || a.sweep_ids || ',') LIKE ('%,' || sweeps.id || ',%')) "
+                 "ORDER BY id LIMIT 1",
                  params));
     if (rows.empty()) return pruned;
     const int64_t id = ColumnInt(rows[0], 0);

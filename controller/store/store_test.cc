@@ -550,4 +550,35 @@ TEST_CASE("Acceptances are recorded, listed newest first and pruned with the his
   CHECK(burn_in.ok());
 }
 
+TEST_CASE("Pruning by count keeps the sweep a current drain and a kept acceptance point at") {
+  auto store = Store::Open(TempDb("prune_pointed.db"));
+  REQUIRE(store.ok());
+  Store& s = **store;
+  std::vector<int64_t> ids;
+  for (int k = 1; k <= 5; ++k) {
+    auto id = s.CreateSweep({}, absl::FromUnixSeconds(k * 86400));
+    REQUIRE(id.ok());
+    v1::Report report = Judged(*id, {{"a", v1::HEALTH_OK}});
+    if (k == 1) {  // sweep 1 drains b
+      report = Judged(*id, {{"b", v1::HEALTH_CRITICAL}});
+      report.mutable_summary()->add_drain("b");
+    }
+    REQUIRE(s.FinishSweep(*id, report).ok());
+    if (k == 1) REQUIRE(s.RecordDrains(*id, report).ok());
+    ids.push_back(*id);
+  }
+  // An acceptance over sweep 2, recorded last (the newest acceptance: kept).
+  REQUIRE(s.RecordAcceptance(Accepting({ids[1]}, absl::FromUnixSeconds(1)), "fabricctl",
+                             absl::FromUnixSeconds(6 * 86400))
+              .ok());
+  auto pruned = s.PruneSweeps(absl::InfinitePast(), 1);
+  REQUIRE(pruned.ok());
+  auto left = s.ListSweeps(10);
+  REQUIRE(left.ok());
+  std::vector<int64_t> kept;
+  for (const auto& info : *left) kept.push_back(info.sweep_id());
+  // 5: the newest (a's last pass); 2: the acceptance's pass; 1: b's drain.
+  CHECK(kept == std::vector<int64_t>{ids[4], ids[1], ids[0]});
+}
+
 }  // namespace fabricctl::controller

@@ -47,8 +47,8 @@ TEST_CASE("a rank that timed no link (0) is no fastest link: its honest neighbou
   // node-c's link (to node-d) is the slow one; node-a says 0 ("not timed", or a liar claiming
   // the fastest link). With the 0 among the fastest half, node-b's honest 900 us would be
   // twice the typical and named; without it, the typical is 900 and only node-c stands out.
-  const auto findings = JudgeAllreduce(
-      Ring({"node-a", "node-b", "node-c", "node-d"}, {0, 900, 5000, 950}), Floor());
+  const auto findings =
+      JudgeAllreduce(Ring({"node-a", "node-b", "node-c", "node-d"}, {0, 900, 5000, 950}), Floor());
   CHECK(Named(findings) == "node-c");
   // Every rank untimed: the ring's own figure still judged, no node named for it.
   const auto untimed = JudgeAllreduce(Ring({"node-a", "node-b", "node-c"}, {0, 0, 0}), Floor());
