@@ -171,11 +171,23 @@ a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert a["findings"] == b["findings"] and a["health"] == b["health"]
 ' "$OUT/sweep.json" "$OUT/again.json"
 
-# 5. History pruned on demand: the newest two sweeps stay, the others' reports are gone.
-check "history prune --keep-sweeps 2 deletes the four oldest" \
-  test "$(lab history prune --keep-sweeps 2 2>&1 | cut -d' ' -f1-3)" = "pruned 4 sweeps"
+# 5. History pruned on demand: the newest two sweeps stay, and each node's last pass (a pass
+# needs pair probes with two peers: the all-reduce sweeps pass nobody); the others' reports go.
+keep=$( { lab history --format json | python3 -c '
+import json, sys
+ids = sorted(int(s["sweep_id"]) for s in json.load(sys.stdin)["sweeps"])
+print("\n".join(str(i) for i in ids[-2:]))'
+  lab nodes --format json | python3 -c '
+import json, sys
+for n in json.load(sys.stdin)["nodes"]:
+    if "known_good" in n: print(n["known_good"]["sweep_id"])'; } | sort -un)
+kept=$(wc -l <<<"$keep")
+check "history prune --keep-sweeps 2 deletes all but those ($((6 - kept)) of 6)" \
+  test "$(lab history prune --keep-sweeps 2 2>&1 | cut -d' ' -f1-3)" = "pruned $((6 - kept)) sweeps"
 left=$(lab history --format json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["sweeps"]))')
-check "two sweeps are left ($left)" test "$left" = 2
-check "a pruned sweep's report is gone" bash -c '! bash scripts/lab.sh map 1 --format json >/dev/null 2>&1'
+check "$kept sweeps are left ($left)" test "$left" = "$kept"
+gone=$(comm -23 <(seq 1 6 | sort) <(sort <<<"$keep") | head -n1)
+check "a pruned sweep's report is gone (sweep $gone)" \
+  bash -c "[[ -n '$gone' ]] && ! bash scripts/lab.sh map '$gone' --format json >/dev/null 2>&1"
 
 finish

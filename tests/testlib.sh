@@ -36,3 +36,17 @@ require_lab() {
   fi
   ip netns del "fabtest-probe-$$"
 }
+# fake_scontrol DIR NODE...: DIR/scontrol, a stand-in for Slurm's: `show hostnames` expands any
+# list to NODE..., anything else (an update: a drain) is recorded in $FAKE_LOG, one call a line.
+fake_scontrol() {
+  local dir=$1; shift
+  mkdir -p "$dir"
+  {
+    echo '#!/bin/sh'
+    echo 'case "$1 $2" in'
+    printf '  "show hostnames") printf '"'"'%%s\\n'"'"' %s ;;\n' "$*"
+    echo '  *) printf '"'"'%s|'"'"' "$@" >> "$FAKE_LOG"; echo >> "$FAKE_LOG" ;;'
+    echo 'esac'
+  } > "$dir/scontrol"
+  chmod +x "$dir/scontrol"
+}

@@ -28,15 +28,7 @@ registered() { grep -q "registered with" "$T/gpu001.log" "$T/gpu001.out" 2>/dev/
 for _ in $(seq 1 100); do registered && break; sleep 0.1; done
 check "two agents registered" registered
 
-mkdir "$T/bin"
-cat > "$T/bin/scontrol" <<'SH'
-#!/bin/sh
-case "$1 $2" in
-  "show hostnames") printf '%s\n' gpu001 gpu002 ;;
-  *) printf '%s|' "$@" >> "$FAKE_LOG"; echo >> "$FAKE_LOG" ;;
-esac
-SH
-chmod +x "$T/bin/scontrol"
+fake_scontrol "$T/bin" gpu001 gpu002
 
 start=$SECONDS
 jobs=()

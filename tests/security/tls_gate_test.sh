@@ -34,15 +34,7 @@ for _ in $(seq 1 100); do grep -q "listening on" "$T/controller.out" && break; s
 real=$(sed -n 's/.*listening on //p' "$T/controller.out" | head -n1)
 check "the controller listens ($real)" test -n "$real"
 
-mkdir "$T/bin"
-cat > "$T/bin/scontrol" <<'SH'
-#!/bin/sh
-case "$1 $2" in
-  "show hostnames") printf '%s\n' gpu001 gpu002 ;;
-  *) printf '%s|' "$@" >> "$FAKE_LOG"; echo >> "$FAKE_LOG" ;;
-esac
-SH
-chmod +x "$T/bin/scontrol"
+fake_scontrol "$T/bin" gpu001 gpu002
 
 # prolog NAME CONTROLLER CA CERT: the prolog of job NAME against CONTROLLER, trusting CA's
 # certificate authority and presenting CERT's prolog certificate; its exit code.
