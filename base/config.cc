@@ -358,6 +358,22 @@ absl::Status ValidateRails(const v1::Config& config, const Fail& fail) {
   return absl::OkStatus();
 }
 
+// Passes and their use: undrain, the incremental gate, the queue, known_good.
+template <typename Fail>
+absl::Status ValidatePasses(const v1::Config& config, const Fail& fail) {
+  if (config.undrain().after().seconds() < 0 || config.undrain().after().nanos() < 0)
+    return fail("undrain.after", "must not be negative");
+  if (config.sweep().max_age().seconds() < 0 || config.sweep().max_age().nanos() < 0)
+    return fail("sweep.max_age", "must not be negative");
+  if (config.sweep().has_max_per_identity() &&
+      (config.sweep().max_per_identity() < 1 || config.sweep().max_per_identity() > 4096))
+    return fail("sweep.max_per_identity", "must be between 1 and 4096");
+  if (config.known_good().has_min_peers() &&
+      (config.known_good().min_peers() < 1 || config.known_good().min_peers() > 64))
+    return fail("known_good.min_peers", "must be between 1 and 64");
+  return absl::OkStatus();
+}
+
 absl::Status Validate(const v1::Config& config, const YAML::Node& root, const std::string& source) {
   auto fail = [&](const std::string& key, const std::string& what) {
     YAML::Node node = FindNode(root, absl::StrSplit(key, '.'));
@@ -407,16 +423,7 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root, const st
   RETURN_IF_ERROR(ValidateWatch(config.watch(), fail));
   if (config.topology().ib_cables_size() > static_cast<int>(kMaxCables))
     return fail("topology.ib_cables", absl::StrCat("more than ", kMaxCables, " host ports"));
-  if (config.undrain().after().seconds() < 0 || config.undrain().after().nanos() < 0)
-    return fail("undrain.after", "must not be negative");
-  if (config.sweep().max_age().seconds() < 0 || config.sweep().max_age().nanos() < 0)
-    return fail("sweep.max_age", "must not be negative");
-  if (config.sweep().has_max_per_identity() &&
-      (config.sweep().max_per_identity() < 1 || config.sweep().max_per_identity() > 4096))
-    return fail("sweep.max_per_identity", "must be between 1 and 4096");
-  if (config.known_good().has_min_peers() &&
-      (config.known_good().min_peers() < 1 || config.known_good().min_peers() > 64))
-    return fail("known_good.min_peers", "must be between 1 and 64");
+  RETURN_IF_ERROR(ValidatePasses(config, fail));
   const double budget = config.sweep().retest_budget();
   if (!(budget >= 0 && budget <= 10))
     return fail("sweep.retest_budget", "must be between 0 and 10");

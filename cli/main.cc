@@ -4,7 +4,6 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-#include "absl/time/time.h"
 #include "base/exit_code.h"
 #include "base/process.h"
 #include "cli/accept.h"
@@ -95,13 +94,7 @@ int main(int argc, char** argv) {
   }
   if (sweep_cmd->parsed()) {
     sweep.controller = target;
-    if (sweep.max_age == "configured") {
-      const auto& age = config->sweep().max_age();
-      sweep.max_age =
-          age.seconds() > 0 || age.nanos() > 0
-              ? absl::FormatDuration(absl::Seconds(age.seconds()) + absl::Nanoseconds(age.nanos()))
-              : "";
-    }
+    cli::ResolveMaxAge(*config, &sweep);
     if (auto s = cli::ResolveSweepFlags(sweep_flags, &sweep); !s.ok()) return fail(s);
     return cli::RunSweepCommand(sweep, std::cerr);
   }

@@ -275,6 +275,15 @@ absl::Status SetMaxAge(const std::string& text, v1::SweepRequest& request) {
 
 }  // namespace
 
+void ResolveMaxAge(const v1::Config& config, SweepCommandOptions* options) {
+  if (options->max_age != "configured") return;
+  const auto& age = config.sweep().max_age();
+  options->max_age =
+      age.seconds() > 0 || age.nanos() > 0
+          ? absl::FormatDuration(absl::Seconds(age.seconds()) + absl::Nanoseconds(age.nanos()))
+          : "";
+}
+
 int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   // Validate the format before spending minutes on a sweep.
   if (auto probe = report::CheckFormat(options.format); !probe.ok()) {

@@ -102,6 +102,9 @@ CLI::App* AddMapCommand(CLI::App& app, MapOptions* options);
 // `fabricctl sweep`: runs a sweep on the controller, shows progress (one line per round on
 // stderr when it is a terminal), and renders the report. Exit code 0/1/2 by the worst
 // finding, 3 when it could not complete.
+// --max-age configured: the configuration's sweep.max_age, or none (every node) when unset.
+void ResolveMaxAge(const v1::Config& config, SweepCommandOptions* options);
+
 int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err);
 
 // `fabricctl map [SWEEP_ID]`: renders a stored sweep's report (0: the latest).

@@ -78,6 +78,38 @@ absl::Status ValidateAcceptance(const v1::Acceptance& a) {
   return absl::OkStatus();
 }
 
+// What Sweep takes: bounded, its names node names, its values in range.
+grpc::Status ValidateSweepRequest(const v1::SweepRequest& r) {
+  if (r.nodes_size() > kMaxListNames) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("nodes has ", r.nodes_size(), " entries; at most ", kMaxListNames));
+  }
+  for (const auto& name : r.nodes()) {
+    if (auto s = ValidateNodeName(name, "nodes"); !s.ok()) return ToGrpcStatus(s);
+  }
+  if (const std::string& b = r.allreduce_backend();
+      !b.empty() && b != "auto" && b != "nccl" && b != "rdma" && b != "tcp") {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        "allreduce_backend: '" + b.substr(0, 64) + "' is none of auto, nccl, rdma, tcp");
+  }
+  if (r.rails_size() > 64) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "rails: at most 64 names");
+  }
+  if (r.allreduce_group_by().size() > 253) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "allreduce_group_by is longer than 253");
+  }
+  if (r.wait().seconds() < 0 || r.wait().nanos() < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "wait is negative");
+  }
+  if (r.pairing_file().size() > (1 << 20)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "pairing_file is larger than 1 MiB");
+  }
+  return grpc::Status::OK;
+}
+
 // A node's known-good state as the API carries it.
 v1::KnownGood KnownGoodProto(const Store::KnownGood& k) {
   v1::KnownGood kg;
@@ -390,33 +422,7 @@ grpc::Status ControllerServiceImpl::Sweep(grpc::ServerContext* context,
   if (sweeps_ == nullptr) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this controller runs no sweeps");
   }
-  if (request->nodes_size() > kMaxListNames) {
-    return grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
-        absl::StrCat("nodes has ", request->nodes_size(), " entries; at most ", kMaxListNames));
-  }
-  for (const auto& name : request->nodes()) {
-    if (auto s = ValidateNodeName(name, "nodes"); !s.ok()) return ToGrpcStatus(s);
-  }
-  if (const std::string& b = request->allreduce_backend();
-      !b.empty() && b != "auto" && b != "nccl" && b != "rdma" && b != "tcp") {
-    return grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
-        "allreduce_backend: '" + b.substr(0, 64) + "' is none of auto, nccl, rdma, tcp");
-  }
-  if (request->rails_size() > 64) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "rails: at most 64 names");
-  }
-  if (request->allreduce_group_by().size() > 253) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "allreduce_group_by is longer than 253");
-  }
-  if (request->wait().seconds() < 0 || request->wait().nanos() < 0) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "wait is negative");
-  }
-  if (request->pairing_file().size() > (1 << 20)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "pairing_file is larger than 1 MiB");
-  }
+  if (auto s = ValidateSweepRequest(*request); !s.ok()) return s;
   ForgetExpired();
   auto registry = store_->ListNodes({});
   if (!registry.ok()) return ToGrpcStatus(registry.status());

@@ -131,25 +131,26 @@ bool SameMeasure(const QueuedSweep& a, const QueuedSweep& b) {
 
 }  // namespace
 
-void SweepQueue::Gather() {
+void SweepQueue::ShareRunning(Waiting& w) {
   // A waiting sweep that shares from now on is no longer held as a sweep: a shared place.
-  auto share = [&](Waiting& w) {
-    w.shares = true;
-    current_result_->Follow(w.result);
-    if (auto it = held_.find(w.sweep.identity); it != held_.end() && --it->second == 0)
-      held_.erase(it);
-    ++sharing_[w.sweep.identity];
-    ++shared_;
-  };
+  w.shares = true;
+  current_result_->Follow(w.result);
+  if (auto it = held_.find(w.sweep.identity); it != held_.end() && --it->second == 0)
+    held_.erase(it);
+  ++sharing_[w.sweep.identity];
+  ++shared_;
+}
+
+void SweepQueue::Gather() {
   for (auto& [seq, w] : waiting_) {  // merged, in arrival order
     if (w.shares || current_.Covers(w.sweep) || !SameMeasure(current_, w.sweep) ||
         !MergeCosts(current_.nodes, w.sweep.nodes))
       continue;
     current_.nodes.insert(w.sweep.nodes.begin(), w.sweep.nodes.end());
-    share(w);
+    ShareRunning(w);
   }
   for (auto& [seq, w] : waiting_) {  // covered
-    if (!w.shares && current_.Covers(w.sweep)) share(w);
+    if (!w.shares && current_.Covers(w.sweep)) ShareRunning(w);
   }
 }
 

@@ -136,6 +136,8 @@ class SweepQueue {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Rule 4 for the sweep that now runs: those merged into it, then those it covers, share it.
   void Gather() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `w` shares the running sweep's result from now on.
+  void ShareRunning(Waiting& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A place given back: a sweep (`ran`) or a shared place.
   void Release(const std::string& identity, bool ran);
 
