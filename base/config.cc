@@ -424,6 +424,8 @@ absl::Status Validate(const v1::Config& config, const YAML::Node& root, const st
   if (config.topology().ib_cables_size() > static_cast<int>(kMaxCables))
     return fail("topology.ib_cables", absl::StrCat("more than ", kMaxCables, " host ports"));
   RETURN_IF_ERROR(ValidatePasses(config, fail));
+  if (const std::string& n = config.tls().node_names(); !n.empty() && n != "cn" && n != "any")
+    return fail("tls.node_names", "must be cn or any");
   const double budget = config.sweep().retest_budget();
   if (!(budget >= 0 && budget <= 10))
     return fail("sweep.retest_budget", "must be between 0 and 10");
@@ -501,6 +503,7 @@ void ApplyDefaults(v1::Config* c) {
   if (!c->known_good().has_min_peers()) c->mutable_known_good()->set_min_peers(2);
   auto* tls = c->mutable_tls();
   if (tls->controller_identity().empty()) tls->set_controller_identity("fabric-controller");
+  if (tls->node_names().empty()) tls->set_node_names("cn");
   if (tls->admin_identities().empty()) tls->add_admin_identities("fabricctl");
   if (tls->operator_identities().empty()) {
     tls->add_operator_identities("fabricctl");

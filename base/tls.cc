@@ -104,4 +104,23 @@ grpc::Status RequirePeerIdentity(const grpc::ServerContext& context, const std::
       absl::StrCat("caller '", absl::StrJoin(ids, ","), "' is not '", identity, "'; ", why));
 }
 
+grpc::Status RequireNodeName(const grpc::ServerContext& context, const std::string& name,
+                             bool any_name, const std::string& why) {
+  if (any_name) return RequirePeerIdentity(context, name, why);
+  auto auth = context.auth_context();
+  if (!auth || auth->GetPeerIdentityPropertyName().empty()) {
+    return grpc::Status::OK;  // plain text: permitted by the start-up decision
+  }
+  std::vector<std::string> cns;
+  for (const auto& value : auth->FindPropertyValues("x509_common_name")) {
+    cns.emplace_back(value.data(), value.size());
+  }
+  for (const auto& cn : cns) {
+    if (cn == name) return grpc::Status::OK;
+  }
+  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                      absl::StrCat("caller's certificate name (CN) '", absl::StrJoin(cns, ","),
+                                   "' is not '", name, "' (tls.node_names: cn); ", why));
+}
+
 }  // namespace fabricctl

@@ -57,6 +57,11 @@ grpc::Status RequirePeerIdentity(
     const grpc::ServerContext& context, const std::string& identity,
     const std::string& why = "only the controller may run probes here");
 
+// OK when the call's peer may act as node `name`: its certificate's CN is `name` (or, with
+// `any_name`, its CN or a SAN is), or the call is plain text. PermissionDenied otherwise.
+grpc::Status RequireNodeName(const grpc::ServerContext& context, const std::string& name,
+                             bool any_name, const std::string& why);
+
 // The largest configuration or TLS file read (ReadFileToString).
 inline constexpr size_t kMaxInputFileBytes = 4 << 20;
 

@@ -15,6 +15,7 @@ namespace {
 // tls.admin_identities).
 RegistryOptions WithRoles(RegistryOptions options, const v1::TlsConfig& tls) {
   options.roles = Roles::Of(tls);
+  options.node_name_any = tls.node_names() == "any";
   return options;
 }
 

@@ -161,8 +161,8 @@ grpc::Status ControllerServiceImpl::Register(grpc::ServerContext* context,
   if (auto s = ValidateInventory(inventory); !s.ok()) return ToGrpcStatus(s);
   // Under mutual TLS a node registers only under a name its certificate carries: any other
   // certificate of the cluster cannot take its place in the registry.
-  if (auto s = RequirePeerIdentity(*context, inventory.node_name(),
-                                   "a node registers only under a name its certificate carries");
+  if (auto s = RequireNodeName(*context, inventory.node_name(), options_.node_name_any,
+                               "a node registers only under its certificate's name");
       !s.ok()) {
     Logger("registry")->warn("registration refused: {}", s.error_message());
     return s;
@@ -195,8 +195,8 @@ grpc::Status ControllerServiceImpl::Heartbeat(grpc::ServerContext* context,
                                               const v1::HeartbeatRequest* request,
                                               v1::HeartbeatResponse* response) {
   if (auto s = ValidateNodeName(request->node_name(), "node_name"); !s.ok()) return ToGrpcStatus(s);
-  if (auto s = RequirePeerIdentity(*context, request->node_name(),
-                                   "a node heartbeats only under a name its certificate carries");
+  if (auto s = RequireNodeName(*context, request->node_name(), options_.node_name_any,
+                               "a node heartbeats only under its certificate's name");
       !s.ok()) {
     return s;
   }

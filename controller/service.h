@@ -34,6 +34,9 @@ struct RegistryOptions {
   // --insecure): an agent that registers at another address is refused, as the controller
   // would dial it in plain text off loopback.
   bool loopback_only = false;
+  // tls.node_names: any: a node may register under any name its certificate carries (CN or
+  // SAN); otherwise under its CN only.
+  bool node_name_any = false;
 };
 
 // A node's state by the staleness rule.

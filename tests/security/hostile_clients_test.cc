@@ -51,8 +51,8 @@ struct Cluster {
 Cluster Start() {
   Cluster c;
   c.certs = TempDir("hostile_certs");
-  REQUIRE(RunCommand({"scripts/make-certs.sh", c.certs, "fabricctl", "intruder", "--loopback",
-                      "fabric-controller", "node-a"})
+  REQUIRE(RunCommand({"scripts/make-certs.sh", c.certs, "fabricctl", "intruder",
+                      "node-b=DNS:node-z", "--loopback", "fabric-controller", "node-a"})
               .exit_code == 0);
   std::vector<std::string> argv = {
       kController,        "--listen",   "127.0.0.1:0", "--db", TempDir("hostile_db") + "/c.db",
@@ -102,6 +102,19 @@ TEST_CASE("Hostile clients: impostors, oversized fields and messages, garbage by
     // ...but registers under its own name.
     fake.set_node_name("intruder");
     CHECK(Register(*stub, fake).ok());
+    CHECK(c.NodeCount() == 2);
+  }
+
+  SECTION("a node's certificate registers under one name, its CN, never each SAN") {
+    auto stub = c.ControllerAs("node-b");
+    v1::NodeInventory inventory;
+    inventory.set_agent_address("127.0.0.1:9");
+    inventory.set_node_name("node-z");  // a SAN of the certificate, not its CN
+    grpc::Status s = Register(*stub, inventory);
+    CHECK(s.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+    CHECK(s.error_message().find("tls.node_names: cn") != std::string::npos);
+    inventory.set_node_name("node-b");
+    CHECK(Register(*stub, inventory).ok());
     CHECK(c.NodeCount() == 2);
   }
 
