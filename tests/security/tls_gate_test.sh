@@ -33,6 +33,9 @@ pids+=($!)
 for _ in $(seq 1 100); do grep -q "listening on" "$T/controller.out" && break; sleep 0.1; done
 real=$(sed -n 's/.*listening on //p' "$T/controller.out" | head -n1)
 check "the controller listens ($real)" test -n "$real"
+accepts() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for _ in $(seq 1 100); do accepts "$impostor" && break; sleep 0.1; done
+check "the impostor listens (port $impostor)" accepts "$impostor"
 
 fake_scontrol "$T/bin" gpu001 gpu002
 
