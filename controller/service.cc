@@ -224,13 +224,12 @@ grpc::Status ControllerServiceImpl::Heartbeat(grpc::ServerContext* context,
 }
 
 void ControllerServiceImpl::LoseKnownGoodOnWatch(const v1::HeartbeatRequest& request) {
-  // Only the watch's own kinds, from the node about itself; a pass already lost stays as it was
-  // (no write a heartbeat while the finding lasts: a sweep meanwhile raises it too).
+  // Only kinds an agent may raise about itself (the catalogue's RaisedBy); a pass already lost
+  // stays as it was (no write a heartbeat while the finding lasts: a sweep raises it too).
   std::vector<std::string> what;
   for (const v1::Finding& f : request.watch()) {
     if (what.size() >= 8) break;
-    if ((f.kind() == report::kind::kLinkErrors || f.kind() == report::kind::kLinkFlapping) &&
-        f.severity() >= v1::SEVERITY_WARNING) {
+    if (report::AgentMayRaise(f.kind()) && f.severity() >= v1::SEVERITY_WARNING) {
       what.push_back(absl::StrCat(f.kind(), " on ", f.device().substr(0, 64)));
     }
   }
