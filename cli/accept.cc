@@ -24,9 +24,6 @@ using google::protobuf::util::TimeUtil;
 // records an acceptance of at most as many), and the longest soak.
 constexpr uint32_t kMaxPasses = 1000;
 constexpr absl::Duration kMaxSoak = absl::Hours(7 * 24);
-// The controller takes messages of up to 4 MiB: an acceptance larger than this is recorded
-// without its findings (its verdicts, checks and sweeps stay; the sweeps' reports hold them).
-constexpr size_t kMaxRecordBytes = 3 << 20;
 
 // The references: --reference's nodes, none with --reference none, else chosen from the
 // registry (AutoReferences), at least kMinReferences either way but "none".
@@ -86,12 +83,10 @@ struct BurnIn {
           << " of the soak left";
     }
     if (!reports.empty()) {
-      std::vector<std::string> failing;
-      const v1::Acceptance so_far = Judge(nodes, references, reports);
-      for (const auto& node : so_far.nodes()) {
-        if (!node.accepted()) failing.push_back(node.node());
-      }
-      err << "; failed so far: " << (failing.empty() ? "none" : absl::StrJoin(failing, ","));
+      const v1::SweepInfo& last = reports.back().sweep();
+      err << "; sweep " << last.sweep_id() << " (pass " << reports.size()
+          << "): " << v1::Severity_Name(last.worst_severity()) << ", " << last.findings_count()
+          << " finding(s)";
     }
     err << "\n";
   }
@@ -121,47 +116,55 @@ std::vector<v1::Report> RunPasses(v1::ControllerService::Stub& stub,
   return reports;
 }
 
-// Records the acceptance in the controller's history, which adds who and when; its id.
-absl::StatusOr<int64_t> RecordAcceptance(v1::ControllerService::Stub& stub,
-                                         const ControllerTarget& controller,
-                                         const v1::Acceptance& acceptance) {
+// Records the acceptance in the controller's history: the controller judges the new nodes over
+// the stored reports of its sweeps (controller/verdict/acceptance.h) and adds who and when.
+// Its id, and the acceptance as judged.
+absl::StatusOr<v1::RecordAcceptanceResponse> RecordAcceptance(v1::ControllerService::Stub& stub,
+                                                              const ControllerTarget& controller,
+                                                              const v1::Acceptance& asked) {
   v1::RecordAcceptanceRequest request;
-  *request.mutable_acceptance() = acceptance;
-  if (request.ByteSizeLong() > kMaxRecordBytes) {
-    v1::Acceptance* a = request.mutable_acceptance();
-    for (auto& node : *a->mutable_nodes()) {
-      for (auto& check : *node.mutable_checks()) check.clear_findings();
-    }
-    a->clear_reference_findings();
-    a->clear_other_findings();
-    a->clear_shared_findings();
-  }
+  *request.mutable_acceptance() = asked;
   grpc::ClientContext context;
   context.set_deadline(DeadlineAfter(controller.timeout));
   v1::RecordAcceptanceResponse response;
   grpc::Status status = stub.RecordAcceptance(&context, request, &response);
   if (!status.ok()) return DescribeRpcFailure(controller, status);
-  return response.acceptance_id();
+  return response;
 }
 
-// The exit code once the acceptance is recorded. A record that fails is said on stderr and
-// makes an acceptance exit 3: a gate must not pass nodes whose acceptance history does not
-// hold. A rejection (2) or an acceptance cut short (3) stays as it is.
-int Recorded(v1::ControllerService::Stub& stub, const ControllerTarget& controller,
-             const v1::Acceptance& acceptance, int code, std::ostream& err) {
-  auto id = RecordAcceptance(stub, controller, acceptance);
-  if (id.ok()) {
-    err << "fabricctl accept: recorded as acceptance " << *id
+// What was asked and run, for the controller to judge: the nodes, references, passes and times.
+v1::Acceptance Asked(const std::vector<std::string>& new_nodes, const BurnIn& burn_in,
+                     const std::string& source, const std::vector<v1::Report>& reports,
+                     const std::string& incomplete) {
+  v1::Acceptance asked;
+  for (const std::string& name : new_nodes) asked.add_nodes()->set_node(name);
+  for (const std::string& r : burn_in.references) asked.add_reference_nodes(r);
+  asked.set_reference_source(source);
+  asked.set_incomplete(incomplete);
+  for (const v1::Report& r : reports) asked.add_sweep_ids(r.sweep().sweep_id());
+  *asked.mutable_started() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(burn_in.start));
+  *asked.mutable_duration() =
+      TimeUtil::MillisecondsToDuration(absl::ToInt64Milliseconds(absl::Now() - burn_in.start));
+  return asked;
+}
+
+// The acceptance as the controller judged and recorded it; when it could not (unreachable, its
+// store down, a pass's sweep pruned), no verdict: every node unaccepted, exit 3, and why.
+v1::Acceptance Judged(v1::ControllerService::Stub& stub, const ControllerTarget& controller,
+                      v1::Acceptance asked, std::ostream& err) {
+  auto recorded = RecordAcceptance(stub, controller, asked);
+  if (recorded.ok()) {
+    err << "fabricctl accept: recorded as acceptance " << recorded->acceptance_id()
         << " (fabricctl history --acceptances)\n";
-    return code;
+    return recorded->acceptance();
   }
-  err << "fabricctl accept: the acceptance is not recorded in history: " << id.status().message()
-      << "\n";
-  // A controller older than the record keeps no acceptances: the verdict stands, as it did
-  // before there were records (upgrade the controllers first to have them).
-  if (absl::IsUnimplemented(id.status())) return code;
-  if (code == kExitOk || code == kExitWarning) return kExitUnknown;
-  return code;
+  const std::string why = absl::StrCat("not judged: the controller did not record the acceptance: ",
+                                       recorded.status().message());
+  err << "fabricctl accept: " << why << "\n";
+  asked.set_incomplete(asked.incomplete().empty() ? why
+                                                  : absl::StrCat(asked.incomplete(), "; ", why));
+  asked.set_exit_code(kExitUnknown);
+  return asked;
 }
 
 }  // namespace
@@ -214,22 +217,15 @@ int RunAcceptCommand(AcceptOptions o, const AcceptFlags& flags, std::ostream& er
       << (refs->empty() ? "no reference (among themselves)" : absl::StrJoin(*refs, ",")) << "\n";
 
   const BurnIn burn_in{o.repeat, soak, absl::Now(), new_nodes, *refs};
-  const absl::Time start = burn_in.start;
   std::string incomplete;
   const std::vector<v1::Report> reports = RunPasses(**stub, *request, o, burn_in, incomplete, err);
-  v1::Acceptance acceptance = Judge(new_nodes, *refs, reports);
-  acceptance.set_reference_source(source);
-  acceptance.set_incomplete(incomplete);
-  for (const v1::Report& r : reports) acceptance.add_sweep_ids(r.sweep().sweep_id());
-  *acceptance.mutable_started() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(start));
-  *acceptance.mutable_duration() =
-      TimeUtil::MillisecondsToDuration(absl::ToInt64Milliseconds(absl::Now() - start));
+  if (!incomplete.empty()) err << "fabricctl accept: " << incomplete << "\n";
+  v1::Acceptance acceptance = Judged(**stub, o.sweep.controller,
+                                     Asked(new_nodes, burn_in, source, reports, incomplete), err);
   auto rendered = report::RenderAcceptance(acceptance, o.format);
   if (!rendered.ok()) return fail(rendered.status());
   if (auto s = WriteOutput(o.output, *rendered); !s.ok()) return fail(s);
-  const int code = AcceptanceExitCode(acceptance);
-  if (!incomplete.empty()) err << "fabricctl accept: " << incomplete << "\n";
-  return Recorded(**stub, o.sweep.controller, acceptance, code, err);
+  return static_cast<int>(acceptance.exit_code());
 }
 
 CLI::App* AddAcceptCommand(CLI::App& app, AcceptOptions* options, AcceptFlags* flags) {

@@ -6,12 +6,11 @@
 
 #include "absl/status/status.h"
 #include "proto/controller.pb.h"
-#include "proto/report.pb.h"
 
 namespace fabricctl::cli {
 
-// `fabricctl accept`'s judgement, apart from the RPCs: which nodes to judge new nodes against,
-// and the verdict on each new node over the passes' reports.
+// `fabricctl accept`'s choice of the nodes to judge new nodes against (the verdict over the
+// passes is the controller's: controller/verdict/acceptance.h).
 
 // The most reference nodes chosen from the registry: enough that one bad reference is outvoted,
 // few enough that each pass stays a small sweep.
@@ -37,25 +36,6 @@ absl::Status CheckReferences(const std::vector<std::string>& references,
                              const std::vector<std::string>& new_nodes,
                              const v1::ListNodesResponse& registry,
                              std::vector<std::string>* warnings);
-
-// The check a finding's kind belongs to: "cabling", "configuration", "reachable" or "fabric".
-std::string CheckOf(const std::string& kind);
-
-// The verdict on each new node over the passes' reports: a node is accepted when no warning or
-// critical finding of any pass names it (as its node, or as the peer of a pair with a
-// reference). Each finding is kept once, with evidence `passes` ("2 of 3"). A configuration
-// finding whose kind every reference shows too is the fleet's state, not the node's difference:
-// kept as shared, failing nothing. Findings that name only reference nodes, or no node at all,
-// are kept apart. Each new node carries its figures beside the references' on each rail, the
-// medians over every pass (Acceptance.Figures).
-v1::Acceptance Judge(const std::vector<std::string>& new_nodes,
-                     const std::vector<std::string>& references,
-                     const std::vector<v1::Report>& passes);
-
-// 2 (critical) when a node is rejected; else 3 when a pass gave no verdict (or none ran): an
-// acceptance cut short accepts nobody; else by the worst fabric finding about a reference (the
-// figures the new nodes were judged against) or finding about no single node; else 0.
-int AcceptanceExitCode(const v1::Acceptance& acceptance);
 
 }  // namespace fabricctl::cli
 

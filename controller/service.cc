@@ -15,6 +15,7 @@
 #include "base/status_macros.h"
 #include "base/tls.h"
 #include "base/utf8.h"
+#include "controller/acceptances.h"
 #include "controller/sweep/incremental.h"
 #include "controller/sweep/inventory_diff.h"
 #include "google/protobuf/util/time_util.h"
@@ -29,53 +30,12 @@ using google::protobuf::util::TimeUtil;
 constexpr int kMaxListNames = 100000;
 constexpr size_t kListSweepsPageBytes = 1 << 20;
 constexpr size_t kMaxInventoryString = 4096;
-// An acceptance's passes: at most as many as `fabricctl accept` runs (--repeat, --soak).
-constexpr int kMaxAcceptancePasses = 1000;
-constexpr size_t kMaxAcceptanceBytes = 4 << 20;
 // Listed with their verdicts, acceptances come this many a page at most: the store reads each
 // whole before the page's bytes are counted.
 constexpr uint32_t kMaxVerdictsPage = 16;
 
 google::protobuf::Timestamp ToProto(absl::Time t) {
   return TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(t));
-}
-
-// What RecordAcceptance takes: bounded, its names node names, its times not negative.
-absl::Status ValidateAcceptance(const v1::Acceptance& a) {
-  if (const size_t bytes = a.ByteSizeLong(); bytes > kMaxAcceptanceBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("acceptance is ", bytes, " bytes serialised; at most ", kMaxAcceptanceBytes));
-  }
-  if (a.sweep_ids_size() > kMaxAcceptancePasses) {
-    return absl::InvalidArgumentError(absl::StrCat("acceptance.sweep_ids has ", a.sweep_ids_size(),
-                                                   " entries; at most ", kMaxAcceptancePasses));
-  }
-  for (const int64_t id : a.sweep_ids()) {
-    if (id <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("acceptance.sweep_ids: ", id, " is not a sweep id"));
-    }
-  }
-  if (a.nodes_size() > kMaxListNames || a.reference_nodes_size() > kMaxListNames) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("acceptance: at most ", kMaxListNames, " nodes and as many references"));
-  }
-  for (const auto& node : a.nodes()) {
-    if (auto s = ValidateNodeName(node.node(), "acceptance.nodes.node"); !s.ok()) return s;
-  }
-  for (const auto& name : a.reference_nodes()) {
-    if (auto s = ValidateNodeName(name, "acceptance.reference_nodes"); !s.ok()) return s;
-  }
-  // Within what a timestamp may hold, and a duration of at most a year (a soak is at most a
-  // week): the store keeps both in microseconds and milliseconds without overflow.
-  constexpr int64_t kMaxAcceptanceSeconds = 366 * 86400;
-  if (a.started().seconds() < 0 || a.started().seconds() > TimeUtil::kTimestampMaxSeconds ||
-      a.duration().seconds() < 0 || a.duration().nanos() < 0 ||
-      a.duration().seconds() > kMaxAcceptanceSeconds) {
-    return absl::InvalidArgumentError(
-        "acceptance: started must be a valid time and duration between 0 and a year");
-  }
-  return absl::OkStatus();
 }
 
 // What Sweep takes: bounded, its names node names, its values in range.
@@ -296,16 +256,19 @@ grpc::Status ControllerServiceImpl::RecordAcceptance(grpc::ServerContext* contex
   if (auto s = Require(*context, Role::kOperator, "record an acceptance"); !s.ok()) return s;
   if (auto s = ValidateAcceptance(request->acceptance()); !s.ok()) return ToGrpcStatus(s);
   // Printable text only: its names and reasons reach terminals through `fabricctl history`.
-  v1::Acceptance clean = request->acceptance();
-  SanitizeText(&clean);
+  v1::Acceptance asked = request->acceptance();
+  SanitizeText(&asked);
+  // The verdict is judged here, over the stored reports of its sweeps, whatever was sent.
+  const v1::Acceptance clean = JudgeRecorded(*store_, asked);
   const std::string by = CallerOf(*context);
   auto id = store_->RecordAcceptance(clean, by, options_.now());
   if (!id.ok()) return ToGrpcStatus(id.status());
   int accepted = 0;
   for (const auto& node : clean.nodes()) {
     accepted += node.accepted() ? 1 : 0;
-    // A node the acceptance rejected is vouched for by none of its passes' sweeps.
-    if (!node.accepted()) {
+    // A node the acceptance rejected (a check failed; not one cut short before its verdict)
+    // is vouched for by none of its passes' sweeps.
+    if (Rejected(node)) {
       (void)store_->LoseKnownGood(
           node.node(), options_.now(),
           absl::StrCat("fabricctl accept rejected it (acceptance ", *id, ")"));
@@ -316,6 +279,7 @@ grpc::Status ControllerServiceImpl::RecordAcceptance(grpc::ServerContext* contex
   Logger("history")->info("acceptance {} recorded by {}: {} of {} node(s) accepted, sweeps {}", *id,
                           by, accepted, clean.nodes_size(), sweeps);
   response->set_acceptance_id(*id);
+  *response->mutable_acceptance() = clean;
   return grpc::Status::OK;
 }
 

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "report/findings.h"
 #include "tests/testing/testing.h"
 
 namespace fabricctl::controller {
@@ -324,19 +325,53 @@ TEST_CASE("An acceptance is recorded with who and when, naming only sweeps histo
   grpc::ServerContext context;  // plain text: no identity, every call allowed
   auto sweep = store->CreateSweep({}, now);
   REQUIRE(sweep.ok());
+  // The pass: node-5 and node-6 each measured with both references, node-6 a straggler.
+  v1::Report pass;
+  pass.mutable_sweep()->set_sweep_id(*sweep);
+  pass.mutable_sweep()->set_state(v1::SWEEP_COMPLETED);
+  for (const char* name : {"node-5", "node-6", "ref-1", "ref-2"})
+    pass.mutable_health()->add_nodes()->set_node(name);
+  for (const char* name : {"node-5", "node-6"}) {
+    for (const char* ref : {"ref-1", "ref-2"}) {
+      v1::PairHealth* p = pass.mutable_health()->add_pairs();
+      p->set_node(name);
+      p->set_peer(ref);
+      p->set_bw_gbps(name == std::string("node-6") ? 3 : 10);
+    }
+  }
+  *pass.add_findings() = report::Make(report::kind::kStragglerNode, "node-6", "slow");
+  REQUIRE(store->FinishSweep(*sweep, pass).ok());
 
+  // The client's verdict is the opposite of what was measured: the controller's stands.
   v1::RecordAcceptanceRequest request;
   for (const char* name : {"node-5", "node-6"}) {
     v1::Acceptance::NodeVerdict* node = request.mutable_acceptance()->add_nodes();
     node->set_node(name);
-    node->set_accepted(std::string(name) == "node-5");
+    node->set_accepted(std::string(name) == "node-6");
   }
+  request.mutable_acceptance()->add_reference_nodes("ref-1");
+  request.mutable_acceptance()->add_reference_nodes("ref-2");
   request.mutable_acceptance()->add_sweep_ids(*sweep);
-  request.mutable_acceptance()->set_incomplete("pass 2:\x1b[2J gone");
-  Pass(*store, "node-6");  // a pass of the burn-in's last sweep, say
+  Pass(*store, "node-6");  // known-good by a later sweep, say
   v1::RecordAcceptanceResponse recorded;
   REQUIRE(service.RecordAcceptance(&context, &request, &recorded).ok());
   CHECK(recorded.acceptance_id() > 0);
+  REQUIRE(recorded.acceptance().nodes_size() == 2);
+  CHECK(recorded.acceptance().nodes(0).accepted());
+  CHECK_FALSE(recorded.acceptance().nodes(1).accepted());
+  CHECK(recorded.acceptance().exit_code() == 2);
+  // A sweep that never finished judges nothing: incomplete, nobody accepted.
+  auto running = store->CreateSweep({}, now);
+  REQUIRE(running.ok());
+  auto unfinished = request;
+  unfinished.mutable_acceptance()->clear_sweep_ids();
+  unfinished.mutable_acceptance()->add_sweep_ids(*running);
+  unfinished.mutable_acceptance()->set_incomplete("pass 2:\x1b[2J gone");
+  v1::RecordAcceptanceResponse cut;
+  REQUIRE(service.RecordAcceptance(&context, &unfinished, &cut).ok());
+  CHECK(cut.acceptance().exit_code() == 3);
+  CHECK_FALSE(cut.acceptance().nodes(0).accepted());
+  CHECK(cut.acceptance().incomplete().find("is not in history") != std::string::npos);
   // The node it rejected is known-good no longer.
   auto passes = store->ListKnownGood({"node-6"});
   REQUIRE(passes.ok());
@@ -348,8 +383,8 @@ TEST_CASE("An acceptance is recorded with who and when, naming only sweeps histo
   v1::ListAcceptancesRequest list;
   v1::ListAcceptancesResponse listed;
   REQUIRE(service.ListAcceptances(&context, &list, &listed).ok());
-  REQUIRE(listed.acceptances_size() == 1);
-  const v1::AcceptanceRecord& record = listed.acceptances(0);
+  REQUIRE(listed.acceptances_size() == 2);
+  const v1::AcceptanceRecord& record = listed.acceptances(1);
   CHECK(record.acceptance_id() == recorded.acceptance_id());
   CHECK(record.recorded().seconds() == 1'700'000'000);
   CHECK(record.recorded_by() == "plain text");
@@ -357,14 +392,15 @@ TEST_CASE("An acceptance is recorded with who and when, naming only sweeps histo
   CHECK(record.accepted(0) == "node-5");
   REQUIRE(record.rejected_size() == 1);
   CHECK(record.rejected(0) == "node-6");
-  CHECK(record.incomplete().find('\x1b') == std::string::npos);
+  CHECK(listed.acceptances(0).incomplete().find('\x1b') == std::string::npos);
+  CHECK(listed.acceptances(0).incomplete().find("gone; sweep") != std::string::npos);
   CHECK_FALSE(record.has_acceptance());
   CHECK(listed.next_before_acceptance_id() == 0);
   list.set_with_verdicts(true);
   listed.Clear();
   REQUIRE(service.ListAcceptances(&context, &list, &listed).ok());
-  REQUIRE(listed.acceptances_size() == 1);
-  CHECK(listed.acceptances(0).acceptance().nodes_size() == 2);
+  REQUIRE(listed.acceptances_size() == 2);
+  CHECK(listed.acceptances(1).acceptance().nodes_size() == 2);
 
   auto refused = [&](v1::RecordAcceptanceRequest bad, const std::string& needle) {
     grpc::Status status = service.RecordAcceptance(&context, &bad, &recorded);
@@ -377,6 +413,9 @@ TEST_CASE("An acceptance is recorded with who and when, naming only sweeps histo
   auto too_many = request;
   for (int i = 0; i < 1000; ++i) too_many.mutable_acceptance()->add_sweep_ids(*sweep);
   refused(too_many, "acceptance.sweep_ids has 1001 entries; at most 1000");
+  auto twice = request;
+  twice.mutable_acceptance()->add_sweep_ids(*sweep);
+  refused(twice, "is named twice");
   auto huge = request;
   huge.mutable_acceptance()->set_incomplete(std::string(5 << 20, 'x'));
   refused(huge, "bytes serialised; at most 4194304");
@@ -387,7 +426,7 @@ TEST_CASE("An acceptance is recorded with who and when, naming only sweeps histo
   list.set_with_verdicts(false);
   listed.Clear();
   REQUIRE(service.ListAcceptances(&context, &list, &listed).ok());
-  CHECK(listed.acceptances_size() == 1);
+  CHECK(listed.acceptances_size() == 2);
 }
 
 }  // namespace fabricctl::controller

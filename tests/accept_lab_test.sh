@@ -9,7 +9,8 @@
 # else is named; and with two rails whose switches speak LLDP, a host whose rail-1 NIC is cabled
 # to rail 0's switch is rejected as miscabled, and one whose rail-0 NIC is on another port than
 # the cabling plan's, while a host cabled as planned is accepted. Each acceptance is recorded in
-# the controller's history (`history --acceptances`). Needs root, iproute2 and lldpd; skips
+# the controller's history (`history --acceptances`). Automatic references follow the site's
+# placement (the configuration's `nodes:`), never the labels agents give themselves. Needs root, iproute2 and lldpd; skips
 # (saying why) otherwise.
 set -uo pipefail
 
@@ -92,6 +93,19 @@ PY
 lab history --acceptances > "$OUT/acceptances.txt" 2>&1
 check "history --acceptances: node-5 and node-6 accepted over sweeps ${sweeps:-none}" \
   grep -q " accepted 2 (node-5,node-6), rejected 0; sweeps ${sweeps:-none}\$" "$OUT/acceptances.txt"
+# Automatic references come from the site's placement, never from what agents say of
+# themselves: node-1..4's agents label themselves rack=r1, the rack the site places node-7 in,
+# and are not preferred for that; node-5 (rack=r2 by its agent), which the site places there,
+# is. The rest are the most recently passed (node-1..6 alike, by the last acceptance's sweep),
+# then by name.
+printf 'nodes:\n  - {node: node-7, labels: {rack: r1}}\n  - {node: node-5, labels: {rack: r1}}\n' \
+  >> "$FABRIC_LAB_DIR/lab.yaml"
+lab accept --nodes node-7 --duration 500ms --format json --output "$OUT/placed.json" \
+  2> "$OUT/placed.err"
+refs=$(python3 -c 'import json, sys; print(",".join(json.load(open(sys.argv[1])).get("reference_nodes", [])))' \
+  "$OUT/placed.json" 2>&1)
+check "automatic references by the site's placement, not self-labels: node-5,node-1,node-2,node-3 ($refs)" \
+  test "$refs" = "node-5,node-1,node-2,node-3"
 accept_case other-mtu 2 "$(printf 'node-7 rejected configuration:config_drift,configuration:mtu_mismatch\npasses 1')" \
   --nodes node-7 --reference 'node-[1-4]'
 want=""
