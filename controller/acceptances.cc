@@ -90,8 +90,8 @@ bool Rejected(const v1::Acceptance::NodeVerdict& node) {
 }
 
 v1::Acceptance JudgeRecorded(const Store& store, const v1::Acceptance& asked) {
-  std::vector<std::string> nodes, refs(asked.reference_nodes().begin(),
-                                       asked.reference_nodes().end());
+  std::vector<std::string> nodes,
+      refs(asked.reference_nodes().begin(), asked.reference_nodes().end());
   for (const auto& node : asked.nodes()) nodes.push_back(node.node());
   AcceptanceJudge judge(nodes, refs);
   std::string incomplete = asked.incomplete();

@@ -54,6 +54,8 @@ NodeInput NodeInputOf(const Node& node, const SweepSpecs& specs, const v1::Confi
   n.reachable = node.reachable;
   n.unreachable_reason = node.reason;
   n.reference = specs.references.count(node.name) > 0;
+  if (auto it = specs.stored_gbps.find(node.name); n.reference && it != specs.stored_gbps.end())
+    n.stored_gbps = it->second;
   // The interface it is measured through: the agent's address's, or on a rail the rail's.
   if (rail.netdev.empty()) {
     n.netdev_mtu = AgentInterfaceMtu(node.inventory, &n.netdev);

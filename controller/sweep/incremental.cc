@@ -86,6 +86,21 @@ absl::StatusOr<Incremental> NarrowToStale(const v1::SweepRequest& asked, const v
   return out;
 }
 
+std::map<std::string, float> StoredReferenceFigures(const Store& store, const SweepSpecs& specs) {
+  std::map<std::string, float> out;
+  if (specs.bw_index < 0 || specs.references.empty()) return out;
+  const v1::ProbeKind bw = specs.kinds[specs.bw_index];
+  auto known_good = store.ListKnownGood(
+      std::vector<std::string>(specs.references.begin(), specs.references.end()));
+  if (!known_good.ok()) return out;
+  for (const Store::KnownGood& k : *known_good) {
+    if (!k.Good() || k.coverage.bandwidth_probe() != bw || !k.figures.has_median_bw_gbps())
+      continue;
+    out[k.node] = static_cast<float>(k.figures.median_bw_gbps());
+  }
+  return out;
+}
+
 v1::Report VouchedReport(const StalePlan& plan, absl::Time now) {
   report::ReportBuilder builder("sweep", absl::StrCat("fabric-controller ", kVersion));
   builder.AddFindings(plan.skipped);

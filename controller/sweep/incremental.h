@@ -5,11 +5,14 @@
 // known-good for what it measures, and the known-good nodes that judge them (PlanStale,
 // controller/verdict/stale.h, decides; this gathers its input from the registry and the store
 // and applies its answer to the request).
+#include <map>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "controller/store/store.h"
+#include "controller/sweep/specs.h"
 #include "controller/verdict/stale.h"
 #include "proto/config.pb.h"
 #include "proto/controller.pb.h"
@@ -26,6 +29,11 @@ absl::StatusOr<Incremental> NarrowToStale(const v1::SweepRequest& asked, const v
                                           const std::vector<StoredNode>& registry,
                                           const std::vector<Store::KnownGood>& known_good,
                                           const std::vector<bool>& online, absl::Time now);
+
+// The references' figures where they last passed (SweepSpecs::stored_gbps): each reference that
+// is known-good now and whose pass measured this sweep's bandwidth probe; none when the sweep
+// measures no bandwidth or the store cannot say.
+std::map<std::string, float> StoredReferenceFigures(const Store& store, const SweepSpecs& specs);
 
 // The report of an incremental sweep with nothing to measure: every node vouched for.
 v1::Report VouchedReport(const StalePlan& plan, absl::Time now);

@@ -17,6 +17,7 @@
 #include "controller/sweep/context.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/give_back.h"
+#include "controller/sweep/incremental.h"
 #include "controller/sweep/plan.h"
 #include "controller/sweep/rails.h"
 #include "controller/sweep/reference_config.h"
@@ -513,7 +514,8 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
     const std::function<void(const v1::SweepEvent&)>& progress) {
   const v1::Config config = Config();  // a reload during the sweep applies to the next one
   const absl::Time started = options_.now();
-  ASSIGN_OR_RETURN(const sweep::SweepSpecs specs, sweep::ResolveSpecs(request, config));
+  ASSIGN_OR_RETURN(sweep::SweepSpecs specs, sweep::ResolveSpecs(request, config));
+  specs.stored_gbps = sweep::StoredReferenceFigures(*store_, specs);
   ASSIGN_OR_RETURN(sweep::Fleet fleet, sweep::SelectNodes(request, registry));
   fleet.max_gbps = MaxExpectedGbps(config);
   v1::Report baseline;

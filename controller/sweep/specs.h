@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_CONTROLLER_SWEEP_SPECS_H_
 #define FABRICCTL_CONTROLLER_SWEEP_SPECS_H_
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct SweepSpecs {
   bool rdma_asked = false;
   // The request's reference nodes (reference_nodes): the analysis's NodeInput::reference.
   std::set<std::string> references;
+  // Their figures where they last passed, of this sweep's bandwidth probe (those known-good
+  // and measured by it): NodeInput::stored_gbps.
+  std::map<std::string, float> stored_gbps;
   uint32_t vouched_nodes = 0;  // SweepRequest.vouched_nodes
 
   // Which probes a pair measures from server to client too: the bandwidth probes, when

@@ -140,8 +140,8 @@ void AcceptanceJudge::AddGrowth(Failed& failed) const {
     v1::Finding f = report::Make(
         c.flaps ? report::kind::kLinkFlapping : report::kind::kLinkErrors, node,
         absl::StrCat(node, " ", key, ": ", rise, c.flaps ? " more flap(s)" : " more errors",
-                     " during the burn-in (its link watch counted ", c.first, " at the first pass, ",
-                     c.most, " at a later one)"));
+                     " during the burn-in (its link watch counted ", c.first,
+                     " at the first pass, ", c.most, " at a later one)"));
     f.set_device(link);
     auto& e = *f.mutable_evidence();
     e["during_burn_in"] = absl::StrCat(c.flaps ? "" : "+", rise);
@@ -244,11 +244,11 @@ void AcceptanceJudge::AddFigures(v1::Acceptance& out, Failed& failed) const {
       most = std::max(most, f->partners());
     }
     if (passes_ == 0 || most >= need) continue;
-    v1::Finding f = report::Make(
-        report::kind::kInsufficientData, verdict.node(),
-        absl::StrCat(verdict.node(), ": its pairs were measured with ", most, " ",
-                     refs_.empty() ? "other new node(s)" : "reference node(s)",
-                     " on any rail over the burn-in; ", need, " needed to judge it"));
+    v1::Finding f =
+        report::Make(report::kind::kInsufficientData, verdict.node(),
+                     absl::StrCat(verdict.node(), ": its pairs were measured with ", most, " ",
+                                  refs_.empty() ? "other new node(s)" : "reference node(s)",
+                                  " on any rail over the burn-in; ", need, " needed to judge it"));
     (*f.mutable_evidence())["partners"] = absl::StrCat(most);
     failed[verdict.node()]["fabric"].push_back(std::move(f));
   }

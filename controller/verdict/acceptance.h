@@ -81,8 +81,7 @@ class AcceptanceJudge {
   void AddPairs(const v1::Report& pass);
   void AddWatch(const v1::Report& pass);
   void SortFindings(v1::Acceptance& out, Failed& failed) const;
-  void NoteUnstable(const v1::Finding& f, const std::vector<int64_t>& sweeps,
-                    v1::Finding& u) const;
+  void NoteUnstable(const v1::Finding& f, const std::vector<int64_t>& sweeps, v1::Finding& u) const;
   void AddGrowth(Failed& failed) const;
   void AddMissing(Failed& failed) const;
   void AddFigures(v1::Acceptance& out, Failed& failed) const;

@@ -135,7 +135,8 @@ TEST_CASE("a pair slow in some passes and not in others is unstable") {
   CHECK(node.evidence().at("kinds") == "straggler_node");
   CHECK_FALSE(a.nodes(1).accepted());
   // In every pass it is what it is, not unstable.
-  for (v1::Report& p : passes) *p.add_findings() = Finding(report::kind::kSlowLink, "new-1", "ref-2");
+  for (v1::Report& p : passes)
+    *p.add_findings() = Finding(report::kind::kSlowLink, "new-1", "ref-2");
   CHECK(JudgeAcceptance({"new-1"}, kRefs, passes).nodes(0).checks(3).findings(0).kind() ==
         "slow_link");
 }

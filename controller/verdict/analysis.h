@@ -38,6 +38,9 @@ struct NodeInput {
   // A known-good member of the fleet the others are judged beside (SweepRequest's
   // reference_nodes): the references' figure among themselves is their yardstick (reference.h).
   bool reference = false;
+  // A reference's figure where it last passed (its known-good record's median bandwidth, of
+  // this sweep's bandwidth probe), NaN where none: the yardstick's fallback (reference.h).
+  float stored_gbps = std::numeric_limits<float>::quiet_NaN();
 };
 
 // How a pair's measurement ended.

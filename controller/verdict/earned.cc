@@ -14,6 +14,10 @@ namespace fabricctl::controller {
 namespace {
 
 bool IsPairKind(v1::ProbeKind k) { return k >= v1::RDMA_WRITE_BW && k <= v1::TCP_LAT; }
+bool IsBandwidthKind(v1::ProbeKind k) {
+  return k == v1::RDMA_WRITE_BW || k == v1::RDMA_SEND_BW || k == v1::RDMA_READ_BW ||
+         k == v1::TCP_BW;
+}
 
 // node -> rail -> pair kind -> the distinct peers it measured the node with, its pair judged.
 using Coverage =
@@ -146,6 +150,12 @@ void EarnPasses(uint32_t min_peers, v1::Report* report) {
   const Coverage measured = Measured(*report);
   const auto concerned = Concerned(*report);
   static const std::map<std::string, std::map<v1::ProbeKind, std::set<std::string>>> kNone;
+  const auto& kinds = report->sweep().probes();
+  auto bw = std::find_if(kinds.begin(), kinds.end(),
+                         [](int k) { return IsBandwidthKind(static_cast<v1::ProbeKind>(k)); });
+  const v1::ProbeKind bw_kind =
+      bw == kinds.end() ? v1::PROBE_KIND_UNSPECIFIED : static_cast<v1::ProbeKind>(*bw);
+  const v1::ProbeKind* bandwidth = bw == kinds.end() ? nullptr : &bw_kind;
   for (v1::NodeHealth& node : *report->mutable_health()->mutable_nodes()) {
     auto m = measured.find(node.node());
     v1::NodePass pass = Covered(node, m == measured.end() ? kNone : m->second, min_peers);
@@ -164,6 +174,7 @@ void EarnPasses(uint32_t min_peers, v1::Report* report) {
     }
     pass.set_earned(pass.why_not().empty());
     if (!pass.earned()) pass.clear_probes();
+    if (pass.earned() && bandwidth != nullptr) pass.set_bandwidth_probe(*bandwidth);
     *node.mutable_pass() = std::move(pass);
   }
 }

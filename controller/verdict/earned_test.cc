@@ -57,10 +57,13 @@ std::map<std::string, v1::NodePass> Passes(const v1::Report& report) {
 TEST_CASE("a node measured with min_peers peers and nothing against it earns a pass") {
   v1::Report report = Report({"a", "b", "c"});
   Mesh(&report, {"a", "b", "c"});
+  report.mutable_sweep()->add_probes(v1::TCP_LAT);
+  report.mutable_sweep()->add_probes(v1::TCP_BW);
   EarnPasses(2, &report);
   for (const auto& [node, pass] : Passes(report)) {
     INFO(node);
     CHECK(pass.earned());
+    CHECK(pass.bandwidth_probe() == v1::TCP_BW);  // what its stored figures are of
     CHECK_FALSE(pass.ends());
     REQUIRE(pass.probes_size() == 1);
     CHECK(pass.probes(0) == v1::TCP_BW);

@@ -63,7 +63,18 @@ ReferenceJudgement JudgeAgainstReferences(const AnalysisInput& in, const Judged&
     }
   }
   for (uint32_t i = 0; i < n; ++i) r.references[i] = static_cast<uint32_t>(partners[i].size());
-  if (r.named < kMinReferences || between.empty()) return r;
+  if (r.named < kMinReferences || between.empty()) {
+    // No yardstick measured today: the references' own figures where they last passed, from
+    // as many references as one measured would need (a pass was measured with its peers).
+    std::vector<double> stored;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (usable(i) && in.nodes[i].reachable && !std::isnan(in.nodes[i].stored_gbps))
+        stored.push_back(in.nodes[i].stored_gbps);
+    }
+    if (stored.size() < kMinReferences) return r;
+    between = std::move(stored);
+    r.stored = true;
+  }
   r.valid = true;
   r.typical_gbps = Median(between);
   const auto& t = in.thresholds;
@@ -120,13 +131,15 @@ void AddReferenceFindings(const AnalysisInput& in, const Judged& j, AnalysisResu
     out.nodes[i].verdict = Verdict::kCritical;
     v1::Finding f = report::Make(
         report::kind::kBelowReference, in.nodes[i].name,
-        absl::StrFormat("%s: %s %s Gb/s with %d reference node(s), below the references' %s Gb/s "
-                        "among themselves (%s): %.0f %% short, beyond the %s Gb/s that noise "
-                        "and thresholds.min_effect allow",
-                        in.nodes[i].name, in.bandwidth_probe, Gbps(r.figure[i]), r.references[i],
-                        Gbps(r.typical_gbps), absl::StrJoin(refs, ", "),
-                        100 * (1 - r.figure[i] / r.typical_gbps), Gbps(r.bar_gbps)));
+        absl::StrFormat(
+            "%s: %s %s Gb/s with %d reference node(s), below the references' %s Gb/s "
+            "%s (%s): %.0f %% short, beyond the %s Gb/s that noise "
+            "and thresholds.min_effect allow",
+            in.nodes[i].name, in.bandwidth_probe, Gbps(r.figure[i]), r.references[i],
+            Gbps(r.typical_gbps), r.stored ? "where they last passed" : "among themselves",
+            absl::StrJoin(refs, ", "), 100 * (1 - r.figure[i] / r.typical_gbps), Gbps(r.bar_gbps)));
     auto& e = *f.mutable_evidence();
+    e["yardstick"] = r.stored ? "stored passes" : "this sweep";
     e["measured_gbps"] = Gbps(r.figure[i]);
     e["reference_gbps"] = Gbps(r.typical_gbps);
     e["bar_gbps"] = Gbps(r.bar_gbps);

@@ -26,8 +26,12 @@ struct ReferenceJudgement {
   size_t named = 0;       // reachable references in the sweep
   bool measured = false;  // any pair of the sweep has a bandwidth figure
   bool valid = false;     // enough references, measured among themselves
-  // The median of the directions between references, Gb/s: the yardstick.
+  // The median of the directions between references, Gb/s: the yardstick. Where no two
+  // references were measured together (or fewer than kMinReferences answered), the median of
+  // their figures where they last passed (NodeInput::stored_gbps), from kMinReferences of them
+  // at least: `stored` then says so.
   double typical_gbps = std::numeric_limits<double>::quiet_NaN();
+  bool stored = false;
   // The figure below which a node's is below the references': min_effect below the yardstick and
   // beyond the z bar of the pairs' noise on the log scale (LinkNoise).
   double bar_gbps = std::numeric_limits<double>::quiet_NaN();

@@ -85,6 +85,35 @@ TEST_CASE("A node measured with fewer than two references is not judged, and say
   CHECK(r.nodes[0].verdict == Verdict::kOk);
 }
 
+TEST_CASE("References not measured together judge by their stored pass figures, from two") {
+  // Six stale nodes (2-7) at 60 %, two references (0, 1) whose pair between them was not
+  // measured (a pairing that left it out, or a fault of its own): no yardstick today.
+  AnalysisInput in = WithReferences(Sweep(8, Rack({2, 3, 4, 5, 6, 7}, 0.6f)), {0, 1});
+  in.pairs.erase(std::remove_if(in.pairs.begin(), in.pairs.end(),
+                                [](const PairInput& p) { return p.client + p.server == 1; }),
+                 in.pairs.end());
+  auto count = [](const AnalysisResult& r, const std::string& kind) {
+    return std::count_if(r.findings.begin(), r.findings.end(),
+                         [&](const v1::Finding& f) { return f.kind() == kind; });
+  };
+  CHECK(count(Analyze(in), "insufficient_data") == 6);  // not judged
+  in.nodes[0].stored_gbps = 100;
+  CHECK(count(Analyze(in), "insufficient_data") == 6);  // one stored figure is no yardstick
+  in.nodes[1].stored_gbps = 98;
+  const AnalysisResult r = Analyze(in);
+  CHECK(Kinds(r) == Below({2, 3, 4, 5, 6, 7}));
+  CHECK(r.findings[0].evidence().at("yardstick") == "stored passes");
+  CHECK(std::stod(r.findings[0].evidence().at("reference_gbps")) == Approx(99));
+  CHECK_THAT(r.findings[0].detail(), Catch::Contains("where they last passed"));
+}
+
+TEST_CASE("References measured together are the yardstick; their stored figures are not") {
+  // Stored in another era at twice today's rate: today's figures, under like conditions, judge.
+  AnalysisInput in = WithReferences(Sweep(8, Rack({}, 1)), {0, 1, 2});
+  for (uint32_t i : {0, 1, 2}) in.nodes[i].stored_gbps = 200;
+  CHECK(Kinds(Analyze(in)).empty());
+}
+
 TEST_CASE("A sweep with no bandwidth figure judges nothing against references") {
   AnalysisInput in = WithReferences(Sweep(8, Rack({2, 3, 4, 5, 6, 7}, 0.6f)), {0, 1});
   for (PairInput& pair : in.pairs) {
