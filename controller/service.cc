@@ -17,7 +17,7 @@
 #include "base/utf8.h"
 #include "controller/acceptances.h"
 #include "controller/sweep/incremental.h"
-#include "controller/sweep/inventory_diff.h"
+#include "controller/verdict/inventory_diff.h"
 #include "google/protobuf/util/time_util.h"
 #include "report/chunks.h"
 #include "report/findings.h"

@@ -110,50 +110,6 @@ void ReportBuilder::AddFindings(std::vector<v1::Finding> findings) {
   for (auto& f : findings) AddFinding(std::move(f));
 }
 
-bool HoldsDrains(const v1::DrainBreaker& breaker, size_t drain, size_t judged) {
-  return breaker.max_share() < 1 && drain > breaker.min_nodes() &&
-         static_cast<double>(drain) > breaker.max_share() * static_cast<double>(judged);
-}
-
-namespace {
-
-// The breaker open: no finding asks for a drain any more (each says the breaker held it), and
-// one drain_breaker_open names the nodes it would have drained.
-void HoldDrains(const std::set<std::string>& drain, size_t judged, const v1::DrainBreaker& breaker,
-                const EarlierDrains& earlier, v1::Report& report) {
-  for (v1::Finding& f : *report.mutable_findings()) {
-    if (f.action() != v1::ACTION_DRAIN) continue;
-    f.set_action(v1::ACTION_INVESTIGATE);
-    (*f.mutable_evidence())["drain_held"] = "breaker";
-  }
-  const std::string names = absl::StrJoin(drain, ",");
-  std::set<std::string> all = drain;
-  all.insert(earlier.drained.begin(), earlier.drained.end());
-  const std::string with_earlier =
-      earlier.verdicts == 0
-          ? ""
-          : absl::StrFormat(
-                " (with the %zu drained by the %zu verdicts within breaker.window: "
-                "%zu)",
-                earlier.drained.size(), earlier.verdicts, all.size());
-  v1::Finding f = Make(
-      kind::kDrainBreakerOpen, "",
-      absl::StrFormat("this verdict would drain %zu of the %zu nodes judged (%s)%s, more than "
-                      "breaker.max_share %.0f %% and breaker.min_nodes %u allow: nobody more is "
-                      "drained; so many nodes failing at once points at the fabric or the "
-                      "configuration (an expectation, a spine), not at that many hosts",
-                      drain.size(), judged, names, with_earlier, 100 * breaker.max_share(),
-                      breaker.min_nodes()));
-  (*f.mutable_evidence())["would_drain"] = names;
-  (*f.mutable_evidence())["judged"] = absl::StrCat(judged);
-  if (earlier.verdicts > 0) {
-    (*f.mutable_evidence())["drained_within_window"] = absl::StrJoin(earlier.drained, ",");
-  }
-  *report.add_findings() = std::move(f);
-}
-
-}  // namespace
-
 v1::Report ReportBuilder::Finish(absl::Time generated, absl::Duration elapsed,
                                  const std::string& node_default, const v1::SweepInfo* sweep) {
   v1::Report report = report_;
@@ -192,16 +148,6 @@ v1::Report ReportBuilder::Finish(absl::Time generated, absl::Duration elapsed,
     worst = std::max(worst, f.severity());
     const std::string& node = f.node().empty() ? node_default : f.node();
     if (f.action() == v1::ACTION_DRAIN && members.count(node) > 0) drain.insert(node);
-  }
-  // With the verdicts within breaker.window: their nodes and drains join this one's.
-  std::set<std::string> judged_nodes = members, would_drain = drain;
-  judged_nodes.insert(earlier_.judged.begin(), earlier_.judged.end());
-  would_drain.insert(earlier_.drained.begin(), earlier_.drained.end());
-  const size_t judged = judged_nodes.size() + vouched_;
-  if (breaker_ && !drain.empty() && HoldsDrains(*breaker_, would_drain.size(), judged)) {
-    HoldDrains(drain, judged, *breaker_, earlier_, report);
-    drain.clear();
-    worst = v1::SEVERITY_CRITICAL;
   }
   summary->set_nodes(static_cast<uint32_t>(report.health().nodes_size()));
   summary->set_pairs(static_cast<uint32_t>(report.health().pairs_size()));

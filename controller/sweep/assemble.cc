@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/version.h"
 #include "controller/sweep/rails.h"
+#include "controller/verdict/breaker.h"
 #include "google/protobuf/util/time_util.h"
 #include "report/builder.h"
 #include "report/findings.h"
@@ -73,13 +74,11 @@ void AddNodes(const SweepOutcome& outcome, const v1::Config& config,
                                        i < rail.absent_reason.size() ? rail.absent_reason[i] : "");
       }
     }
-    // The findings against the references from its inventory (config_drift, miscabled) raise
-    // its status as its audits do: a node they flag is not healthy, and not known-good.
-    for (const v1::Finding& f : outcome.findings) {
-      if (f.node() == fleet.Name(i) &&
-          (f.kind() == report::kind::kConfigDrift || f.kind() == report::kind::kMiscabled)) {
+    // The findings of the rules on inventories raise its status as its audits do: a node they
+    // flag is not healthy, and not known-good.
+    for (const v1::Finding& f : outcome.inventory_findings) {
+      if (f.node() == fleet.Name(i))
         nh->set_status(report::Worse(nh->status(), report::HealthFor(f.severity())));
-      }
     }
     auto audits = fleet.audits.find(i);
     if (audits != fleet.audits.end()) builder.AddAudits(nh, audits->second);
@@ -145,8 +144,8 @@ v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
                           const v1::SweepInfo& info, absl::Time started, absl::Time finished) {
   report::ReportBuilder builder("sweep", absl::StrCat("fabric-controller ", kVersion));
   builder.SetConfig(config);
-  builder.SetDrainBreaker(config.breaker(), outcome.vouched_nodes, outcome.earlier);
   builder.AddFindings(outcome.findings);
+  builder.AddFindings(outcome.inventory_findings);
   v1::HealthMap* health = builder.mutable_health();
   std::vector<double> typical;
   double best = std::nan("");
@@ -169,6 +168,7 @@ v1::Report AssembleReport(const SweepOutcome& outcome, const v1::Config& config,
   *done.mutable_finished() =
       google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(finished));
   v1::Report report = builder.Finish(finished, finished - started, "", &done);
+  ApplyBreaker(config.breaker(), outcome.vouched_nodes, outcome.earlier, &report);
   v1::Summary* summary = report.mutable_summary();
   summary->set_retest_rounds(outcome.retests.rounds);
   summary->set_retested_pairs(outcome.retests.pairs);

@@ -13,6 +13,7 @@
 #include "controller/sweep/rails.h"
 #include "controller/sweep/rounds.h"
 #include "controller/verdict/analysis.h"
+#include "controller/verdict/breaker.h"
 #include "controller/verdict/slow_rail.h"
 #include "proto/config.pb.h"
 #include "proto/report.pb.h"
@@ -78,8 +79,11 @@ struct SweepOutcome {
   std::vector<v1::Finding> findings;  // the rails' combined, the all-reduce's, the regressions
   RetestStats retests;
   std::vector<v1::RailSummary> rail_summaries;  // the rails against each other (slow_rail.h)
-  uint32_t vouched_nodes = 0;     // judged without a measurement (SweepSpecs), for the breaker
-  report::EarlierDrains earlier;  // the verdicts within breaker.window
+  uint32_t vouched_nodes = 0;  // judged without a measurement (SweepSpecs), for the breaker
+  EarlierDrains earlier;       // the verdicts within breaker.window
+  // The rules on inventories' (config_drift, miscabled): each raises its node's status, as its
+  // audits do (a node they flag is not healthy, and not known-good).
+  std::vector<v1::Finding> inventory_findings;
 };
 
 // The report of a sweep: the health map (nodes with their status, raised by their audits'

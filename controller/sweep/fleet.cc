@@ -136,27 +136,23 @@ void AskLinkWatch(AgentClient& agents, Fleet& fleet, absl::Duration deadline) {
   });
 }
 
-void NoteFlaps(const Fleet& fleet, v1::Report* report) {
-  std::map<std::string, std::string> flapped;  // node -> "node link, node link"
-  for (const auto& [i, audits] : fleet.audits) {
-    for (const auto& audit : audits) {
-      for (const auto& f : audit.findings()) {
-        if (f.kind() != report::kind::kLinkFlapping) continue;
-        std::string& links = flapped[f.node()];
-        links += absl::StrCat(links.empty() ? "" : ", ", f.node(), " ", f.device());
-      }
+std::vector<NodeFacts> Fleet::Facts() const {
+  std::vector<NodeFacts> out;
+  out.reserve(nodes.size());
+  for (const auto& node : nodes)
+    out.push_back(NodeFacts{node->name, node->reachable, node->inventory});
+  return out;
+}
+
+std::vector<v1::Finding> Fleet::WatchFindings() const {
+  std::vector<v1::Finding> out;
+  for (const auto& [i, results] : audits) {
+    for (const auto& audit : results) {
+      if (audit.audit() != "link_watch") continue;
+      for (const auto& f : audit.findings()) out.push_back(f);
     }
   }
-  if (flapped.empty()) return;
-  for (auto& f : *report->mutable_findings()) {
-    if (f.peer().empty()) continue;
-    std::string links;
-    for (const std::string& end : {f.node(), f.peer()}) {
-      auto it = flapped.find(end);
-      if (it != flapped.end()) links += absl::StrCat(links.empty() ? "" : ", ", it->second);
-    }
-    if (!links.empty()) (*f.mutable_evidence())["link_flapping"] = links;
-  }
+  return out;
 }
 
 void RunGpuCopies(AgentClient& agents, Fleet& fleet, const v1::ProbeSpec& spec,

@@ -12,6 +12,7 @@
 #include "controller/store/store.h"
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/trust.h"
+#include "controller/verdict/inventories.h"
 #include "proto/controller.pb.h"
 #include "proto/inventory.pb.h"
 #include "proto/probe.pb.h"
@@ -45,6 +46,10 @@ struct Fleet {
 
   // Indices of the reachable nodes.
   std::vector<uint32_t> Live() const;
+  // Each node as the rules on inventories see it (a view: valid while the fleet is).
+  std::vector<NodeFacts> Facts() const;
+  // What the nodes' link watches found (AskLinkWatch), every node's.
+  std::vector<v1::Finding> WatchFindings() const;
   const std::string& Name(uint32_t i) const { return nodes[i]->name; }
 };
 
@@ -73,10 +78,6 @@ void RunNodeAudits(AgentClient& agents, Fleet& fleet, absl::Duration deadline);
 // audits in place of one its audits gave earlier. A node that cannot say (an older agent, gone
 // since) keeps what it had; this never fails a sweep.
 void AskLinkWatch(AgentClient& agents, Fleet& fleet, absl::Duration deadline);
-
-// A pair's finding whose end's link flapped within the watch's recovery window carries it as
-// evidence (`link_flapping`: "node link, ..."): the fall, not the pair, may be what was slow.
-void NoteFlaps(const Fleet& fleet, v1::Report* report);
 
 // gpu_copy on every reachable node, kMaxParallelCalls at a time (each node copies to and from its
 // own GPUs; nothing crosses the fabric), added to the node's audits as "gpu_copy": measured,

@@ -12,22 +12,23 @@
 #include "controller/sweep/agent_client.h"
 #include "controller/sweep/allreduce.h"
 #include "controller/sweep/assemble.h"
-#include "controller/sweep/cabling.h"
 #include "controller/sweep/companions.h"
 #include "controller/sweep/context.h"
 #include "controller/sweep/fleet.h"
-#include "controller/sweep/give_back.h"
 #include "controller/sweep/incremental.h"
 #include "controller/sweep/plan.h"
 #include "controller/sweep/rails.h"
-#include "controller/sweep/reference_config.h"
 #include "controller/sweep/retest_plan.h"
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/specs.h"
 #include "controller/sweep/trust.h"
 #include "controller/verdict/analysis.h"
+#include "controller/verdict/cabling.h"
 #include "controller/verdict/earned.h"
+#include "controller/verdict/flaps.h"
+#include "controller/verdict/give_back.h"
 #include "controller/verdict/rails.h"
+#include "controller/verdict/reference_config.h"
 #include "controller/verdict/regression.h"
 #include "controller/verdict/slow_rail.h"
 #include "google/protobuf/util/time_util.h"
@@ -318,8 +319,8 @@ double MaxExpectedGbps(const v1::Config& config) {
 
 }  // namespace
 
-report::EarlierDrains SweepRunner::DrainsWithin(absl::Duration window, absl::Time now) const {
-  report::EarlierDrains earlier;
+EarlierDrains SweepRunner::DrainsWithin(absl::Duration window, absl::Time now) const {
+  EarlierDrains earlier;
   if (window <= absl::ZeroDuration()) return earlier;
   MutexLock lock(&drains_mu_);
   for (const Drained& d : recent_drains_) {
@@ -478,14 +479,12 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
     outcome.rail_summaries = std::move(compared.summaries);
   }
   // New nodes against the reference nodes' inventories: what a figure cannot say (a GPU gone, a
-  // version behind, an MTU).
-  for (auto& f : sweep::ConfigAgainstReferences(fleet, sweep.specs.references)) {
-    outcome.findings.push_back(std::move(f));
-  }
-  // And their cabling: against the plan, the rails' leaf patterns, or the references' leaves.
-  for (auto& f : sweep::CablingOfNewNodes(fleet, config, sweep.specs.references)) {
-    outcome.findings.push_back(std::move(f));
-  }
+  // version behind, an MTU); and their cabling: against the plan, the rails' leaf patterns, or
+  // the references' leaves.
+  const std::vector<NodeFacts> facts = fleet.Facts();
+  outcome.inventory_findings = ConfigAgainstReferences(facts, sweep.specs.references);
+  for (auto& f : CablingOfNewNodes(facts, config, sweep.specs.references))
+    outcome.inventory_findings.push_back(std::move(f));
   const AnalysisInput& first = outcomes[0].input;
   for (sweep::RingRun& rr : sweep.rings) {
     for (const PairInput& pair : first.pairs) {
@@ -563,14 +562,17 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   if (!stopping_) sweep::AskLinkWatch(*agents_, fleet, options_.inventory_timeout);
   v1::Report report = MakeReport(sweep);
   RememberDrains(report, BreakerWindow(config), options_.now());
-  sweep::NoteFlaps(fleet, &report);
+  NoteFlaps(fleet.WatchFindings(), &report);
   // What the measurements earned each node (known-good), once every finding is in.
   if (report.sweep().state() == v1::SWEEP_COMPLETED)
     EarnPasses(config.known_good().min_peers(), &report);
   if (config.undrain().enabled()) {
     auto drained = store_->ListDrained();
     if (drained.ok()) {
-      sweep::GiveBack(config.undrain(), *drained, options_.now(), &report);
+      std::vector<Drain> drains;
+      for (const Store::Drained& d : *drained)
+        drains.push_back({d.node, d.sweep_id, d.since, d.kinds});
+      GiveBack(config.undrain(), drains, options_.now(), &report);
     } else {
       Logger("sweep")->warn("sweep {}: gives no drain back: {}", sweep_id,
                             std::string(drained.status().message()));

@@ -15,6 +15,7 @@
 #include "base/mutex.h"
 #include "controller/store/store.h"
 #include "controller/sweep/queue.h"
+#include "controller/verdict/breaker.h"
 #include "grpcpp/security/credentials.h"
 #include "proto/config.pb.h"
 #include "proto/controller.pb.h"
@@ -111,7 +112,7 @@ class SweepRunner {
   v1::Report MakeReport(sweep::SweepContext& sweep);
   // The breaker's memory (breaker.window): what the verdicts that finished within `window`
   // before `now` drained and judged; and a verdict's, kept for those after it.
-  report::EarlierDrains DrainsWithin(absl::Duration window, absl::Time now) const;
+  EarlierDrains DrainsWithin(absl::Duration window, absl::Time now) const;
   void RememberDrains(const v1::Report& report, absl::Duration window, absl::Time now);
 
   Store* store_;

@@ -1,14 +1,15 @@
-#ifndef FABRICCTL_CONTROLLER_SWEEP_GIVE_BACK_H_
-#define FABRICCTL_CONTROLLER_SWEEP_GIVE_BACK_H_
+#ifndef FABRICCTL_CONTROLLER_VERDICT_GIVE_BACK_H_
+#define FABRICCTL_CONTROLLER_VERDICT_GIVE_BACK_H_
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/time/time.h"
-#include "controller/store/store.h"
 #include "proto/config.pb.h"
 #include "proto/report.pb.h"
 
-namespace fabricctl::controller::sweep {
+namespace fabricctl::controller {
 
 // Drains given back, for sites whose own tooling acts on the drain list (undrain.enabled): each
 // node of `drained` (an earlier verdict drained it) that `report`, a completed sweep, re-measured
@@ -18,9 +19,17 @@ namespace fabricctl::controller::sweep {
 // drain, and that this report does not drain again, joins the report's given_back list with a
 // drain_given_back finding naming the sweep, the probes and each rail's peers. Nothing when
 // undrain is off.
-void GiveBack(const v1::Undrain& undrain, const std::vector<Store::Drained>& drained,
-              absl::Time now, v1::Report* report);
+// A node an earlier verdict drained, as the store holds it.
+struct Drain {
+  std::string node;
+  int64_t sweep_id = 0;  // the latest verdict that drained it
+  absl::Time since;      // that sweep's end
+  std::string kinds;     // what it was drained for, comma-separated
+};
 
-}  // namespace fabricctl::controller::sweep
+void GiveBack(const v1::Undrain& undrain, const std::vector<Drain>& drained, absl::Time now,
+              v1::Report* report);
 
-#endif  // FABRICCTL_CONTROLLER_SWEEP_GIVE_BACK_H_
+}  // namespace fabricctl::controller
+
+#endif  // FABRICCTL_CONTROLLER_VERDICT_GIVE_BACK_H_

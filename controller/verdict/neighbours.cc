@@ -1,10 +1,10 @@
-#include "controller/sweep/neighbours.h"
+#include "controller/verdict/neighbours.h"
 
 #include <cctype>
 
 #include "absl/strings/str_cat.h"
 
-namespace fabricctl::controller::sweep {
+namespace fabricctl::controller {
 namespace {
 
 const v1::NetInterface* InterfaceNamed(const v1::NodeInventory& inventory,
@@ -76,7 +76,7 @@ std::string Neighbours::HcaName(const v1::NodeInventory& inventory, const std::s
   return hca.device == nullptr ? "" : hca.device->name();
 }
 
-Seen Neighbours::Of(const Node& node, const std::string& name, const v1::Rail* rail) const {
+Seen Neighbours::Of(const NodeFacts& node, const std::string& name, const v1::Rail* rail) const {
   Seen seen;
   const v1::NetInterface* itf = InterfaceNamed(node.inventory, name);
   seen.exists = itf != nullptr;
@@ -114,4 +114,4 @@ Seen Neighbours::Of(const Node& node, const std::string& name, const v1::Rail* r
   return seen;
 }
 
-}  // namespace fabricctl::controller::sweep
+}  // namespace fabricctl::controller

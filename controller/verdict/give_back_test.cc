@@ -1,8 +1,8 @@
-#include "controller/sweep/give_back.h"
+#include "controller/verdict/give_back.h"
 
 #include <catch2/catch.hpp>
 
-namespace fabricctl::controller::sweep {
+namespace fabricctl::controller {
 namespace {
 
 const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
@@ -34,8 +34,8 @@ void AddNode(v1::Report* report, const std::string& name, v1::HealthStatus statu
   }
 }
 
-Store::Drained Drain(const std::string& node, absl::Duration ago) {
-  return Store::Drained{node, 7, kNow - ago, "straggler_node"};
+Drain Drained(const std::string& node, absl::Duration ago) {
+  return Drain{node, 7, kNow - ago, "straggler_node"};
 }
 
 v1::Undrain On() {
@@ -55,10 +55,10 @@ TEST_CASE("a passing sweep gives back what an earlier verdict drained, after und
   AddNode(&report, "node-4", v1::HEALTH_OK, /*watched=*/false);  // its watch did not answer
   AddNode(&report, "node-5", v1::HEALTH_OK);       // never drained: nothing to give back
   AddNode(&report, "node-6", v1::HEALTH_UNKNOWN);  // unreachable: no verdict
-  const std::vector<Store::Drained> drained = {
-      Drain("node-1", absl::Hours(2)), Drain("node-2", absl::Minutes(10)),
-      Drain("node-3", absl::Hours(2)), Drain("node-4", absl::Hours(2)),
-      Drain("node-6", absl::Hours(2))};
+  const std::vector<Drain> drained = {
+      Drained("node-1", absl::Hours(2)), Drained("node-2", absl::Minutes(10)),
+      Drained("node-3", absl::Hours(2)), Drained("node-4", absl::Hours(2)),
+      Drained("node-6", absl::Hours(2))};
 
   SECTION("on") {
     GiveBack(On(), drained, kNow, &report);
@@ -90,8 +90,7 @@ TEST_CASE("a passing sweep gives back what an earlier verdict drained, after und
     CHECK(report.summary().given_back_size() == 0);
   }
   SECTION("a drain for what an audit finds needs the audits run and passed") {
-    std::vector<Store::Drained> for_mtu = {
-        Store::Drained{"node-1", 7, kNow - absl::Hours(2), "mtu_mismatch"}};
+    std::vector<Drain> for_mtu = {Drain{"node-1", 7, kNow - absl::Hours(2), "mtu_mismatch"}};
     GiveBack(On(), for_mtu, kNow, &report);
     CHECK(report.summary().given_back_size() == 0);  // the sweep ran no audit
     v1::AuditResult* mtu = report.mutable_health()->mutable_nodes(0)->add_audits();
@@ -112,4 +111,4 @@ TEST_CASE("a passing sweep gives back what an earlier verdict drained, after und
   }
 }
 
-}  // namespace fabricctl::controller::sweep
+}  // namespace fabricctl::controller

@@ -1,5 +1,5 @@
-#ifndef FABRICCTL_CONTROLLER_SWEEP_NEIGHBOURS_H_
-#define FABRICCTL_CONTROLLER_SWEEP_NEIGHBOURS_H_
+#ifndef FABRICCTL_CONTROLLER_VERDICT_NEIGHBOURS_H_
+#define FABRICCTL_CONTROLLER_VERDICT_NEIGHBOURS_H_
 
 #include <map>
 #include <set>
@@ -7,10 +7,10 @@
 #include <tuple>
 #include <vector>
 
-#include "controller/sweep/fleet.h"
+#include "controller/verdict/inventories.h"
 #include "proto/config.pb.h"
 
-namespace fabricctl::controller::sweep {
+namespace fabricctl::controller {
 
 // What a node's interface (or HCA) is cabled to, for the cabling checks: its LLDP neighbour, else,
 // for an InfiniBand HCA port, the switch port topology.ibnetdiscover shows it on.
@@ -34,7 +34,7 @@ class Neighbours {
   // up in the ibnetdiscover file only where LLDP shows nothing and the port's link layer is
   // InfiniBand: by the HCA's node GUID and the port number, else by its NodeDescription
   // ("node device") and the port number.
-  Seen Of(const Node& node, const std::string& name, const v1::Rail* rail) const;
+  Seen Of(const NodeFacts& node, const std::string& name, const v1::Rail* rail) const;
 
   // The node's HCA `name` names (itself, or the one whose port carries the interface `name`),
   // "" when none; for matching a plan's lines to rails.
@@ -50,6 +50,6 @@ class Neighbours {
 // "Ethernet1/1, swp1": the switch port as LLDP names it.
 std::string PortOf(const v1::LldpNeighbor& lldp);
 
-}  // namespace fabricctl::controller::sweep
+}  // namespace fabricctl::controller
 
-#endif  // FABRICCTL_CONTROLLER_SWEEP_NEIGHBOURS_H_
+#endif  // FABRICCTL_CONTROLLER_VERDICT_NEIGHBOURS_H_

@@ -1,4 +1,4 @@
-#include "controller/sweep/inventory_diff.h"
+#include "controller/verdict/inventory_diff.h"
 
 #include <map>
 #include <set>

@@ -1,31 +1,38 @@
 // A new node's cabling against the plan, the rails' leaf patterns and the reference nodes'
 // (CablingOfNewNodes), on
 // constructed inventories.
-#include "controller/sweep/cabling.h"
+#include "controller/verdict/cabling.h"
 
 #include <catch2/catch.hpp>
-#include <memory>
+#include <deque>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 
-namespace fabricctl::controller::sweep {
+namespace fabricctl::controller {
 namespace {
+
+// Nodes as the rule sees them, and the inventories they view.
+struct Fleet {
+  std::deque<v1::NodeInventory> inventories;
+  std::vector<NodeFacts> nodes;
+  operator const std::vector<NodeFacts>&() const { return nodes; }  // NOLINT: a test's shorthand
+};
 
 // A node with eth0 on `leaf0` and eth1 on `leaf1` ("" : no LLDP neighbour).
 void Add(Fleet& fleet, const std::string& name, const std::string& leaf0,
          const std::string& leaf1) {
-  auto node = std::make_unique<Node>();
-  node->name = name;
+  v1::NodeInventory& inventory = fleet.inventories.emplace_back();
   int i = 0;
   for (const std::string& leaf : {leaf0, leaf1}) {
-    auto* itf = node->inventory.add_interfaces();
+    auto* itf = inventory.add_interfaces();
     itf->set_name("eth" + std::to_string(i++));
     if (!leaf.empty()) {
       itf->mutable_lldp()->set_system_name(leaf);
       itf->mutable_lldp()->set_port_id("swp" + std::to_string(fleet.nodes.size() + 1));
     }
   }
-  fleet.nodes.push_back(std::move(node));
+  fleet.nodes.push_back(NodeFacts{name, true, inventory});
 }
 
 google::protobuf::RepeatedPtrField<v1::Rail> Rails() {
@@ -215,11 +222,10 @@ namespace {
 void AddIb(Fleet& fleet, v1::Config& config, const std::string& name, int guid,
            const std::string& leaf0, const std::string& leaf1, uint32_t port0 = 1,
            uint32_t port1 = 1) {
-  auto node = std::make_unique<Node>();
-  node->name = name;
+  v1::NodeInventory& inventory = fleet.inventories.emplace_back();
   for (int i = 0; i < 2; ++i) {
-    node->inventory.add_interfaces()->set_name("ib" + std::to_string(i));
-    v1::RdmaDevice* hca = node->inventory.add_rdma_devices();
+    inventory.add_interfaces()->set_name("ib" + std::to_string(i));
+    v1::RdmaDevice* hca = inventory.add_rdma_devices();
     hca->set_name("mlx5_" + std::to_string(i));
     // sysfs's form; ibnetdiscover writes the same GUID as 0x...
     hca->set_node_guid(absl::StrFormat("0c42:a103:00%02x:%04x", guid, i));
@@ -236,7 +242,7 @@ void AddIb(Fleet& fleet, v1::Config& config, const std::string& name, int guid,
     cable->set_switch_name(leaf);
     cable->set_switch_port(i == 0 ? port0 : port1);
   }
-  fleet.nodes.push_back(std::move(node));
+  fleet.nodes.push_back(NodeFacts{name, true, inventory});
 }
 
 v1::Config IbConfig() {
@@ -300,13 +306,12 @@ TEST_CASE("InfiniBand: each port of a two-port HCA by its own cable") {
   v1::Config config = IbConfig();
   // One HCA, mlx5_0, carrying ib0 on port 1 (rail0) and ib1 on port 2 (rail1).
   for (const std::string name : {"ref-1", "new-1"}) {
-    auto node = std::make_unique<Node>();
-    node->name = name;
-    v1::RdmaDevice* hca = node->inventory.add_rdma_devices();
+    v1::NodeInventory& inventory = fleet.inventories.emplace_back();
+    v1::RdmaDevice* hca = inventory.add_rdma_devices();
     hca->set_name("mlx5_0");
     hca->set_node_guid(name == "ref-1" ? "0000:0000:0000:0a01" : "0000:0000:0000:0b01");
     for (uint32_t p = 1; p <= 2; ++p) {
-      node->inventory.add_interfaces()->set_name("ib" + std::to_string(p - 1));
+      inventory.add_interfaces()->set_name("ib" + std::to_string(p - 1));
       v1::RdmaPort* port = hca->add_ports();
       port->set_port(p);
       port->set_netdev("ib" + std::to_string(p - 1));
@@ -319,7 +324,7 @@ TEST_CASE("InfiniBand: each port of a two-port HCA by its own cable") {
       cable->set_switch_name((p == 1) == (name == "ref-1") ? "r0-leaf" : "r1-leaf");
       cable->set_switch_port(p);
     }
-    fleet.nodes.push_back(std::move(node));
+    fleet.nodes.push_back(NodeFacts{name, true, inventory});
   }
   const auto findings = CablingOfNewNodes(fleet, config, {"ref-1"});
   REQUIRE(findings.size() == 2);
@@ -348,4 +353,4 @@ TEST_CASE("InfiniBand: the cabling plan names an HCA, judged at ibnetdiscover's 
   CHECK(findings[0].rail() == "rail0");  // the HCA whose port carries rail0's ib0
 }
 
-}  // namespace fabricctl::controller::sweep
+}  // namespace fabricctl::controller

@@ -1,4 +1,4 @@
-#include "controller/sweep/give_back.h"
+#include "controller/verdict/give_back.h"
 
 #include <algorithm>
 #include <map>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "report/findings.h"
 
-namespace fabricctl::controller::sweep {
+namespace fabricctl::controller {
 namespace {
 
 absl::Duration After(const v1::Undrain& undrain) {
@@ -76,17 +76,17 @@ std::string RailPeers(const v1::NodePass& pass) {
 
 }  // namespace
 
-void GiveBack(const v1::Undrain& undrain, const std::vector<Store::Drained>& drained,
-              absl::Time now, v1::Report* report) {
+void GiveBack(const v1::Undrain& undrain, const std::vector<Drain>& drained, absl::Time now,
+              v1::Report* report) {
   if (!undrain.enabled() || report->sweep().state() != v1::SWEEP_COMPLETED) return;
-  std::map<std::string, const Store::Drained*> by_node;
-  for (const Store::Drained& d : drained) by_node[d.node] = &d;
+  std::map<std::string, const Drain*> by_node;
+  for (const Drain& d : drained) by_node[d.node] = &d;
   const auto& again = report->summary().drain();
   for (const v1::NodeHealth& node : report->health().nodes()) {
     auto it = by_node.find(node.node());
     if (it == by_node.end() || !Remeasured(node, it->second->kinds)) continue;
     if (std::find(again.begin(), again.end(), node.node()) != again.end()) continue;
-    const Store::Drained& d = *it->second;
+    const Drain& d = *it->second;
     if (now - d.since < After(undrain)) continue;
     const int64_t minutes = absl::ToInt64Minutes(now - d.since);
     v1::Finding f = report::Make(
@@ -108,4 +108,4 @@ void GiveBack(const v1::Undrain& undrain, const std::vector<Store::Drained>& dra
   }
 }
 
-}  // namespace fabricctl::controller::sweep
+}  // namespace fabricctl::controller

@@ -1,11 +1,12 @@
 // A node's configuration against reference nodes' (ConfigAgainstReferences), on constructed
 // inventories.
-#include "controller/sweep/reference_config.h"
+#include "controller/verdict/reference_config.h"
 
 #include <catch2/catch.hpp>
-#include <memory>
+#include <deque>
+#include <vector>
 
-namespace fabricctl::controller::sweep {
+namespace fabricctl::controller {
 namespace {
 
 v1::NodeInventory Built(uint32_t mtu, double rate_gbps) {
@@ -25,14 +26,19 @@ v1::NodeInventory Built(uint32_t mtu, double rate_gbps) {
   return inv;
 }
 
+// Nodes as the rule sees them, and the inventories they view.
+struct Fleet {
+  std::deque<v1::NodeInventory> inventories;
+  std::vector<NodeFacts> nodes;
+  operator const std::vector<NodeFacts>&() const { return nodes; }  // NOLINT: a test's shorthand
+};
+
 void Add(Fleet& fleet, const std::string& name, const v1::NodeInventory& inv,
          bool reachable = true) {
-  fleet.nodes.push_back(std::make_unique<Node>());
-  fleet.nodes.back()->name = name;
-  fleet.nodes.back()->inventory = inv;
-  fleet.nodes.back()->inventory.set_node_name(name);
-  fleet.nodes.back()->inventory.set_agent_started_unix_ms(fleet.nodes.size());
-  fleet.nodes.back()->reachable = reachable;
+  v1::NodeInventory& inventory = fleet.inventories.emplace_back(inv);
+  inventory.set_node_name(name);
+  inventory.set_agent_started_unix_ms(fleet.nodes.size() + 1);
+  fleet.nodes.push_back(NodeFacts{name, reachable, inventory});
 }
 
 TEST_CASE("nodes built like the references, each started at its own time, differ in nothing") {
@@ -128,4 +134,4 @@ TEST_CASE("config_drift is against what most references have, saying how many") 
   CHECK(findings[0].evidence().at("references") == "3");
 }
 
-}  // namespace fabricctl::controller::sweep
+}  // namespace fabricctl::controller

@@ -1,4 +1,4 @@
-#include "controller/sweep/cabling.h"
+#include "controller/verdict/cabling.h"
 
 #include <fnmatch.h>
 
@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "controller/sweep/neighbours.h"
+#include "controller/verdict/neighbours.h"
 #include "report/findings.h"
 
-namespace fabricctl::controller::sweep {
+namespace fabricctl::controller {
 namespace {
 
 // Rail index by leaf, and each rail's leaves, as the reachable references' neighbours show
@@ -30,7 +30,7 @@ struct RailLeaves {
   }
 };
 
-RailLeaves LearnLeaves(const std::vector<const Node*>& refs,
+RailLeaves LearnLeaves(const std::vector<const NodeFacts*>& refs,
                        const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
                        const Neighbours& neighbours) {
   RailLeaves out;
@@ -38,7 +38,7 @@ RailLeaves LearnLeaves(const std::vector<const Node*>& refs,
   out.judged.assign(rails.size(), false);
   for (int r = 0; r < rails.size(); ++r) {
     bool every = true, any = false;
-    for (const Node* ref : refs) {
+    for (const NodeFacts* ref : refs) {
       const Seen seen = neighbours.Of(*ref, rails[r].netdev(), &rails[r]);
       if (!seen.exists || seen.unknown) continue;
       if (seen.switch_name.empty()) {
@@ -56,8 +56,9 @@ RailLeaves LearnLeaves(const std::vector<const Node*>& refs,
 
 // ", the same switch as its eth0 (rail0)" when the node's NIC of another judged rail is cabled to
 // `seen` too and the references' rails never share a switch; "" otherwise.
-std::string SharedWith(const Node& node, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
-                       int r, const std::string& seen, const RailLeaves& learned,
+std::string SharedWith(const NodeFacts& node,
+                       const google::protobuf::RepeatedPtrField<v1::Rail>& rails, int r,
+                       const std::string& seen, const RailLeaves& learned,
                        const Neighbours& neighbours) {
   if (!learned.disjoint()) return "";
   for (int q = 0; q < rails.size(); ++q) {
@@ -73,7 +74,7 @@ std::string SharedWith(const Node& node, const google::protobuf::RepeatedPtrFiel
 // What a finding says of an interface or HCA cabled to nothing seen: " has no LLDP neighbour
 // (why)", " has no neighbour (neither LLDP nor ibnetdiscover shows one)", or, for a node the
 // ibnetdiscover file does not show, that it should be taken again.
-std::string NoNeighbour(const Node& node, const Seen& seen) {
+std::string NoNeighbour(const NodeFacts& node, const Seen& seen) {
   if (seen.source == "ibnetdiscover")
     return " has no neighbour (neither LLDP nor ibnetdiscover shows one)";
   if (seen.unknown) {
@@ -85,7 +86,7 @@ std::string NoNeighbour(const Node& node, const Seen& seen) {
   return absl::StrCat(" has no LLDP neighbour", why.empty() ? "" : absl::StrCat(" (", why, ")"));
 }
 
-v1::Finding Miscabled(const Node& node, const v1::Rail& rail, const Seen& seen,
+v1::Finding Miscabled(const NodeFacts& node, const v1::Rail& rail, const Seen& seen,
                       const std::string& detail, const std::set<std::string>& expected) {
   v1::Finding f = report::Make(report::kind::kMiscabled, node.name, detail);
   f.set_device(rail.netdev());
@@ -100,14 +101,14 @@ using Planned = std::map<std::string, std::map<std::string, const v1::Cable*>>;
 
 // Whether a plan's line names `rail` on `node`: its interface, its rdma_device, or the HCA
 // whose port carries its interface (a plan for an InfiniBand fabric names HCAs).
-bool Names(const std::string& planned, const Node& node, const v1::Rail& rail) {
+bool Names(const std::string& planned, const NodeFacts& node, const v1::Rail& rail) {
   return planned == rail.netdev() ||
          (!rail.rdma_device().empty()
               ? planned == rail.rdma_device()
               : planned == Neighbours::HcaName(node.inventory, rail.netdev()));
 }
 
-bool PlanNames(const Planned& planned, const Node& node, const v1::Rail& rail) {
+bool PlanNames(const Planned& planned, const NodeFacts& node, const v1::Rail& rail) {
   auto it = planned.find(node.name);
   if (it == planned.end()) return false;
   for (const auto& [name, cable] : it->second) {
@@ -118,12 +119,12 @@ bool PlanNames(const Planned& planned, const Node& node, const v1::Rail& rail) {
 
 // The interfaces of `node` that `planned` (node -> netdev -> cable) or a rail's leaf_pattern
 // judges: the rails' rule learned from the references leaves them alone.
-bool JudgedOtherwise(const Planned& planned, const Node& node, const v1::Rail& rail) {
+bool JudgedOtherwise(const Planned& planned, const NodeFacts& node, const v1::Rail& rail) {
   return !rail.leaf_pattern().empty() || PlanNames(planned, node, rail);
 }
 
-const v1::Rail* RailOf(const google::protobuf::RepeatedPtrField<v1::Rail>& rails, const Node& node,
-                       const std::string& name) {
+const v1::Rail* RailOf(const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
+                       const NodeFacts& node, const std::string& name) {
   for (const v1::Rail& rail : rails) {
     if (Names(name, node, rail)) return &rail;
   }
@@ -132,7 +133,7 @@ const v1::Rail* RailOf(const google::protobuf::RepeatedPtrField<v1::Rail>& rails
 
 // `node`'s interface (or HCA) of one planned cable against its neighbour; nullopt when they
 // agree.
-std::optional<v1::Finding> AgainstCable(const Node& node, const v1::Cable& cable,
+std::optional<v1::Finding> AgainstCable(const NodeFacts& node, const v1::Cable& cable,
                                         const v1::Rail* rail, const Neighbours& neighbours) {
   const std::string planned = cable.port().empty()
                                   ? cable.switch_name()
@@ -170,7 +171,7 @@ std::optional<v1::Finding> AgainstCable(const Node& node, const v1::Cable& cable
 
 // `node`'s NIC of `rail` against the rail's leaf_pattern; nullopt when it matches (or the node
 // has no such NIC: config_drift's and the rail's to say).
-std::optional<v1::Finding> AgainstPattern(const Node& node, const v1::Rail& rail,
+std::optional<v1::Finding> AgainstPattern(const NodeFacts& node, const v1::Rail& rail,
                                           const Neighbours& neighbours) {
   const Seen seen = neighbours.Of(node, rail.netdev(), &rail);
   if (!seen.exists || seen.unknown) return std::nullopt;
@@ -191,8 +192,9 @@ std::optional<v1::Finding> AgainstPattern(const Node& node, const v1::Rail& rail
 // Whose leaf `seen` is, for a NIC of rail `r` on a switch that is none of its rail's leaves: ", a
 // leaf of rail1" when the references show it on another rail; SharedWith's words, or "" (not
 // judged: it may be the new rack's own leaf of this rail) when they do not show it.
-std::string WhoseLeaf(const Node& node, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
-                      int r, const std::string& seen, const RailLeaves& learned,
+std::string WhoseLeaf(const NodeFacts& node,
+                      const google::protobuf::RepeatedPtrField<v1::Rail>& rails, int r,
+                      const std::string& seen, const RailLeaves& learned,
                       const Neighbours& neighbours) {
   if (auto it = learned.rails_of_leaf.find(seen); it != learned.rails_of_leaf.end()) {
     std::vector<std::string> names;
@@ -205,40 +207,39 @@ std::string WhoseLeaf(const Node& node, const google::protobuf::RepeatedPtrField
 // The rails without a leaf_pattern, against the leaves the references show them on; see
 // CablingOfNewNodes.
 std::vector<v1::Finding> AgainstReferences(
-    const Fleet& fleet, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
+    const std::vector<NodeFacts>& nodes, const google::protobuf::RepeatedPtrField<v1::Rail>& rails,
     const std::set<std::string>& references, const Planned& planned, const Neighbours& neighbours) {
-  std::vector<const Node*> refs;
-  for (const auto& node : fleet.nodes) {
-    if (node->reachable && references.count(node->name) > 0) refs.push_back(node.get());
+  std::vector<const NodeFacts*> refs;
+  for (const NodeFacts& node : nodes) {
+    if (node.reachable && references.count(node.name) > 0) refs.push_back(&node);
   }
   std::vector<v1::Finding> out;
   if (refs.empty() || rails.empty()) return out;
   const RailLeaves learned = LearnLeaves(refs, rails, neighbours);
-  for (const auto& node : fleet.nodes) {
-    if (!node->reachable || references.count(node->name) > 0) continue;
+  for (const NodeFacts& node : nodes) {
+    if (!node.reachable || references.count(node.name) > 0) continue;
     for (int r = 0; r < rails.size(); ++r) {
-      if (!learned.judged[r] || JudgedOtherwise(planned, *node, rails[r])) continue;
+      if (!learned.judged[r] || JudgedOtherwise(planned, node, rails[r])) continue;
       const v1::Rail& rail = rails[r];
-      const Seen seen = neighbours.Of(*node, rail.netdev(), &rail);
+      const Seen seen = neighbours.Of(node, rail.netdev(), &rail);
       // A missing NIC is config_drift's and the rail's to say; a node the ibnetdiscover file
       // predates, nobody's.
       if (!seen.exists || seen.unknown) continue;
-      const std::string itf =
-          absl::StrCat(node->name, "'s ", rail.netdev(), " (", rail.name(), ")");
+      const std::string itf = absl::StrCat(node.name, "'s ", rail.netdev(), " (", rail.name(), ")");
       const std::string expected = absl::StrJoin(learned.leaves[r], " or ");
       if (seen.switch_name.empty()) {
         out.push_back(
-            Miscabled(*node, rail, seen,
-                      absl::StrCat(itf, NoNeighbour(*node, seen), "; the reference nodes' ",
+            Miscabled(node, rail, seen,
+                      absl::StrCat(itf, NoNeighbour(node, seen), "; the reference nodes' ",
                                    rail.netdev(), " are cabled to ", expected),
                       learned.leaves[r]));
         continue;
       }
       if (learned.leaves[r].count(seen.switch_name) > 0) continue;
-      const std::string whose = WhoseLeaf(*node, rails, r, seen.switch_name, learned, neighbours);
+      const std::string whose = WhoseLeaf(node, rails, r, seen.switch_name, learned, neighbours);
       if (whose.empty()) continue;
       out.push_back(
-          Miscabled(*node, rail, seen,
+          Miscabled(node, rail, seen,
                     absl::StrCat(itf, " is cabled to ", seen.switch_name, whose, " (port ",
                                  seen.port, "); ", rail.name(), "'s leaves are ", expected),
                     learned.leaves[r]));
@@ -249,7 +250,8 @@ std::vector<v1::Finding> AgainstReferences(
 
 }  // namespace
 
-std::vector<v1::Finding> CablingOfNewNodes(const Fleet& fleet, const v1::Config& config,
+std::vector<v1::Finding> CablingOfNewNodes(const std::vector<NodeFacts>& nodes,
+                                           const v1::Config& config,
                                            const std::set<std::string>& references) {
   if (references.empty()) return {};
   const Neighbours neighbours(config.topology());
@@ -258,25 +260,24 @@ std::vector<v1::Finding> CablingOfNewNodes(const Fleet& fleet, const v1::Config&
     planned[cable.node()][cable.netdev()] = &cable;
   }
   std::vector<v1::Finding> out;
-  for (const auto& node : fleet.nodes) {
-    if (!node->reachable || references.count(node->name) > 0) continue;
-    if (auto it = planned.find(node->name); it != planned.end()) {
+  for (const NodeFacts& node : nodes) {
+    if (!node.reachable || references.count(node.name) > 0) continue;
+    if (auto it = planned.find(node.name); it != planned.end()) {
       for (const auto& [netdev, cable] : it->second) {
-        if (auto f =
-                AgainstCable(*node, *cable, RailOf(config.rails(), *node, netdev), neighbours)) {
+        if (auto f = AgainstCable(node, *cable, RailOf(config.rails(), node, netdev), neighbours)) {
           out.push_back(std::move(*f));
         }
       }
     }
     for (const v1::Rail& rail : config.rails()) {
-      if (rail.leaf_pattern().empty() || PlanNames(planned, *node, rail)) continue;
-      if (auto f = AgainstPattern(*node, rail, neighbours)) out.push_back(std::move(*f));
+      if (rail.leaf_pattern().empty() || PlanNames(planned, node, rail)) continue;
+      if (auto f = AgainstPattern(node, rail, neighbours)) out.push_back(std::move(*f));
     }
   }
-  for (auto& f : AgainstReferences(fleet, config.rails(), references, planned, neighbours)) {
+  for (auto& f : AgainstReferences(nodes, config.rails(), references, planned, neighbours)) {
     out.push_back(std::move(f));
   }
   return out;
 }
 
-}  // namespace fabricctl::controller::sweep
+}  // namespace fabricctl::controller

@@ -1,5 +1,5 @@
-#ifndef FABRICCTL_CONTROLLER_SWEEP_INVENTORY_DIFF_H_
-#define FABRICCTL_CONTROLLER_SWEEP_INVENTORY_DIFF_H_
+#ifndef FABRICCTL_CONTROLLER_VERDICT_INVENTORY_DIFF_H_
+#define FABRICCTL_CONTROLLER_VERDICT_INVENTORY_DIFF_H_
 
 #include <string>
 #include <vector>
@@ -42,4 +42,4 @@ std::vector<InventoryDifference> DifferencesFrom(const v1::NodeInventory& refere
 
 }  // namespace fabricctl::controller
 
-#endif  // FABRICCTL_CONTROLLER_SWEEP_INVENTORY_DIFF_H_
+#endif  // FABRICCTL_CONTROLLER_VERDICT_INVENTORY_DIFF_H_

@@ -1,14 +1,14 @@
-#include "controller/sweep/reference_config.h"
+#include "controller/verdict/reference_config.h"
 
 #include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "controller/sweep/inventory_diff.h"
+#include "controller/verdict/inventory_diff.h"
 #include "report/findings.h"
 
-namespace fabricctl::controller::sweep {
+namespace fabricctl::controller {
 
 namespace {
 
@@ -22,9 +22,10 @@ struct PartView {
 };
 
 // The parts of `node` that more than half of `refs` hold otherwise, in the order found.
-std::vector<PartView> MajorityDifferences(const Node& node, const std::vector<const Node*>& refs) {
+std::vector<PartView> MajorityDifferences(const NodeFacts& node,
+                                          const std::vector<const NodeFacts*>& refs) {
   std::vector<PartView> parts;
-  for (const Node* ref : refs) {
+  for (const NodeFacts* ref : refs) {
     for (InventoryDifference& d : DifferencesFrom(ref->inventory, node.inventory)) {
       auto it = std::find_if(parts.begin(), parts.end(),
                              [&](const PartView& p) { return p.part == d.part; });
@@ -52,19 +53,19 @@ const std::pair<const std::string, std::vector<std::string>>& Commonest(const Pa
 
 }  // namespace
 
-std::vector<v1::Finding> ConfigAgainstReferences(const Fleet& fleet,
+std::vector<v1::Finding> ConfigAgainstReferences(const std::vector<NodeFacts>& nodes,
                                                  const std::set<std::string>& references) {
-  std::vector<const Node*> refs;
-  for (const auto& node : fleet.nodes) {
-    if (node->reachable && references.count(node->name) > 0) refs.push_back(node.get());
+  std::vector<const NodeFacts*> refs;
+  for (const NodeFacts& node : nodes) {
+    if (node.reachable && references.count(node.name) > 0) refs.push_back(&node);
   }
   std::vector<v1::Finding> out;
   if (refs.empty()) return out;
-  for (const auto& node : fleet.nodes) {
-    if (!node->reachable || references.count(node->name) > 0) continue;
+  for (const NodeFacts& node : nodes) {
+    if (!node.reachable || references.count(node.name) > 0) continue;
     // Against what most references have, part by part: one odd reference neither hides a
     // drift nor makes one, and references of two generations judge neither generation.
-    const std::vector<PartView> parts = MajorityDifferences(*node, refs);
+    const std::vector<PartView> parts = MajorityDifferences(node, refs);
     if (parts.empty()) continue;
     std::vector<std::string> lines;
     for (const PartView& p : parts) {
@@ -72,8 +73,8 @@ std::vector<v1::Finding> ConfigAgainstReferences(const Fleet& fleet,
       lines.push_back(absl::StrCat(Describe({p.part, value, p.node_value}), " (", holders.size(),
                                    " of ", refs.size(), " references)"));
     }
-    v1::Finding f = report::Make(report::kind::kConfigDrift, node->name,
-                                 absl::StrCat(node->name, " differs from most of the ", refs.size(),
+    v1::Finding f = report::Make(report::kind::kConfigDrift, node.name,
+                                 absl::StrCat(node.name, " differs from most of the ", refs.size(),
                                               " reference node(s): ", absl::StrJoin(lines, "; ")));
     auto& evidence = *f.mutable_evidence();
     evidence["reference"] = Commonest(parts.front()).second.front();
@@ -91,4 +92,4 @@ std::vector<v1::Finding> ConfigAgainstReferences(const Fleet& fleet,
   return out;
 }
 
-}  // namespace fabricctl::controller::sweep
+}  // namespace fabricctl::controller

@@ -1,15 +1,15 @@
-#ifndef FABRICCTL_CONTROLLER_SWEEP_CABLING_H_
-#define FABRICCTL_CONTROLLER_SWEEP_CABLING_H_
+#ifndef FABRICCTL_CONTROLLER_VERDICT_CABLING_H_
+#define FABRICCTL_CONTROLLER_VERDICT_CABLING_H_
 
 #include <set>
 #include <string>
 #include <vector>
 
-#include "controller/sweep/fleet.h"
+#include "controller/verdict/inventories.h"
 #include "proto/config.pb.h"
 #include "proto/finding.pb.h"
 
-namespace fabricctl::controller::sweep {
+namespace fabricctl::controller {
 
 // Each reachable node that is not a reference (in a sweep with references, as `fabricctl accept`
 // asks), its cabling as LLDP sees it — else, for an interface LLDP shows nothing for, as
@@ -35,9 +35,10 @@ namespace fabricctl::controller::sweep {
 // Each finding's evidence says which rule (`source`: "cabling plan", "leaf_pattern"; none for
 // the references'), what was `expected` and what was `seen`, and by what (`seen_by`: "LLDP",
 // "ibnetdiscover"; none when nothing was).
-std::vector<v1::Finding> CablingOfNewNodes(const Fleet& fleet, const v1::Config& config,
+std::vector<v1::Finding> CablingOfNewNodes(const std::vector<NodeFacts>& nodes,
+                                           const v1::Config& config,
                                            const std::set<std::string>& references);
 
-}  // namespace fabricctl::controller::sweep
+}  // namespace fabricctl::controller
 
-#endif  // FABRICCTL_CONTROLLER_SWEEP_CABLING_H_
+#endif  // FABRICCTL_CONTROLLER_VERDICT_CABLING_H_
