@@ -31,7 +31,6 @@
 #include "probes/server.h"
 #include "probes/table.h"
 #include "report/builder.h"
-#include "report/findings.h"
 #include "report/render.h"
 
 namespace fabricctl::cli {
@@ -168,13 +167,8 @@ v1::AuditResult LocalAllreduce(const std::string& node, const probes::NcclExpect
     (*r.mutable_observed())[absl::StrCat(p.size_bytes, " B")] =
         absl::StrFormat("time %.1f us, algbw %.2f GB/s, busbw %.2f GB/s, %d wrong", p.time_us,
                         p.algbw_gbytes, p.busbw_gbytes, p.wrong);
-    if (p.wrong > 0) {
-      *r.add_findings() = report::Make(report::kind::kProbeFailed, node,
-                                       absl::StrCat("NCCL all-reduce data check: ", p.wrong,
-                                                    " wrong elements at ", p.size_bytes, " bytes"),
-                                       report::Level::kAlternate);
-    }
   }
+  for (auto& f : probes::JudgeNcclData(node, run)) *r.add_findings() = std::move(f);
   probes::NcclVerdict verdict = probes::JudgeNcclLogs(node, ranks.logs, expect);
   if (!verdict.transport.net().empty())
     (*r.mutable_observed())["network"] = verdict.transport.net();

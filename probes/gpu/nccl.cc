@@ -17,6 +17,7 @@
 #include "probes/gpu/cuda.h"
 #include "probes/gpu/runtime_library.h"
 #include "proto/probe.pb.h"
+#include "report/findings.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -331,6 +332,18 @@ NcclVerdict JudgeNcclLogs(const std::string& node, const std::vector<std::string
   }
   verdict.transport.set_gpudirect_rdma(any_net && all_gdr);
   return verdict;
+}
+
+std::vector<v1::Finding> JudgeNcclData(const std::string& node, const ProbeRun& run) {
+  std::vector<v1::Finding> out;
+  for (const auto& p : run.collective) {
+    if (p.wrong == 0) continue;
+    out.push_back(report::Make(report::kind::kProbeFailed, node,
+                               absl::StrCat("NCCL all-reduce data check: ", p.wrong,
+                                            " wrong elements at ", p.size_bytes, " bytes"),
+                               report::Level::kAlternate));
+  }
+  return out;
 }
 
 }  // namespace fabricctl::probes

@@ -110,6 +110,10 @@ struct NcclVerdict {
 NcclVerdict JudgeNcclLogs(const std::string& node, const std::vector<std::string>& log_paths,
                           const NcclExpectation& expect = {});
 
+// The all-reduce's own data check: a probe_failed (critical) naming `node` for each size whose
+// result had wrong elements.
+std::vector<v1::Finding> JudgeNcclData(const std::string& node, const ProbeRun& run);
+
 }  // namespace fabricctl::probes
 
 #endif  // FABRICCTL_PROBES_GPU_NCCL_H_
