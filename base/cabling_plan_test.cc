@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "tests/testing/testing.h"
+
 namespace fabricctl {
 namespace {
 
@@ -63,7 +65,7 @@ TEST_CASE("cabling plan: bounded in cables, a hostlist included") {
 }
 
 TEST_CASE("cabling plan: loaded beside the cables written in the configuration") {
-  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/cabling.txt";
+  const std::string path = testing::TestPath("cabling.txt");
   std::ofstream(path) << kPlan;
   v1::Topology topology;
   v1::Cable* inline_cable = topology.add_cables();

@@ -55,8 +55,8 @@ def function_lengths(lines):
     while i < len(lines):
         if definition_start(lines[i]):
             j = i
-            while (j < len(lines) and j < i + 8 and not lines[j].rstrip().endswith("{")
-                   and not lines[j].rstrip().endswith(";")):
+            while (j < len(lines) and j < i + 8 and lines[j].strip()
+                   and not lines[j].rstrip().endswith(("{", ";", "}"))):
                 j += 1
             if j < len(lines) and lines[j].rstrip().endswith("{"):
                 k = j + 1

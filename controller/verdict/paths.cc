@@ -16,9 +16,6 @@ namespace {
 // The share of an element's measured pairs that must be slow: "every pair" of boolean
 // tomography, with room for a pair that noise lifted past the line.
 constexpr double kElementShare = 0.75;
-// The least spread a reference is taken to have, on a log scale: 1 %, a measurement's own
-// noise, so that a few identical figures do not make any difference significant.
-constexpr double kMinSpread = 0.01;
 // At most this many two-class splits of the figures are tried when groups are inferred.
 constexpr int kMaxSplits = 6;
 // The fewest nodes of a group inferred from the figures (GroupsAbove).
@@ -115,7 +112,7 @@ LevelView ViewOf(const std::vector<Level>& levels, size_t l, const AnalysisInput
     if (x >= v.ref.typical) fast.push_back(x);
   }
   v.ref.spread =
-      std::max({ScaledMad(within, v.ref.typical), ScaledMad(fast, v.ref.typical), kMinSpread});
+      std::max({ScaledMad(within, v.ref.typical), ScaledMad(fast, v.ref.typical), kMinLogSpread});
   v.own_within.assign(in.nodes.size(), Counts());
   v.own_cross.assign(in.nodes.size(), Counts());
   for (size_t p = 0; p < in.pairs.size(); ++p) {
@@ -386,7 +383,7 @@ std::vector<double> SplitLines(std::vector<float> values, const v1::Thresholds& 
     const double gap = mf - values[lo + cut - 1];
     const double effect = -std::log(1 - t.min_effect());
     if (mf - ms < effect || gap < effect ||
-        gap < 2 * t.max_robust_z() * std::max(fast_spread, kMinSpread)) {
+        gap < 2 * t.max_robust_z() * std::max(fast_spread, kMinLogSpread)) {
       break;
     }
     lines.push_back(values[lo + cut]);

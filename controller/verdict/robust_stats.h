@@ -24,6 +24,10 @@ inline constexpr double kMedianError = 1.2533;
 // that one sweep in a hundred, not one figure in a hundred, lands beyond it.
 inline constexpr double kChanceLevel = 0.01;
 
+// The least spread a set of figures is taken to have, on a log scale: 1 %, a measurement's own
+// noise, so that a few identical figures do not make any difference significant.
+inline constexpr double kMinLogSpread = 0.01;
+
 // A figure taken with at least this share of a full round's probes moving data beside it was
 // taken under full load (a round missing a pair or two is still full); below it, under a
 // lighter load than the yardstick's (the analysis's load bar, the re-tests' companions).

@@ -7,13 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/verdict/robust_stats.h"
 #include "report/findings.h"
 
 namespace fabricctl::controller {
 namespace {
 
-// The least noise a rail's figures are taken to have, on a log scale: 1 %, a measurement's own.
-constexpr double kMinLogSpread = 0.01;
 
 std::string Gbps(double x) { return absl::StrFormat("%.3g Gb/s", x); }
 
