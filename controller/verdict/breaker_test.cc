@@ -78,7 +78,8 @@ TEST_CASE("The drain breaker over a window: a wave of small verdicts is weighed 
     for (int i = offset; i < offset + 4; ++i) {
       const std::string name = "node-" + std::to_string(i);
       builder.AddNode(name, v1::HEALTH_OK);
-      if (i < offset + 2) builder.AddFinding(report::Make(report::kind::kStragglerNode, name, "slow"));
+      if (i < offset + 2)
+        builder.AddFinding(report::Make(report::kind::kStragglerNode, name, "slow"));
     }
     v1::Report report = builder.Finish(kGenerated, absl::Seconds(1));
     ApplyBreaker(breaker, 0, earlier, &report);

@@ -13,7 +13,6 @@
 namespace fabricctl::controller {
 namespace {
 
-
 std::string Gbps(double x) { return absl::StrFormat("%.3g Gb/s", x); }
 
 // The link rate most of the rails' NICs report (rails that report none left out); 0: none known.
