@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "absl/types/span.h"
 #include "probes/common/secret.h"
 
 namespace fabricctl::probes {
@@ -31,8 +32,11 @@ int MillisUntil(absl::Time deadline) {
 
 // Sends `out` on `send_fd` while receiving `in` on `recv_fd`, interleaved by poll(2), until
 // both are done. Adds to `send_time` how long the sending took.
-absl::Status ExchangeFds(int send_fd, const char* out, size_t out_len, int recv_fd, char* in,
-                         size_t in_len, absl::Time deadline, absl::Duration* send_time) {
+absl::Status ExchangeFds(int send_fd, absl::Span<const char> out_span, int recv_fd,
+                         absl::Span<char> in_span, absl::Time deadline, absl::Duration* send_time) {
+  const char* out = out_span.data();
+  char* in = in_span.data();
+  const size_t out_len = out_span.size(), in_len = in_span.size();
   size_t sent = 0, got = 0;
   const absl::Time start = absl::Now();
   absl::Time send_done = out_len == 0 ? start : absl::InfinitePast();
@@ -220,12 +224,14 @@ absl::StatusOr<RingLinks> JoinRing(uint32_t rank, const std::vector<RankAddress>
 
 absl::Status TcpRing::Exchange(const char* out, size_t out_len, char* in, size_t in_len,
                                absl::Time deadline, absl::Duration* send_time) {
-  return ExchangeFds(links_.right.get(), out, out_len, links_.left.get(), in, in_len, deadline,
-                     send_time);
+  return ExchangeFds(links_.right.get(), absl::MakeConstSpan(out, out_len), links_.left.get(),
+                     absl::MakeSpan(in, in_len), deadline, send_time);
 }
 
-absl::Status RingAllreduce(RingTransport& ring, uint32_t rank, uint32_t n, float* data,
-                           size_t count, absl::Time deadline, RingStats* stats) {
+absl::Status RingAllreduce(RingTransport& ring, uint32_t rank, uint32_t n, absl::Span<float> values,
+                           absl::Time deadline, RingStats* stats) {
+  float* data = values.data();
+  const size_t count = values.size();
   if (n < 2) return absl::OkStatus();
   std::vector<float> incoming(count / n + 1);
   absl::Duration send_time = absl::ZeroDuration();

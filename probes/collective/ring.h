@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "base/socket.h"
 
 namespace fabricctl::probes {
@@ -72,8 +73,8 @@ struct RingStats {
 // elements, the first count%n chunks one larger, so any count works. This is the
 // bandwidth-optimal ring: each rank sends 2(n-1)/n of the data, which is nccl-tests' busbw
 // factor.
-absl::Status RingAllreduce(RingTransport& ring, uint32_t rank, uint32_t nranks, float* data,
-                           size_t count, absl::Time deadline, RingStats* stats);
+absl::Status RingAllreduce(RingTransport& ring, uint32_t rank, uint32_t nranks,
+                           absl::Span<float> data, absl::Time deadline, RingStats* stats);
 
 // Times this rank's link to the right on its own: every rank sends `bytes` to the right and
 // receives as many from the left in a single step, so no rank waits on another's earlier

@@ -34,8 +34,8 @@ RingStats RunRing(uint32_t n, size_t count) {
         return;
       }
       TcpRing ring(*links);
-      status[r] = RingAllreduce(ring, r, n, data[r].data(), count, absl::Now() + absl::Seconds(20),
-                                &stats[r]);
+      status[r] = RingAllreduce(ring, r, n, absl::MakeSpan(data[r].data(), count),
+                                absl::Now() + absl::Seconds(20), &stats[r]);
     });
   }
   for (auto& t : threads) t.join();

@@ -115,6 +115,60 @@ absl::StatusOr<std::vector<v1::Gpu>> ListGpus(absl::Duration timeout) {
   return std::vector<v1::Gpu>(holder.gpus().begin(), holder.gpus().end());
 }
 
+namespace {
+
+// GPU `i`'s copies: for each size, host-to-device and device-to-host, pinned host memory, after
+// a warm-up, each timed over the iterations.
+absl::Status CopyOnGpu(const CudaDriver& cu, int i, const ProbeParams& params,
+                       v1::ProbeResult* out) {
+  const uint64_t largest = *std::max_element(params.sizes_bytes.begin(), params.sizes_bytes.end());
+  const uint64_t iterations = std::max<uint64_t>(1, params.iterations);
+  CudaDriver::Device device;
+  RETURN_IF_ERROR(cu.Check(cu.DeviceGet(&device, i), "cuDeviceGet"));
+  ScopedContext context(cu, device);
+  RETURN_IF_ERROR(context.Enter());
+  void* host = nullptr;
+  CudaDriver::DevicePtr dev = 0;
+  RETURN_IF_ERROR(cu.Check(cu.MemAllocHost(&host, largest), "cuMemAllocHost"));
+  if (auto s = cu.Check(cu.MemAlloc(&dev, largest), "cuMemAlloc"); !s.ok()) {
+    cu.MemFreeHost(host);
+    return s;
+  }
+  absl::Status status;
+  for (uint64_t size : params.sizes_bytes) {
+    auto timed = [&](bool to_device, double* gbytes) -> absl::Status {
+      for (uint64_t w = 0; w < params.warmup_iterations + 1; ++w) {  // at least one warm-up
+        auto r = to_device ? cu.MemcpyHtoD(dev, host, size) : cu.MemcpyDtoH(host, dev, size);
+        RETURN_IF_ERROR(cu.Check(r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH"));
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      for (uint64_t k = 0; k < iterations; ++k) {
+        auto r = to_device ? cu.MemcpyHtoD(dev, host, size) : cu.MemcpyDtoH(host, dev, size);
+        RETURN_IF_ERROR(cu.Check(r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH"));
+      }
+      RETURN_IF_ERROR(cu.Check(cu.CtxSynchronize(), "cuCtxSynchronize"));
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      *gbytes = static_cast<double>(size) * static_cast<double>(iterations) / seconds / 1e9;
+      return absl::OkStatus();
+    };
+    v1::CopyPoint* p = out->add_copy();
+    p->set_gpu_index(static_cast<uint32_t>(i));
+    p->set_size_bytes(size);
+    double h2d = 0, d2h = 0;
+    status = timed(true, &h2d);
+    if (status.ok()) status = timed(false, &d2h);
+    if (!status.ok()) break;
+    p->set_h2d_gbytes(h2d);
+    p->set_d2h_gbytes(d2h);
+  }
+  cu.MemFree(dev);
+  cu.MemFreeHost(host);
+  return status;
+}
+
+}  // namespace
+
 ProbeRun RunGpuCopy(const ProbeParams& params, absl::Duration timeout, const Cancellation* cancel) {
   ProbeRun run;
   run.kind = "gpu_copy";
@@ -128,56 +182,8 @@ ProbeRun RunGpuCopy(const ProbeParams& params, absl::Duration timeout, const Can
         int count = 0;
         RETURN_IF_ERROR(cu.Check(cu.DeviceGetCount(&count), "cuDeviceGetCount"));
         if (count == 0) return absl::NotFoundError("the GPU driver sees no GPU");
-        const uint64_t largest =
-            *std::max_element(params.sizes_bytes.begin(), params.sizes_bytes.end());
-        const uint64_t iterations = std::max<uint64_t>(1, params.iterations);
         v1::ProbeResult out;
-        for (int i = 0; i < count; ++i) {
-          CudaDriver::Device device;
-          RETURN_IF_ERROR(cu.Check(cu.DeviceGet(&device, i), "cuDeviceGet"));
-          ScopedContext context(cu, device);
-          RETURN_IF_ERROR(context.Enter());
-          void* host = nullptr;
-          CudaDriver::DevicePtr dev = 0;
-          RETURN_IF_ERROR(cu.Check(cu.MemAllocHost(&host, largest), "cuMemAllocHost"));
-          if (auto s = cu.Check(cu.MemAlloc(&dev, largest), "cuMemAlloc"); !s.ok()) {
-            cu.MemFreeHost(host);
-            return s;
-          }
-          absl::Status status;
-          for (uint64_t size : params.sizes_bytes) {
-            auto timed = [&](bool to_device, double* gbytes) -> absl::Status {
-              for (uint64_t w = 0; w < params.warmup_iterations + 1; ++w) {  // at least one warm-up
-                auto r =
-                    to_device ? cu.MemcpyHtoD(dev, host, size) : cu.MemcpyDtoH(host, dev, size);
-                RETURN_IF_ERROR(cu.Check(r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH"));
-              }
-              const auto t0 = std::chrono::steady_clock::now();
-              for (uint64_t k = 0; k < iterations; ++k) {
-                auto r =
-                    to_device ? cu.MemcpyHtoD(dev, host, size) : cu.MemcpyDtoH(host, dev, size);
-                RETURN_IF_ERROR(cu.Check(r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH"));
-              }
-              RETURN_IF_ERROR(cu.Check(cu.CtxSynchronize(), "cuCtxSynchronize"));
-              const double seconds =
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-              *gbytes = static_cast<double>(size) * static_cast<double>(iterations) / seconds / 1e9;
-              return absl::OkStatus();
-            };
-            v1::CopyPoint* p = out.add_copy();
-            p->set_gpu_index(static_cast<uint32_t>(i));
-            p->set_size_bytes(size);
-            double h2d = 0, d2h = 0;
-            status = timed(true, &h2d);
-            if (status.ok()) status = timed(false, &d2h);
-            if (!status.ok()) break;
-            p->set_h2d_gbytes(h2d);
-            p->set_d2h_gbytes(d2h);
-          }
-          cu.MemFree(dev);
-          cu.MemFreeHost(host);
-          if (!status.ok()) return status;
-        }
+        for (int i = 0; i < count; ++i) RETURN_IF_ERROR(CopyOnGpu(cu, i, params, &out));
         return out.SerializeAsString();
       },
       timeout, cancel);

@@ -129,11 +129,24 @@ absl::Status SetUpRank(const CudaDriver& cu, const NcclLibrary& nc, const NcclRa
   return s;
 }
 
+// A rank's libraries, resources and host buffer while it measures.
+struct RankRun {
+  const CudaDriver& cu;
+  const NcclLibrary& nc;
+  RankResources& res;
+  const NcclRank& rank;
+  std::vector<float>& host;  // as large as the largest size
+};
+
 // One size, as nccl-tests measures it: a checked all-reduce (element i of rank r is
 // (r + 1) + (i % 97)), the warm-up, then the timed iterations.
-absl::Status MeasureSize(const CudaDriver& cu, const NcclLibrary& nc, RankResources& res,
-                         const NcclRank& rank, const ProbeParams& params, uint64_t size,
-                         std::vector<float>& host, v1::CollectivePoint* point) {
+absl::Status MeasureSize(const RankRun& run, const ProbeParams& params, uint64_t size,
+                         v1::CollectivePoint* point) {
+  const CudaDriver& cu = run.cu;
+  const NcclLibrary& nc = run.nc;
+  RankResources& res = run.res;
+  const NcclRank& rank = run.rank;
+  std::vector<float>& host = run.host;
   auto allreduce = [&](size_t n) -> absl::Status {
     absl::Status s = nc.Check(
         nc.AllReduce(reinterpret_cast<const void*>(res.send), reinterpret_cast<void*>(res.recv), n,
@@ -205,8 +218,9 @@ absl::StatusOr<std::string> RankInChild(const ProbeParams& params, const NcclRan
   RETURN_IF_ERROR(SetUpRank(cu, nc, rank, largest_count, res));
   v1::ProbeResult out;
   std::vector<float> host(largest_count);
+  const RankRun run{cu, nc, res, rank, host};
   for (uint64_t size : params.sizes_bytes) {
-    RETURN_IF_ERROR(MeasureSize(cu, nc, res, rank, params, size, host, out.add_collective()));
+    RETURN_IF_ERROR(MeasureSize(run, params, size, out.add_collective()));
   }
   out.set_device(absl::StrCat("nccl ", nc.Version(), ", gpu ", rank.gpu));
   return out.SerializeAsString();

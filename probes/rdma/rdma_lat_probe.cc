@@ -29,11 +29,14 @@ namespace {
 // cleared to.
 char RoundMark(uint64_t round) { return static_cast<char>(round % 255 + 1); }
 
-// One side of one size's ping-pong. The client (`initiator`) sends first and times each
-// round trip; the server answers. Write: spin on the last byte of the receive area, then
-// write back; send: wait for the receive, then send back.
-absl::Status PingPong(RdmaEndpoint& ep, RdmaVerb verb, bool initiator, uint64_t size,
-                      uint64_t rounds, uint64_t warmup, std::vector<int64_t>* rtt_ns) {
+// One side of one size's ping-pong, params.iterations rounds after params.warmup_iterations.
+// The client (the initiator: it is given `rtt_ns`) sends first and times each round trip; the
+// server (no `rtt_ns`) answers. Write: spin on the last byte of the receive area, then write
+// back; send: wait for the receive, then send back.
+absl::Status PingPong(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, const ProbeParams& params,
+                      std::vector<int64_t>* rtt_ns) {
+  const bool initiator = rtt_ns != nullptr;
+  const uint64_t rounds = params.iterations, warmup = params.warmup_iterations;
   const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
   volatile char* mark = ep.receive_area() + size - 1;
   auto wait_peer = [&](uint64_t round) -> absl::Status {
@@ -108,8 +111,7 @@ absl::Status RdmaLatProbe::Serve(net::UniqueFd connection, const v1::ProbeHello&
         !s.ok()) {
       return s;
     }
-    return PingPong(**ep, verb_, /*initiator=*/false, size, params.iterations,
-                    params.warmup_iterations, nullptr);
+    return PingPong(**ep, verb_, size, params, /*rtt_ns=*/nullptr);
   });
 }
 
@@ -136,9 +138,7 @@ ProbeRun RdmaLatProbe::Run(const ProbeParams& params, const ServerAddress& serve
     if (auto s = Meet(session->control.get(), size); !s.ok()) return Finish(run, s);
     std::vector<int64_t> rtt_ns;
     rtt_ns.reserve(params.iterations);
-    if (auto s = PingPong(ep, verb_, /*initiator=*/true, size, params.iterations,
-                          params.warmup_iterations, &rtt_ns);
-        !s.ok()) {
+    if (auto s = PingPong(ep, verb_, size, params, &rtt_ns); !s.ok()) {
       return Finish(run, s);
     }
     auto point = LatencyStats(size, std::move(rtt_ns), 2.0);

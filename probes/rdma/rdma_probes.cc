@@ -16,15 +16,30 @@ namespace fabricctl::probes {
 using namespace rdma_internal;  // NOLINT: this probe family's own helpers
 namespace {
 
-// The bandwidth loop of perftest's run_iter_bw for one size. Records posts and completions
-// when `timed`.
-//
-// With `stop_ns` (perftest -D), `messages` is only a bound: posting stops at that time, the last
-// message posted is signaled so that every completion is seen, and `*sent` says how many went.
-absl::Status RunBwLoop(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, uint64_t messages,
-                       uint32_t tx_depth, uint32_t cq_mod, std::vector<int64_t>* posted_ns,
-                       std::vector<Completion>* completions, int64_t stop_ns = 0,
+// One size's bandwidth loop: the verb, the message size, how many may be in flight and how often
+// one is signaled; with `stop_ns` (perftest -D), posting stops at that time. Posts and
+// completions are recorded where asked.
+struct BwLoop {
+  RdmaVerb verb;
+  uint64_t size = 0;
+  uint32_t tx_depth = 1;
+  uint32_t cq_mod = 1;
+  int64_t stop_ns = 0;
+  std::vector<int64_t>* posted_ns = nullptr;
+  std::vector<Completion>* completions = nullptr;
+};
+
+// The bandwidth loop of perftest's run_iter_bw for one size. With `loop.stop_ns`, `messages` is
+// only a bound: posting stops at that time, the last message posted is signaled so that every
+// completion is seen, and `*sent` says how many went.
+absl::Status RunBwLoop(RdmaEndpoint& ep, const BwLoop& loop, uint64_t messages,
                        uint64_t* sent = nullptr) {
+  const RdmaVerb verb = loop.verb;
+  const uint64_t size = loop.size;
+  const uint32_t tx_depth = loop.tx_depth, cq_mod = loop.cq_mod;
+  const int64_t stop_ns = loop.stop_ns;
+  std::vector<int64_t>* posted_ns = loop.posted_ns;
+  std::vector<Completion>* completions = loop.completions;
   int64_t deadline =
       NowNs() + absl::ToInt64Nanoseconds(size_timeout) + std::max<int64_t>(0, stop_ns - NowNs());
   uint64_t posted = 0, completed = 0;
@@ -99,9 +114,8 @@ absl::Status MeasureBw(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, const Pro
   cq_mod = std::max<uint32_t>(1, std::min<uint32_t>(cq_mod, static_cast<uint32_t>(tx_depth)));
   uint64_t warm = 0;
   if (params.warmup_iterations > 0) {
-    if (auto s = RunBwLoop(ep, verb, size, params.warmup_iterations,
-                           static_cast<uint32_t>(tx_depth), cq_mod, nullptr, nullptr, 0, &warm);
-        !s.ok()) {
+    const BwLoop warmup{verb, size, static_cast<uint32_t>(tx_depth), cq_mod};
+    if (auto s = RunBwLoop(ep, warmup, params.warmup_iterations, &warm); !s.ok()) {
       return s;
     }
   }
@@ -116,9 +130,10 @@ absl::Status MeasureBw(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, const Pro
     posted_ns.reserve(params.iterations);
   }
   const int64_t stop_ns = by_time ? NowNs() + absl::ToInt64Nanoseconds(params.duration) : 0;
-  if (auto s = RunBwLoop(ep, verb, size, measured, static_cast<uint32_t>(tx_depth), cq_mod,
-                         by_time ? nullptr : &posted_ns, &completions, stop_ns, &measured);
-      !s.ok()) {
+  const BwLoop loop{verb,        size,    static_cast<uint32_t>(tx_depth),
+                    cq_mod,      stop_ns, by_time ? nullptr : &posted_ns,
+                    &completions};
+  if (auto s = RunBwLoop(ep, loop, measured, &measured); !s.ok()) {
     return s;
   }
   if (sent) *sent = warm + measured;
