@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -54,10 +55,23 @@ std::map<std::string, std::string> Unreachable(const v1::Report& report) {
   return out;
 }
 
-// One cell of a map: a pair's status or bandwidth, its figures on hover. A compact cell (a
-// fleet's leaf maps) carries only its colour and its title.
-void AppendCell(const v1::PairHealth& p, const std::string& a, const std::string& b, int x, int y,
-                int cell, bool by_bandwidth, bool compact, double median, std::string& svg) {
+// How a map draws its cells: their size, coloured by status or by bandwidth (against the
+// median), compact (a fleet's leaf maps: colour and title only) or not.
+struct CellStyle {
+  int cell = 44;
+  bool by_bandwidth = false;
+  bool compact = false;
+  double median = 0;
+};
+
+// One cell of a map at (x, y): a pair's status or bandwidth, its figures on hover. A compact
+// cell carries only its colour and its title.
+void AppendCell(const v1::PairHealth& p, const std::string& a, const std::string& b,
+                const CellStyle& style, std::pair<int, int> at, std::string& svg) {
+  const auto [x, y] = at;
+  const int cell = style.cell;
+  const bool by_bandwidth = style.by_bandwidth, compact = style.compact;
+  const double median = style.median;
   const double bw = DirectedBw(p, a);
   const std::string value = std::isnan(bw) ? "n/a" : absl::StrFormat("%.2f", bw);
   const std::string lat = p.has_lat_us() ? absl::StrFormat(", %.1f us", p.lat_us()) : "";
@@ -147,7 +161,7 @@ std::string Map(const v1::Report& report, bool by_bandwidth, const std::string& 
             y, cell - 1, cell - 1, std::isnan(bw) ? kUnmeasuredFill : BandwidthFill(bw, median));
         continue;
       }
-      AppendCell(*p, a, b, x, y, cell, by_bandwidth, compact, median, svg);
+      AppendCell(*p, a, b, CellStyle{cell, by_bandwidth, compact, median}, {x, y}, svg);
     }
   }
   svg += "</svg>\n";

@@ -161,8 +161,11 @@ RailRunners::RailRunners(AgentClient& agents, Fleet& fleet, const std::vector<Ra
 }
 
 size_t RailRunners::Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt,
-                        const char* phase, const std::vector<bool>* only, absl::Time stop_after,
-                        size_t must_run, const std::vector<std::vector<Round>>* companions) {
+                        const char* phase, const Limits& limits) {
+  const std::vector<bool>* only = limits.only;
+  const absl::Time stop_after = limits.stop_after;
+  const size_t must_run = limits.must_run;
+  const std::vector<std::vector<Round>>* companions = limits.companions;
   size_t rounds = 0;
   for (const auto& r : by_rail) rounds = std::max(rounds, r.size());
   for (size_t r = 0; r < rounds; ++r) {

@@ -68,14 +68,23 @@ class RailRunners {
   RailRunners(AgentClient& agents, Fleet& fleet, const std::vector<RailPlan>& rails,
               RoundSettings settings);
 
-  // `by_rail[i]`: rail i's rounds (a rail with fewer rounds sits out the later ones). No round
-  // after the first `must_run` (at least one) starts at or past `stop_after`. `companions`
+  // What a run of rounds may do: only some of the probes (`only`, by probe index); no round
+  // after the first `must_run` (at least one) starts at or past `stop_after`; `companions`
   // (when given, shaped as by_rail): pairs measured beside each round for its load only
-  // (AddCompanions). Returns how many rounds ran.
+  // (AddCompanions).
+  struct Limits {
+    const std::vector<bool>* only = nullptr;
+    absl::Time stop_after = absl::InfiniteFuture();
+    size_t must_run = 1;
+    const std::vector<std::vector<Round>>* companions = nullptr;
+  };
+  // `by_rail[i]`: rail i's rounds (a rail with fewer rounds sits out the later ones). Returns
+  // how many rounds ran.
   size_t Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt, const char* phase,
-             const std::vector<bool>* only = nullptr,
-             absl::Time stop_after = absl::InfiniteFuture(), size_t must_run = 1,
-             const std::vector<std::vector<Round>>* companions = nullptr);
+             const Limits& limits);
+  size_t Run(const std::vector<std::vector<Round>>& by_rail, uint32_t attempt, const char* phase) {
+    return Run(by_rail, attempt, phase, Limits{});
+  }
   // The same rounds on every rail.
   void RunAll(const std::vector<Round>& rounds, uint32_t attempt, const char* phase);
 

@@ -78,80 +78,7 @@ std::vector<PairFigure> BaselineFigures(const sweep::Fleet& fleet,
   return out;
 }
 
-// How many leading rounds it takes to hold every pair of `wanted` (PackRounds places the
-// pairs listed first in the earliest rounds).
-size_t RoundsHolding(const std::vector<Round>& rounds, const std::set<Pair>& wanted) {
-  size_t held = 0;
-  for (size_t r = 0; r < rounds.size(); ++r) {
-    for (const Pair& p : rounds[r]) {
-      if (wanted.count(p)) held = r + 1;
-    }
-  }
-  return held;
-}
-
 }  // namespace
-
-// Re-tests what the figures so far flag (sweep::RetestPairs, each rail's on its own, all rails
-// at once), up to `retests` passes, asking the nodes whose RPCs failed in transport whether
-// they are still there before each pass. The passes share a budget of time, `retest_budget`
-// of what the measuring rounds took: each pass's first round, and every round holding a pair
-// that decides a suspect node's or a switch element's verdict (RetestPairs lists them first),
-// run whatever they cost; the others only while the budget lasts; what is left over is
-// counted.
-void SweepRunner::Retest(sweep::SweepContext& sweep, absl::Duration measuring) {
-  const v1::Config& config = sweep.config;
-  const sweep::SweepSpecs& specs = sweep.specs;
-  sweep::Fleet& fleet = sweep.fleet;
-  sweep::RailRunners& runners = sweep.runners;
-  sweep::RetestStats& stats = sweep.retests;
-  stats.budget = measuring * config.sweep().retest_budget();
-  const uint32_t retests = config.sweep().retests();
-  sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
-  for (uint32_t attempt = 2; attempt <= 1 + retests && !stopping_; ++attempt) {
-    std::vector<std::vector<Round>> by_rail(runners.size()), companions(runners.size());
-    bool any = false, bandwidth_only = true;
-    size_t must_run = 1;  // the rounds that hold a pair deciding a node's or a switch's verdict
-    for (size_t r = 0; r < runners.size(); ++r) {
-      std::vector<const sweep::PairRun*> ordered;
-      const AnalysisInput in =
-          sweep::BuildRailInput(fleet, specs, config, sweep.rails[r], runners.rail(r), &ordered);
-      bool rail_bandwidth_only = false;
-      size_t deciding = 0;
-      const std::vector<Pair> pairs =
-          sweep::RetestPairs(fleet, in, ordered, &rail_bandwidth_only, &deciding);
-      if (pairs.empty()) continue;
-      any = true;
-      bandwidth_only = bandwidth_only && rail_bandwidth_only;
-      by_rail[r] = PackRounds(pairs);
-      companions[r] = sweep::AddCompanions(in, by_rail[r]);
-      must_run = std::max(
-          must_run,
-          RoundsHolding(by_rail[r], std::set<Pair>(pairs.begin(), pairs.begin() + deciding)));
-    }
-    if (!any) break;
-    std::vector<bool> only(specs.kinds.size(), true);
-    if (bandwidth_only) {
-      for (size_t k = 0; k < specs.kinds.size(); ++k)
-        only[k] = static_cast<int>(k) == specs.bw_index;
-    }
-    const absl::Time start = absl::Now();
-    const size_t ran = runners.Run(by_rail, attempt, "retest", &only,
-                                   start + (stats.budget - stats.spent), must_run, &companions);
-    stats.spent += absl::Now() - start;
-    stats.Count(by_rail, ran);
-    sweep::CheckReachable(*agents_, fleet, options_.inventory_timeout, /*only_suspect=*/true);
-  }
-  if (stats.skipped() > 0) {
-    Logger("sweep")->warn(
-        "re-tests: {} flagged pairs not measured again: the budget of {} was spent",
-        stats.skipped(), absl::FormatDuration(stats.budget));
-  }
-}
-
-SweepRunner::SweepRunner(Store* store, std::shared_ptr<grpc::ChannelCredentials> credentials,
-                         SweepOptions options)
-    : SweepRunner(store, sweep::NewGrpcAgentClient(std::move(credentials)), std::move(options)) {}
 
 namespace {
 
@@ -401,8 +328,8 @@ void SweepRunner::ConfirmLocalised(sweep::SweepContext& sweep) {
   }
   if (rounds == 0) return;
   const absl::Time start = absl::Now();
-  const size_t ran = runners.Run(by_rail, 2 + retests, "retest", nullptr,
-                                 start + (stats.budget - stats.spent), rounds);
+  const size_t ran = runners.Run(by_rail, 2 + retests, "retest",
+                                 {nullptr, start + (stats.budget - stats.spent), rounds});
   stats.spent += absl::Now() - start;
   stats.Count(by_rail, ran);
 }
@@ -436,9 +363,9 @@ absl::Status SweepRunner::Measure(sweep::SweepContext& sweep) {
   }
   sweep::RetestStats& stats = sweep.retests;
   const absl::Time start = absl::Now();
-  const size_t ran =
-      runners.Run(by_rail, 1, "localise", nullptr, start + (stats.budget - stats.spent),
-                  std::max<uint32_t>(1, config.thresholds().min_node_pairs()));
+  const size_t ran = runners.Run(by_rail, 1, "localise",
+                                 {nullptr, start + (stats.budget - stats.spent),
+                                  std::max<uint32_t>(1, config.thresholds().min_node_pairs())});
   stats.spent += absl::Now() - start;
   stats.Count(by_rail, ran);
   if (ran > 0) ConfirmLocalised(sweep);
@@ -508,6 +435,18 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
   return sweep::AssembleReport(outcome, config, sweep.info, sweep.started, options_.now());
 }
 
+void SweepRunner::GiveDrainsBack(const v1::Undrain& undrain, int64_t sweep_id, v1::Report* report) {
+  auto drained = store_->ListDrained();
+  if (!drained.ok()) {
+    Logger("sweep")->warn("sweep {}: gives no drain back: {}", sweep_id,
+                          std::string(drained.status().message()));
+    return;
+  }
+  std::vector<Drain> drains;
+  for (const Store::Drained& d : *drained) drains.push_back({d.node, d.sweep_id, d.since, d.kinds});
+  GiveBack(undrain, drains, options_.now(), report);
+}
+
 absl::StatusOr<v1::Report> SweepRunner::RunStages(
     const v1::SweepRequest& request, const std::vector<StoredNode>& registry,
     const std::function<void(const v1::SweepEvent&)>& progress) {
@@ -566,18 +505,7 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   // What the measurements earned each node (known-good), once every finding is in.
   if (report.sweep().state() == v1::SWEEP_COMPLETED)
     EarnPasses(config.known_good().min_peers(), &report);
-  if (config.undrain().enabled()) {
-    auto drained = store_->ListDrained();
-    if (drained.ok()) {
-      std::vector<Drain> drains;
-      for (const Store::Drained& d : *drained)
-        drains.push_back({d.node, d.sweep_id, d.since, d.kinds});
-      GiveBack(config.undrain(), drains, options_.now(), &report);
-    } else {
-      Logger("sweep")->warn("sweep {}: gives no drain back: {}", sweep_id,
-                            std::string(drained.status().message()));
-    }
-  }
+  if (config.undrain().enabled()) GiveDrainsBack(config.undrain(), sweep_id, &report);
   // A full disk (or any store failure) now loses the history's copy, not the verdict: the
   // report still goes to the client, and the sweep stays as far as it was written (the next
   // start marks it interrupted).

@@ -112,6 +112,8 @@ class SweepRunner {
   v1::Report MakeReport(sweep::SweepContext& sweep);
   // The breaker's memory (breaker.window): what the verdicts that finished within `window`
   // before `now` drained and judged; and a verdict's, kept for those after it.
+  // The drains the store holds that `report`'s sweep gives back (undrain.enabled; GiveBack).
+  void GiveDrainsBack(const v1::Undrain& undrain, int64_t sweep_id, v1::Report* report);
   EarlierDrains DrainsWithin(absl::Duration window, absl::Time now) const;
   void RememberDrains(const v1::Report& report, absl::Duration window, absl::Time now);
 
