@@ -105,6 +105,17 @@ else
 fi
 rm -f "$ts_log"
 
+# The habits (scripts/lint.py: file and function lengths, parameters, finding kinds decided
+# outside controller/verdict/, statistical constants, test helpers): one case.
+lint_log=$(mktemp)
+if python3 scripts/lint.py >"$lint_log" 2>&1; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)) rc=1
+fi
+tail -21 "$lint_log"
+rm -f "$lint_log"
+
 # The house layout (scripts/format.sh: clang-format over every tracked C++ file): one case.
 fmt_log=$(mktemp)
 if bash scripts/format.sh >"$fmt_log" 2>&1; then
