@@ -7,6 +7,7 @@
 #include "probes/catalogue.h"
 #include "probes/common/params.h"
 #include "probes/common/result.h"
+#include "report/findings.h"
 
 namespace fabricctl::controller::sweep {
 namespace {
@@ -159,6 +160,16 @@ absl::StatusOr<v1::NodeInventory> FakeAgents::GetInventory(const std::string& ad
   return inventory;
 }
 
+void FakeAgents::FlapWatch(const std::string& name, const std::string& netdev) {
+  MutexLock lock(&mu_);
+  agents_[name].watch_flapping = netdev;
+}
+
+int FakeAgents::WatchAsked() const {
+  MutexLock lock(&mu_);
+  return watch_asked_;
+}
+
 absl::StatusOr<v1::RunAuditsResponse> FakeAgents::RunAudits(const std::string& address,
                                                             const v1::RunAuditsRequest& request,
                                                             absl::Duration) {
@@ -166,7 +177,20 @@ absl::StatusOr<v1::RunAuditsResponse> FakeAgents::RunAudits(const std::string& a
   auto name = Alive(address);
   if (!name.ok()) return name.status();
   v1::RunAuditsResponse response;
-  if (request.audits_size() > 0) return response;  // the named ones (a link watch): none here
+  if (request.audits_size() == 1 && request.audits(0) == "link_watch") {
+    ++watch_asked_;
+    v1::AuditResult* watch = response.add_audits();
+    watch->set_audit("link_watch");
+    watch->set_outcome(v1::AUDIT_RAN);
+    if (const std::string& netdev = agents_[*name].watch_flapping; !netdev.empty()) {
+      v1::Finding f = report::Make(report::kind::kLinkFlapping, *name,
+                                   absl::StrCat(*name, ": ", netdev, " went down 2 times"));
+      f.set_device(netdev);
+      *watch->add_findings() = std::move(f);
+    }
+    return response;
+  }
+  if (request.audits_size() > 0) return response;  // other named ones: none here
   v1::AuditResult* audit = response.add_audits();
   audit->set_audit("memlock");
   audit->set_outcome(v1::AUDIT_RAN);

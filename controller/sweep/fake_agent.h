@@ -78,6 +78,12 @@ class FakeAgents : public AgentClient {
   // that netdev (a rail's) run at the slower end's figure for it; a probe on a netdev an end
   // lacks fails at the agent, as the real one does.
   void AddNic(const std::string& name, const std::string& netdev, double gbps);
+  // The agents' link watch (RunAudits asking for "link_watch") answers that it ran, quiet; but
+  // for `name`, while flapping, that its `netdev` went down twice (link_flapping). An empty
+  // netdev makes it quiet again.
+  void FlapWatch(const std::string& name, const std::string& netdev);
+  // How many link watch answers were asked for.
+  int WatchAsked() const;
   // Client halves in progress now, and the most at once so far (those with a delay).
   int Running() const;
   int PeakRunning() const;
@@ -126,6 +132,7 @@ class FakeAgents : public AgentClient {
     // concurrency each result records is what its round held, not the scheduler's chance.
     absl::Duration delay = absl::Milliseconds(5);
     std::map<std::string, double> nics;  // netdev -> Gb/s
+    std::string watch_flapping;          // FlapWatch: the netdev its link watch saw fall
   };
   // One rank's all-reduce result (LieAboutRingLink).
   v1::ProbeResult RingRank(const std::string& name, const v1::RunLocalProbeRequest& request)
@@ -136,6 +143,7 @@ class FakeAgents : public AgentClient {
 
   mutable Mutex mu_;
   std::map<std::string, Agent> agents_ ABSL_GUARDED_BY(mu_);  // by name
+  int watch_asked_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::pair<std::string, std::string>, double> links_
       ABSL_GUARDED_BY(mu_);  // by sorted names
   struct Flap {

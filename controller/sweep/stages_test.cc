@@ -121,8 +121,9 @@ TEST_CASE("a one-node sweep is judged by the node's audits; pair probes say why 
   CHECK(report->health().pairs_size() == 0);
   REQUIRE(report->health().nodes_size() == 1);
   const auto& audits = report->health().nodes(0).audits();
-  REQUIRE(audits.size() == 2);
-  CHECK(audits[0].audit() == "memlock");  // the fake agent's audit ran
+  REQUIRE(audits.size() == 3);
+  CHECK(audits[0].audit() == "memlock");     // the fake agent's audit ran
+  CHECK(audits[2].audit() == "link_watch");  // and its link watch, quiet
   CHECK(audits[1].audit() == "pair probes");
   CHECK(audits[1].outcome() == v1::AUDIT_SKIPPED);
   CHECK(audits[1].reason() ==
@@ -483,37 +484,14 @@ TEST_CASE("an agent that answers as another node is not that node") {
 }  // namespace
 }  // namespace fabricctl::controller::sweep
 
-// Agents whose watch saw node "d"'s eth1 fall twice between (or during) the sweep's probes.
-class FlappingAgents : public FakeAgents {
- public:
-  absl::StatusOr<v1::RunAuditsResponse> RunAudits(const std::string& address,
-                                                  const v1::RunAuditsRequest& request,
-                                                  absl::Duration deadline) override {
-    auto response = FakeAgents::RunAudits(address, request, deadline);
-    if (!response.ok() || request.audits_size() != 1 || request.audits(0) != "link_watch") {
-      return response;
-    }
-    ++asked;
-    v1::AuditResult* watch = response->add_audits();
-    watch->set_audit("link_watch");
-    watch->set_outcome(v1::AUDIT_RAN);
-    if (address == AddressOf("d")) {
-      v1::Finding f = report::Make(report::kind::kLinkFlapping, "d", "d: eth1 went down 2 times");
-      f.set_device("eth1");
-      *watch->add_findings() = f;
-    }
-    return response;
-  }
-  std::atomic<int> asked{0};
-};
-
 TEST_CASE("a sweep asks every node for its link watch, and a flapping end is the pair's evidence") {
   auto store = OpenStore("link_watch");
-  auto agents = std::make_unique<FlappingAgents>();
+  auto agents = std::make_unique<FakeAgents>();
   const std::vector<std::string> names = {"a", "b", "c", "d"};
   for (const auto& n : names) agents->Add(n);
   agents->DropLink("c", "d");
-  FlappingAgents* fake = agents.get();
+  agents->FlapWatch("d", "eth1");  // its watch saw eth1 fall twice, between or during probes
+  FakeAgents* fake = agents.get();
   SweepOptions options;
   options.config = DefaultConfig();
   options.measure_load = false;
@@ -522,7 +500,7 @@ TEST_CASE("a sweep asks every node for its link watch, and a flapping end is the
   request.add_probes(v1::TCP_BW);
   auto report = runner.Run(request, Registry(names), nullptr);
   REQUIRE(report.ok());
-  CHECK(fake->asked == 4);
+  CHECK(fake->WatchAsked() == 4);
   bool flapping = false, noted = false;
   for (const auto& f : report->findings()) {
     INFO(f.kind() << " " << f.node() << " " << f.peer() << " " << f.detail());

@@ -1,7 +1,6 @@
 // undrain.enabled through the runner: a node one sweep drained, given back by a later sweep
 // that passes it, and the drain forgotten.
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,29 +16,6 @@
 namespace fabricctl::controller::sweep {
 namespace {
 
-// Agents whose link watch is quiet, but for node "d" while `flapping`.
-class WatchedAgents : public FakeAgents {
- public:
-  absl::StatusOr<v1::RunAuditsResponse> RunAudits(const std::string& address,
-                                                  const v1::RunAuditsRequest& request,
-                                                  absl::Duration deadline) override {
-    auto response = FakeAgents::RunAudits(address, request, deadline);
-    if (!response.ok() || request.audits_size() != 1 || request.audits(0) != "link_watch") {
-      return response;
-    }
-    v1::AuditResult* watch = response->add_audits();
-    watch->set_audit("link_watch");
-    watch->set_outcome(v1::AUDIT_RAN);
-    if (flapping && address == AddressOf("d")) {
-      v1::Finding f = report::Make(report::kind::kLinkFlapping, "d", "d: eth1 went down 2 times");
-      f.set_device("eth1");
-      *watch->add_findings() = f;
-    }
-    return response;
-  }
-  std::atomic<bool> flapping{true};
-};
-
 bool Lists(const google::protobuf::RepeatedPtrField<std::string>& list, const std::string& n) {
   return std::count(list.begin(), list.end(), n) > 0;
 }
@@ -48,10 +24,11 @@ bool Lists(const google::protobuf::RepeatedPtrField<std::string>& list, const st
 
 TEST_CASE("undrain: a later sweep that passes a drained node gives it back, once") {
   auto store = OpenStore("undrain");
-  auto agents = std::make_unique<WatchedAgents>();
+  auto agents = std::make_unique<FakeAgents>();
   const std::vector<std::string> names = {"a", "b", "c", "d"};
   for (const auto& n : names) agents->Add(n);
-  WatchedAgents* fake = agents.get();
+  agents->FlapWatch("d", "eth1");  // its link watch saw eth1 fall twice
+  FakeAgents* fake = agents.get();
   SweepOptions options;
   options.config = DefaultConfig();
   options.config.mutable_undrain()->set_enabled(true);
@@ -71,7 +48,7 @@ TEST_CASE("undrain: a later sweep that passes a drained node gives it back, once
   REQUIRE(again.ok());
   CHECK(again->summary().given_back_size() == 0);
 
-  fake->flapping = false;
+  fake->FlapWatch("d", "");
   // A sweep that measured no pair with it (GPU copies only) re-measured nothing: kept.
   v1::SweepRequest copies;
   copies.add_probes(v1::GPU_COPY);
@@ -105,7 +82,7 @@ TEST_CASE("undrain: a later sweep that passes a drained node gives it back, once
     v1::Config off = options.config;
     off.mutable_undrain()->set_enabled(false);
     runner.SetConfig(off);
-    fake->flapping = true;
+    fake->FlapWatch("d", "eth1");
     REQUIRE(runner.Run(request, Registry(names), nullptr).ok());
     drained = store->ListDrained();
     REQUIRE(drained.ok());
