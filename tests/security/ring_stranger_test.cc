@@ -40,8 +40,7 @@ struct Ranks {
         }
         std::vector<float> data(1000, 1.0f);
         TcpRing ring(*links);
-        status[r] =
-            RingAllreduce(ring, r, n, data.data(), data.size(), absl::Now() + timeout, nullptr);
+        status[r] = RingAllreduce(ring, r, n, absl::MakeSpan(data), absl::Now() + timeout, nullptr);
         if (status[r].ok() && data[7] != static_cast<float>(n))
           status[r] = absl::DataLossError("wrong sum");
       });
