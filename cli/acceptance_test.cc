@@ -3,8 +3,6 @@
 
 #include <catch2/catch.hpp>
 
-#include "report/findings.h"
-
 namespace fabricctl::cli {
 namespace {
 
