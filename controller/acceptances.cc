@@ -18,7 +18,6 @@ using google::protobuf::util::TimeUtil;
 // An acceptance's passes: at most as many as `fabricctl accept` runs (--repeat, --soak).
 constexpr int kMaxAcceptancePasses = 1000;
 constexpr size_t kMaxAcceptanceBytes = 4 << 20;
-constexpr int kMaxListNames = 100000;
 
 // Why the passes cannot all be judged, or "" when they can: each sweep held and completed.
 std::string Unjudged(const Store& store, const v1::Acceptance& asked, AcceptanceJudge& judge) {

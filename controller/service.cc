@@ -17,6 +17,7 @@
 #include "base/utf8.h"
 #include "controller/acceptances.h"
 #include "controller/sweep/incremental.h"
+#include "controller/sweep/inventory_check.h"
 #include "controller/verdict/inventory_diff.h"
 #include "google/protobuf/util/time_util.h"
 #include "report/chunks.h"
@@ -27,7 +28,6 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
-constexpr int kMaxListNames = 100000;
 constexpr size_t kListSweepsPageBytes = 1 << 20;
 constexpr size_t kMaxInventoryString = 4096;
 // Listed with their verdicts, acceptances come this many a page at most: the store reads each

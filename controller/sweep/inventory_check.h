@@ -14,6 +14,9 @@ namespace fabricctl::controller {
 // InvalidArgument naming `field` otherwise.
 absl::Status ValidateNodeName(const std::string& name, const std::string& field);
 
+// The most node names one request may list (a sweep's nodes, a listing's, an acceptance's).
+inline constexpr int kMaxListNames = 100000;
+
 // Checks an inventory before anything is stored or used: names and addresses present and well
 // formed, every list and string within its bound. Returns InvalidArgument naming the field.
 absl::Status ValidateInventory(const v1::NodeInventory& inventory);
