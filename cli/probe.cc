@@ -104,9 +104,13 @@ absl::StatusOr<std::string> Measure(const ProbeCommandOptions& options, const pr
   }
   const probes::InfoLines info = Info(probe, params, target.ToString(), run);
   if (probe.measures_bandwidth()) {
-    return probes::FormatBwTable(
+    std::string table = probes::FormatBwTable(
         probe.title(), info, run.bw,
         options.units == "Gb" ? probes::BwUnit::kGbps : probes::BwUnit::kMiBps);
+    if (params.tcp_streams > 1 || params.trace_flows) {
+      table += probes::FormatFlows(run.bw.empty() ? std::vector<probes::Flow>{} : run.bw.back().flows);
+    }
+    return table;
   }
   return probes::FormatLatTable(probe.title(), info, run.lat);
 }
@@ -177,6 +181,8 @@ CLI::App* AddProbeCommand(CLI::App& app, ProbeCommandOptions* options) {
   cmd->add_option("--warmup", options->warmup, "unmeasured iterations before each size");
   cmd->add_option("--streams", options->params.tcp_streams, "tcp_bw: parallel streams")
       ->capture_default_str();
+  cmd->add_flag("--trace", options->params.trace_flows,
+                "tcp_bw: trace each stream's path with its own 5-tuple after the last size");
   cmd->add_option("--device", options->params.rdma.device,
                   "RDMA device (default: the first with an active port)");
   cmd->add_option("--ib-port", options->params.rdma.port, "RDMA port (default: first active)");

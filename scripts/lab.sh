@@ -6,7 +6,8 @@
 #                       [--slow-link A-B=RATE]... [--drop-link A-B]... [--mtu HOST=MTU]...
 #                       [--lossy HOST=PCT|all=PCT]... [--lossy-link A-B=PCT]...
 #                       [--flap A-B=RATE/SECONDS]... [--jitter A-B=PCT]... [--latency-host HOST]...
-#                       [--leaves K [--slow-uplink LEAF=RATE]... [--topology labels|lldp|none]]
+#                       [--leaves K [--slow-uplink LEAF=RATE]... [--topology labels|lldp|none]
+#                                   [--ecmp [--spines S] [--slow-spine-link leaf-K:spine-S=RATE]...]]
 #                       [--rails N [--slow-nic HOST:RAIL=RATE]... [--slow-rail RAIL=RATE]...
 #                                  [--lldp-rails] [--miscable HOST:RAIL=OTHER]... [--cabling FILE]]
 #                       [--expect-tcp GBPS] [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
@@ -62,6 +63,9 @@
 # node-2=2 runs two busy loops in node-2's namespace (a host whose CPU is busy; here the
 # machine's, which every host shares). --cabling FILE gives the controller a cabling plan
 # (topology.cabling; the rails' switch ports are p<i> on rail0-sw, r<R>p<i> on rail<R>-sw).
+# --ecmp makes the leaves and S spines (--spines, default 2) routers, each leaf linked to
+# each spine, flows between leaves hashed over the spines (scripts/lab_ecmp.sh says how);
+# --slow-spine-link leaf-1:spine-2=200mbit shapes that one member of the ECMP group both ways.
 # Without root (or with --loopback) the
 # agents share loopback, unshaped. --gpus node-1=2 gives a host two stand-in GPUs: the CUDA
 # and NCCL test stand-ins ($BIN/tests/fake_gpu, built by bazel build //tests/fake_gpu:all;
@@ -94,6 +98,9 @@ source scripts/lab_switches.sh
 # The links' shaping: rates, losses, blackholes, flaps.
 # shellcheck source=scripts/lab_shaping.sh
 source scripts/lab_shaping.sh
+# The routed leaves and spines of --ecmp.
+# shellcheck source=scripts/lab_ecmp.sh
+source scripts/lab_ecmp.sh
 
 die() { echo "lab: $*" >&2; exit 3; }
 
@@ -159,7 +166,8 @@ up() {
   local n=${1:-}; shift || true
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '${n}'"
   local rate=1gbit loopback=0 leaves=1 topology=labels rails=1 expect_tcp="" lldp_rails=0 cabling=""
-  declare -A throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=() slow_rail=() miscable=() hogs=()
+  local ecmp=0 spines=2
+  declare -A slow=() throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=() slow_rail=() miscable=() hogs=()
   while (($#)); do
     case $1 in
       --gpus) gpus[${2%%=*}]=${2#*=}; shift 2 ;;
@@ -202,6 +210,14 @@ up() {
       --leaves)
         [[ ${2:-} =~ ^[0-9]+$ ]] && ((${2} >= 1 && ${2} <= n)) || die "--leaves: expected 1-$n, got '${2:-}'"
         leaves=$2; shift 2 ;;
+      --ecmp) ecmp=1; shift ;;
+      --spines)
+        [[ ${2:-} =~ ^[0-9]+$ ]] && ((${2} >= 1 && ${2} <= 16)) || die "--spines: expected 1-16, got '${2:-}'"
+        spines=$2; shift 2 ;;
+      --slow-spine-link)
+        [[ ${2:-} =~ ^leaf-([0-9]+):spine-([0-9]+)=([0-9]+[kmg]?bit)$ ]] ||
+          die "--slow-spine-link: expected leaf-K:spine-S=RATE (like 200mbit), got '${2:-}'"
+        slow[${BASH_REMATCH[1]}:${BASH_REMATCH[2]}]=${BASH_REMATCH[3]}; shift 2 ;;
       --slow-uplink)
         [[ ${2:-} =~ ^leaf-([0-9]+)=(.+)$ ]] || die "--slow-uplink: expected leaf-K=RATE, got '${2:-}'"
         uplink[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}; shift 2 ;;
@@ -231,6 +247,16 @@ up() {
       --loopback) loopback=1; shift ;;
       *) die "up: unknown option $1" ;;
     esac
+  done
+  if ((ecmp)); then
+    ((leaves > 1)) || die "--ecmp: give --leaves 2 or more (the routed leaves)"
+    ((rails == 1 && ${#uplink[@]} == 0)) && [[ $topology == labels ]] ||
+      die "--ecmp: the routed fabric takes no --rails, --slow-uplink or --topology"
+  fi
+  for k in "${!slow[@]}"; do
+    ((ecmp)) || die "--slow-spine-link: give --ecmp"
+    ((${k%%:*} >= 1 && ${k%%:*} <= leaves && ${k#*:} >= 1 && ${k#*:} <= spines)) ||
+      die "--slow-spine-link: no link leaf-${k%%:*}:spine-${k#*:} ($leaves leaves, $spines spines)"
   done
   for k in "${!uplink[@]}"; do ((k >= 1 && k <= leaves)) || die "--slow-uplink: no leaf-$k (--leaves $leaves)"; done
   for r in "${!slow_rail[@]}"; do
@@ -284,8 +310,9 @@ up() {
   # fabric-prolog: a Slurm prolog's own operator identity (prolog.yaml below).
   local certs=(fabricctl fabric-prolog)
   if [[ $loopback == 0 ]]; then
+    ((ecmp)) && CONTROLLER_IP=$ECMP_NET.1.250
     certs+=("fabric-controller=IP:$CONTROLLER_IP")
-    for i in $(seq 1 "$n"); do certs+=("node-$i=IP:$SUBNET.$i"); done
+    for i in $(seq 1 "$n"); do certs+=("node-$i=IP:$(host_ip "$i")"); done
   else
     certs+=(--loopback fabric-controller)
     for i in $(seq 1 "$n"); do certs+=("node-$i"); done
@@ -299,11 +326,13 @@ up() {
     ip netns add "$PREFIX-sw"
     ip -n "$PREFIX-sw" link add br0 type bridge
     ip -n "$PREFIX-sw" link set br0 up
-    # With leaves: br0 is the spine, each leaf a bridge joined to it by an uplink.
+    # With leaves: br0 is the spine, each leaf a bridge joined to it by an uplink (--ecmp:
+    # each leaf's hosts' side, its router on it; lab_ecmp.sh).
     for k in $(seq 1 "$leaves"); do
       ((leaves > 1)) || break
       ip -n "$PREFIX-sw" link add "leaf$k" type bridge
       ip -n "$PREFIX-sw" link set "leaf$k" up
+      ((ecmp)) && continue
       ip -n "$PREFIX-sw" link add "up$k" type veth peer name "down$k"
       ip -n "$PREFIX-sw" link set "up$k" master "leaf$k"
       ip -n "$PREFIX-sw" link set "down$k" master br0
@@ -326,6 +355,7 @@ up() {
       ip -n "$PREFIX-sw" link set "$port" up
     }
     declare -A bridge_of=()
+    ((ecmp)) && bridge_of[0]=leaf1
     if ((leaves > 1)); then
       for i in $(seq 1 "$n"); do bridge_of[$i]=leaf$(leaf_of "$i" "$n" "$leaves"); done
     fi
@@ -334,13 +364,23 @@ up() {
       local host_rate=${slow_nic[node-$i:0]:-${throttle[node-$i]:-$rate}} dests=()
       for spec in ${per_dest[node-$i]:-}; do
         local to=${spec%%=*}
-        [[ $to == any ]] || to=$SUBNET.$to
+        [[ $to == any ]] || to=$(host_ip "$to")
         dests+=("$to=${spec#*=}")
       done
-      attach "$PREFIX-node-$i" "$SUBNET.$i" "$i" "${mtu[node-$i]:-}" "$host_rate" \
+      attach "$PREFIX-node-$i" "$(host_ip "$i")" "$i" "${mtu[node-$i]:-}" "$host_rate" \
         "${loss[node-$i]:-${loss[all]:-}}" "${egress[node-$i]:-$host_rate}" "${dests[@]}"
     done
     listen_host=$CONTROLLER_IP
+    if ((ecmp)); then
+      ecmp_fabric "$leaves" "$spines"
+      ip -n "$ctl_ns" route add default via "$ECMP_NET.1.254"
+      local hosts_ns=("$ctl_ns")
+      for i in $(seq 1 "$n"); do
+        ip -n "$PREFIX-node-$i" route add default via "$ECMP_NET.$(leaf_of "$i" "$n" "$leaves").254"
+        hosts_ns+=("$PREFIX-node-$i")
+      done
+      ecmp_hosts_files "$leaves" "$spines" "${hosts_ns[@]}"
+    fi
     if [[ $topology == lldp ]]; then start_lldpd "$n" "$leaves"; fi
     for r in $(seq 1 $((rails - 1))); do add_rail "$r" "$n" "$rate"; done
     if ((lldp_rails)); then join_rails "$n" "$rails"; start_rail_lldpd "$n" "$rails"; fi
@@ -388,7 +428,7 @@ YAML
   controller=$(cat "$LAB/controller.address")
   for i in $(seq 1 "$n"); do
     local ns="" host=127.0.0.1
-    if [[ $loopback == 0 ]]; then ns=$PREFIX-node-$i; host=$SUBNET.$i; fi
+    if [[ $loopback == 0 ]]; then ns=$PREFIX-node-$i; host=$(host_ip "$i"); fi
     # The agent's environment: stand-in GPUs where asked (none elsewhere), then --env.
     local env=()
     if [[ -n ${gpus[node-$i]:-} ]]; then
@@ -420,10 +460,14 @@ YAML
     done
   done
   if [[ $loopback == 0 ]]; then
-    echo "lab: controller on $controller and $n agents in namespaces $PREFIX-node-1..$n, links ${rate:-unshaped}$( ((leaves > 1)) && echo ", $leaves leaves"), mutual TLS"
+    echo "lab: controller on $controller and $n agents in namespaces $PREFIX-node-1..$n, links ${rate:-unshaped}$( ((leaves > 1)) && echo ", $leaves leaves")$( ((ecmp)) && echo " routed over $spines spines (ECMP)"), mutual TLS"
   else
     echo "lab: controller on $controller and $n agents on loopback, mutual TLS"
   fi
+}
+
+host_ip() {  # HOST (1-based): its address (--ecmp: in its leaf's subnet)
+  if ((${ecmp:-0})); then ecmp_host_ip "$1" "$n" "$leaves"; else echo "$SUBNET.$1"; fi
 }
 
 leaf_of() {  # HOST N LEAVES: the leaf of host HOST (1-based) of N spread by blocks over LEAVES
@@ -517,6 +561,7 @@ down() {
     done
   fi
   rm -rf "$LLDP_DIR" 2>/dev/null || true
+  [[ $(id -u) -ne 0 ]] || ecmp_down
   [[ ${1:-} == quiet ]] || echo "lab: stopped $stopped processes"
 }
 

@@ -135,6 +135,7 @@ v1::ProbeSpec ToSpec(const ProbeParams& p) {
   if (p.kind == v1::TCP_BW || p.kind == v1::TCP_LAT) {
     spec.mutable_tcp()->set_streams(p.tcp_streams);
     spec.mutable_tcp()->set_netdev(p.netdev);
+    spec.mutable_tcp()->set_trace_flows(p.trace_flows);
   } else if (p.kind == v1::ALLREDUCE) {
     spec.mutable_allreduce()->set_backend(p.allreduce_backend);
     spec.mutable_allreduce()->set_ring_transport(p.ring_transport);
@@ -186,6 +187,7 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec) {
   if (spec.has_tcp()) {
     p.tcp_streams = std::max<uint32_t>(1, spec.tcp().streams());
     p.netdev = spec.tcp().netdev();
+    p.trace_flows = spec.tcp().trace_flows();
   }
   if (spec.has_rdma()) {
     const auto& r = spec.rdma();
@@ -248,6 +250,21 @@ v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
       b->set_segments(*p.segments);
       b->set_retransmits(*p.retransmits);
       if (p.spurious) b->set_spurious_retransmits(*p.spurious);
+    }
+    for (const Flow& f : p.flows) {
+      v1::Flow* flow = b->add_flows();
+      flow->set_protocol(f.protocol);
+      flow->set_source(f.source);
+      flow->set_destination(f.destination);
+      flow->set_bw_gbps(f.bw_gbps);
+      flow->set_traced(f.traced);
+      flow->set_trace_note(f.trace_note);
+      for (const Hop& h : f.hops) {
+        v1::Hop* hop = flow->add_hops();
+        hop->set_ttl(h.ttl);
+        hop->set_address(h.address);
+        hop->set_name(h.name);
+      }
     }
   }
   for (const LatPoint& p : run.lat) {

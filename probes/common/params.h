@@ -45,6 +45,8 @@ struct ProbeParams {
   absl::Duration duration = absl::ZeroDuration();
   uint64_t warmup_iterations = 0;
   uint32_t tcp_streams = 1;
+  // tcp_bw: trace each stream's path after the last size (TcpOptions.trace_flows).
+  bool trace_flows = false;
   RdmaParams rdma;
   // allreduce: "ring" (host memory over the fabric, the default) or "nccl".
   std::string allreduce_backend = "ring";

@@ -9,6 +9,24 @@
 
 namespace fabricctl::probes {
 
+// One router on a flow's path: the address that answered at this TTL and its name where the
+// resolver knows one; address empty: no answer.
+struct Hop {
+  uint32_t ttl = 0;
+  std::string address, name;
+};
+
+// One flow of a pair probe (a TCP stream): its 5-tuple ("IP:PORT" each end), its own figure,
+// and its path where traced (docs/probes.md "Flows").
+struct Flow {
+  std::string protocol = "tcp";
+  std::string source, destination;
+  double bw_gbps = 0;
+  std::vector<Hop> hops;
+  bool traced = false;
+  std::string trace_note;  // why the path is incomplete; empty when traced or not asked
+};
+
 // One bandwidth row, as one line of ib_write_bw's table. Gb/s is 1e9 bit/s.
 struct BwPoint {
   uint64_t size_bytes = 0;
@@ -23,6 +41,8 @@ struct BwPoint {
   // TCP: of those retransmissions, the ones the receiver reported it had already (D-SACK): not
   // lost, only late to be acknowledged (a busy host); absent where not measured.
   std::optional<uint64_t> spurious;
+  // tcp_bw: each stream's figure and 5-tuple; the point's figure is their sum.
+  std::vector<Flow> flows;
 };
 
 // One latency row, as one line of ib_write_lat's table: one-way time (RTT/2) in microseconds.

@@ -5,6 +5,8 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "probes/common/stats.h"
 
 namespace fabricctl::probes {
@@ -78,6 +80,26 @@ std::string FormatLatTable(const std::string& title, const InfoLines& info,
                p.t_stdev_us, p.t_p99_us, p.t_p999_us);
   }
   return out + kResultLine;
+}
+
+std::string FormatFlows(const std::vector<Flow>& flows) {
+  std::string out;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const Flow& f = flows[i];
+    absl::StrAppend(&out, absl::StrFormat(" flow %-3zu %s %s > %s  %.3f Gb/s", i, f.protocol,
+                                          f.source, f.destination, f.bw_gbps));
+    if (!f.hops.empty() || f.traced) {
+      out += "  path:";
+      for (const Hop& h : f.hops) {
+        absl::StrAppend(&out, " ", h.address.empty() ? "*" : (h.name.empty() ? h.address : h.name));
+      }
+      if (f.traced) out += " >";
+    }
+    if (!f.trace_note.empty()) absl::StrAppend(&out, "  (", f.trace_note, ")");
+    out += "\n";
+  }
+  if (!flows.empty()) absl::StrAppend(&out, kResultLine, "\n");
+  return out;
 }
 
 }  // namespace fabricctl::probes

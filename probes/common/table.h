@@ -21,6 +21,11 @@ std::string FormatBwTable(const std::string& title, const InfoLines& info,
 std::string FormatLatTable(const std::string& title, const InfoLines& info,
                            const std::vector<LatPoint>& points);
 
+// The last size's flows, one a line, as iperf3 -P lists its streams: each flow's 5-tuple and
+// figure in Gb/s, and its path where traced ("leaf-1 spine-2 leaf-2", a router without a name
+// by its address, one that did not answer as "*").
+std::string FormatFlows(const std::vector<Flow>& flows);
+
 // perftest's 87-dash rule.
 extern const char kResultLine[];
 

@@ -22,6 +22,7 @@
 #include "probes/common/cause.h"
 #include "probes/common/stats.h"
 #include "probes/tcp/tcp_info.h"
+#include "probes/tcp/trace.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -359,6 +360,51 @@ absl::StatusOr<BwPoint> FigureOf(const std::vector<StreamTally>& tallies, uint64
   return point;
 }
 
+// "IP:PORT" of a socket's own end (`peer`: the other end's); empty where it has none.
+std::string EndOf(int fd, bool peer) {
+  sockaddr_in sa{};
+  socklen_t len = sizeof(sa);
+  const int rc = peer ? ::getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len)
+                      : ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  if (rc != 0 || sa.sin_family != AF_INET) return "";
+  char ip[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+  return absl::StrCat(ip, ":", ntohs(sa.sin_port));
+}
+
+// Each stream as a flow: its 5-tuple and its own figure (the server's count over that stream's
+// window, or over the phase by count).
+std::vector<Flow> FlowsOf(const std::vector<net::UniqueFd>& streams,
+                          const std::vector<StreamTally>& tallies, int64_t start_ns, bool by_time) {
+  std::vector<Flow> flows;
+  for (size_t s = 0; s < streams.size(); ++s) {
+    Flow f;
+    f.source = EndOf(streams[s].get(), false);
+    f.destination = EndOf(streams[s].get(), true);
+    const int64_t ns = by_time ? tallies[s].window_ns : tallies[s].finished_ns - start_ns;
+    if (ns > 0) f.bw_gbps = static_cast<double>(tallies[s].received) * 8.0 / static_cast<double>(ns);
+    flows.push_back(std::move(f));
+  }
+  return flows;
+}
+
+// The flows' paths, one after another within a bound for them all (a fabric whose routers do
+// not answer costs each flow its silent hops' waits, not more).
+void TraceFlows(std::vector<Flow>& flows, const Cancellation* cancel) {
+  constexpr absl::Duration kAllFlows = absl::Seconds(10);
+  const absl::Time deadline = absl::Now() + kAllFlows;
+  for (Flow& f : flows) {
+    TraceLimits limits;
+    limits.total = std::min(limits.total, deadline - absl::Now());
+    if (limits.total <= absl::ZeroDuration()) {
+      f.trace_note = absl::StrCat("not traced: the flows' ", absl::FormatDuration(kAllFlows),
+                                  " for tracing ran out");
+      continue;
+    }
+    TraceTcpFlow(f, limits, cancel);
+  }
+}
+
 }  // namespace
 
 ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server) const {
@@ -386,8 +432,13 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
     for (auto& t : threads) t.join();
     auto point = FigureOf(tallies, size, start_ns, by_time);
     if (!point.ok()) return Failed(name(), point.status());
-    run.bw.push_back(*point);
+    point->flows = FlowsOf(streams, tallies, start_ns, by_time);
+    // A stream closed with a reset leaves no TIME_WAIT behind: its port can carry its trace.
+    const linger reset{1, 0};
+    for (auto& fd : streams) ::setsockopt(fd.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    run.bw.push_back(*std::move(point));
   }
+  if (params.trace_flows && !run.bw.empty()) TraceFlows(run.bw.back().flows, params.cancel);
   run.outcome = Outcome::kOk;
   run.elapsed_s = absl::ToDoubleSeconds(absl::Now() - started);
   return run;
