@@ -121,6 +121,8 @@ absl::StatusOr<v1::SweepRequest> BuildSweepRequest(const SweepCommandOptions& o)
   }
   request.set_baseline_sweep_id(o.baseline);
   request.set_audits(o.audits);
+  if (o.flows > 64) return absl::InvalidArgumentError("--flows: at most 64");
+  request.set_flows(o.flows);
   request.set_allreduce_group_by(o.allreduce_group_by);
   request.set_allreduce_backend(o.allreduce_backend);
   for (absl::string_view rail : absl::StrSplit(o.rails, ',', absl::SkipEmpty())) {
@@ -367,6 +369,9 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlag
       "known-good references; the others are vouched for by the sweep that passed them "
       "(`configured`: the configuration's sweep.max_age, none when unset)");
   cmd->add_flag("--audits", options->audits, "also run every node's audits (as fabricctl check)");
+  cmd->add_option("--flows", options->flows,
+                  "flows per tcp_bw pair probe, each from its own source port and its path "
+                  "traced (default: sweep.flows, else from topology.ecmp_paths; 1: one flow)");
   cmd->add_option("--allreduce-group", options->allreduce_group_by,
                   "allreduce: one ring per value of this node label (rack, rail)");
   cmd->add_option("--allreduce-backend", options->allreduce_backend,

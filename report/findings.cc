@@ -135,6 +135,11 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "every pair of a group's nodes slow, to each other as well as to the rest: the switch they "
      "share; or every two groups under one parent slow to each other while each is fine within: "
      "the switches above them (the spine); drains nobody"},
+    {kind::kSlowEcmpLink, SEVERITY_CRITICAL, ACTION_INVESTIGATE, Subject::kSwitch,
+     Concerns::kMembers, RaisedBy::kController,
+     "the flows of several pairs that crossed one member of an equal-cost group (a leaf-spine "
+     "link, named from the flows' traces; without traces, the paths between two leaves) slow, "
+     "the same pairs' other flows fine: that member, not the hosts; drains nobody"},
     {kind::kSlowNic, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kDevice, Concerns::kNamed,
      RaisedBy::kController,
      "a node slow on some of its rails and fine on the others: that rail's NIC (the finding names "

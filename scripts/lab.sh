@@ -407,6 +407,7 @@ sweep:
   probes: [tcp_bw, tcp_lat]
 $( { ((leaves > 1)) && [[ $topology != none ]]; } || [[ -n $cabling ]] && echo 'topology:')
 $( ((leaves > 1)) && [[ $topology == labels ]] && echo '  levels: [leaf]')
+$( ((ecmp)) && echo "  ecmp_paths: $spines")
 $( ((leaves > 1)) && [[ $topology == lldp ]] && echo '  lldp: true')
 $( [[ -n $cabling ]] && echo '  cabling: cabling.txt')
 $( ((rails > 1)) && { echo 'rails:'; for r in $(seq 0 $((rails - 1))); do echo "  - {name: rail$r, netdev: eth$r}"; done; })

@@ -165,6 +165,31 @@ void FailuresOf(const PairRun& run, const Fleet& fleet, const SweepSpecs& specs,
   }
 }
 
+// The flows of a kept bandwidth result (its largest size's), their routers interned in
+// in.routers (by name where the tracing host resolved one, else by address).
+void FlowsOf(const v1::ProbeResult& r, uint32_t pair, bool reverse, AnalysisInput& in,
+             std::map<std::string, int32_t>& routers) {
+  if (r.outcome() != v1::PROBE_OK || r.bw_size() == 0) return;
+  for (const v1::Flow& flow : r.bw(r.bw_size() - 1).flows()) {
+    if (in.flows.size() >= kMaxFlowInputs) return;
+    FlowInput f;
+    f.pair = pair;
+    f.reverse = reverse;
+    f.bw_gbps = static_cast<float>(flow.bw_gbps());
+    for (const v1::Hop& hop : flow.hops()) {
+      const std::string& id = hop.name().empty() ? hop.address() : hop.name();
+      if (id.empty()) {
+        f.hops.push_back(-1);
+        continue;
+      }
+      auto [it, added] = routers.emplace(id, static_cast<int32_t>(in.routers.size()));
+      if (added) in.routers.push_back(id);
+      f.hops.push_back(it->second);
+    }
+    in.flows.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
@@ -187,6 +212,7 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
   for (const auto& node : fleet.nodes)
     in.nodes.push_back(NodeInputOf(*node, specs, config, placement, rail));
   if (ordered) ordered->clear();
+  std::map<std::string, int32_t> routers;
   for (const auto& [key, run] : pairs) {
     if (ordered) ordered->push_back(&run);
     PairInput p;
@@ -195,6 +221,12 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
     p.attempts = static_cast<uint16_t>(std::min<uint32_t>(run.attempts, 65535));
     FiguresOf(run, specs, p);
     FailuresOf(run, fleet, specs, in, p);
+    if (specs.bw_index >= 0 && specs.kinds[specs.bw_index] == v1::TCP_BW) {
+      const auto index = static_cast<uint32_t>(in.pairs.size());
+      FlowsOf(run.results[specs.bw_index], index, false, in, routers);
+      if (static_cast<size_t>(specs.bw_index) < run.reverse.size())
+        FlowsOf(run.reverse[specs.bw_index], index, true, in, routers);
+    }
     in.pairs.push_back(p);
   }
   return in;

@@ -1,6 +1,7 @@
 #include "controller/sweep/specs.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "base/config.h"
@@ -23,7 +24,8 @@ absl::Status NotASweepProbe(const std::string& what) {
 }
 
 absl::StatusOr<v1::ProbeSpec> PairSpec(v1::ProbeKind kind, const v1::SweepRequest& request,
-                                       const v1::Config& config, absl::Duration pair_timeout) {
+                                       const v1::Config& config, absl::Duration pair_timeout,
+                                       uint32_t flows) {
   const probes::ProbeInfo* probe = probes::FindProbeInfo(kind);
   probes::ProbeParams p;
   p.kind = kind;
@@ -51,6 +53,10 @@ absl::StatusOr<v1::ProbeSpec> PairSpec(v1::ProbeKind kind, const v1::SweepReques
   p.warmup_iterations =
       m.warmup_iterations() ? m.warmup_iterations() : config.probes().warmup_iterations();
   p.tcp_streams = std::max<uint32_t>(1, config.probes().tcp_streams());
+  if (kind == v1::TCP_BW && flows > 1) {  // each stream a flow of its own, its path traced
+    p.tcp_streams = flows;
+    p.trace_flows = true;
+  }
   p.rdma.device = config.probes().rdma_device();
   p.rdma.port = config.probes().rdma_port();
   p.rdma.gid_index = config.probes().gid_index();
@@ -99,7 +105,33 @@ absl::Status References(const v1::SweepRequest& request, std::set<std::string>& 
   return absl::OkStatus();
 }
 
+// The request's flows, the configuration's, or the default from the fabric's paths.
+absl::StatusOr<uint32_t> Flows(const v1::SweepRequest& request, const v1::Config& config) {
+  if (request.flows() > kMaxFlows) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("flows: ", request.flows(), ", at most ", kMaxFlows));
+  }
+  if (request.flows() > 0) return request.flows();
+  if (config.sweep().has_flows()) {
+    if (config.sweep().flows() < 1 || config.sweep().flows() > kMaxFlows) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sweep.flows: ", config.sweep().flows(), ", must be 1 to ", kMaxFlows));
+    }
+    return config.sweep().flows();
+  }
+  return DefaultFlows(config.topology().ecmp_paths());
+}
+
 }  // namespace
+
+uint32_t DefaultFlows(uint32_t ecmp_paths, double missed) {
+  if (ecmp_paths <= 1) return 1;
+  const double k = ecmp_paths;
+  for (uint32_t n = 1; n < kMaxFlows; ++n) {
+    if (k * std::pow(1.0 - 1.0 / k, n) <= missed) return n;
+  }
+  return kMaxFlows;
+}
 
 absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v1::Config& config) {
   SweepSpecs out;
@@ -150,8 +182,9 @@ absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v
     }
     out.gpu_copy_spec = probes::ToSpec(p);
   }
+  ASSIGN_OR_RETURN(out.flows, Flows(request, config));
   for (size_t k = 0; k < kinds.size(); ++k) {
-    auto spec = PairSpec(kinds[k], request, config, out.pair_timeout);
+    auto spec = PairSpec(kinds[k], request, config, out.pair_timeout, out.flows);
     if (!spec.ok()) return spec.status();
     out.specs.push_back(*std::move(spec));
     const probes::ProbeInfo* probe = probes::FindProbeInfo(kinds[k]);

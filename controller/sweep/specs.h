@@ -34,6 +34,9 @@ struct SweepSpecs {
   // and measured by it): NodeInput::stored_gbps.
   std::map<std::string, float> stored_gbps;
   uint32_t vouched_nodes = 0;  // SweepRequest.vouched_nodes
+  // Flows per tcp_bw pair probe (SweepRequest.flows, sweep.flows or DefaultFlows), each traced
+  // when more than one.
+  uint32_t flows = 1;
 
   // Which probes a pair measures from server to client too: the bandwidth probes, when
   // `both_directions`.
@@ -43,6 +46,13 @@ struct SweepSpecs {
 // From the request, or the configuration's sweep.probes, or tcp_bw and tcp_lat. Errors name the
 // probe or the setting that is wrong (INVALID_ARGUMENT).
 absl::StatusOr<SweepSpecs> ResolveSpecs(const v1::SweepRequest& request, const v1::Config& config);
+
+// The flows a pair probe needs so that, with k equal-cost paths and flows hashed onto them at
+// random, the expected number of paths none of them takes, k x (1 - 1/k)^N, is at most
+// `missed` (0.05: k = 2 takes 6 flows, 4 takes 16, 8 takes 39; 16 would take 89 and gets
+// kMaxFlows, which miss 0.26 paths a pair, each pair's own). 1 for k <= 1.
+inline constexpr uint32_t kMaxFlows = 64;
+uint32_t DefaultFlows(uint32_t ecmp_paths, double missed = 0.05);
 
 // The all-reduce's spec for one group (a ring of `nccl` ranks or of nodes over RDMA or TCP).
 absl::StatusOr<v1::ProbeSpec> AllreduceSpec(const v1::SweepRequest& request,

@@ -17,6 +17,8 @@ namespace {
 using google::protobuf::util::TimeUtil;
 
 constexpr uint32_t kMaxGpus = 64;
+// A flow's trace: at most the TTLs the agents try (probes/tcp/trace.h), with room.
+constexpr int kMaxHops = 64;
 
 std::string Bounded(const std::string& text, size_t max) {
   std::string out = PrintableText(text);
@@ -78,6 +80,12 @@ std::string ImpossibleFigure(const v1::ProbeResult& r, double max_gbps, double m
     if (p.spurious_retransmits() > p.retransmits()) {
       return absl::StrCat(p.spurious_retransmits(), " spurious of ", p.retransmits(),
                           " retransmissions");
+    }
+    for (const auto& f : p.flows()) {
+      if (!Finite(f.bw_gbps()) || f.bw_gbps() > max_gbps) {
+        return absl::StrCat("a flow's bandwidth ", f.bw_gbps(), " Gb/s (possible: 0 to ",
+                            max_gbps, ")");
+      }
     }
   }
   for (const auto& p : r.lat()) {
@@ -183,6 +191,16 @@ std::string PointsOutsideSpec(const v1::ProbeResult& r, const v1::ProbeSpec& spe
     return "";
   };
   if (auto bad = check(r.bw(), "bandwidth"); !bad.empty()) return bad;
+  // One flow a stream asked for, each with at most the TTLs a trace tries.
+  const uint32_t streams = std::max<uint32_t>(1, spec.tcp().streams());
+  for (const auto& p : r.bw()) {
+    if (p.flows_size() > static_cast<int>(streams)) {
+      return absl::StrCat(p.flows_size(), " flows of ", streams, " streams asked for");
+    }
+    for (const auto& f : p.flows()) {
+      if (f.hops_size() > kMaxHops) return absl::StrCat("a flow's trace of ", f.hops_size(), " hops");
+    }
+  }
   if (auto bad = check(r.lat(), "latency"); !bad.empty()) return bad;
   if (auto bad = check(r.collective(), "all-reduce"); !bad.empty()) return bad;
   std::set<std::pair<uint32_t, uint64_t>> copies;
@@ -215,6 +233,18 @@ void BoundText(v1::ProbeResult* result) {
   }
   for (auto& line : *nccl->mutable_evidence()) line = Bounded(line, kMaxFindingText);
   if (nccl->peer_transports_size() > 1024) nccl->clear_peer_transports();
+  for (auto& point : *result->mutable_bw()) {
+    for (auto& f : *point.mutable_flows()) {
+      f.set_protocol(Bounded(f.protocol(), 8));
+      f.set_source(Bounded(f.source(), 64));
+      f.set_destination(Bounded(f.destination(), 64));
+      f.set_trace_note(Bounded(f.trace_note(), kMaxFindingText));
+      for (auto& hop : *f.mutable_hops()) {
+        hop.set_address(Bounded(hop.address(), 64));
+        hop.set_name(Bounded(hop.name(), 253));  // a DNS name's longest
+      }
+    }
+  }
   if (result->has_effective_spec() && result->effective_spec().ByteSizeLong() > 4096) {
     result->clear_effective_spec();
   }

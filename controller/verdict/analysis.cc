@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "controller/verdict/blame.h"
+#include "controller/verdict/ecmp.h"
 #include "controller/verdict/fleet_split.h"
 #include "controller/verdict/passes.h"
 #include "controller/verdict/paths.h"
@@ -504,6 +505,7 @@ AnalysisResult Assemble(const AnalysisInput& in, const Judged& j) {
 Judged Judge(const AnalysisInput& in) {
   Judged j;
   j.paths = FindPathFaults(in);  // what switches explain comes first: it is no host's fault
+  AddEcmpFaults(in, j.paths);    // and a member of an equal-cost group before its paths
   std::vector<char> explained(in.pairs.size());
   for (size_t p = 0; p < in.pairs.size(); ++p) explained[p] = j.paths.pair_fault[p] >= 0;
   j.loads = FullLoads(in, j.paths);

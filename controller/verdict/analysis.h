@@ -107,6 +107,16 @@ struct PairInput {
   }
 };
 
+// One flow of a pair's bandwidth probe (tcp_bw's streams under `sweep --flows`): its pair and
+// direction, its own figure, and the routers its trace named by TTL (indices into
+// AnalysisInput::routers, -1 where a hop did not answer); empty hops: not traced.
+struct FlowInput {
+  uint32_t pair = 0;
+  bool reverse = false;  // server to client
+  float bw_gbps = std::numeric_limits<float>::quiet_NaN();
+  std::vector<int32_t> hops;
+};
+
 struct AnalysisInput {
   std::vector<NodeInput> nodes;
   std::vector<PairInput> pairs;
@@ -123,7 +133,14 @@ struct AnalysisInput {
   bool require_retest = false;
   // The topology's levels, lowest first (label keys such as "leaf", "spine"); empty: none.
   std::vector<std::string> levels;
+  // The flows of the kept bandwidth attempts (at most kMaxFlowInputs), and the routers their
+  // traces named (a name where the tracing host's resolver had one, else the address).
+  std::vector<FlowInput> flows;
+  std::vector<std::string> routers;
 };
+
+// The flows one analysis keeps (a 1,000-node full sweep with 8 flows a pair has 8 million).
+inline constexpr size_t kMaxFlowInputs = 2'000'000;
 
 // Segments a direction must have sent before its retransmitted share is judged.
 inline constexpr uint64_t kMinLossSegments = 1000;
@@ -180,7 +197,9 @@ struct PairResult {
 // (its members slow even to each other), or the switches above a set of groups (every two
 // leaves of a spine slow to each other, each fine within: the spine).
 struct PathFault {
-  enum class Kind : uint8_t { kPath, kUplink, kSwitch, kAbove };
+  // kEcmpLink: one member of an equal-cost group (ecmp.h): the links in `links`, which the
+  // flows measured cannot tell apart, or without traces the paths between groups a and b.
+  enum class Kind : uint8_t { kPath, kUplink, kSwitch, kAbove, kEcmpLink };
   Kind kind = Kind::kPath;
   // The topology level's label key ("leaf"), or "" for groups found from the figures alone.
   std::string level;
@@ -198,6 +217,11 @@ struct PathFault {
   double slow_median_gbps = std::nan("");
   // Of its pairs that were re-tested, how many stayed slow and how many recovered.
   uint32_t stayed = 0, recovered = 0;
+  // kEcmpLink: the links ("leaf-1 - spine-2"), its flows slow and all its flows judged, and
+  // their median figure as a share of the same pairs' other flows'.
+  std::vector<std::string> links;
+  uint32_t slow_flows = 0, flows = 0;
+  double flow_share = std::nan("");
 };
 
 struct AnalysisResult {

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/verdict/ecmp.h"
 #include "controller/verdict/passes.h"
 #include "report/findings.h"
 
@@ -72,11 +73,14 @@ std::string What(const PathFault& f, const std::string& a, const std::string& b)
                           f.level, "s ", f.b, f.a.empty() ? "" : absl::StrCat(" (under ", f.a, ")"),
                           " are slow, every two of them mostly, while the pairs within each are "
                           "fine: the switches above them (the spine) are at fault, not the hosts");
+    case PathFault::Kind::kEcmpLink:
+      break;  // EcmpFinding
   }
   return "";
 }
 
 v1::Finding PathFinding(const AnalysisInput& in, const PathFault& f) {
+  if (f.kind == PathFault::Kind::kEcmpLink) return EcmpFinding(in, f);
   const char* kind = f.kind == PathFault::Kind::kPath ? report::kind::kSlowPath
                      : f.kind == PathFault::Kind::kUplink
                          ? report::kind::kSlowUplink

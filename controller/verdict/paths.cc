@@ -181,6 +181,8 @@ bool Shaped(const Element& e, const Level& level, const LevelView& v) {
         if (!within_fine(group) || !slow_to_others(group, e.a)) return false;
       }
       return true;
+    case PathFault::Kind::kEcmpLink:  // ecmp.cc's, from flows
+      return false;
   }
   return false;
 }
