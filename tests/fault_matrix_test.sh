@@ -81,7 +81,8 @@ scenario() {
   # pair can be two deviations low twice. A second per probe, as bench/verdicts.sh sweeps.
   local duration=500ms
   [[ " $* " == *" --rate none "* ]] && duration=1s
-  lab sweep --duration "$duration" --format json --output "$OUT/$name.json" 2> "$OUT/$name.err"
+  # shellcheck disable=SC2086  # $SWEEP_FLAGS: the scenario's own sweep flags, words
+  lab sweep --duration "$duration" ${SWEEP_FLAGS:-} --format json --output "$OUT/$name.json" 2> "$OUT/$name.err"
   local got_exit=$?
   local got
   got=$(findings_of "$OUT/$name.json" 2>/dev/null)
@@ -125,6 +126,12 @@ scenario slow-path-no-topology 2 "slow_path node-1,node-2,node-3 <-> node-4,node
 scenario slow-uplink-of-three 2 "slow_uplink leaf-3" 9 --leaves 3 --slow-uplink leaf-3=200mbit
 # The leaves learned over LLDP: an lldpd per lab switch announces its name, the agents read it.
 scenario slow-path-lldp 2 "slow_path leaf-1 <-> leaf-2" 6 --leaves 2 --topology lldp --slow-uplink leaf-1=200mbit
+# A routed fabric: two leaves, two spines, flows hashed over them (ECMP). One member slow: the
+# flows that crossed it name it (on two leaves, a spine's links to both carry the same flows);
+# nobody drained, no host or host's link named. The same fabric healthy raises nothing.
+SWEEP_FLAGS="--flows 8" scenario slow-ecmp-member 2 "slow_ecmp_link leaf-1 - spine-2, leaf-2 - spine-2" \
+  6 --leaves 2 --ecmp --slow-spine-link leaf-1:spine-2=200mbit
+SWEEP_FLAGS="--flows 8" scenario healthy-ecmp 0 "" 6 --leaves 2 --ecmp
 # Rails: every host with two NICs, each rail its own bridge, both rails measured at once.
 scenario healthy-two-rails 0 "" 5 --rails 2
 scenario slow-nic-on-rail-1 2 "slow_nic node-3 @rail1" 5 --rails 2 --slow-nic node-3:1=200mbit
