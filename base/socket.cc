@@ -185,6 +185,10 @@ absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port, absl
       last = Errno("socket", errno);
       continue;
     }
+    // Its port may be bound again while the kernel still holds the closed connection (a probe
+    // traces a flow from the flow's own port: probes/tcp/trace.h).
+    const int reuse = 1;
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof(reuse));
     // The interface itself, so that the traffic leaves through it whatever the routes say
     // (unprivileged since Linux 5.7; on an older kernel without CAP_NET_RAW, the address alone).
     if (!device.empty() &&

@@ -108,7 +108,8 @@ absl::StatusOr<std::string> Measure(const ProbeCommandOptions& options, const pr
         probe.title(), info, run.bw,
         options.units == "Gb" ? probes::BwUnit::kGbps : probes::BwUnit::kMiBps);
     if (params.tcp_streams > 1 || params.trace_flows) {
-      table += probes::FormatFlows(run.bw.empty() ? std::vector<probes::Flow>{} : run.bw.back().flows);
+      table +=
+          probes::FormatFlows(run.bw.empty() ? std::vector<probes::Flow>{} : run.bw.back().flows);
     }
     return table;
   }

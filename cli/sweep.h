@@ -28,8 +28,8 @@ struct SweepCommandOptions {
   uint64_t iterations = 0;
   std::string duration;
   int64_t baseline = 0;
-  bool audits = false;             // run the node audits too
-  uint32_t flows = 0;  // flows per pair probe (SweepRequest.flows); 0: the controller's default
+  bool audits = false;  // run the node audits too
+  uint32_t flows = 0;   // flows per pair probe (SweepRequest.flows); 0: the controller's default
   std::string allreduce_group_by;  // node label: one all-reduce ring per value
   std::string rails;               // comma-separated rail names; empty: every configured rail
   std::string allreduce_backend = "auto";  // auto, nccl, rdma or tcp

@@ -5,11 +5,14 @@
 #include <sys/socket.h>
 
 #include <catch2/catch.hpp>
+#include <set>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "probes/client.h"
 #include "probes/server.h"
 #include "probes/table.h"
+#include "probes/tcp/trace.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -81,6 +84,49 @@ TEST_CASE("tcp_bw in duration mode sends whole messages for about that long") {
   REQUIRE(run.bw.size() == 1);
   CHECK(run.bw[0].iterations > 0);
   CHECK(absl::Now() - start >= absl::Milliseconds(300));
+}
+
+TEST_CASE("tcp_bw keeps each stream as a flow, and traces each with its own 5-tuple") {
+  RunningServer server;
+  ProbeParams p = Params(v1::TCP_BW, {65536}, 0);
+  p.duration = absl::Milliseconds(200);
+  p.tcp_streams = 3;
+  p.trace_flows = true;
+  ProbeRun run = RunProbeClient(p, server.address(), {}, false);
+  INFO(run.reason);
+  REQUIRE(run.outcome == Outcome::kOk);
+  REQUIRE(run.bw.size() == 1);
+  const std::vector<Flow>& flows = run.bw[0].flows;
+  REQUIRE(flows.size() == 3);
+  std::set<std::string> sources;
+  double sum = 0;
+  for (const Flow& f : flows) {
+    INFO(f.source << " > " << f.destination << ": " << f.trace_note);
+    sources.insert(f.source);
+    CHECK(f.protocol == "tcp");
+    CHECK(f.source.rfind("127.0.0.1:", 0) == 0);
+    CHECK(f.destination == absl::StrCat("127.0.0.1:", server.server->port()));
+    CHECK(f.bw_gbps > 0);
+    sum += f.bw_gbps;
+    // Loopback: the first TTL reaches the destination, with no router on the way. The stream's
+    // own port was free to bind again (its connection reset, no TIME_WAIT).
+    CHECK(f.traced);
+    CHECK(f.hops.empty());
+    CHECK(f.trace_note.empty());
+  }
+  CHECK(sources.size() == 3);  // each flow its own source port
+  // The point's figure is their sum, over the longest of the streams' windows.
+  CHECK(sum >= run.bw[0].bw_avg_gbps * 0.9);
+  CHECK(sum <= run.bw[0].bw_avg_gbps * 1.5);
+}
+
+TEST_CASE("A trace of a flow that is not an address says so") {
+  Flow f;
+  f.source = "node-1:80";
+  f.destination = "127.0.0.1:1";
+  TraceTcpFlow(f, {}, nullptr);
+  CHECK_FALSE(f.traced);
+  CHECK(f.trace_note == "not an IPv4 address and port: 'node-1:80'");
 }
 
 TEST_CASE("tcp_lat reports perftest's latency columns") {

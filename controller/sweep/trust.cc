@@ -83,8 +83,8 @@ std::string ImpossibleFigure(const v1::ProbeResult& r, double max_gbps, double m
     }
     for (const auto& f : p.flows()) {
       if (!Finite(f.bw_gbps()) || f.bw_gbps() > max_gbps) {
-        return absl::StrCat("a flow's bandwidth ", f.bw_gbps(), " Gb/s (possible: 0 to ",
-                            max_gbps, ")");
+        return absl::StrCat("a flow's bandwidth ", f.bw_gbps(), " Gb/s (possible: 0 to ", max_gbps,
+                            ")");
       }
     }
   }
@@ -198,7 +198,8 @@ std::string PointsOutsideSpec(const v1::ProbeResult& r, const v1::ProbeSpec& spe
       return absl::StrCat(p.flows_size(), " flows of ", streams, " streams asked for");
     }
     for (const auto& f : p.flows()) {
-      if (f.hops_size() > kMaxHops) return absl::StrCat("a flow's trace of ", f.hops_size(), " hops");
+      if (f.hops_size() > kMaxHops)
+        return absl::StrCat("a flow's trace of ", f.hops_size(), " hops");
     }
   }
   if (auto bad = check(r.lat(), "latency"); !bad.empty()) return bad;

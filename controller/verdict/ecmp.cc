@@ -28,8 +28,8 @@ struct Group {
 
 struct Flows {
   std::vector<Group> groups;
-  std::vector<uint32_t> group_of;          // per flow; UINT32_MAX: not judged
-  std::vector<double> r;                   // per flow: ln(flow / its group's best)
+  std::vector<uint32_t> group_of;               // per flow; UINT32_MAX: not judged
+  std::vector<double> r;                        // per flow: ln(flow / its group's best)
   std::vector<std::vector<std::string>> links;  // per flow: the links between its routers
   double sigma = kMinLogSpread;
 };
@@ -113,8 +113,8 @@ LinkCase Judge(const AnalysisInput& in, const Flows& f, const std::string& link,
   c.effect = Median(c.d);
   const double n = static_cast<double>(c.d.size());
   const double noise = kMedianError * f.sigma * std::sqrt(2.0 / n);
-  c.faulty = c.pairs >= 2 && 4 * c.slow >= 3 * c.d.size() && c.effect <= small &&
-             c.effect <= -bar * noise;
+  c.faulty =
+      c.pairs >= 2 && 4 * c.slow >= 3 * c.d.size() && c.effect <= small && c.effect <= -bar * noise;
   return c;
 }
 
@@ -277,8 +277,7 @@ v1::Finding EcmpFinding(const AnalysisInput& in, const PathFault& f) {
       in.bandwidth_probe, f.slow_flows, f.flows,
       traced ? absl::StrCat("that crossed ", where) : absl::StrCat("between ", f.a, " and ", f.b),
       Num(f.flow_share), in.thresholds.min_effect() * 100, f.measured, where,
-      traced ? (f.links.size() > 1 ? "(the flows measured cross each of these together) is"
-                                   : "is")
+      traced ? (f.links.size() > 1 ? "(the flows measured cross each of these together) is" : "is")
              : "(the traces named no router: one of them) are");
   v1::Finding finding = report::Make(report::kind::kSlowEcmpLink, "", std::move(detail));
   finding.set_device(traced ? absl::StrJoin(f.links, ", ") : absl::StrCat(f.a, " <-> ", f.b));

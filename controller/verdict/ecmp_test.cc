@@ -17,8 +17,8 @@ uint32_t LeafOf(uint32_t node) { return node / kPerLeaf + 1; }
 // `flows` flows each, hashed onto a spine at random; a flow between leaves that crosses the link
 // leaf-`bad_leaf` - spine-`bad_spine` runs at `slow` of the rest, and every flow has the noise of
 // healthy TCP flows sharing a link (up to 30 % apart). Traced unless `traced` is false.
-AnalysisInput Routed(uint32_t n, uint32_t spines, uint32_t bad_leaf, uint32_t bad_spine,
-                     float slow, bool traced = true, uint32_t flows = 8) {
+AnalysisInput Routed(uint32_t n, uint32_t spines, uint32_t bad_leaf, uint32_t bad_spine, float slow,
+                     bool traced = true, uint32_t flows = 8) {
   AnalysisInput in = Sweep(n, [](uint32_t, uint32_t) { return 10.0f; });
   in.levels = {"leaf"};
   for (uint32_t i = 0; i < n; ++i) in.nodes[i].place = {"leaf-" + std::to_string(LeafOf(i))};
@@ -72,8 +72,7 @@ TEST_CASE("A slow leaf-spine link is named from its flows, and no host is blamed
   // Two leaves: the flows that cross leaf-1 - spine-2 cross spine-2 - leaf-2 too, and no flow
   // tells the two apart: both are named, as one fault.
   const AnalysisResult r = Analyze(Routed(6, 2, 1, 2, 0.25f));
-  CHECK(Named(r) ==
-        std::vector<std::string>{"slow_ecmp_link leaf-1 - spine-2, leaf-2 - spine-2"});
+  CHECK(Named(r) == std::vector<std::string>{"slow_ecmp_link leaf-1 - spine-2, leaf-2 - spine-2"});
   REQUIRE(r.paths.size() == 1);
   CHECK(r.paths[0].kind == PathFault::Kind::kEcmpLink);
   CHECK(r.paths[0].slow_flows >= 4);

@@ -210,6 +210,26 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec) {
   return p;
 }
 
+namespace {
+
+void AddFlow(const Flow& f, v1::BwPoint* point) {
+  v1::Flow* flow = point->add_flows();
+  flow->set_protocol(f.protocol);
+  flow->set_source(f.source);
+  flow->set_destination(f.destination);
+  flow->set_bw_gbps(f.bw_gbps);
+  flow->set_traced(f.traced);
+  flow->set_trace_note(f.trace_note);
+  for (const Hop& h : f.hops) {
+    v1::Hop* hop = flow->add_hops();
+    hop->set_ttl(h.ttl);
+    hop->set_address(h.address);
+    hop->set_name(h.name);
+  }
+}
+
+}  // namespace
+
 v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
   v1::ProbeResult out;
   out.set_kind(params.kind);
@@ -251,21 +271,7 @@ v1::ProbeResult ToResult(const ProbeRun& run, const ProbeParams& params) {
       b->set_retransmits(*p.retransmits);
       if (p.spurious) b->set_spurious_retransmits(*p.spurious);
     }
-    for (const Flow& f : p.flows) {
-      v1::Flow* flow = b->add_flows();
-      flow->set_protocol(f.protocol);
-      flow->set_source(f.source);
-      flow->set_destination(f.destination);
-      flow->set_bw_gbps(f.bw_gbps);
-      flow->set_traced(f.traced);
-      flow->set_trace_note(f.trace_note);
-      for (const Hop& h : f.hops) {
-        v1::Hop* hop = flow->add_hops();
-        hop->set_ttl(h.ttl);
-        hop->set_address(h.address);
-        hop->set_name(h.name);
-      }
-    }
+    for (const Flow& f : p.flows) AddFlow(f, b);
   }
   for (const LatPoint& p : run.lat) {
     v1::LatPoint* l = out.add_lat();

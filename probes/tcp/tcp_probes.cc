@@ -372,20 +372,29 @@ std::string EndOf(int fd, bool peer) {
   return absl::StrCat(ip, ":", ntohs(sa.sin_port));
 }
 
-// Each stream as a flow: its 5-tuple and its own figure (the server's count over that stream's
-// window, or over the phase by count).
-std::vector<Flow> FlowsOf(const std::vector<net::UniqueFd>& streams,
-                          const std::vector<StreamTally>& tallies, int64_t start_ns, bool by_time) {
+// Each stream as a flow, its 5-tuple read while it is connected (a stream the server has reset
+// by the end has no peer left).
+std::vector<Flow> FlowsOf(const std::vector<net::UniqueFd>& streams) {
   std::vector<Flow> flows;
-  for (size_t s = 0; s < streams.size(); ++s) {
+  for (const net::UniqueFd& fd : streams) {
     Flow f;
-    f.source = EndOf(streams[s].get(), false);
-    f.destination = EndOf(streams[s].get(), true);
-    const int64_t ns = by_time ? tallies[s].window_ns : tallies[s].finished_ns - start_ns;
-    if (ns > 0) f.bw_gbps = static_cast<double>(tallies[s].received) * 8.0 / static_cast<double>(ns);
+    f.source = EndOf(fd.get(), false);
+    f.destination = EndOf(fd.get(), true);
     flows.push_back(std::move(f));
   }
   return flows;
+}
+
+// Each flow's own figure: the server's count over that stream's window (or over the phase by
+// count).
+void FigureFlows(std::vector<Flow>& flows, const std::vector<StreamTally>& tallies,
+                 int64_t start_ns, bool by_time) {
+  for (size_t s = 0; s < flows.size() && s < tallies.size(); ++s) {
+    Flow& f = flows[s];
+    const int64_t ns = by_time ? tallies[s].window_ns : tallies[s].finished_ns - start_ns;
+    if (ns > 0)
+      f.bw_gbps = static_cast<double>(tallies[s].received) * 8.0 / static_cast<double>(ns);
+  }
 }
 
 // The flows' paths, one after another within a bound for them all (a fabric whose routers do
@@ -419,6 +428,7 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
     if (auto st = OpenStreams(params, size, server, message, &streams, &watched); !st.ok()) {
       return Failed(name(), st);
     }
+    std::vector<Flow> flows = FlowsOf(streams);
     // Timed part: every stream writes, closes its side, and reads the server's count.
     std::vector<StreamTally> tallies(streams.size());
     const int64_t start_ns = NowNs();
@@ -432,7 +442,8 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
     for (auto& t : threads) t.join();
     auto point = FigureOf(tallies, size, start_ns, by_time);
     if (!point.ok()) return Failed(name(), point.status());
-    point->flows = FlowsOf(streams, tallies, start_ns, by_time);
+    FigureFlows(flows, tallies, start_ns, by_time);
+    point->flows = std::move(flows);
     // A stream closed with a reset leaves no TIME_WAIT behind: its port can carry its trace.
     const linger reset{1, 0};
     for (auto& fd : streams) ::setsockopt(fd.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));

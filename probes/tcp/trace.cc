@@ -39,8 +39,8 @@ std::string NameOf(const std::string& address) {
   sa.sin_family = AF_INET;
   if (::inet_pton(AF_INET, address.c_str(), &sa.sin_addr) != 1) return "";
   char host[NI_MAXHOST] = {};
-  if (::getnameinfo(reinterpret_cast<const sockaddr*>(&sa), sizeof(sa), host, sizeof(host),
-                    nullptr, 0, NI_NAMEREQD) != 0) {
+  if (::getnameinfo(reinterpret_cast<const sockaddr*>(&sa), sizeof(sa), host, sizeof(host), nullptr,
+                    0, NI_NAMEREQD) != 0) {
     return "";
   }
   return host;
@@ -80,10 +80,11 @@ bool ReadQueuedError(int fd, const sockaddr_in& destination, HopAnswer* answer) 
 
 // One TTL: a SYN of the flow's 5-tuple, and what answered within `wait`.
 HopAnswer TryTtl(const sockaddr_in& source, const sockaddr_in& destination, uint32_t ttl,
-                absl::Duration wait) {
+                 absl::Duration wait) {
   HopAnswer answer;
   net::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return {HopAnswer::Kind::kError, "", absl::StrCat("socket: ", std::strerror(errno))};
+  if (!fd.valid())
+    return {HopAnswer::Kind::kError, "", absl::StrCat("socket: ", std::strerror(errno))};
   const int on = 1, hops = static_cast<int>(ttl);
   const linger reset{1, 0};  // a connection that reaches the destination ends with a reset
   ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
@@ -164,8 +165,8 @@ void TraceTcpFlow(Flow& flow, const TraceLimits& limits, const Cancellation* can
       return;
     }
     if (absl::Now() >= deadline) {
-      flow.trace_note = absl::StrCat("the trace's ", absl::FormatDuration(limits.total),
-                                     " ran out at TTL ", ttl);
+      flow.trace_note =
+          absl::StrCat("the trace's ", absl::FormatDuration(limits.total), " ran out at TTL ", ttl);
       return;
     }
     const HopAnswer a = TryTtl(source, destination, ttl, limits.per_hop);
@@ -184,8 +185,8 @@ void TraceTcpFlow(Flow& flow, const TraceLimits& limits, const Cancellation* can
       case HopAnswer::Kind::kSilent:
         flow.hops.push_back({ttl, "", ""});
         if (++silent >= limits.max_silent) {
-          flow.trace_note = absl::StrCat(silent, " hops in a row did not answer from TTL ",
-                                         ttl + 1 - silent);
+          flow.trace_note =
+              absl::StrCat(silent, " hops in a row did not answer from TTL ", ttl + 1 - silent);
           return;
         }
         break;
