@@ -123,6 +123,7 @@ absl::StatusOr<v1::SweepRequest> BuildSweepRequest(const SweepCommandOptions& o)
   request.set_audits(o.audits);
   if (o.flows > 64) return absl::InvalidArgumentError("--flows: at most 64");
   request.set_flows(o.flows);
+  if (o.node_bandwidth) request.set_node_bandwidth(true);
   request.set_allreduce_group_by(o.allreduce_group_by);
   request.set_allreduce_backend(o.allreduce_backend);
   for (absl::string_view rail : absl::StrSplit(o.rails, ',', absl::SkipEmpty())) {
@@ -369,6 +370,9 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlag
       "known-good references; the others are vouched for by the sweep that passed them "
       "(`configured`: the configuration's sweep.max_age, none when unset)");
   cmd->add_flag("--audits", options->audits, "also run every node's audits (as fabricctl check)");
+  cmd->add_flag("--node-bandwidth", options->node_bandwidth,
+                "with two rails or more: each node's rails alone and then at once, and "
+                "node_bandwidth_limited where they do not add up");
   cmd->add_option("--flows", options->flows,
                   "flows per tcp_bw pair probe, each from its own source port and its path "
                   "traced (default: sweep.flows, else from topology.ecmp_paths; 1: one flow)");

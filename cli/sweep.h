@@ -29,7 +29,9 @@ struct SweepCommandOptions {
   std::string duration;
   int64_t baseline = 0;
   bool audits = false;  // run the node audits too
-  uint32_t flows = 0;   // flows per pair probe (SweepRequest.flows); 0: the controller's default
+  uint32_t flows = 0;
+  bool node_bandwidth = false;  // --node-bandwidth (false: the controller's default)   // flows per
+                                // pair probe (SweepRequest.flows); 0: the controller's default
   std::string allreduce_group_by;  // node label: one all-reduce ring per value
   std::string rails;               // comma-separated rail names; empty: every configured rail
   std::string allreduce_backend = "auto";  // auto, nccl, rdma or tcp

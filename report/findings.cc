@@ -140,6 +140,10 @@ const std::vector<FindingKind>* const kCatalogue = new std::vector<FindingKind>{
      "the flows of several pairs that crossed one member of an equal-cost group (a leaf-spine "
      "link, named from the flows' traces; without traces, the paths between two leaves) slow, "
      "the same pairs' other flows fine: that member, not the hosts; drains nobody"},
+    {kind::kNodeBandwidthLimited, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kNode, Concerns::kNamed,
+     RaisedBy::kController,
+     "a node whose rails at once reach less than their sum alone with every peer, beyond the "
+     "fleet's spread: it cannot feed its NICs together (PCIe root complex, CPU or memory)"},
     {kind::kSlowNic, SEVERITY_CRITICAL, ACTION_DRAIN, Subject::kDevice, Concerns::kNamed,
      RaisedBy::kController,
      "a node slow on some of its rails and fine on the others: that rail's NIC (the finding names "

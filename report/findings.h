@@ -51,6 +51,7 @@ inline constexpr char kSlowPath[] = "slow_path";
 inline constexpr char kSlowUplink[] = "slow_uplink";
 inline constexpr char kSlowSwitch[] = "slow_switch";
 inline constexpr char kSlowEcmpLink[] = "slow_ecmp_link";
+inline constexpr char kNodeBandwidthLimited[] = "node_bandwidth_limited";
 inline constexpr char kSlowNic[] = "slow_nic";
 inline constexpr char kRailMissing[] = "rail_missing";
 inline constexpr char kSlowRail[] = "slow_rail";

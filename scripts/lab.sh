@@ -9,7 +9,8 @@
 #                       [--leaves K [--slow-uplink LEAF=RATE]... [--topology labels|lldp|none]
 #                                   [--ecmp [--spines S] [--slow-spine-link leaf-K:spine-S=RATE]...]]
 #                       [--rails N [--slow-nic HOST:RAIL=RATE]... [--slow-rail RAIL=RATE]...
-#                                  [--lldp-rails] [--miscable HOST:RAIL=OTHER]... [--cabling FILE]]
+#                                  [--lldp-rails] [--miscable HOST:RAIL=OTHER]... [--cabling FILE]
+#                                  [--shared-nics HOST=RATE]...]
 #                       [--expect-tcp GBPS] [--loopback] [--gpus HOST=N]... [--env HOST=VAR=VALUE]...
 #                       [--cpu-hog HOST=PROCESSES]...
 #   scripts/lab.sh sweep [fabricctl sweep flags]     run a sweep; exit code as fabricctl sweep's
@@ -63,6 +64,8 @@
 # node-2=2 runs two busy loops in node-2's namespace (a host whose CPU is busy; here the
 # machine's, which every host shares). --cabling FILE gives the controller a cabling plan
 # (topology.cabling; the rails' switch ports are p<i> on rail0-sw, r<R>p<i> on rail<R>-sw).
+# --shared-nics node-3=1200mbit: what node-3's NICs send together passes one budget of that rate
+# (lab_shaping.sh), each alone its own rate: a node that cannot feed its NICs at once.
 # --ecmp makes the leaves and S spines (--spines, default 2) routers, each leaf linked to
 # each spine, flows between leaves hashed over the spines (scripts/lab_ecmp.sh says how);
 # --slow-spine-link leaf-1:spine-2=200mbit shapes that one member of the ECMP group both ways.
@@ -167,7 +170,7 @@ up() {
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be 2-64, got '${n}'"
   local rate=1gbit loopback=0 leaves=1 topology=labels rails=1 expect_tcp="" lldp_rails=0 cabling=""
   local ecmp=0 spines=2
-  declare -A slow=() throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=() slow_rail=() miscable=() hogs=()
+  declare -A slow=() shared_nics=() throttle=() mtu=() gpus=() envs=() egress=() per_dest=() loss=() uplink=() slow_nic=() slow_rail=() miscable=() hogs=()
   while (($#)); do
     case $1 in
       --gpus) gpus[${2%%=*}]=${2#*=}; shift 2 ;;
@@ -238,6 +241,9 @@ up() {
         [[ ${2:-} =~ ^([0-9]+)=(.+)$ ]] || die "--slow-rail: expected RAIL=RATE, got '${2:-}'"
         slow_rail[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}; shift 2 ;;
       --lldp-rails) lldp_rails=1; shift ;;
+      --shared-nics)
+        [[ ${2:-} =~ ^(node-[0-9]+)=([0-9]+[kmg]?bit)$ ]] || die "--shared-nics: expected node-N=RATE, got '${2:-}'"
+        shared_nics[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}; shift 2 ;;
       --miscable)
         [[ ${2:-} =~ ^(node-[0-9]+):([0-9]+)=([0-9]+)$ ]] || die "--miscable: expected node-N:RAIL=OTHER, got '${2:-}'"
         miscable[${BASH_REMATCH[1]}:${BASH_REMATCH[2]}]=${BASH_REMATCH[3]}; lldp_rails=1; shift 2 ;;
@@ -383,6 +389,10 @@ up() {
     fi
     if [[ $topology == lldp ]]; then start_lldpd "$n" "$leaves"; fi
     for r in $(seq 1 $((rails - 1))); do add_rail "$r" "$n" "$rate"; done
+    for h in "${!shared_nics[@]}"; do
+      ((rails > 1 && ${h#node-} <= n)) || die "--shared-nics: give --rails 2 or more, and a host of the lab"
+      share_nics "$PREFIX-$h" "$rails" "${shared_nics[$h]}"
+    done
     if ((lldp_rails)); then join_rails "$n" "$rails"; start_rail_lldpd "$n" "$rails"; fi
   fi
   # Thresholds for a lab: the product's defaults for bandwidth (judged against the fabric's

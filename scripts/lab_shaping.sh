@@ -126,3 +126,19 @@ flap_links() {
     k=$((k + 1))
   done < "$LAB/flaps"
 }
+
+# --shared-nics: everything the host's NICs eth0..eth<RAILS-1> send passes one tbf of RATE first
+# (an ifb device they all redirect to), then each NIC's own shaping: each rail alone reaches its
+# own rate, the rails together only RATE, as a host whose PCIe root complex, CPU or memory
+# cannot feed its NICs at once.
+share_nics() {  # NS RAILS RATE
+  local ns=$1 rails=$2 rate=$3 r
+  ip -n "$ns" link add nicbudget type ifb
+  ip -n "$ns" link set nicbudget up
+  tc -n "$ns" qdisc replace dev nicbudget root tbf rate "$rate" burst 256kb latency 50ms
+  for r in $(seq 0 $((rails - 1))); do
+    tc -n "$ns" qdisc add dev "eth$r" clsact
+    tc -n "$ns" filter add dev "eth$r" egress protocol all u32 match u32 0 0 \
+      action mirred egress redirect dev nicbudget
+  done
+}

@@ -137,6 +137,12 @@ scenario healthy-two-rails 0 "" 5 --rails 2
 scenario slow-nic-on-rail-1 2 "slow_nic node-3 @rail1" 5 --rails 2 --slow-nic node-3:1=200mbit
 # Every NIC of rail 1 slow (the rail's own switch trained low): the rail, no host drained.
 scenario slow-rail-1 2 "slow_rail eth1 @rail1" 5 --rails 2 --slow-rail 1=300mbit
+# Every rail at once: node-3's NICs share one budget (what they send together passes 1.2 Gb/s),
+# each alone its own rate. The node-bandwidth stage names the node, not a NIC or a link; a
+# healthy two-rail lab's rails add up.
+SWEEP_FLAGS="--node-bandwidth" scenario node-bandwidth-limited 2 "node_bandwidth_limited node-3" \
+  5 --rails 2 --shared-nics node-3=1200mbit
+SWEEP_FLAGS="--node-bandwidth" scenario healthy-two-rails-at-once 0 "" 5 --rails 2
 
 # A lossy fabric: every host loses 1 % of what it sends, so every pair is slow and noisy alike
 # (pairs from a tenth to the full typical figure). Nobody may be blamed: no node named, nothing

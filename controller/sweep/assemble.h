@@ -81,8 +81,9 @@ struct SweepOutcome {
   std::vector<v1::RailSummary> rail_summaries;  // the rails against each other (slow_rail.h)
   uint32_t vouched_nodes = 0;  // judged without a measurement (SweepSpecs), for the breaker
   EarlierDrains earlier;       // the verdicts within breaker.window
-  // The rules on inventories' (config_drift, miscabled): each raises its node's status, as its
-  // audits do (a node they flag is not healthy, and not known-good).
+  // The rules on inventories' (config_drift, miscabled) and the node-bandwidth stage's
+  // (node_bandwidth_limited): each raises its node's status, as its audits do (a node they flag
+  // is not healthy, and not known-good).
   std::vector<v1::Finding> inventory_findings;
 };
 

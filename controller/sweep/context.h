@@ -11,6 +11,7 @@
 #include "controller/sweep/rails.h"
 #include "controller/sweep/rounds.h"
 #include "controller/sweep/specs.h"
+#include "controller/verdict/node_bandwidth.h"
 #include "proto/config.pb.h"
 #include "proto/controller.pb.h"
 #include "proto/report.pb.h"
@@ -35,6 +36,8 @@ struct SweepContext {
   v1::Report baseline;  // the --baseline sweep's report; empty without one
   std::vector<RingRun> rings;
   RetestStats retests;
+  // The node-bandwidth stage's pairs (node_bandwidth.h); empty when it did not run.
+  std::vector<NodeBandwidthPair> node_bandwidth;
 };
 
 }  // namespace fabricctl::controller::sweep

@@ -16,6 +16,7 @@
 #include "controller/sweep/context.h"
 #include "controller/sweep/fleet.h"
 #include "controller/sweep/incremental.h"
+#include "controller/sweep/node_bandwidth.h"
 #include "controller/sweep/plan.h"
 #include "controller/sweep/rails.h"
 #include "controller/sweep/retest_plan.h"
@@ -430,6 +431,14 @@ v1::Report SweepRunner::MakeReport(sweep::SweepContext& sweep) {
       outcome.findings.push_back(f);
     }
   }
+  if (!sweep.node_bandwidth.empty()) {
+    std::vector<std::string> names;
+    for (uint32_t i = 0; i < fleet.nodes.size(); ++i) names.push_back(fleet.Name(i));
+    std::vector<v1::Finding> limited =
+        JudgeNodeBandwidth(sweep.node_bandwidth, names, config.thresholds());
+    SubsumeByNodeBandwidth(limited, &outcome.findings);
+    for (auto& f : limited) outcome.inventory_findings.push_back(std::move(f));
+  }
   outcome.vouched_nodes = sweep.specs.vouched_nodes;
   outcome.earlier = DrainsWithin(BreakerWindow(config), options_.now());
   return sweep::AssembleReport(outcome, config, sweep.info, sweep.started, options_.now());
@@ -479,11 +488,15 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   Logger("sweep")->info("sweep {}: {} nodes ({} reachable), {} rounds, probes {}", sweep_id,
                         fleet.nodes.size(), fleet.Live().size(), plan.rounds.size(),
                         specs.specs.size());
-  sweep::RailRunners runners(
-      *agents_, fleet, rails,
-      {store_, sweep_id, specs.ReverseFlags(config.sweep().both_directions()),
-       options_.max_parallel_pairs, progress, &stopping_, options_.inventory_timeout,
-       options_.measure_load});
+  const sweep::RoundSettings settings{store_,
+                                      sweep_id,
+                                      specs.ReverseFlags(config.sweep().both_directions()),
+                                      options_.max_parallel_pairs,
+                                      progress,
+                                      &stopping_,
+                                      options_.inventory_timeout,
+                                      options_.measure_load};
+  sweep::RailRunners runners(*agents_, fleet, rails, settings);
   const sweep::ProgressFn progress_fn = progress;
   sweep::SweepContext sweep{request,
                             config,
@@ -497,6 +510,9 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
                             started,
                             std::move(baseline)};
   RETURN_IF_ERROR(Measure(sweep));
+  // Every rail of a node at once, against each alone (docs/sweep.md "Every rail at once").
+  if (sweep::NodeBandwidthAsked(sweep) && !stopping_)
+    sweep.node_bandwidth = sweep::MeasureNodeBandwidth(*agents_, sweep, settings);
   // What the links did meanwhile: a flap during a slow measurement explains it.
   if (!stopping_) sweep::AskLinkWatch(*agents_, fleet, options_.inventory_timeout);
   v1::Report report = MakeReport(sweep);

@@ -1,0 +1,96 @@
+#include "controller/sweep/node_bandwidth.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "controller/sweep/rails.h"
+
+namespace fabricctl::controller::sweep {
+namespace {
+
+// At most this many of the plan's rounds (each runs once per rail and once for all rails).
+constexpr size_t kMaxRounds = 4;
+
+// A direction of a pair: sender, receiver.
+using Direction = std::pair<uint32_t, uint32_t>;
+
+// Each direction's bandwidth on one rail.
+std::map<Direction, float> FiguresOf(const RoundRunner& runner) {
+  std::map<Direction, float> out;
+  for (const auto& [key, run] : runner.pairs()) {
+    if (!run.results.empty()) out[{run.client, run.server}] = HeadlineBw(run.results[0]);
+    if (!run.reverse.empty()) out[{run.server, run.client}] = HeadlineBw(run.reverse[0]);
+  }
+  return out;
+}
+
+// The plan's first rounds, until every node has two peers (or kMaxRounds).
+std::vector<Round> Rounds(const Plan& plan) {
+  std::vector<Round> out;
+  std::map<uint32_t, std::set<uint32_t>> peers;
+  for (const Round& round : plan.rounds) {
+    if (out.size() == kMaxRounds) break;
+    bool enough = !out.empty();
+    for (const auto& [node, theirs] : peers) enough = enough && theirs.size() >= 2;
+    if (enough) break;
+    out.push_back(round);
+    for (const auto& [a, b] : round) {
+      peers[a].insert(b);
+      peers[b].insert(a);
+    }
+  }
+  return out;
+}
+
+struct Sums {
+  double gbps = 0;
+  size_t rails = 0;
+};
+
+void Add(const std::map<Direction, float>& figures, std::map<Direction, Sums>& sums) {
+  for (const auto& [direction, gbps] : figures) {
+    if (std::isnan(gbps)) continue;
+    sums[direction].gbps += gbps;
+    ++sums[direction].rails;
+  }
+}
+
+}  // namespace
+
+bool NodeBandwidthAsked(const SweepContext& sweep) {
+  const bool asked = sweep.request.has_node_bandwidth() ? sweep.request.node_bandwidth()
+                                                        : sweep.config.sweep().node_bandwidth();
+  return asked && sweep.rails.size() >= 2 && sweep.specs.bw_index >= 0 &&
+         !sweep.plan.rounds.empty();
+}
+
+std::vector<NodeBandwidthPair> MeasureNodeBandwidth(AgentClient& agents, SweepContext& sweep,
+                                                    RoundSettings settings) {
+  const std::vector<Round> rounds = Rounds(sweep.plan);
+  std::vector<RailPlan> rails = sweep.rails;
+  for (RailPlan& r : rails) r.specs = {r.specs[sweep.specs.bw_index]};
+  settings.reverse = {true};  // both ways: a node may be short in what it sends or receives
+  std::map<Direction, Sums> alone, together;
+  for (const RailPlan& rail : rails) {  // each rail alone, one after another
+    const std::vector<RailPlan> one = {rail};
+    RailRunners runner(agents, sweep.fleet, one, settings);
+    runner.RunAll(rounds, 1, "node bandwidth");
+    Add(FiguresOf(runner.rail(0)), alone);
+  }
+  RailRunners all(agents, sweep.fleet, rails, settings);  // every rail at once
+  all.RunAll(rounds, 1, "node bandwidth");
+  for (size_t r = 0; r < rails.size(); ++r) Add(FiguresOf(all.rail(r)), together);
+  std::vector<NodeBandwidthPair> out;
+  for (const auto& [direction, a] : alone) {
+    auto t = together.find(direction);
+    // Only sums of the same rails: every rail measured alone and at once.
+    if (t == together.end() || a.rails != rails.size() || t->second.rails != rails.size()) continue;
+    out.push_back({direction.first, direction.second, a.gbps, t->second.gbps,
+                   static_cast<uint32_t>(rails.size())});
+  }
+  return out;
+}
+
+}  // namespace fabricctl::controller::sweep

@@ -1,0 +1,27 @@
+#ifndef FABRICCTL_CONTROLLER_SWEEP_NODE_BANDWIDTH_H_
+#define FABRICCTL_CONTROLLER_SWEEP_NODE_BANDWIDTH_H_
+
+#include <vector>
+
+#include "controller/sweep/agent_client.h"
+#include "controller/sweep/context.h"
+#include "controller/sweep/rounds.h"
+#include "controller/verdict/node_bandwidth.h"
+
+namespace fabricctl::controller::sweep {
+
+// Whether the sweep runs the node-bandwidth stage: asked (the request, else sweep.node_bandwidth)
+// and two rails or more to load at once.
+bool NodeBandwidthAsked(const SweepContext& sweep);
+
+// The node-bandwidth stage: in the plan's first two rounds (each node with two peers under full
+// or topology pairing), each pair's client sends to its server with the sweep's bandwidth probe
+// on each rail alone, one rail after another, and then on every rail at once; per pair, the sums
+// of the rails' figures. Its own runners keep these figures out of the rails' (each result is
+// stored with the sweep's, as every result is).
+std::vector<NodeBandwidthPair> MeasureNodeBandwidth(AgentClient& agents, SweepContext& sweep,
+                                                    RoundSettings settings);
+
+}  // namespace fabricctl::controller::sweep
+
+#endif  // FABRICCTL_CONTROLLER_SWEEP_NODE_BANDWIDTH_H_
