@@ -74,12 +74,14 @@ for kind in rdma_write_bw rdma_send_bw rdma_read_bw rdma_write_lat rdma_send_lat
   wait
   port=$((port+1))
 done
-# By duration (perftest -D): as many messages as fit in 300 ms per size, SEND's receiver told the count.
-for kind in rdma_write_bw rdma_send_bw rdma_read_bw; do
+# By duration (perftest -D): as many messages as fit in 300 ms per size, SEND's receiver told the
+# count; the latency probes' server told where the rounds ended.
+for kind in rdma_write_bw rdma_send_bw rdma_read_bw rdma_write_lat rdma_send_lat; do
+  case $kind in *_bw) sizes=4K,64K ;; *) sizes=2,4K ;; esac
   $F probe $kind --server --port $port --one-off --device $RXE_DEV >/dev/null &
   i=0; while ! ss -ltn "sport = :$port" | grep -q LISTEN && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
   echo "=== duration_$kind"
-  $F probe $kind $RXE_IP:$port --sizes 4K,64K --duration 300ms --warmup 10 --format json
+  $F probe $kind $RXE_IP:$port --sizes $sizes --duration 300ms --warmup 10 --format json
   echo "=== end"
   wait
   port=$((port+1))
@@ -90,6 +92,17 @@ echo "=== bidirectional"
 $F probe rdma_write_bw $RXE_IP:$port --sizes 64K --iters 200 --bidirectional --format json
 echo "=== end"
 wait
+# Bidirectional SEND (perftest ib_send_bw -b): each side receives the other's messages on a thread
+# of its own while it sends; by count, and by duration (each side tells the other its count).
+for mode in "--iters 200" "--duration 300ms"; do
+  port=$((port+1))
+  $F probe rdma_send_bw --server --port $port --one-off --device $RXE_DEV >/dev/null &
+  i=0; while ! ss -ltn "sport = :$port" | grep -q LISTEN && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+  echo "=== bidirectional_send_${mode%% *}"
+  $F probe rdma_send_bw $RXE_IP:$port --sizes 4K,64K $mode --warmup 10 --bidirectional --format json
+  echo "=== end"
+  wait
+done
 echo "=== check"
 $F check --probes rdma_write_bw --format json
 echo "=== end"
@@ -181,12 +194,23 @@ kill $daemons; wait
       CHECK(point.bw_peak_gbps() >= point.bw_avg_gbps() * 0.999);
     }
   }
-  for (const char* kind : {"rdma_write_bw", "rdma_send_bw", "rdma_read_bw"}) {
+  for (const char* kind :
+       {"rdma_write_bw", "rdma_send_bw", "rdma_read_bw", "rdma_write_lat", "rdma_send_lat"}) {
     const std::string name = std::string("duration_") + kind;
     INFO(name << ": " << sections[name]);
     v1::ProbeResult probe;
     REQUIRE(google::protobuf::util::JsonStringToMessage(sections[name], &probe).ok());
     CHECK(probe.outcome() == v1::PROBE_OK);
+    if (std::string(kind).find("_lat") != std::string::npos) {
+      // perftest -D for latency: as many round trips as fit, each size's statistics over them.
+      REQUIRE(probe.lat_size() == 2);
+      for (const auto& point : probe.lat()) {
+        CHECK(point.iterations() >= 3);
+        CHECK(point.t_min_us() > 0);
+        CHECK(point.t_typical_us() <= point.t_max_us());
+      }
+      continue;
+    }
     REQUIRE(probe.bw_size() == 2);
     for (const auto& point : probe.bw()) {
       CHECK(point.iterations() > 0);
@@ -258,6 +282,17 @@ kill $daemons; wait
     REQUIRE(probe.bw_size() == 1);
     CHECK(probe.bw(0).iterations() == 400);  // both sides' messages
     CHECK(probe.bw(0).bw_avg_gbps() > 0);
+  }
+  for (const char* name : {"bidirectional_send_--iters", "bidirectional_send_--duration"}) {
+    INFO(name << ": " << sections[name]);
+    v1::ProbeResult probe;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections[name], &probe).ok());
+    CHECK(probe.outcome() == v1::PROBE_OK);
+    REQUIRE(probe.bw_size() == 2);
+    for (const auto& point : probe.bw()) {
+      if (std::string(name).find("iters") != std::string::npos) CHECK(point.iterations() == 400);
+      CHECK(point.bw_avg_gbps() > 0);
+    }
   }
   {
     INFO("check: " << sections["check"]);

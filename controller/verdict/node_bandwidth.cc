@@ -42,9 +42,8 @@ std::vector<v1::Finding> JudgeNodeBandwidth(const std::vector<NodeBandwidthPair>
     const NodeBandwidthPair& p = *judged[k];
     const bool limited =
         shares[k] <= floor && (fleet_limited || logs[k] - std::log(typical) <= -bar * spread);
-    const std::string text =
-        absl::StrFormat("%s -> %s %.2f of %.2f Gb/s", names[p.client], names[p.server],
-                        p.together_gbps, p.alone_gbps);
+    const std::string text = absl::StrFormat("%s -> %s %.2f of %.2f Gb/s", names[p.client],
+                                             names[p.server], p.together_gbps, p.alone_gbps);
     for (int side = 0; side < 2; ++side) {
       const uint32_t node = side == 0 ? p.client : p.server;
       const uint32_t peer = side == 0 ? p.server : p.client;

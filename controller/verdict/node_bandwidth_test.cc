@@ -8,7 +8,8 @@
 namespace fabricctl::controller {
 namespace {
 
-const std::vector<std::string> kNames = {"node-0", "node-1", "node-2", "node-3", "node-4", "node-5"};
+const std::vector<std::string> kNames = {"node-0", "node-1", "node-2",
+                                         "node-3", "node-4", "node-5"};
 
 // Two rounds over six nodes (each node with two different peers), both ways, two rails of
 // 1 Gb/s each: alone they sum to 2; at once `together(from, to)`, with a little noise.
@@ -47,8 +48,8 @@ TEST_CASE("A node whose rails share one budget is named, its peers cleared by th
 
 TEST_CASE("Only what it sends: named on that side, its receivers cleared by their other peers") {
   std::vector<NodeBandwidthPair> pairs;
-  for (auto [a, b] : std::vector<std::pair<uint32_t, uint32_t>>{
-           {0, 1}, {2, 3}, {4, 5}, {0, 2}, {1, 4}, {3, 5}}) {
+  for (auto [a, b] :
+       std::vector<std::pair<uint32_t, uint32_t>>{{0, 1}, {2, 3}, {4, 5}, {0, 2}, {1, 4}, {3, 5}}) {
     pairs.push_back({a, b, 2.0, a == 3 ? 1.2 : 1.97, 2});
     pairs.push_back({b, a, 2.0, b == 3 ? 1.2 : 1.97, 2});
   }
@@ -83,8 +84,8 @@ TEST_CASE("Rails that add up raise nothing; a small shortfall is within the effe
 }
 
 TEST_CASE("A node measured with one peer only is not named: nothing clears the peer") {
-  std::vector<NodeBandwidthPair> pairs = {{0, 1, 2.0, 1.0, 2}, {2, 3, 2.0, 1.97, 2},
-                                          {4, 5, 2.0, 1.96, 2}};
+  std::vector<NodeBandwidthPair> pairs = {
+      {0, 1, 2.0, 1.0, 2}, {2, 3, 2.0, 1.97, 2}, {4, 5, 2.0, 1.96, 2}};
   CHECK(JudgeNodeBandwidth(pairs, kNames, DefaultConfig().thresholds()).empty());
 }
 

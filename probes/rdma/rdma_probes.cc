@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -151,6 +152,95 @@ absl::Status MeasureBw(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, const Pro
   return absl::OkStatus();
 }
 
+// The receiving half of SEND for one size: receives posted before the sender starts, and
+// reposted as they complete, for every message of the size (warm-up and iterations), or by
+// duration until the sender says on the control connection how many it sent. By duration the
+// receives are posted at the largest size, so that those a size leaves posted serve the next;
+// `outstanding` counts them across sizes.
+class SendReceiver {
+ public:
+  SendReceiver(RdmaEndpoint& ep, const ProbeParams& params) : ep_(ep), params_(params) {}
+
+  // Before the sender starts: the first receives.
+  absl::Status Prepare() {
+    by_time_ = params_.duration > absl::ZeroDuration();
+    expected_ = by_time_ ? std::numeric_limits<uint64_t>::max()
+                         : params_.warmup_iterations + params_.iterations;
+    received_ = 0;
+    return PostMore();
+  }
+
+  // Until every message of the size has arrived.
+  absl::Status Receive(int control) {
+    int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout + params_.duration);
+    ibv_wc wc[16];
+    uint32_t idle = 0;
+    while (received_ < expected_) {
+      int n = ep_.PollRecv(wc, 16);
+      if (n < 0) return absl::InternalError("ibv_poll_cq failed");
+      if (n == 0) {
+        if ((++idle & 1023) != 0) continue;
+        if (by_time_ && expected_ == std::numeric_limits<uint64_t>::max() &&
+            net::Readable(control)) {
+          v1::ProbeHello done;
+          RETURN_IF_ERROR(net::RecvFrame(control, &done, absl::Now() + kControlTimeout));
+          expected_ = done.messages();
+        }
+        if (current_cancel != nullptr && current_cancel->cancelled()) {
+          return absl::CancelledError("probe cancelled");
+        }
+        if (NowNs() > deadline) return absl::DeadlineExceededError("receive: no message");
+        continue;
+      }
+      deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
+      for (int i = 0; i < n; ++i) {
+        if (wc[i].status != IBV_WC_SUCCESS) return CompletionError(wc[i]);
+        ++received_;
+        --outstanding_;
+      }
+      RETURN_IF_ERROR(PostMore());
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status PostMore() {
+    const uint64_t length = MaxSize(params_);
+    while (outstanding_ < kRxDepthSend && received_ + outstanding_ < expected_) {
+      RETURN_IF_ERROR(ep_.PostRecv(length, next_id_++));
+      ++outstanding_;
+    }
+    return absl::OkStatus();
+  }
+
+  RdmaEndpoint& ep_;
+  const ProbeParams& params_;
+  bool by_time_ = false;
+  uint64_t expected_ = 0, received_ = 0, next_id_ = 0, outstanding_ = 0;
+};
+
+// Both directions at once (perftest -b), this side's half: its own loop towards the peer, and
+// for SEND the peer's messages received meanwhile on a thread of their own (their completions
+// come on the receive queue's own CQ). By duration, this side says how many it sent before it
+// waits for the peer's messages to be counted.
+absl::Status MeasureBothWays(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size,
+                             const ProbeParams& params, int control, BwPoint* point,
+                             SendReceiver* receiver) {
+  absl::Status received;
+  std::thread receiving;
+  if (receiver != nullptr) receiving = std::thread([&] { received = receiver->Receive(control); });
+  uint64_t sent = 0;
+  absl::Status measured = MeasureBw(ep, verb, size, params, point, &sent);
+  if (measured.ok() && receiver != nullptr && params.duration > absl::ZeroDuration()) {
+    v1::ProbeHello done;
+    done.set_messages(sent);
+    measured = net::SendFrame(control, done, absl::Now() + kControlTimeout);
+  }
+  if (receiving.joinable()) receiving.join();
+  RETURN_IF_ERROR(measured);
+  return received;
+}
+
 }  // namespace
 
 absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
@@ -160,76 +250,31 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
   auto ep = AcceptSession(connection.get(), hello, context, /*bandwidth=*/true, send);
   if (!ep.ok()) return ep.status();
   const ProbeParams params = FromSpec(hello.spec());
-  const bool by_time = params.duration > absl::ZeroDuration();
-  // By duration, receives are posted at the largest size, so that those a size leaves posted
-  // serve the next; `outstanding` counts them across sizes.
-  uint64_t outstanding = 0;
+  SendReceiver receiver(**ep, params);
   return ServeMeetings(
       connection.get(),
       [&](uint64_t size) -> absl::Status {
-        // WRITE and READ need nothing from this side. SEND needs receives posted, and reposted
-        // as they complete, for every message of the size: warm-up and iterations, or by duration
-        // until the client says how many it sent.
-        uint64_t expected = by_time ? std::numeric_limits<uint64_t>::max()
-                                    : params.warmup_iterations + params.iterations;
-        uint64_t next_id = 0, received = 0;
-        const uint64_t length = by_time ? MaxSize(params) : size;
-        auto post_more = [&]() -> absl::Status {
-          while (outstanding < kRxDepthSend && received + outstanding < expected) {
-            RETURN_IF_ERROR((*ep)->PostRecv(length, next_id++));
-            ++outstanding;
-          }
-          return absl::OkStatus();
-        };
-        if (send) {
-          RETURN_IF_ERROR(post_more());
-        }
+        // WRITE and READ need nothing from this side; SEND needs its receives posted first.
+        if (send) RETURN_IF_ERROR(receiver.Prepare());
         if (auto s =
                 net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
             !s.ok()) {
           return s;
         }
-        if (params.rdma.bidirectional && !send) {
+        if (params.rdma.bidirectional) {
           // Both directions at once (perftest -b): this side runs the same loop towards the
           // client and reports its own figures, which the client adds to its own.
           BwPoint point;
-          RETURN_IF_ERROR(MeasureBw(**ep, verb_, size, params, &point));
+          RETURN_IF_ERROR(MeasureBothWays(**ep, verb_, size, params, connection.get(), &point,
+                                          send ? &receiver : nullptr));
           v1::ProbeResult mine;
           mine.add_bw()->set_bw_avg_gbps(point.bw_avg_gbps);
           mine.mutable_bw(0)->set_msg_rate_mpps(point.msg_rate_mpps);
+          mine.mutable_bw(0)->set_iterations(point.iterations);
           if (point.bw_peak_gbps) mine.mutable_bw(0)->set_bw_peak_gbps(*point.bw_peak_gbps);
           return net::SendFrame(connection.get(), mine, absl::Now() + kControlTimeout);
         }
-        int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout + params.duration);
-        ibv_wc wc[16];
-        uint32_t idle = 0;
-        while (send && received < expected) {
-          int n = (*ep)->PollRecv(wc, 16);
-          if (n < 0) return absl::InternalError("ibv_poll_cq failed");
-          if (n == 0) {
-            if ((++idle & 1023) != 0) continue;
-            if (by_time && expected == std::numeric_limits<uint64_t>::max() &&
-                net::Readable(connection.get())) {
-              v1::ProbeHello done;
-              RETURN_IF_ERROR(
-                  net::RecvFrame(connection.get(), &done, absl::Now() + kControlTimeout));
-              expected = done.messages();
-            }
-            if (current_cancel != nullptr && current_cancel->cancelled()) {
-              return absl::CancelledError("probe cancelled");
-            }
-            if (NowNs() > deadline) return absl::DeadlineExceededError("receive: no message");
-            continue;
-          }
-          deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
-          for (int i = 0; i < n; ++i) {
-            if (wc[i].status != IBV_WC_SUCCESS) return CompletionError(wc[i]);
-            ++received;
-            --outstanding;
-          }
-          RETURN_IF_ERROR(post_more());
-        }
-        return absl::OkStatus();
+        return send ? receiver.Receive(connection.get()) : absl::OkStatus();
       },
       params.duration);
 }
@@ -238,7 +283,7 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   const ScopedSizeTimeout bound(params, params.cancel);
   ProbeRun run;
   run.kind = name();
-  if (auto s = CheckSupported(params, verb_ != RdmaVerb::kSend); !s.ok()) return Finish(run, s);
+  if (auto s = CheckSupported(params, /*bidirectional_ok=*/true); !s.ok()) return Finish(run, s);
   const absl::Time started = absl::Now();
   auto session = OpenSession(params, server, /*bandwidth=*/true, verb_ == RdmaVerb::kSend);
   if (!session.ok()) return Finish(run, session.status());
@@ -254,7 +299,12 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   run.server_memory = session->server_memory;
   run.setup = ep.Setup();
   if (params.rdma.bidirectional) run.setup.push_back({"Bidirectional", "ON (both sides summed)"});
+  const bool both_sends = params.rdma.bidirectional && verb_ == RdmaVerb::kSend;
+  SendReceiver receiver(ep, params);  // bidirectional SEND: the server's messages to this side
   for (uint64_t size : params.sizes_bytes) {
+    if (both_sends) {
+      if (auto s = receiver.Prepare(); !s.ok()) return Finish(run, s);
+    }
     if (auto s = Meet(session->control.get(), size); !s.ok()) return Finish(run, s);
     BwPoint point;
     uint64_t sent = 0;
@@ -262,14 +312,19 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
     // loss (READ's data comes from the server's port).
     const bool sender = verb_ != RdmaVerb::kRead;
     const auto before = sender ? ReadPortCounters(kSystem, device, port) : std::nullopt;
-    if (auto s = MeasureBw(ep, verb_, size, params, &point, &sent); !s.ok()) return Finish(run, s);
+    const absl::Status measured =
+        params.rdma.bidirectional ? MeasureBothWays(ep, verb_, size, params, session->control.get(),
+                                                    &point, both_sends ? &receiver : nullptr)
+                                  : MeasureBw(ep, verb_, size, params, &point, &sent);
+    if (!measured.ok()) return Finish(run, measured);
     if (const auto loss =
             sender ? LossBetween(before, ReadPortCounters(kSystem, device, port)) : std::nullopt;
         loss && loss->packets > 0 && loss->retransmits <= loss->packets) {  // else other traffic's
       point.segments = loss->packets;
       point.retransmits = loss->retransmits;
     }
-    if (verb_ == RdmaVerb::kSend && params.duration > absl::ZeroDuration()) {
+    if (verb_ == RdmaVerb::kSend && !params.rdma.bidirectional &&
+        params.duration > absl::ZeroDuration()) {
       // The server counts receives until it has them all.
       v1::ProbeHello done;
       done.set_messages(sent);
@@ -295,7 +350,7 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
       } else {
         point.bw_peak_gbps.reset();
       }
-      point.iterations *= 2;
+      point.iterations += theirs.bw(0).iterations();
     }
     run.bw.push_back(point);
   }
