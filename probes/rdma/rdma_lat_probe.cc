@@ -30,14 +30,6 @@ namespace {
 // cleared to.
 char RoundMark(uint64_t round) { return static_cast<char>(round % 255 + 1); }
 
-// One side of one size's ping-pong: params.warmup_iterations rounds, then params.iterations, or
-// by duration (perftest -D) as many as params.duration holds. The client (the initiator: it is
-// given `rtt_ns`) sends first and times each round trip; the server (no `rtt_ns`) answers. Write:
-// spin on the last byte of the receive area, then write back; send: wait for the receive, then
-// send back. By duration the server does not know the count: while it waits for a round it
-// also watches the control connection (every 4096 polls), where the client, done, says how many
-// rounds it ran (ProbeHello.messages); the server ends when it has answered them all. Returns
-// the rounds run, warm-up included.
 // One side of the ping-pong: the verb, the control connection, the round trips' times (the
 // initiator's; nullptr on the server), and whether a receive is posted already (SEND: by
 // duration, a size ends with one posted for a round that never came; it serves the next size).
@@ -54,103 +46,132 @@ uint64_t ReceiveLength(const ProbeParams& params, uint64_t size) {
   return params.duration > absl::ZeroDuration() ? MaxSize(params) : size;
 }
 
-absl::StatusOr<uint64_t> PingPong(RdmaEndpoint& ep, PingPongSide& side, uint64_t size,
-                                  const ProbeParams& params) {
-  const RdmaVerb verb = side.verb;
-  const int control = side.control;
-  std::vector<int64_t>* rtt_ns = side.rtt_ns;
-  const bool initiator = rtt_ns != nullptr;
-  const bool by_time = params.duration > absl::ZeroDuration();
-  const uint64_t warmup = params.warmup_iterations;
-  const uint64_t rounds =
-      by_time ? std::numeric_limits<uint64_t>::max() - warmup : params.iterations;
-  int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
-  int64_t stop_ns = 0;  // by duration: when the timed rounds end (set after the warm-up)
-  uint64_t told = std::numeric_limits<uint64_t>::max();  // the rounds the client said it ran
-  volatile char* mark = ep.receive_area() + size - 1;
-  uint32_t polls = 0;
-  bool last = false;  // the initiator's last round, by duration
-  // By duration, the server's wait also ends when the client has spoken on the control channel.
-  auto client_done = [&] {
-    return !initiator && by_time && (++polls & 4095) == 0 && net::Readable(control);
-  };
-  ibv_wc wc;
-  absl::Status cq_error;
-  auto wait_peer = [&](uint64_t round) -> absl::Status {
-    bool arrived = false;
-    auto ready = [&] {
-      if (verb == RdmaVerb::kWrite) {
-        arrived = *mark == RoundMark(round);
-      } else {
-        const int n = ep.PollRecv(&wc, 1);
-        if (n < 0 || (n == 1 && wc.status != IBV_WC_SUCCESS)) {
-          cq_error = n < 0 ? absl::InternalError("ibv_poll_cq failed") : CompletionError(wc);
-          return true;
-        }
-        arrived = n == 1;
-      }
-      return arrived || client_done();
-    };
-    RETURN_IF_ERROR(SpinUntil(ready, deadline, "ping-pong"));
-    RETURN_IF_ERROR(cq_error);
-    if (arrived && verb == RdmaVerb::kSend) side.receive_posted = false;
-    if (!arrived) {  // the client is done: it says how many rounds it ran
-      v1::ProbeHello done;
-      RETURN_IF_ERROR(net::RecvFrame(control, &done, absl::Now() + kControlTimeout));
-      told = done.messages();
-      if (told != round) {
-        return absl::DataLossError(
-            absl::StrCat("the client ran ", told, " rounds, this side ", round));
-      }
-      return absl::OkStatus();
+constexpr uint64_t kUntold = std::numeric_limits<uint64_t>::max();
+
+// One side of one size's ping-pong: params.warmup_iterations rounds, then params.iterations, or
+// by duration (perftest -D) as many as params.duration holds. The client (the initiator: it has
+// `rtt_ns`) sends first and times each round trip; the server answers. Write: spin on the last
+// byte of the receive area, then write back; send: wait for the receive, then send back. By
+// duration the server does not know the count: while it waits for a round it also watches the
+// control connection (every 4096 polls), where the client, done, says how many rounds it ran
+// (ProbeHello.messages); the server ends when it has answered them all.
+class PingPong {
+ public:
+  PingPong(RdmaEndpoint& ep, PingPongSide& side, uint64_t size, const ProbeParams& params)
+      : ep_(ep), side_(side), size_(size), params_(params) {}
+
+  // The rounds run, warm-up included.
+  absl::StatusOr<uint64_t> Run();
+
+ private:
+  bool initiator() const { return side_.rtt_ns != nullptr; }
+  bool by_time() const { return params_.duration > absl::ZeroDuration(); }
+  // Whether the peer's message of `round` is here (or, on a server by duration, the client
+  // spoke); errors of the receive queue in `cq_error_`.
+  bool Arrived(uint64_t round, bool* arrived);
+  absl::Status WaitPeer(uint64_t round);
+  absl::Status Answer(uint64_t round);
+
+  RdmaEndpoint& ep_;
+  PingPongSide& side_;
+  const uint64_t size_;
+  const ProbeParams& params_;
+  int64_t deadline_ = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
+  int64_t stop_ns_ = 0;      // by duration: when the timed rounds end (set after the warm-up)
+  uint64_t told_ = kUntold;  // the rounds the client said it ran
+  uint32_t polls_ = 0;
+  bool last_ = false;  // the initiator's last round, by duration
+  absl::Status cq_error_;
+};
+
+bool PingPong::Arrived(uint64_t round, bool* arrived) {
+  if (side_.verb == RdmaVerb::kWrite) {
+    // The NIC writes the byte behind the compiler's back: read it from memory every time.
+    const volatile char* mark = ep_.receive_area() + size_ - 1;
+    *arrived = *mark == RoundMark(round);
+  } else {
+    ibv_wc wc;
+    const int n = ep_.PollRecv(&wc, 1);
+    if (n < 0 || (n == 1 && wc.status != IBV_WC_SUCCESS)) {
+      cq_error_ = n < 0 ? absl::InternalError("ibv_poll_cq failed") : CompletionError(wc);
+      return true;
     }
-    deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
-    // By duration the initiator decides here whether this round was its last, so that it posts
-    // no receive for a round it will not run.
-    if (initiator && by_time && round >= warmup && NowNs() >= stop_ns) last = true;
-    // The next round's receive, posted before this side answers; none after the last round.
-    if (verb == RdmaVerb::kSend && !last && (by_time || round + 1 < warmup + rounds)) {
-      RETURN_IF_ERROR(ep.PostRecv(ReceiveLength(params, size), round + 1));
-      side.receive_posted = true;
+    *arrived = n == 1;
+  }
+  return *arrived ||
+         (!initiator() && by_time() && (++polls_ & 4095) == 0 && net::Readable(side_.control));
+}
+
+absl::Status PingPong::WaitPeer(uint64_t round) {
+  bool arrived = false;
+  RETURN_IF_ERROR(SpinUntil([&] { return Arrived(round, &arrived); }, deadline_, "ping-pong"));
+  RETURN_IF_ERROR(cq_error_);
+  if (!arrived) {  // the client is done: it says how many rounds it ran
+    v1::ProbeHello done;
+    RETURN_IF_ERROR(net::RecvFrame(side_.control, &done, absl::Now() + kControlTimeout));
+    told_ = done.messages();
+    if (told_ != round) {
+      return absl::DataLossError(
+          absl::StrCat("the client ran ", told_, " rounds, this side ", round));
     }
     return absl::OkStatus();
-  };
-  auto answer = [&](uint64_t round) -> absl::Status {
-    absl::Status s;
-    if (verb == RdmaVerb::kWrite) {
-      ep.send_area()[size - 1] = RoundMark(round);
-      s = ep.PostWrite(size, round, /*signaled=*/true);
-    } else {
-      s = ep.PostSend(size, round, /*signaled=*/true);
-    }
-    if (!s.ok()) return s;
-    return Reap(ep, /*receive=*/false, 1, deadline);
-  };
+  }
+  if (side_.verb == RdmaVerb::kSend) side_.receive_posted = false;
+  deadline_ = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
+  // By duration the initiator decides here whether this round was its last, so that it posts
+  // no receive for a round it will not run.
+  const uint64_t warmup = params_.warmup_iterations;
+  if (initiator() && by_time() && round >= warmup && NowNs() >= stop_ns_) last_ = true;
+  // The next round's receive, posted before this side answers; none after the last round.
+  if (side_.verb == RdmaVerb::kSend && !last_ &&
+      (by_time() || round + 1 < warmup + params_.iterations)) {
+    RETURN_IF_ERROR(ep_.PostRecv(ReceiveLength(params_, size_), round + 1));
+    side_.receive_posted = true;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PingPong::Answer(uint64_t round) {
+  absl::Status s;
+  if (side_.verb == RdmaVerb::kWrite) {
+    ep_.send_area()[size_ - 1] = RoundMark(round);
+    s = ep_.PostWrite(size_, round, /*signaled=*/true);
+  } else {
+    s = ep_.PostSend(size_, round, /*signaled=*/true);
+  }
+  if (!s.ok()) return s;
+  return Reap(ep_, /*receive=*/false, 1, deadline_);
+}
+
+absl::StatusOr<uint64_t> PingPong::Run() {
+  const uint64_t warmup = params_.warmup_iterations;
+  const uint64_t total = by_time() ? kUntold : warmup + params_.iterations;
   // The initiator stamps each post, as perftest does (tposted[]); a round trip is the time
   // between two consecutive posts, the last one closed by a stamp after the final echo.
   CycleClock clock;
   std::vector<uint64_t> rtt_cycles;
-  rtt_cycles.reserve(initiator && !by_time ? rounds : 0);
+  rtt_cycles.reserve(initiator() && !by_time() ? params_.iterations : 0);
   uint64_t previous_post = 0, round = 0;
-  for (; round - warmup < rounds || round < warmup; ++round) {
-    if (initiator) {
-      if (by_time && round == warmup) stop_ns = NowNs() + absl::ToInt64Nanoseconds(params.duration);
-      if (last) break;
+  for (; round < total; ++round) {
+    if (initiator()) {
+      if (by_time() && round == warmup)
+        stop_ns_ = NowNs() + absl::ToInt64Nanoseconds(params_.duration);
+      if (last_) break;
       const uint64_t now = ReadCycles();
       if (round > warmup) rtt_cycles.push_back(now - previous_post);
       previous_post = now;
-      RETURN_IF_ERROR(answer(round));
-      RETURN_IF_ERROR(wait_peer(round));
+      RETURN_IF_ERROR(Answer(round));
+      RETURN_IF_ERROR(WaitPeer(round));
     } else {
-      RETURN_IF_ERROR(wait_peer(round));
-      if (told != std::numeric_limits<uint64_t>::max()) break;  // the client is done
-      RETURN_IF_ERROR(answer(round));
+      RETURN_IF_ERROR(WaitPeer(round));
+      if (told_ != kUntold) break;  // the client is done
+      RETURN_IF_ERROR(Answer(round));
     }
   }
-  if (initiator && round > warmup) {
+  if (initiator() && round > warmup) {
     rtt_cycles.push_back(ReadCycles() - previous_post);
     clock.Stop();
-    for (uint64_t cycles : rtt_cycles) rtt_ns->push_back(clock.ToNanoseconds(cycles));
+    for (uint64_t cycles : rtt_cycles) side_.rtt_ns->push_back(clock.ToNanoseconds(cycles));
   }
   return round;
 }
@@ -187,7 +208,7 @@ absl::Status RdmaLatProbe::Serve(net::UniqueFd connection, const v1::ProbeHello&
             !s.ok()) {
           return s;
         }
-        return PingPong(**ep, side, size, params).status();
+        return PingPong(**ep, side, size, params).Run().status();
       },
       params.duration);
 }
@@ -212,7 +233,7 @@ ProbeRun RdmaLatProbe::Run(const ProbeParams& params, const ServerAddress& serve
     std::vector<int64_t> rtt_ns;
     rtt_ns.reserve(params.iterations);
     side.rtt_ns = &rtt_ns;
-    auto ran = PingPong(ep, side, size, params);
+    auto ran = PingPong(ep, side, size, params).Run();
     if (!ran.ok()) return Finish(run, ran.status());
     if (params.duration > absl::ZeroDuration()) {  // the server learns where the rounds ended
       v1::ProbeHello done;

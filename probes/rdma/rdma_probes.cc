@@ -223,9 +223,14 @@ class SendReceiver {
 // for SEND the peer's messages received meanwhile on a thread of their own (their completions
 // come on the receive queue's own CQ). By duration, this side says how many it sent before it
 // waits for the peer's messages to be counted.
+struct Peer {
+  int control = -1;
+  SendReceiver* receiver = nullptr;  // SEND: the peer's messages to this side
+};
 absl::Status MeasureBothWays(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size,
-                             const ProbeParams& params, int control, BwPoint* point,
-                             SendReceiver* receiver) {
+                             const ProbeParams& params, const Peer& peer, BwPoint* point) {
+  const int control = peer.control;
+  SendReceiver* receiver = peer.receiver;
   absl::Status received;
   std::thread receiving;
   if (receiver != nullptr) receiving = std::thread([&] { received = receiver->Receive(control); });
@@ -265,8 +270,8 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
           // Both directions at once (perftest -b): this side runs the same loop towards the
           // client and reports its own figures, which the client adds to its own.
           BwPoint point;
-          RETURN_IF_ERROR(MeasureBothWays(**ep, verb_, size, params, connection.get(), &point,
-                                          send ? &receiver : nullptr));
+          RETURN_IF_ERROR(MeasureBothWays(**ep, verb_, size, params,
+                                          {connection.get(), send ? &receiver : nullptr}, &point));
           v1::ProbeResult mine;
           mine.add_bw()->set_bw_avg_gbps(point.bw_avg_gbps);
           mine.mutable_bw(0)->set_msg_rate_mpps(point.msg_rate_mpps);
@@ -313,9 +318,10 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
     const bool sender = verb_ != RdmaVerb::kRead;
     const auto before = sender ? ReadPortCounters(kSystem, device, port) : std::nullopt;
     const absl::Status measured =
-        params.rdma.bidirectional ? MeasureBothWays(ep, verb_, size, params, session->control.get(),
-                                                    &point, both_sends ? &receiver : nullptr)
-                                  : MeasureBw(ep, verb_, size, params, &point, &sent);
+        params.rdma.bidirectional
+            ? MeasureBothWays(ep, verb_, size, params,
+                              {session->control.get(), both_sends ? &receiver : nullptr}, &point)
+            : MeasureBw(ep, verb_, size, params, &point, &sent);
     if (!measured.ok()) return Finish(run, measured);
     if (const auto loss =
             sender ? LossBetween(before, ReadPortCounters(kSystem, device, port)) : std::nullopt;
