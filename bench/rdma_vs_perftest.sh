@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # rdma_write_bw and rdma_write_lat against perftest's ib_write_bw and ib_write_lat on the same
 # soft-RoCE device, in one run inside the rdma-vm (a QEMU VM with rdma_rxe; see
-# ../shared/tools/rdma-vm/README.md). Goal: within 5 %. Soft-RoCE under emulation is slow and
+# ../shared/tools/rdma-vm/README.md); and with flows: --qps 4 against ib_write_bw -q 4,
+# rdma_send_bw --bidirectional against ib_send_bw -b, rdma_write_lat --duration 2s against
+# ib_write_lat -D 2. Goal: within 5 % (flows: 0.75-1.33). Soft-RoCE under emulation is slow and
 # noisy, so rounds alternate and medians are compared.
 #
 #   bench/rdma_vs_perftest.sh [ROUNDS] [ITERS]
@@ -30,6 +32,24 @@ for r in \$(seq 1 $ROUNDS); do
   \$F probe rdma_write_lat --server --port 7421 --one-off >/dev/null & sleep 0.5
   echo "ours_lat \$(\$F probe rdma_write_lat \$RXE_IP:7421 --sizes 2 --iters $ITERS | awk '\$1 == 2 {print \$5, \$3}')"
   wait
+  ib_write_bw \$P -s 65536 -n $ITERS -q 4 --report_gbits -F >/dev/null 2>&1 & sleep 0.5
+  echo "perftest_qps \$(ib_write_bw \$P -s 65536 -n $ITERS -q 4 --report_gbits -F \$RXE_IP 2>/dev/null | awk '\$1 == 65536 {print \$4}')"
+  wait
+  \$F probe rdma_write_bw --server --port 7422 --one-off >/dev/null & sleep 0.5
+  echo "ours_qps \$(\$F probe rdma_write_bw \$RXE_IP:7422 --sizes 64K --iters $ITERS --qps 4 | awk '\$1 == 65536 {print \$4}')"
+  wait
+  ib_send_bw \$P -s 65536 -n $ITERS -b --report_gbits -F >/dev/null 2>&1 & sleep 0.5
+  echo "perftest_bisend \$(ib_send_bw \$P -s 65536 -n $ITERS -b --report_gbits -F \$RXE_IP 2>/dev/null | awk '\$1 == 65536 {print \$4}')"
+  wait
+  \$F probe rdma_send_bw --server --port 7423 --one-off >/dev/null & sleep 0.5
+  echo "ours_bisend \$(\$F probe rdma_send_bw \$RXE_IP:7423 --sizes 64K --iters $ITERS --bidirectional | awk '\$1 == 65536 {print \$4}')"
+  wait
+  ib_write_lat \$P -s 2 -D 2 -F >/dev/null 2>&1 & sleep 0.5
+  echo "perftest_latd \$(ib_write_lat \$P -s 2 -D 2 -F \$RXE_IP 2>/dev/null | awk '\$1 == 2 {print \$3}')"
+  wait
+  \$F probe rdma_write_lat --server --port 7424 --one-off >/dev/null & sleep 0.5
+  echo "ours_latd \$(\$F probe rdma_write_lat \$RXE_IP:7424 --sizes 2 --duration 2s | awk '\$1 == 2 {print \$6}')"
+  wait
 done
 INNER
 out=$("$VM" -C "$ROOT" -t 900 -- sh "$(basename "$inner")")
@@ -47,4 +67,7 @@ line() {  # line LABEL KEY COLUMN UNIT
   line "write BW 64 KiB avg" bw 2 Gb/s
   line "write lat 2 B typical" lat 2 us
   line "write lat 2 B min" lat 3 us
+  line "write BW 64 KiB -q 4" qps 2 Gb/s
+  line "send BW 64 KiB -b" bisend 2 Gb/s
+  line "write lat 2 B -D 2 avg" latd 2 us
 } | tee "$RESULTS/rdma_vs_perftest.txt"

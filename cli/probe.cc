@@ -107,7 +107,7 @@ absl::StatusOr<std::string> Measure(const ProbeCommandOptions& options, const pr
     std::string table = probes::FormatBwTable(
         probe.title(), info, run.bw,
         options.units == "Gb" ? probes::BwUnit::kGbps : probes::BwUnit::kMiBps);
-    if (params.tcp_streams > 1 || params.trace_flows) {
+    if (params.tcp_streams > 1 || params.trace_flows || params.rdma.queue_pairs > 1) {
       table +=
           probes::FormatFlows(run.bw.empty() ? std::vector<probes::Flow>{} : run.bw.back().flows);
     }
@@ -181,6 +181,9 @@ CLI::App* AddProbeCommand(CLI::App& app, ProbeCommandOptions* options) {
       "time per size instead of --iters (4 = 4s, 500ms); the default for bandwidth probes");
   cmd->add_option("--warmup", options->warmup, "unmeasured iterations before each size");
   cmd->add_option("--streams", options->params.tcp_streams, "tcp_bw: parallel streams")
+      ->capture_default_str();
+  cmd->add_option("--qps", options->params.rdma.queue_pairs,
+                  "rdma_*_bw: queue pairs, each a flow of its own, figures summed (perftest -q)")
       ->capture_default_str();
   cmd->add_flag("--trace", options->params.trace_flows,
                 "tcp_bw: trace each stream's path with its own 5-tuple after the last size");

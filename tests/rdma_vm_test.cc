@@ -92,6 +92,16 @@ echo "=== bidirectional"
 $F probe rdma_write_bw $RXE_IP:$port --sizes 64K --iters 200 --bidirectional --format json
 echo "=== end"
 wait
+# Four queue pairs (perftest -q 4), each a flow of its own, the figures summed.
+for kind in rdma_write_bw rdma_read_bw rdma_send_bw; do
+  port=$((port+1))
+  $F probe $kind --server --port $port --one-off --device $RXE_DEV >/dev/null &
+  i=0; while ! ss -ltn "sport = :$port" | grep -q LISTEN && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+  echo "=== qps_$kind"
+  $F probe $kind $RXE_IP:$port --sizes 64K --iters 200 --qps 4 --format json
+  echo "=== end"
+  wait
+done
 # Bidirectional SEND (perftest ib_send_bw -b): each side receives the other's messages on a thread
 # of its own while it sends; by count, and by duration (each side tells the other its count).
 for mode in "--iters 200" "--duration 300ms"; do
@@ -282,6 +292,27 @@ kill $daemons; wait
     REQUIRE(probe.bw_size() == 1);
     CHECK(probe.bw(0).iterations() == 400);  // both sides' messages
     CHECK(probe.bw(0).bw_avg_gbps() > 0);
+  }
+  for (const char* kind : {"rdma_write_bw", "rdma_read_bw", "rdma_send_bw"}) {
+    const std::string name = std::string("qps_") + kind;
+    INFO(name << ": " << sections[name]);
+    v1::ProbeResult probe;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections[name], &probe).ok());
+    CHECK(probe.outcome() == v1::PROBE_OK);
+    REQUIRE(probe.bw_size() == 1);
+    CHECK(probe.bw(0).iterations() == 800);  // 4 queue pairs x 200
+    REQUIRE(probe.bw(0).flows_size() == 4);
+    std::set<std::string> sources;
+    double sum = 0;
+    for (const auto& flow : probe.bw(0).flows()) {
+      CHECK(flow.protocol() == "roce");
+      CHECK(flow.bw_gbps() > 0);
+      sources.insert(flow.source());
+      sum += flow.bw_gbps();
+    }
+    CHECK(sources.size() == 4);  // four queue pairs
+    CHECK(sum == Approx(probe.bw(0).bw_avg_gbps()).epsilon(0.001));
+    CHECK_FALSE(probe.bw(0).has_bw_peak_gbps());
   }
   for (const char* name : {"bidirectional_send_--iters", "bidirectional_send_--duration"}) {
     INFO(name << ": " << sections[name]);

@@ -191,8 +191,9 @@ std::string PointsOutsideSpec(const v1::ProbeResult& r, const v1::ProbeSpec& spe
     return "";
   };
   if (auto bad = check(r.bw(), "bandwidth"); !bad.empty()) return bad;
-  // One flow a stream asked for, each with at most the TTLs a trace tries.
-  const uint32_t streams = std::max<uint32_t>(1, spec.tcp().streams());
+  // One flow a stream (or queue pair) asked for, each with at most the TTLs a trace tries.
+  const uint32_t streams =
+      std::max<uint32_t>(1, spec.has_rdma() ? spec.rdma().queue_pairs() : spec.tcp().streams());
   for (const auto& p : r.bw()) {
     if (p.flows_size() > static_cast<int>(streams)) {
       return absl::StrCat(p.flows_size(), " flows of ", streams, " streams asked for");

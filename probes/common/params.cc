@@ -76,6 +76,13 @@ absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
   if (p.rdma.queue_pairs == 0 || p.rdma.queue_pairs > limits.max_queue_pairs) {
     return invalid("--qps: must be 1 to ", limits.max_queue_pairs);
   }
+  // Each queue pair has its own send and receive buffers of the largest size.
+  if (!p.sizes_bytes.empty() && p.rdma.queue_pairs > 1 &&
+      2.0L * p.sizes_bytes.back() * p.rdma.queue_pairs > limits.max_memory_bytes) {
+    return invalid("--qps: ", p.rdma.queue_pairs, " queue pairs of ",
+                   FormatSize(p.sizes_bytes.back()), " buffers each way exceed the cap of ",
+                   FormatSize(limits.max_memory_bytes), " bytes");
+  }
   if (p.rdma.gid_index < -1 || p.rdma.gid_index > 255) {
     return invalid("--gid-index: must be -1 (automatic) or 0-255");
   }

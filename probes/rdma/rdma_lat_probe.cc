@@ -202,13 +202,13 @@ absl::Status RdmaLatProbe::Serve(net::UniqueFd connection, const v1::ProbeHello&
   return ServeMeetings(
       connection.get(),
       [&](uint64_t size) -> absl::Status {
-        RETURN_IF_ERROR(PrepareSize(**ep, side, size, params));
+        RETURN_IF_ERROR(PrepareSize(*(*ep)[0], side, size, params));
         if (auto s =
                 net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
             !s.ok()) {
           return s;
         }
-        return PingPong(**ep, side, size, params).Run().status();
+        return PingPong(*(*ep)[0], side, size, params).Run().status();
       },
       params.duration);
 }

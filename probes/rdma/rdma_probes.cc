@@ -1,6 +1,7 @@
 #include "probes/rdma/rdma_probes.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <thread>
 #include <vector>
@@ -246,6 +247,49 @@ absl::Status MeasureBothWays(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size,
   return received;
 }
 
+// Runs `each(q)` for every queue pair at once, one thread each beyond the first; the first
+// error wins.
+absl::Status ForEachQp(size_t n, const std::function<absl::Status(size_t)>& each) {
+  std::vector<absl::Status> status(n);
+  std::vector<std::thread> threads;
+  for (size_t q = 1; q < n; ++q) threads.emplace_back([&, q] { status[q] = each(q); });
+  status[0] = each(0);
+  for (auto& t : threads) t.join();
+  for (const auto& s : status) RETURN_IF_ERROR(s);
+  return absl::OkStatus();
+}
+
+// The queue pairs' points as one, as perftest -q reports them: bandwidths, message rates and
+// messages summed. No peak over several: each queue pair's peak came at its own moment, and
+// their sum would be a figure no window measured.
+BwPoint SumPoints(const std::vector<BwPoint>& points) {
+  BwPoint sum = points[0];
+  for (size_t q = 1; q < points.size(); ++q) {
+    sum.bw_avg_gbps += points[q].bw_avg_gbps;
+    sum.msg_rate_mpps += points[q].msg_rate_mpps;
+    sum.iterations += points[q].iterations;
+    sum.bw_peak_gbps.reset();
+  }
+  return sum;
+}
+
+// Each queue pair as a flow of its own (RoCE v2 gives each its own UDP source port, which
+// equal-cost routing hashes): named by its device and the two queue pair numbers.
+std::vector<Flow> QpFlows(const std::vector<RdmaEndpoint*>& eps,
+                          const std::vector<uint32_t>& server_qpns,
+                          const std::vector<BwPoint>& points) {
+  std::vector<Flow> flows;
+  for (size_t q = 0; q < eps.size(); ++q) {
+    Flow f;
+    f.protocol = "roce";
+    f.source = absl::StrCat(eps[q]->label(), " qp ", eps[q]->LocalInfo().qpn());
+    f.destination = q < server_qpns.size() ? absl::StrCat("qp ", server_qpns[q]) : "";
+    f.bw_gbps = points[q].bw_avg_gbps;
+    flows.push_back(std::move(f));
+  }
+  return flows;
+}
+
 }  // namespace
 
 absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
@@ -255,12 +299,16 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
   auto ep = AcceptSession(connection.get(), hello, context, /*bandwidth=*/true, send);
   if (!ep.ok()) return ep.status();
   const ProbeParams params = FromSpec(hello.spec());
-  SendReceiver receiver(**ep, params);
+  std::vector<std::unique_ptr<RdmaEndpoint>>& eps = *ep;
+  std::vector<SendReceiver> receivers;
+  for (auto& e : eps) receivers.emplace_back(*e, params);
   return ServeMeetings(
       connection.get(),
       [&](uint64_t size) -> absl::Status {
         // WRITE and READ need nothing from this side; SEND needs its receives posted first.
-        if (send) RETURN_IF_ERROR(receiver.Prepare());
+        for (auto& r : receivers) {
+          if (send) RETURN_IF_ERROR(r.Prepare());
+        }
         if (auto s =
                 net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
             !s.ok()) {
@@ -268,10 +316,14 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
         }
         if (params.rdma.bidirectional) {
           // Both directions at once (perftest -b): this side runs the same loop towards the
-          // client and reports its own figures, which the client adds to its own.
-          BwPoint point;
-          RETURN_IF_ERROR(MeasureBothWays(**ep, verb_, size, params,
-                                          {connection.get(), send ? &receiver : nullptr}, &point));
+          // client on every queue pair and reports its own figures, which the client adds to its
+          // own. (SEND both ways: one queue pair, CheckSupported.)
+          std::vector<BwPoint> points(eps.size());
+          RETURN_IF_ERROR(ForEachQp(eps.size(), [&](size_t q) {
+            return MeasureBothWays(*eps[q], verb_, size, params,
+                                   {connection.get(), send ? &receivers[q] : nullptr}, &points[q]);
+          }));
+          const BwPoint point = SumPoints(points);
           v1::ProbeResult mine;
           mine.add_bw()->set_bw_avg_gbps(point.bw_avg_gbps);
           mine.mutable_bw(0)->set_msg_rate_mpps(point.msg_rate_mpps);
@@ -279,7 +331,9 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
           if (point.bw_peak_gbps) mine.mutable_bw(0)->set_bw_peak_gbps(*point.bw_peak_gbps);
           return net::SendFrame(connection.get(), mine, absl::Now() + kControlTimeout);
         }
-        return send ? receiver.Receive(connection.get()) : absl::OkStatus();
+        if (!send) return absl::OkStatus();
+        return ForEachQp(receivers.size(),
+                         [&](size_t q) { return receivers[q].Receive(connection.get()); });
       },
       params.duration);
 }
@@ -305,7 +359,9 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   run.setup = ep.Setup();
   if (params.rdma.bidirectional) run.setup.push_back({"Bidirectional", "ON (both sides summed)"});
   const bool both_sends = params.rdma.bidirectional && verb_ == RdmaVerb::kSend;
-  SendReceiver receiver(ep, params);  // bidirectional SEND: the server's messages to this side
+  SendReceiver receiver(ep, params);       // bidirectional SEND: the server's messages to this side
+  std::vector<RdmaEndpoint*> eps = {&ep};  // every queue pair (--qps)
+  for (auto& more : session->more) eps.push_back(more.get());
   for (uint64_t size : params.sizes_bytes) {
     if (both_sends) {
       if (auto s = receiver.Prepare(); !s.ok()) return Finish(run, s);
@@ -317,12 +373,19 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
     // loss (READ's data comes from the server's port).
     const bool sender = verb_ != RdmaVerb::kRead;
     const auto before = sender ? ReadPortCounters(kSystem, device, port) : std::nullopt;
-    const absl::Status measured =
-        params.rdma.bidirectional
-            ? MeasureBothWays(ep, verb_, size, params,
-                              {session->control.get(), both_sends ? &receiver : nullptr}, &point)
-            : MeasureBw(ep, verb_, size, params, &point, &sent);
+    std::vector<BwPoint> points(eps.size());
+    std::vector<uint64_t> sent_by(eps.size(), 0);
+    const absl::Status measured = ForEachQp(eps.size(), [&](size_t q) {
+      return params.rdma.bidirectional
+                 ? MeasureBothWays(*eps[q], verb_, size, params,
+                                   {session->control.get(), both_sends ? &receiver : nullptr},
+                                   &points[q])
+                 : MeasureBw(*eps[q], verb_, size, params, &points[q], &sent_by[q]);
+    });
     if (!measured.ok()) return Finish(run, measured);
+    point = SumPoints(points);
+    sent = sent_by[0];
+    if (eps.size() > 1) point.flows = QpFlows(eps, session->server_qpns, points);
     if (const auto loss =
             sender ? LossBetween(before, ReadPortCounters(kSystem, device, port)) : std::nullopt;
         loss && loss->packets > 0 && loss->retransmits <= loss->packets) {  // else other traffic's

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -152,16 +153,27 @@ struct ClientSession {
   net::UniqueFd control;
   std::optional<WatchedFd> watched;  // after `control`: unregistered before it closes
   std::unique_ptr<RdmaEndpoint> endpoint;
-  std::string server_memory;  // where the server's buffers are, as it said
+  // Queue pairs 2..N (--qps, perftest -q): each an endpoint of its own, connected to the
+  // server's same-numbered one.
+  std::vector<std::unique_ptr<RdmaEndpoint>> more;
+  std::vector<uint32_t> server_qpns;  // the server's queue pairs, in the same order
+  std::string server_memory;          // where the server's buffers are, as it said
 };
 
 inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params,
                                                  const ServerAddress& server, bool bandwidth,
                                                  bool send_verb) {
   ClientSession session;
-  auto ep = RdmaEndpoint::Open(OptionsFor(params.rdma, params, bandwidth, send_verb));
-  if (!ep.ok()) return ep.status();
-  session.endpoint = *std::move(ep);
+  const uint32_t qps = std::max<uint32_t>(1, params.rdma.queue_pairs);
+  for (uint32_t q = 0; q < qps; ++q) {
+    auto ep = RdmaEndpoint::Open(OptionsFor(params.rdma, params, bandwidth, send_verb));
+    if (!ep.ok()) return ep.status();
+    if (q == 0) {
+      session.endpoint = *std::move(ep);
+    } else {
+      session.more.push_back(*std::move(ep));
+    }
+  }
   // The control connection on the rail too, as the TCP probes' (the server listens there).
   auto fd = net::ConnectTcp(server.host, server.port, absl::Seconds(10),
                             params.cancel ? &params.cancel->flag() : nullptr, params.source_host,
@@ -173,6 +185,7 @@ inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params,
   *hello.mutable_spec() = ToSpec(params);
   hello.set_size_bytes(params.sizes_bytes.front());
   *hello.mutable_endpoint()->add_qps() = session.endpoint->LocalInfo();
+  for (const auto& ep : session.more) *hello.mutable_endpoint()->add_qps() = ep->LocalInfo();
   hello.set_token(params.token);
   const absl::Time deadline = absl::Now() + kControlTimeout;
   RETURN_IF_ERROR(net::SendFrame(session.control.get(), hello, deadline));
@@ -186,10 +199,14 @@ inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params,
         welcome.cause() == v1::FAILURE_CAUSE_UNSPECIFIED ? v1::CAUSE_PEER_REFUSED : welcome.cause();
     return WithCause(absl::FailedPreconditionError(why), cause, v1::SIDE_SERVER);
   }
-  if (welcome.endpoint().qps_size() != 1) {
+  if (welcome.endpoint().qps_size() != static_cast<int>(qps)) {
     return absl::InvalidArgumentError("server sent no queue-pair data");
   }
   RETURN_IF_ERROR(session.endpoint->Connect(welcome.endpoint().qps(0)));
+  for (uint32_t q = 1; q < qps; ++q) {
+    RETURN_IF_ERROR(session.more[q - 1]->Connect(welcome.endpoint().qps(static_cast<int>(q))));
+  }
+  for (const auto& qp : welcome.endpoint().qps()) session.server_qpns.push_back(qp.qpn());
   session.server_memory = welcome.memory();
   return session;
 }
@@ -209,25 +226,29 @@ inline absl::Status Meet(int control, uint64_t size) {
   return absl::OkStatus();
 }
 
-// Server side of the handshake; on failure the client is told why (and whether it is a skip).
-inline absl::StatusOr<std::unique_ptr<RdmaEndpoint>> AcceptSession(int control,
-                                                                   const v1::ProbeHello& hello,
-                                                                   const ServeContext& context,
-                                                                   bool bandwidth, bool send_verb) {
+// Server side of the handshake, one endpoint per queue pair the client asked for (--qps); on
+// failure the client is told why (and whether it is a skip).
+inline absl::StatusOr<std::vector<std::unique_ptr<RdmaEndpoint>>> AcceptSession(
+    int control, const v1::ProbeHello& hello, const ServeContext& context, bool bandwidth,
+    bool send_verb) {
   const ProbeParams params = FromSpec(hello.spec());
   RdmaParams local = context.local_rdma;
   local.tx_depth = params.rdma.tx_depth;
-  absl::StatusOr<std::unique_ptr<RdmaEndpoint>> ep =
-      local.gpu_memory && params.kind == v1::RDMA_WRITE_LAT
-          ? absl::FailedPreconditionError(
-                "this server's buffers are in GPU memory, which rdma_write_lat cannot poll")
-          : RdmaEndpoint::Open(OptionsFor(local, params, bandwidth, send_verb));
-  v1::ProbeWelcome welcome;
-  absl::Status status = ep.ok() ? absl::OkStatus() : ep.status();
-  if (status.ok() && hello.endpoint().qps_size() != 1) {
-    status = absl::InvalidArgumentError("client sent no queue-pair data");
+  const int qps = static_cast<int>(std::max<uint32_t>(1, params.rdma.queue_pairs));
+  std::vector<std::unique_ptr<RdmaEndpoint>> eps;
+  absl::Status status = hello.endpoint().qps_size() == qps
+                            ? absl::OkStatus()
+                            : absl::InvalidArgumentError("client sent no queue-pair data");
+  if (status.ok() && local.gpu_memory && params.kind == v1::RDMA_WRITE_LAT) {
+    status = absl::FailedPreconditionError(
+        "this server's buffers are in GPU memory, which rdma_write_lat cannot poll");
   }
-  if (status.ok()) status = (*ep)->Connect(hello.endpoint().qps(0));
+  for (int q = 0; status.ok() && q < qps; ++q) {
+    auto ep = RdmaEndpoint::Open(OptionsFor(local, params, bandwidth, send_verb));
+    status = ep.ok() ? (*ep)->Connect(hello.endpoint().qps(q)) : ep.status();
+    if (ep.ok()) eps.push_back(*std::move(ep));
+  }
+  v1::ProbeWelcome welcome;
   if (!status.ok()) {
     welcome.set_error(std::string(status.message()));
     welcome.set_skipped(absl::IsNotFound(status) || absl::IsResourceExhausted(status));
@@ -237,10 +258,10 @@ inline absl::StatusOr<std::unique_ptr<RdmaEndpoint>> AcceptSession(int control,
     (void)net::SendFrame(control, welcome, absl::Now() + kControlTimeout);
     return status;
   }
-  *welcome.mutable_endpoint()->add_qps() = (*ep)->LocalInfo();
-  welcome.set_memory((*ep)->memory_label());
+  for (const auto& ep : eps) *welcome.mutable_endpoint()->add_qps() = ep->LocalInfo();
+  welcome.set_memory(eps[0]->memory_label());
   RETURN_IF_ERROR(net::SendFrame(control, welcome, absl::Now() + kControlTimeout));
-  return ep;
+  return eps;
 }
 
 // Serves the per-size meetings until the client ends the session (bye or closed connection).
@@ -265,8 +286,14 @@ inline void EndSession(int control) {
 
 // What these probes do not do yet, refused by name rather than measured wrongly.
 inline absl::Status CheckSupported(const ProbeParams& p, bool bidirectional_ok) {
-  if (p.rdma.queue_pairs > 1) {
-    return absl::InvalidArgumentError("--qps: the RDMA probes use one queue pair");
+  if (p.rdma.queue_pairs > 1 && (p.kind == v1::RDMA_WRITE_LAT || p.kind == v1::RDMA_SEND_LAT)) {
+    return absl::InvalidArgumentError("--qps: a latency probe uses one queue pair");
+  }
+  if (p.rdma.queue_pairs > 1 && p.kind == v1::RDMA_SEND_BW &&
+      (p.rdma.bidirectional || p.duration > absl::ZeroDuration())) {
+    return absl::InvalidArgumentError(
+        "--qps with rdma_send_bw: by --iters and one way only (not yet by --duration or "
+        "--bidirectional)");
   }
   if (p.rdma.bidirectional && !bidirectional_ok) {
     return absl::InvalidArgumentError("--bidirectional: for rdma_write_bw and rdma_read_bw only");
