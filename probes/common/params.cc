@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/time_util.h"
@@ -35,6 +36,44 @@ absl::Status ValidateRunId(std::string_view run_id) {
   return absl::InvalidArgumentError(
       absl::StrCat("run_id: 1 to ", kMaxRunIdLength, " of A-Z a-z 0-9 - _ . (it names log files)"));
 }
+
+namespace {
+
+// The RDMA settings: queue pairs and their buffers, GID index, depth, GPU memory.
+absl::Status ValidateRdma(const ProbeParams& p, const ProbeLimits& limits) {
+  auto invalid = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
+  if (p.rdma.queue_pairs == 0 || p.rdma.queue_pairs > limits.max_queue_pairs) {
+    return invalid("--qps: must be 1 to ", limits.max_queue_pairs);
+  }
+  // Each queue pair has its own send and receive buffers of the largest size.
+  if (!p.sizes_bytes.empty() && p.rdma.queue_pairs > 1 &&
+      2.0L * p.sizes_bytes.back() * p.rdma.queue_pairs > limits.max_memory_bytes) {
+    return invalid("--qps: ", p.rdma.queue_pairs, " queue pairs of ",
+                   FormatSize(p.sizes_bytes.back()), " buffers each way exceed the cap of ",
+                   FormatSize(limits.max_memory_bytes), " bytes");
+  }
+  if (p.rdma.gid_index < -1 || p.rdma.gid_index > 255) {
+    return invalid("--gid-index: must be -1 (automatic) or 0-255");
+  }
+  if (p.rdma.tx_depth > 8192) return invalid("--tx-depth: at most 8192");
+  if (p.rdma.gpu_memory && p.kind == v1::RDMA_WRITE_LAT) {
+    return invalid(
+        "--memory gpu: rdma_write_lat polls its buffer from the CPU; GPU memory "
+        "applies to the bandwidth probes and rdma_send_lat");
+  }
+  if (p.rdma.server_gpu_memory && p.kind == v1::RDMA_WRITE_LAT) {
+    return invalid(
+        "--memory ...,gpu: rdma_write_lat polls its buffer from the CPU; GPU memory "
+        "applies to the bandwidth probes and rdma_send_lat");
+  }
+  if ((p.rdma.gpu_memory || p.rdma.server_gpu_memory) && p.kind != v1::RDMA_WRITE_BW &&
+      p.kind != v1::RDMA_SEND_BW && p.kind != v1::RDMA_READ_BW && p.kind != v1::RDMA_SEND_LAT) {
+    return invalid("--memory gpu: RDMA probes only");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
   auto invalid = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
@@ -73,34 +112,7 @@ absl::Status ValidateParams(const ProbeParams& p, const ProbeLimits& limits) {
   if (p.tcp_streams == 0 || p.tcp_streams > limits.max_streams) {
     return invalid("--streams: must be 1 to ", limits.max_streams);
   }
-  if (p.rdma.queue_pairs == 0 || p.rdma.queue_pairs > limits.max_queue_pairs) {
-    return invalid("--qps: must be 1 to ", limits.max_queue_pairs);
-  }
-  // Each queue pair has its own send and receive buffers of the largest size.
-  if (!p.sizes_bytes.empty() && p.rdma.queue_pairs > 1 &&
-      2.0L * p.sizes_bytes.back() * p.rdma.queue_pairs > limits.max_memory_bytes) {
-    return invalid("--qps: ", p.rdma.queue_pairs, " queue pairs of ",
-                   FormatSize(p.sizes_bytes.back()), " buffers each way exceed the cap of ",
-                   FormatSize(limits.max_memory_bytes), " bytes");
-  }
-  if (p.rdma.gid_index < -1 || p.rdma.gid_index > 255) {
-    return invalid("--gid-index: must be -1 (automatic) or 0-255");
-  }
-  if (p.rdma.tx_depth > 8192) return invalid("--tx-depth: at most 8192");
-  if (p.rdma.gpu_memory && p.kind == v1::RDMA_WRITE_LAT) {
-    return invalid(
-        "--memory gpu: rdma_write_lat polls its buffer from the CPU; GPU memory "
-        "applies to the bandwidth probes and rdma_send_lat");
-  }
-  if (p.rdma.server_gpu_memory && p.kind == v1::RDMA_WRITE_LAT) {
-    return invalid(
-        "--memory ...,gpu: rdma_write_lat polls its buffer from the CPU; GPU memory "
-        "applies to the bandwidth probes and rdma_send_lat");
-  }
-  if ((p.rdma.gpu_memory || p.rdma.server_gpu_memory) && p.kind != v1::RDMA_WRITE_BW &&
-      p.kind != v1::RDMA_SEND_BW && p.kind != v1::RDMA_READ_BW && p.kind != v1::RDMA_SEND_LAT) {
-    return invalid("--memory gpu: RDMA probes only");
-  }
+  RETURN_IF_ERROR(ValidateRdma(p, limits));
   if (by_time) {
     absl::Duration total = p.duration * static_cast<double>(p.sizes_bytes.size());
     if (total > limits.max_duration) {

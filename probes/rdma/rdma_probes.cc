@@ -290,6 +290,25 @@ std::vector<Flow> QpFlows(const std::vector<RdmaEndpoint*>& eps,
   return flows;
 }
 
+// Both ways: perftest -b sums the two sides' figures; the server's come on the control
+// connection.
+absl::Status AddServerHalf(int control, BwPoint* point) {
+  v1::ProbeResult theirs;
+  RETURN_IF_ERROR(net::RecvFrame(control, &theirs, absl::Now() + size_timeout));
+  if (theirs.bw_size() != 1) {
+    return absl::InvalidArgumentError("server sent no bidirectional figures");
+  }
+  point->bw_avg_gbps += theirs.bw(0).bw_avg_gbps();
+  point->msg_rate_mpps += theirs.bw(0).msg_rate_mpps();
+  if (point->bw_peak_gbps && theirs.bw(0).has_bw_peak_gbps()) {
+    *point->bw_peak_gbps += theirs.bw(0).bw_peak_gbps();
+  } else {
+    point->bw_peak_gbps.reset();
+  }
+  point->iterations += theirs.bw(0).iterations();
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& hello,
@@ -403,23 +422,7 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
       }
     }
     if (params.rdma.bidirectional) {
-      // perftest -b sums the two sides' figures.
-      v1::ProbeResult theirs;
-      if (auto s = net::RecvFrame(session->control.get(), &theirs, absl::Now() + size_timeout);
-          !s.ok()) {
-        return Finish(run, s);
-      }
-      if (theirs.bw_size() != 1) {
-        return Finish(run, absl::InvalidArgumentError("server sent no bidirectional figures"));
-      }
-      point.bw_avg_gbps += theirs.bw(0).bw_avg_gbps();
-      point.msg_rate_mpps += theirs.bw(0).msg_rate_mpps();
-      if (point.bw_peak_gbps && theirs.bw(0).has_bw_peak_gbps()) {
-        *point.bw_peak_gbps += theirs.bw(0).bw_peak_gbps();
-      } else {
-        point.bw_peak_gbps.reset();
-      }
-      point.iterations += theirs.bw(0).iterations();
+      if (auto s = AddServerHalf(session->control.get(), &point); !s.ok()) return Finish(run, s);
     }
     run.bw.push_back(point);
   }
