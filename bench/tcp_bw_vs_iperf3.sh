@@ -48,4 +48,4 @@ run_pair() {  # run_pair LABEL SERVER_NS CLIENT_NS ADDRESS
   else
     echo "veth      skipped: needs root and iproute2 for network namespaces"
   fi
-} | tee "$RESULTS/tcp_bw_vs_iperf3.txt"
+} | tee "$RESULTS/tcp_bw_vs_iperf3$( ((STREAMS == 1)) || echo "-P$STREAMS").txt"

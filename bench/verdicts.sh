@@ -18,14 +18,17 @@
 # labs, half the fleet slow with and without an expectation, lossy hosts and links, latency
 # hosts, a jittery link, a flapping link, an agent killed mid-sweep on an unshaped lab),
 # variants (the same classes of fault on other hosts, rates, counts and shapes than the sets
-# above: a check that no rule holds only for the labs it was first judged on), or all. Writes
+# above: a check that no rule holds only for the labs it was first judged on), paths (a routed
+# fabric's bad ECMP member, found from each pair's flows and their traces, sweeps with the flows
+# the lab's topology.ecmp_paths sets; a node whose NICs share one budget, with --node-bandwidth),
+# or all. Writes
 # bench/results/verdicts.txt (all) or verdicts-SET.txt.
 source "$(dirname "$0")/lib.sh"
 REPEATS=${1:-3}
 HEALTHY=${2:-20}
 SET=${3:-all}
-[[ $SET =~ ^(all|hosts|switches|rails|second|variants)$ ]] ||
-  { echo "bench: SET is hosts, switches, rails, second, variants or all, not '$SET'" >&2; exit 3; }
+[[ $SET =~ ^(all|hosts|switches|rails|second|variants|paths)$ ]] ||
+  { echo "bench: SET is hosts, switches, rails, second, variants, paths or all, not '$SET'" >&2; exit 3; }
 want_set() { [[ $SET == all || $SET == "$1" ]]; }
 [[ $(id -u) -eq 0 ]] || { echo "bench: needs root (network namespaces)" >&2; exit 3; }
 # FABRIC_BIN set: the binaries there (a copy, so that a build meanwhile does not change them).
@@ -63,7 +66,8 @@ PY
 sweep() {
   local start end
   start=$(date +%s.%N)
-  $LAB sweep --format json --output "$WORK/$1.json" >/dev/null 2>&1 || true
+  # shellcheck disable=SC2086  # $SWEEP_FLAGS: a scenario's own sweep flags, words
+  $LAB sweep ${SWEEP_FLAGS:-} --format json --output "$WORK/$1.json" >/dev/null 2>&1 || true
   end=$(date +%s.%N)
   awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}'
 }
@@ -191,6 +195,19 @@ scenario slow-nic-and-slow-host "slow_nic node-2; straggler_node node-4" 5 --rai
   --slow-nic node-2:1=300mbit --slow-nic node-4:0=300mbit --slow-nic node-4:1=300mbit
 scenario lossy-host-of-four "lossy_link node-2; straggler_node node-2" 4 --lossy node-2=2
 fi
+if want_set paths; then
+# On two leaves every flow through a spine crosses its links to both: the two are named together.
+scenario ecmp-member-two-leaves "slow_ecmp_link leaf-1 - spine-2, leaf-2 - spine-2" 6 --leaves 2 \
+  --ecmp --slow-spine-link leaf-1:spine-2=200mbit
+scenario ecmp-member-three-leaves "slow_ecmp_link leaf-2 - spine-1" 9 --leaves 3 --ecmp \
+  --slow-spine-link leaf-2:spine-1=300mbit
+scenario ecmp-member-of-four-spines "slow_ecmp_link leaf-1 - spine-3, leaf-2 - spine-3" 6 --leaves 2 \
+  --spines 4 --ecmp --slow-spine-link leaf-2:spine-3=250mbit
+SWEEP_FLAGS=--node-bandwidth scenario shared-nics-two-rails "node_bandwidth_limited node-2" 5 \
+  --rails 2 --shared-nics node-2=1200mbit
+SWEEP_FLAGS=--node-bandwidth scenario shared-nics-three-rails "node_bandwidth_limited node-5" 6 \
+  --rails 3 --shared-nics node-5=1500mbit
+fi
 
 {
   echo
@@ -229,6 +246,11 @@ if want_set second; then
 healthy "5 hosts, shaped 1gbit" 5
 healthy "5 hosts, unshaped" 5 --rate none
 healthy "4 hosts, shaped, expectation met" 4 --expect-tcp 0.9
+fi
+if want_set paths; then
+healthy "6 hosts on 2 leaves, ECMP over 2 spines" 6 --leaves 2 --ecmp
+healthy "9 hosts on 3 leaves, ECMP over 3 spines" 9 --leaves 3 --spines 3 --ecmp
+SWEEP_FLAGS=--node-bandwidth healthy "5 hosts, two rails, every rail at once" 5 --rails 2
 fi
 if want_set rails; then
 healthy "5 hosts, two rails" 5 --rails 2

@@ -88,8 +88,9 @@ struct LinkCase {
   bool faulty = false;
 };
 
-LinkCase Judge(const AnalysisInput& in, const Flows& f, const std::string& link,
-               const std::vector<uint32_t>& on, const std::vector<char>& explained, double bar) {
+LinkCase JudgeLink(const AnalysisInput& in, const Flows& f, const std::string& link,
+                   const std::vector<uint32_t>& on, const std::vector<char>& explained,
+                   double bar) {
   LinkCase c;
   const double small = std::log(1 - in.thresholds.min_effect());
   std::set<uint32_t> pairs;
@@ -139,7 +140,7 @@ void TracedFaults(const AnalysisInput& in, const Flows& f, PathFaults& paths,
     std::string best;
     LinkCase best_case;
     for (const auto& [link, flows] : on) {
-      LinkCase c = Judge(in, f, link, flows, explained, bar);
+      LinkCase c = JudgeLink(in, f, link, flows, explained, bar);
       if (!c.faulty) continue;
       if (best.empty() || c.slow > best_case.slow ||
           (c.slow == best_case.slow && c.effect < best_case.effect)) {
