@@ -1,9 +1,7 @@
 #include "probes/rdma/rdma_probes.h"
 
 #include <algorithm>
-#include <functional>
 #include <limits>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -11,80 +9,13 @@
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "probes/common/stats.h"
+#include "probes/rdma/bw_loop.h"
 #include "probes/rdma/port_counters.h"
 #include "probes/rdma/session.h"
 
 namespace fabricctl::probes {
 using namespace rdma_internal;  // NOLINT: this probe family's own helpers
-namespace {
-
-// One size's bandwidth loop: the verb, the message size, how many may be in flight and how often
-// one is signaled; with `stop_ns` (perftest -D), posting stops at that time. Posts and
-// completions are recorded where asked.
-struct BwLoop {
-  RdmaVerb verb;
-  uint64_t size = 0;
-  uint32_t tx_depth = 1;
-  uint32_t cq_mod = 1;
-  int64_t stop_ns = 0;
-  std::vector<int64_t>* posted_ns = nullptr;
-  std::vector<Completion>* completions = nullptr;
-};
-
-// The bandwidth loop of perftest's run_iter_bw for one size. With `loop.stop_ns`, `messages` is
-// only a bound: posting stops at that time, the last message posted is signaled so that every
-// completion is seen, and `*sent` says how many went.
-absl::Status RunBwLoop(RdmaEndpoint& ep, const BwLoop& loop, uint64_t messages,
-                       uint64_t* sent = nullptr) {
-  const RdmaVerb verb = loop.verb;
-  const uint64_t size = loop.size;
-  const uint32_t tx_depth = loop.tx_depth, cq_mod = loop.cq_mod;
-  const int64_t stop_ns = loop.stop_ns;
-  std::vector<int64_t>* posted_ns = loop.posted_ns;
-  std::vector<Completion>* completions = loop.completions;
-  int64_t deadline =
-      NowNs() + absl::ToInt64Nanoseconds(size_timeout) + std::max<int64_t>(0, stop_ns - NowNs());
-  uint64_t posted = 0, completed = 0;
-  uint32_t idle_polls = 0;
-  ibv_wc wc[16];
-  while (completed < messages) {
-    if (current_cancel != nullptr && current_cancel->cancelled()) {
-      return absl::CancelledError("probe cancelled");
-    }
-    while (posted < messages && posted - completed < tx_depth) {
-      if (stop_ns != 0 && NowNs() >= stop_ns) messages = posted + 1;  // this one is the last
-      const bool signaled = (posted + 1) % cq_mod == 0 || posted + 1 == messages;
-      if (posted_ns) posted_ns->push_back(NowNs());
-      absl::Status s = verb == RdmaVerb::kWrite  ? ep.PostWrite(size, posted, signaled)
-                       : verb == RdmaVerb::kRead ? ep.PostRead(size, posted, signaled)
-                                                 : ep.PostSend(size, posted, signaled);
-      if (!s.ok()) return s;
-      ++posted;
-    }
-    int n = ep.PollSend(wc, 16);
-    if (n > 0)
-      deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout) +
-                 std::max<int64_t>(0, stop_ns - NowNs());
-    if (n < 0) return absl::InternalError("ibv_poll_cq failed");
-    if (n == 0) {
-      if ((++idle_polls & 4095) == 0 && NowNs() > deadline) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            "no completion within ", absl::FormatDuration(size_timeout), " (peer gone?)"));
-      }
-      continue;
-    }
-    const int64_t now = NowNs();
-    for (int i = 0; i < n; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS) return CompletionError(wc[i]);
-      completed = wc[i].wr_id + 1;  // unsignaled predecessors completed with it
-      if (completions) completions->push_back({wc[i].wr_id, now});
-    }
-  }
-  if (sent) *sent = posted;
-  return absl::OkStatus();
-}
-
-}  // namespace
+namespace {}                    // namespace
 
 v1::ProbeKind RdmaBwProbe::kind() const {
   return verb_ == RdmaVerb::kWrite  ? v1::RDMA_WRITE_BW
@@ -104,187 +35,44 @@ const char* RdmaBwProbe::title() const {
 
 namespace {
 
-// One size of a bandwidth probe from this side: warm-up, then the measured loop, with
-// perftest's CQ moderation rule (100, and 1 above 8 KiB, never above the TX depth).
-absl::Status MeasureBw(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size, const ProbeParams& params,
-                       BwPoint* point, uint64_t* sent = nullptr) {
-  const bool by_time = params.duration > absl::ZeroDuration();
-  uint64_t tx_depth = params.rdma.tx_depth ? params.rdma.tx_depth : kDefaultTxDepthBw;
-  if (!by_time) tx_depth = std::min<uint64_t>(tx_depth, params.iterations);
-  uint32_t cq_mod = params.rdma.cq_moderation;
-  if (cq_mod == 0) cq_mod = size > kCqModerationSizeLimit ? 1 : kDefaultCqModeration;
-  cq_mod = std::max<uint32_t>(1, std::min<uint32_t>(cq_mod, static_cast<uint32_t>(tx_depth)));
-  uint64_t warm = 0;
-  if (params.warmup_iterations > 0) {
-    const BwLoop warmup{verb, size, static_cast<uint32_t>(tx_depth), cq_mod};
-    if (auto s = RunBwLoop(ep, warmup, params.warmup_iterations, &warm); !s.ok()) {
-      return s;
+// Until every queue pair's receiver has every message of the size (several queue pairs: by
+// --iters only, CheckSupported), served in turn by one thread.
+absl::Status ReceiveAll(std::vector<SendReceiver>& receivers, int control) {
+  if (receivers.size() == 1) return receivers[0].Receive(control);
+  const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
+  for (;;) {
+    bool done = true;
+    for (auto& r : receivers) {
+      RETURN_IF_ERROR(r.PollOnce());
+      done = done && r.done();
     }
+    if (done) return absl::OkStatus();
+    if (current_cancel != nullptr && current_cancel->cancelled()) {
+      return absl::CancelledError("probe cancelled");
+    }
+    if (NowNs() > deadline) return absl::DeadlineExceededError("receive: no message");
   }
-  std::vector<int64_t> posted_ns;
-  std::vector<Completion> completions;
-  uint64_t measured = params.iterations;
-  if (by_time) {
-    // perftest -D: as many messages as fit in the duration; the bound only guards the loop.
-    measured = std::numeric_limits<uint64_t>::max();
-    posted_ns.reserve(1 << 16);
-  } else {
-    posted_ns.reserve(params.iterations);
-  }
-  const int64_t stop_ns = by_time ? NowNs() + absl::ToInt64Nanoseconds(params.duration) : 0;
-  const BwLoop loop{verb,        size,    static_cast<uint32_t>(tx_depth),
-                    cq_mod,      stop_ns, by_time ? nullptr : &posted_ns,
-                    &completions};
-  if (auto s = RunBwLoop(ep, loop, measured, &measured); !s.ok()) {
-    return s;
-  }
-  if (sent) *sent = warm + measured;
-  if (by_time) {
-    // Time from the start of the loop to the last completion: what perftest -D divides by.
-    const int64_t started = stop_ns - absl::ToInt64Nanoseconds(params.duration);
-    *point = AverageBandwidth(size, measured, completions.back().time_ns - started);
-    return absl::OkStatus();
-  }
-  *point =
-      AverageBandwidth(size, params.iterations, completions.back().time_ns - posted_ns.front());
-  if (params.iterations <= kMaxItersForPeak) {
-    point->bw_peak_gbps = PeakBandwidthGbps(size, posted_ns, completions);
-  }
-  return absl::OkStatus();
 }
 
-// The receiving half of SEND for one size: receives posted before the sender starts, and
-// reposted as they complete, for every message of the size (warm-up and iterations), or by
-// duration until the sender says on the control connection how many it sent. By duration the
-// receives are posted at the largest size, so that those a size leaves posted serve the next;
-// `outstanding` counts them across sizes.
-class SendReceiver {
- public:
-  SendReceiver(RdmaEndpoint& ep, const ProbeParams& params) : ep_(ep), params_(params) {}
-
-  // Before the sender starts: the first receives.
-  absl::Status Prepare() {
-    by_time_ = params_.duration > absl::ZeroDuration();
-    expected_ = by_time_ ? std::numeric_limits<uint64_t>::max()
-                         : params_.warmup_iterations + params_.iterations;
-    received_ = 0;
-    return PostMore();
-  }
-
-  // Until every message of the size has arrived.
-  absl::Status Receive(int control) {
-    int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout + params_.duration);
-    ibv_wc wc[16];
-    uint32_t idle = 0;
-    while (received_ < expected_) {
-      int n = ep_.PollRecv(wc, 16);
-      if (n < 0) return absl::InternalError("ibv_poll_cq failed");
-      if (n == 0) {
-        if ((++idle & 1023) != 0) continue;
-        if (by_time_ && expected_ == std::numeric_limits<uint64_t>::max() &&
-            net::Readable(control)) {
-          v1::ProbeHello done;
-          RETURN_IF_ERROR(net::RecvFrame(control, &done, absl::Now() + kControlTimeout));
-          expected_ = done.messages();
-        }
-        if (current_cancel != nullptr && current_cancel->cancelled()) {
-          return absl::CancelledError("probe cancelled");
-        }
-        if (NowNs() > deadline) return absl::DeadlineExceededError("receive: no message");
-        continue;
-      }
-      deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
-      for (int i = 0; i < n; ++i) {
-        if (wc[i].status != IBV_WC_SUCCESS) return CompletionError(wc[i]);
-        ++received_;
-        --outstanding_;
-      }
-      RETURN_IF_ERROR(PostMore());
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  absl::Status PostMore() {
-    const uint64_t length = MaxSize(params_);
-    while (outstanding_ < kRxDepthSend && received_ + outstanding_ < expected_) {
-      RETURN_IF_ERROR(ep_.PostRecv(length, next_id_++));
-      ++outstanding_;
-    }
-    return absl::OkStatus();
-  }
-
-  RdmaEndpoint& ep_;
-  const ProbeParams& params_;
-  bool by_time_ = false;
-  uint64_t expected_ = 0, received_ = 0, next_id_ = 0, outstanding_ = 0;
-};
-
-// Both directions at once (perftest -b), this side's half: its own loop towards the peer, and
-// for SEND the peer's messages received meanwhile on a thread of their own (their completions
-// come on the receive queue's own CQ). By duration, this side says how many it sent before it
-// waits for the peer's messages to be counted.
-struct Peer {
-  int control = -1;
-  SendReceiver* receiver = nullptr;  // SEND: the peer's messages to this side
-};
-absl::Status MeasureBothWays(RdmaEndpoint& ep, RdmaVerb verb, uint64_t size,
-                             const ProbeParams& params, const Peer& peer, BwPoint* point) {
-  const int control = peer.control;
-  SendReceiver* receiver = peer.receiver;
-  absl::Status received;
-  std::thread receiving;
-  if (receiver != nullptr) receiving = std::thread([&] { received = receiver->Receive(control); });
-  uint64_t sent = 0;
-  absl::Status measured = MeasureBw(ep, verb, size, params, point, &sent);
-  if (measured.ok() && receiver != nullptr && params.duration > absl::ZeroDuration()) {
-    v1::ProbeHello done;
-    done.set_messages(sent);
-    measured = net::SendFrame(control, done, absl::Now() + kControlTimeout);
-  }
-  if (receiving.joinable()) receiving.join();
-  RETURN_IF_ERROR(measured);
-  return received;
-}
-
-// Runs `each(q)` for every queue pair at once, one thread each beyond the first; the first
-// error wins.
-absl::Status ForEachQp(size_t n, const std::function<absl::Status(size_t)>& each) {
-  std::vector<absl::Status> status(n);
-  std::vector<std::thread> threads;
-  for (size_t q = 1; q < n; ++q) threads.emplace_back([&, q] { status[q] = each(q); });
-  status[0] = each(0);
-  for (auto& t : threads) t.join();
-  for (const auto& s : status) RETURN_IF_ERROR(s);
-  return absl::OkStatus();
-}
-
-// The queue pairs' points as one, as perftest -q reports them: bandwidths, message rates and
-// messages summed. No peak over several: each queue pair's peak came at its own moment, and
-// their sum would be a figure no window measured.
-BwPoint SumPoints(const std::vector<BwPoint>& points) {
-  BwPoint sum = points[0];
-  for (size_t q = 1; q < points.size(); ++q) {
-    sum.bw_avg_gbps += points[q].bw_avg_gbps;
-    sum.msg_rate_mpps += points[q].msg_rate_mpps;
-    sum.iterations += points[q].iterations;
-    sum.bw_peak_gbps.reset();
-  }
-  return sum;
+// By duration the peer counts this side's SENDs until it has as many as this side says.
+absl::Status TellSent(int control, uint64_t sent) {
+  v1::ProbeHello done;
+  done.set_messages(sent);
+  return net::SendFrame(control, done, absl::Now() + kControlTimeout);
 }
 
 // Each queue pair as a flow of its own (RoCE v2 gives each its own UDP source port, which
 // equal-cost routing hashes): named by its device and the two queue pair numbers.
 std::vector<Flow> QpFlows(const std::vector<RdmaEndpoint*>& eps,
                           const std::vector<uint32_t>& server_qpns,
-                          const std::vector<BwPoint>& points) {
+                          const std::vector<double>& gbps) {
   std::vector<Flow> flows;
   for (size_t q = 0; q < eps.size(); ++q) {
     Flow f;
     f.protocol = "roce";
     f.source = absl::StrCat(eps[q]->label(), " qp ", eps[q]->LocalInfo().qpn());
     f.destination = q < server_qpns.size() ? absl::StrCat("qp ", server_qpns[q]) : "";
-    f.bw_gbps = points[q].bw_avg_gbps;
+    f.bw_gbps = q < gbps.size() ? gbps[q] : 0;
     flows.push_back(std::move(f));
   }
   return flows;
@@ -318,41 +106,37 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
   auto ep = AcceptSession(connection.get(), hello, context, /*bandwidth=*/true, send);
   if (!ep.ok()) return ep.status();
   const ProbeParams params = FromSpec(hello.spec());
-  std::vector<std::unique_ptr<RdmaEndpoint>>& eps = *ep;
+  std::vector<RdmaEndpoint*> eps;
+  for (auto& e : *ep) eps.push_back(e.get());
   std::vector<SendReceiver> receivers;
-  for (auto& e : eps) receivers.emplace_back(*e, params);
+  for (RdmaEndpoint* e : eps) receivers.emplace_back(*e, params);
+  const bool by_time = params.duration > absl::ZeroDuration();
+  const int control = connection.get();
   return ServeMeetings(
-      connection.get(),
+      control,
       [&](uint64_t size) -> absl::Status {
         // WRITE and READ need nothing from this side; SEND needs its receives posted first.
         for (auto& r : receivers) {
           if (send) RETURN_IF_ERROR(r.Prepare());
         }
-        if (auto s =
-                net::SendFrame(connection.get(), v1::ProbeWelcome(), absl::Now() + kControlTimeout);
-            !s.ok()) {
-          return s;
+        RETURN_IF_ERROR(net::SendFrame(control, v1::ProbeWelcome(), absl::Now() + kControlTimeout));
+        if (!params.rdma.bidirectional) {
+          return send ? ReceiveAll(receivers, control) : absl::OkStatus();
         }
-        if (params.rdma.bidirectional) {
-          // Both directions at once (perftest -b): this side runs the same loop towards the
-          // client on every queue pair and reports its own figures, which the client adds to its
-          // own. (SEND both ways: one queue pair, CheckSupported.)
-          std::vector<BwPoint> points(eps.size());
-          RETURN_IF_ERROR(ForEachQp(eps.size(), [&](size_t q) {
-            return MeasureBothWays(*eps[q], verb_, size, params,
-                                   {connection.get(), send ? &receivers[q] : nullptr}, &points[q]);
-          }));
-          const BwPoint point = SumPoints(points);
-          v1::ProbeResult mine;
-          mine.add_bw()->set_bw_avg_gbps(point.bw_avg_gbps);
-          mine.mutable_bw(0)->set_msg_rate_mpps(point.msg_rate_mpps);
-          mine.mutable_bw(0)->set_iterations(point.iterations);
-          if (point.bw_peak_gbps) mine.mutable_bw(0)->set_bw_peak_gbps(*point.bw_peak_gbps);
-          return net::SendFrame(connection.get(), mine, absl::Now() + kControlTimeout);
-        }
-        if (!send) return absl::OkStatus();
-        return ForEachQp(receivers.size(),
-                         [&](size_t q) { return receivers[q].Receive(connection.get()); });
+        // Both directions at once (perftest -b): this side runs the same loop towards the
+        // client, serving the client's SENDs between its own posts (SEND both ways: one queue
+        // pair, CheckSupported), and reports its own figures, which the client adds to its own.
+        BwResult mine;
+        RETURN_IF_ERROR(MeasureBw(eps, verb_, size, params, send ? &receivers[0] : nullptr, &mine));
+        if (send && by_time) RETURN_IF_ERROR(TellSent(control, mine.sent));
+        if (send) RETURN_IF_ERROR(receivers[0].Receive(control));
+        v1::ProbeResult result;
+        v1::BwPoint* b = result.add_bw();
+        b->set_bw_avg_gbps(mine.point.bw_avg_gbps);
+        b->set_msg_rate_mpps(mine.point.msg_rate_mpps);
+        b->set_iterations(mine.point.iterations);
+        if (mine.point.bw_peak_gbps) b->set_bw_peak_gbps(*mine.point.bw_peak_gbps);
+        return net::SendFrame(control, result, absl::Now() + kControlTimeout);
       },
       params.duration);
 }
@@ -381,49 +165,37 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   SendReceiver receiver(ep, params);       // bidirectional SEND: the server's messages to this side
   std::vector<RdmaEndpoint*> eps = {&ep};  // every queue pair (--qps)
   for (auto& more : session->more) eps.push_back(more.get());
+  const int control = session->control.get();
   for (uint64_t size : params.sizes_bytes) {
     if (both_sends) {
       if (auto s = receiver.Prepare(); !s.ok()) return Finish(run, s);
     }
-    if (auto s = Meet(session->control.get(), size); !s.ok()) return Finish(run, s);
-    BwPoint point;
-    uint64_t sent = 0;
+    if (auto s = Meet(control, size); !s.ok()) return Finish(run, s);
     // WRITE and SEND carry the data from this side: its port's retransmissions are the path's
     // loss (READ's data comes from the server's port).
     const bool sender = verb_ != RdmaVerb::kRead;
     const auto before = sender ? ReadPortCounters(kSystem, device, port) : std::nullopt;
-    std::vector<BwPoint> points(eps.size());
-    std::vector<uint64_t> sent_by(eps.size(), 0);
-    const absl::Status measured = ForEachQp(eps.size(), [&](size_t q) {
-      return params.rdma.bidirectional
-                 ? MeasureBothWays(*eps[q], verb_, size, params,
-                                   {session->control.get(), both_sends ? &receiver : nullptr},
-                                   &points[q])
-                 : MeasureBw(*eps[q], verb_, size, params, &points[q], &sent_by[q]);
-    });
-    if (!measured.ok()) return Finish(run, measured);
-    point = SumPoints(points);
-    sent = sent_by[0];
-    if (eps.size() > 1) point.flows = QpFlows(eps, session->server_qpns, points);
+    BwResult mine;
+    if (auto s = MeasureBw(eps, verb_, size, params, both_sends ? &receiver : nullptr, &mine);
+        !s.ok()) {
+      return Finish(run, s);
+    }
+    BwPoint point = mine.point;
+    if (eps.size() > 1) point.flows = QpFlows(eps, session->server_qpns, mine.per_qp_gbps);
     if (const auto loss =
             sender ? LossBetween(before, ReadPortCounters(kSystem, device, port)) : std::nullopt;
         loss && loss->packets > 0 && loss->retransmits <= loss->packets) {  // else other traffic's
       point.segments = loss->packets;
       point.retransmits = loss->retransmits;
     }
-    if (verb_ == RdmaVerb::kSend && !params.rdma.bidirectional &&
-        params.duration > absl::ZeroDuration()) {
-      // The server counts receives until it has them all.
-      v1::ProbeHello done;
-      done.set_messages(sent);
-      if (auto s = net::SendFrame(session->control.get(), done, absl::Now() + kControlTimeout);
-          !s.ok()) {
-        return Finish(run, s);
-      }
-    }
-    if (params.rdma.bidirectional) {
-      if (auto s = AddServerHalf(session->control.get(), &point); !s.ok()) return Finish(run, s);
-    }
+    // By duration the server counts this side's SENDs until it has as many as it is told; both
+    // ways, this side then serves the server's until it has the count it is told.
+    absl::Status s;
+    if (verb_ == RdmaVerb::kSend && params.duration > absl::ZeroDuration())
+      s = TellSent(control, mine.sent);
+    if (s.ok() && both_sends) s = receiver.Receive(control);
+    if (s.ok() && params.rdma.bidirectional) s = AddServerHalf(control, &point);
+    if (!s.ok()) return Finish(run, s);
     run.bw.push_back(point);
   }
   EndSession(session->control.get());
