@@ -83,7 +83,7 @@ bool Crosses(const Flows& f, uint32_t flow, const std::string& link) {
 struct LinkCase {
   std::vector<uint32_t> flows;  // its unexplained flows that have a comparison
   std::vector<double> d;        // each one's difference, on the log scale
-  uint32_t slow = 0, pairs = 0;
+  uint32_t slow = 0, pairs = 0, senders = 0;
   double effect = 0;  // the median difference
   bool faulty = false;
 };
@@ -93,7 +93,7 @@ LinkCase JudgeLink(const AnalysisInput& in, const Flows& f, const std::string& l
                    double bar) {
   LinkCase c;
   const double small = std::log(1 - in.thresholds.min_effect());
-  std::set<uint32_t> pairs;
+  std::set<uint32_t> pairs, senders;
   for (uint32_t i : on) {
     if (explained[i]) continue;
     std::vector<double> off;
@@ -107,15 +107,18 @@ LinkCase JudgeLink(const AnalysisInput& in, const Flows& f, const std::string& l
     if (d <= small) {
       ++c.slow;
       pairs.insert(in.flows[i].pair);
+      const PairInput& p = in.pairs[in.flows[i].pair];
+      senders.insert(in.flows[i].reverse ? p.server : p.client);  // who measured and traced it
     }
   }
   if (c.d.empty()) return c;
   c.pairs = static_cast<uint32_t>(pairs.size());
+  c.senders = static_cast<uint32_t>(senders.size());
   c.effect = Median(c.d);
   const double n = static_cast<double>(c.d.size());
   const double noise = kMedianError * f.sigma * std::sqrt(2.0 / n);
-  c.faulty =
-      c.pairs >= 2 && 4 * c.slow >= 3 * c.d.size() && c.effect <= small && c.effect <= -bar * noise;
+  c.faulty = c.pairs >= 2 && c.senders >= 2 && 4 * c.slow >= 3 * c.d.size() && c.effect <= small &&
+             c.effect <= -bar * noise;
   return c;
 }
 
@@ -180,7 +183,7 @@ void UntracedFaults(const AnalysisInput& in, const Flows& f, PathFaults& paths,
   const double bar = ChanceBar(in.thresholds.max_robust_z(), std::max<size_t>(in.flows.size(), 1));
   struct Tally {
     uint32_t groups = 0, disagree = 0, slow_flows = 0, flows = 0;
-    std::set<uint32_t> pairs;
+    std::set<uint32_t> pairs, senders;
     std::vector<double> slow_r;
   };
   std::map<std::pair<std::string, std::string>, Tally> between;
@@ -208,12 +211,14 @@ void UntracedFaults(const AnalysisInput& in, const Flows& f, PathFaults& paths,
     ++t.disagree;
     t.slow_flows += slow;
     t.pairs.insert(g.pair);
+    t.senders.insert(in.flows[g.flows[0]].reverse ? p.server : p.client);
     t.slow_r.insert(t.slow_r.end(), slow_r.begin(), slow_r.end());
   }
   for (auto& [ends, t] : between) {
     const bool beyond_within =
         within.groups == 0 || t.disagree * within.groups >= 2 * within.disagree * t.groups;
-    if (t.disagree < 2 || 2 * t.disagree < t.groups || !beyond_within) continue;
+    if (t.disagree < 2 || t.senders.size() < 2 || 2 * t.disagree < t.groups || !beyond_within)
+      continue;
     PathFault fault;
     fault.kind = PathFault::Kind::kEcmpLink;
     fault.level = in.levels[0];

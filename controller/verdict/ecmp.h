@@ -17,8 +17,8 @@ namespace fabricctl::controller {
 // the good side's spread of those over the sweep (never below kMinLogSpread). A link between two
 // routers of the flows' traces is slow when, over the flows crossing it (not yet explained),
 // each compared with the median of its pair's flows that do not cross it:
-//   - they come from two pairs or more (a second pair is the re-test: one pair's bad luck is not
-//     a link);
+//   - they come from two pairs or more, measured and traced by two senders or more (a second
+//     pair is the re-test: one pair's bad luck is not a link, and one agent's word is not one);
 //   - three quarters of them are at least thresholds.min_effect below their pair's other flows;
 //   - their median difference is at least min_effect, and beyond ChanceBar(max_robust_z, the
 //     links judged) times the noise of a difference of two medians of that many flows.
@@ -29,9 +29,9 @@ namespace fabricctl::controller {
 //
 // Without traces, the flows of pairs between two groups of the first topology level (two
 // leaves) that disagree (a flow min_effect below the pair's best and beyond the chance bar)
-// name the paths between those groups instead, when at least two such pairs disagree, at least
-// half of the pairs between them do, and at least twice the share of the pairs within groups
-// (which cross no equal-cost group) do.
+// name the paths between those groups instead, when at least two such pairs from two senders
+// disagree, at least half of the pairs between them do, and at least twice the share of the
+// pairs within groups (which cross no equal-cost group) do.
 //
 // The faults are added to `paths` (PathFault::Kind::kEcmpLink) and the pairs whose flows they
 // explain point at them: no host and no link of a host is blamed for them. A path fault left

@@ -108,6 +108,20 @@ TEST_CASE("One pair's slow flows are not a link: a second pair must agree") {
   CHECK(Named(Analyze(in)).empty());
 }
 
+TEST_CASE("One agent's flows cannot name a link: a second sender must agree") {
+  AnalysisInput in = Routed(6, 2, 0, 0, 1.0f);
+  // Every flow node-0 sends over spine-2 slow, to each of its peers on the other leaf: many
+  // pairs, one sender (a lying or broken agent reports what it likes of its own flows).
+  const int32_t spine2 = static_cast<int32_t>(
+      std::find(in.routers.begin(), in.routers.end(), "spine-2") - in.routers.begin());
+  for (auto& f : in.flows) {
+    const PairInput& p = in.pairs[f.pair];
+    const uint32_t sender = f.reverse ? p.server : p.client;
+    if (sender == 0 && f.hops.size() == 3 && f.hops[1] == spine2) f.bw_gbps *= 0.2f;
+  }
+  CHECK(Named(Analyze(in)).empty());
+}
+
 TEST_CASE("Without traces the paths between the two leaves are named, by their flows") {
   const AnalysisResult r = Analyze(Routed(6, 2, 1, 2, 0.25f, /*traced=*/false));
   CHECK(Named(r) == std::vector<std::string>{"slow_ecmp_link leaf-1 <-> leaf-2"});

@@ -98,8 +98,8 @@ absl::Status PostSome(RdmaEndpoint& ep, const BwLoop& loop, uint64_t& posted, ui
 
 // perftest's run_iter_bw over every queue pair in turn: `messages` each (by duration only a
 // bound); `sent[q]` says how many each posted.
-absl::Status RunBwLoop(const std::vector<RdmaEndpoint*>& eps, const BwLoop& loop,
-                       uint64_t messages, std::vector<uint64_t>* sent) {
+absl::Status RunBwLoop(const std::vector<RdmaEndpoint*>& eps, const BwLoop& loop, uint64_t messages,
+                       std::vector<uint64_t>* sent) {
   const size_t n_qps = eps.size();
   std::vector<uint64_t> posted(n_qps, 0), completed(n_qps, 0), bound(n_qps, messages);
   auto slack = [&] {
@@ -170,8 +170,9 @@ absl::Status MeasureBw(const std::vector<RdmaEndpoint*>& eps, RdmaVerb verb, uin
   if (one && !by_time) posted_ns.reserve(params.iterations);
   const int64_t started = NowNs();
   const int64_t stop_ns = by_time ? started + absl::ToInt64Nanoseconds(params.duration) : 0;
-  BwLoop loop{verb, size, static_cast<uint32_t>(tx_depth), cq_mod, stop_ns,
-              one && !by_time ? &posted_ns : nullptr, &completions};
+  BwLoop loop{verb,        size,    static_cast<uint32_t>(tx_depth),
+              cq_mod,      stop_ns, one && !by_time ? &posted_ns : nullptr,
+              &completions};
   loop.receiver = receiver;
   RETURN_IF_ERROR(RunBwLoop(eps, loop, bound, &measured));
   out->sent = Sum(warm) + Sum(measured);
