@@ -144,6 +144,41 @@ TEST_CASE("impossible figures fail the result and name the figure") {
   CHECK(other_kind.kind() == v1::TCP_BW);
 }
 
+TEST_CASE("flows: one a stream asked for, each figure possible, each trace bounded") {
+  v1::ProbeSpec spec;
+  spec.set_kind(v1::TCP_BW);
+  spec.mutable_timeout()->set_seconds(60);
+  spec.mutable_measurement()->add_sizes_bytes(65536);
+  spec.mutable_tcp()->set_streams(2);
+  auto with_flows = [](int flows, double gbps, int hops) {
+    v1::ProbeResult r;
+    r.set_kind(v1::TCP_BW);
+    r.set_outcome(v1::PROBE_OK);
+    v1::BwPoint* p = r.add_bw();
+    p->set_size_bytes(65536);
+    p->set_bw_avg_gbps(1);
+    for (int f = 0; f < flows; ++f) {
+      v1::Flow* flow = p->add_flows();
+      flow->set_bw_gbps(gbps);
+      flow->set_source(std::string(500, 's'));
+      for (int h = 0; h < hops; ++h) flow->add_hops()->set_name(std::string(1000, 'n'));
+    }
+    return r;
+  };
+  v1::ProbeResult fine = with_flows(2, 0.5, 3);
+  AcceptResult("node-a", spec, MaxPlausibleGbps(0), &fine);
+  REQUIRE(fine.outcome() == v1::PROBE_OK);
+  CHECK(fine.bw(0).flows(0).source().size() <= 64);
+  CHECK(fine.bw(0).flows(0).hops(0).name().size() <= 253);
+  for (v1::ProbeResult bad : {with_flows(3, 0.5, 3), with_flows(2, std::nan(""), 3),
+                              with_flows(2, -1, 3), with_flows(1, 0.5, 65)}) {
+    AcceptResult("node-a", spec, MaxPlausibleGbps(0), &bad);
+    CHECK(bad.outcome() == v1::PROBE_FAILED);
+    CHECK(bad.cause() == v1::CAUSE_INVALID_FIGURES);
+    CHECK(bad.bw_size() == 0);
+  }
+}
+
 TEST_CASE("audits: findings stamped, text printable") {
   std::vector<v1::AuditResult> audits(1);
   audits[0].set_audit("mtu\x1b]0;title\x07");
