@@ -176,10 +176,12 @@ void FlowsOf(const v1::ProbeResult& r, uint32_t pair, bool reverse, AnalysisInpu
     f.pair = pair;
     f.reverse = reverse;
     f.bw_gbps = static_cast<float>(flow.bw_gbps());
+    f.complete = flow.traced();
     for (const v1::Hop& hop : flow.hops()) {
       const std::string& id = hop.name().empty() ? hop.address() : hop.name();
       if (id.empty()) {
         f.hops.push_back(-1);
+        f.complete = false;
         continue;
       }
       auto [it, added] = routers.emplace(id, static_cast<int32_t>(in.routers.size()));

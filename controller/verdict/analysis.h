@@ -115,6 +115,8 @@ struct FlowInput {
   bool reverse = false;  // server to client
   float bw_gbps = std::numeric_limits<float>::quiet_NaN();
   std::vector<int32_t> hops;
+  // Its trace reached the destination with every hop answering: it shows every link it crossed.
+  bool complete = false;
 };
 
 struct AnalysisInput {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -155,12 +156,24 @@ void TracedFaults(const AnalysisInput& in, const Flows& f, PathFaults& paths,
     PathFault fault;
     fault.kind = PathFault::Kind::kEcmpLink;
     fault.level = in.levels.empty() ? "" : in.levels[0];
-    const std::set<uint32_t> mine(best_case.flows.begin(), best_case.flows.end());
-    for (const auto& [link, flows] : on) {  // the links no flow tells from it
-      std::set<uint32_t> theirs;
+    // The links no flow tells from it: every unexplained flow that crosses one of the two and
+    // not the other has a trace with a gap (which may hide that it crossed both).
+    auto unexplained = [&](const std::vector<uint32_t>& flows) {
+      std::set<uint32_t> out;
       for (uint32_t i : flows)
-        if (!explained[i]) theirs.insert(i);
-      if (link == best || theirs == mine) fault.links.push_back(link);
+        if (!explained[i]) out.insert(i);
+      return out;
+    };
+    const std::set<uint32_t> mine = unexplained(on.at(best));
+    for (const auto& [link, flows] : on) {
+      const std::set<uint32_t> theirs = unexplained(flows);
+      std::vector<uint32_t> apart;
+      std::set_symmetric_difference(mine.begin(), mine.end(), theirs.begin(), theirs.end(),
+                                    std::back_inserter(apart));
+      const bool alike =
+          !theirs.empty() && std::none_of(apart.begin(), apart.end(),
+                                          [&](uint32_t i) { return in.flows[i].complete; });
+      if (link == best || alike) fault.links.push_back(link);
     }
     fault.slow_flows = best_case.slow;
     fault.flows = static_cast<uint32_t>(best_case.d.size());

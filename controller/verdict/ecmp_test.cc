@@ -37,6 +37,7 @@ AnalysisInput Routed(uint32_t n, uint32_t spines, uint32_t bad_leaf, uint32_t ba
       const uint32_t to = reverse ? in.pairs[p].client : in.pairs[p].server;
       for (uint32_t k = 0; k < flows; ++k) {
         FlowInput f;
+        f.complete = traced;
         f.pair = p;
         f.reverse = reverse;
         f.bw_gbps = 1.25f * noise(rng);
@@ -78,6 +79,22 @@ TEST_CASE("A slow leaf-spine link is named from its flows, and no host is blamed
   CHECK(r.paths[0].slow_flows >= 4);
   CHECK(r.paths[0].flow_share < 0.5);
   for (const auto& f : r.findings) CHECK(f.action() != v1::ACTION_DRAIN);
+}
+
+TEST_CASE("A flow whose trace has a gap does not tell two links apart") {
+  AnalysisInput in = Routed(6, 2, 1, 2, 0.25f);
+  // One flow through spine-2 whose last router did not answer: it shows leaf-1 - spine-2 only.
+  const int32_t spine2 = static_cast<int32_t>(
+      std::find(in.routers.begin(), in.routers.end(), "spine-2") - in.routers.begin());
+  for (auto& f : in.flows) {
+    if (f.hops.size() == 3 && f.hops[1] == spine2) {
+      f.hops[2] = -1;
+      f.complete = false;
+      break;
+    }
+  }
+  CHECK(Named(Analyze(in)) ==
+        std::vector<std::string>{"slow_ecmp_link leaf-1 - spine-2, leaf-2 - spine-2"});
 }
 
 TEST_CASE("With three leaves the flows tell the bad link from the spine's other links") {
