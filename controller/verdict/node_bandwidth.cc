@@ -92,9 +92,9 @@ void SubsumeByNodeBandwidth(const std::vector<v1::Finding>& limited,
   for (const auto& f : limited) nodes.insert(f.node());
   if (nodes.empty()) return;
   auto explained = [&](const v1::Finding& f) {
-    const bool rail_kind = f.kind() == report::kind::kSlowNic ||
-                           f.kind() == report::kind::kStragglerNode ||
-                           f.kind() == report::kind::kSlowLink;
+    const bool rail_kind =
+        f.kind() == report::kind::kSlowNic || f.kind() == report::kind::kStragglerNode ||
+        f.kind() == report::kind::kSlowLink || f.kind() == report::kind::kUnstable;
     return rail_kind && (nodes.count(f.node()) > 0 || nodes.count(f.peer()) > 0);
   };
   findings->erase(std::remove_if(findings->begin(), findings->end(), explained), findings->end());

@@ -33,8 +33,9 @@ std::vector<v1::Finding> JudgeNodeBandwidth(const std::vector<NodeBandwidthPair>
                                             const v1::Thresholds& thresholds);
 
 // The smallest explanation: a node that cannot feed its NICs together is slow on every rail
-// that ran at once with the others, so the rails' findings about it (slow_nic, straggler_node,
-// and slow_link with it at an end) are its node_bandwidth_limited, and are dropped.
+// that ran at once with the others, and by how much depends on what its other rails carry at the
+// moment: the rails' findings about it (slow_nic, straggler_node, and slow_link or unstable with
+// it at an end) are its node_bandwidth_limited, and are dropped.
 void SubsumeByNodeBandwidth(const std::vector<v1::Finding>& limited,
                             std::vector<v1::Finding>* findings);
 

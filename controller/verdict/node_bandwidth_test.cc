@@ -67,9 +67,9 @@ TEST_CASE("The node's budget explains its rails' findings about it, and only tho
     return f;
   };
   std::vector<v1::Finding> findings = {
-      finding("slow_nic", "node-3", ""), finding("slow_link", "node-2", "node-3"),
-      finding("straggler_node", "node-3", ""), finding("slow_link", "node-1", "node-2"),
-      finding("mtu_mismatch", "node-3", "")};
+      finding("slow_nic", "node-3", ""),        finding("slow_link", "node-2", "node-3"),
+      finding("unstable", "node-3", "node-4"),  finding("straggler_node", "node-3", ""),
+      finding("slow_link", "node-1", "node-2"), finding("mtu_mismatch", "node-3", "")};
   SubsumeByNodeBandwidth({finding("node_bandwidth_limited", "node-3", "")}, &findings);
   std::vector<std::string> left;
   for (const auto& f : findings) left.push_back(f.kind() + " " + f.node());
