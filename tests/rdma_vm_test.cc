@@ -149,6 +149,10 @@ echo "=== sweep_rdma"
 $F sweep --controller 127.0.0.1:7500 --probes rdma_write_bw,rdma_send_bw --sizes 64K \
   --duration 300ms --format json
 echo "=== end"
+echo "=== sweep_flows"
+$F sweep --controller 127.0.0.1:7500 --probes rdma_write_bw --sizes 64K --duration 300ms \
+  --flows 3 --format json
+echo "=== end"
 for backend in rdma auto; do
   echo "=== ring_$backend"
   $F sweep --controller 127.0.0.1:7500 --probes allreduce --allreduce-backend $backend \
@@ -240,6 +244,20 @@ kill $daemons; wait
       CHECK(pair.has_bw_reverse_gbps());
       CHECK(pair.results_size() == 4);
       for (const auto& r : pair.results()) CHECK(r.outcome() == v1::PROBE_OK);
+    }
+  }
+  {
+    // --flows 3: every pair's rdma_write_bw over three queue pairs, each kept as a flow.
+    INFO("sweep_flows: " << sections["sweep_flows"]);
+    v1::Report report;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections["sweep_flows"], &report).ok());
+    REQUIRE(report.health().pairs_size() == 3);
+    for (const auto& pair : report.health().pairs()) {
+      for (const auto& r : pair.results()) {
+        CHECK(r.outcome() == v1::PROBE_OK);
+        REQUIRE(r.bw_size() == 1);
+        CHECK(r.bw(0).flows_size() == 3);
+      }
     }
   }
   {

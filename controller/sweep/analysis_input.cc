@@ -223,11 +223,12 @@ AnalysisInput BuildAnalysisInput(const Fleet& fleet, const SweepSpecs& specs,
     p.attempts = static_cast<uint16_t>(std::min<uint32_t>(run.attempts, 65535));
     FiguresOf(run, specs, p);
     FailuresOf(run, fleet, specs, in, p);
-    if (specs.bw_index >= 0 && specs.kinds[specs.bw_index] == v1::TCP_BW) {
+    if (specs.bw_index >= 0) {  // READ's forward run carries the data from server to client
       const auto index = static_cast<uint32_t>(in.pairs.size());
-      FlowsOf(run.results[specs.bw_index], index, false, in, routers);
+      const bool read = specs.kinds[specs.bw_index] == v1::RDMA_READ_BW;
+      FlowsOf(run.results[specs.bw_index], index, read, in, routers);
       if (static_cast<size_t>(specs.bw_index) < run.reverse.size())
-        FlowsOf(run.reverse[specs.bw_index], index, true, in, routers);
+        FlowsOf(run.reverse[specs.bw_index], index, !read, in, routers);
     }
     in.pairs.push_back(p);
   }

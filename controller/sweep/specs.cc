@@ -57,6 +57,11 @@ absl::StatusOr<v1::ProbeSpec> PairSpec(v1::ProbeKind kind, const v1::SweepReques
     p.tcp_streams = flows;
     p.trace_flows = true;
   }
+  // Each queue pair a flow of its own (RoCE v2 gives each its own UDP source port); untraced.
+  // rdma_send_bw by duration takes one queue pair.
+  if ((kind == v1::RDMA_WRITE_BW || kind == v1::RDMA_READ_BW) && flows > 1) {
+    p.rdma.queue_pairs = flows;
+  }
   p.rdma.device = config.probes().rdma_device();
   p.rdma.port = config.probes().rdma_port();
   p.rdma.gid_index = config.probes().gid_index();
