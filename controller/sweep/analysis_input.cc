@@ -169,7 +169,10 @@ void FailuresOf(const PairRun& run, const Fleet& fleet, const SweepSpecs& specs,
 // in.routers (by name where the tracing host resolved one, else by address).
 void FlowsOf(const v1::ProbeResult& r, uint32_t pair, bool reverse, AnalysisInput& in,
              std::map<std::string, int32_t>& routers) {
-  if (r.outcome() != v1::PROBE_OK || r.bw_size() == 0) return;
+  // One flow tells nothing a pair's figure does not (ecmp.h judges a flow against its pair's
+  // others).
+  if (r.outcome() != v1::PROBE_OK || r.bw_size() == 0 || r.bw(r.bw_size() - 1).flows_size() < 2)
+    return;
   for (const v1::Flow& flow : r.bw(r.bw_size() - 1).flows()) {
     if (in.flows.size() >= kMaxFlowInputs) return;
     FlowInput f;

@@ -442,11 +442,17 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
     for (auto& t : threads) t.join();
     auto point = FigureOf(tallies, size, start_ns, by_time);
     if (!point.ok()) return Failed(name(), point.status());
-    FigureFlows(flows, tallies, start_ns, by_time);
-    point->flows = std::move(flows);
-    // A stream closed with a reset leaves no TIME_WAIT behind: its port can carry its trace.
-    const linger reset{1, 0};
-    for (auto& fd : streams) ::setsockopt(fd.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    // Flows where there are several to tell apart, or paths to trace (one stream's flow is the
+    // point itself).
+    if (streams.size() > 1 || params.trace_flows) {
+      FigureFlows(flows, tallies, start_ns, by_time);
+      point->flows = std::move(flows);
+    }
+    if (params.trace_flows) {
+      // A stream closed with a reset leaves no TIME_WAIT behind: its port can carry its trace.
+      const linger reset{1, 0};
+      for (auto& fd : streams) ::setsockopt(fd.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    }
     run.bw.push_back(*std::move(point));
   }
   if (params.trace_flows && !run.bw.empty()) TraceFlows(run.bw.back().flows, params.cancel);
