@@ -186,7 +186,7 @@ absl::StatusOr<UniqueFd> ConnectTcp(const std::string& host, uint16_t port, absl
       continue;
     }
     // Its port may be bound again while the kernel still holds the closed connection (a probe
-    // traces a flow from the flow's own port: probes/tcp/trace.h).
+    // traces a flow from the flow's own port: probes/trace/tcp.h).
     const int reuse = 1;
     ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof(reuse));
     // The interface itself, so that the traffic leaves through it whatever the routes say

@@ -12,7 +12,7 @@
 #include "probes/client.h"
 #include "probes/server.h"
 #include "probes/table.h"
-#include "probes/tcp/trace.h"
+#include "probes/trace/tcp.h"
 
 namespace fabricctl::probes {
 namespace {

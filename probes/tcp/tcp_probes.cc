@@ -22,7 +22,8 @@
 #include "probes/common/cause.h"
 #include "probes/common/stats.h"
 #include "probes/tcp/tcp_info.h"
-#include "probes/tcp/trace.h"
+#include "probes/trace/names.h"
+#include "probes/trace/tcp.h"
 
 namespace fabricctl::probes {
 namespace {
@@ -412,6 +413,7 @@ void TraceFlows(std::vector<Flow>& flows, const Cancellation* cancel) {
     }
     TraceTcpFlow(f, limits, cancel);
   }
+  RouterNames().Name(flows);
 }
 
 }  // namespace
