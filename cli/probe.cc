@@ -186,7 +186,8 @@ CLI::App* AddProbeCommand(CLI::App& app, ProbeCommandOptions* options) {
                   "rdma_*_bw: queue pairs, each a flow of its own, figures summed (perftest -q)")
       ->capture_default_str();
   cmd->add_flag("--trace", options->params.trace_flows,
-                "tcp_bw: trace each stream's path with its own 5-tuple after the last size");
+                "tcp_bw, rdma_write_bw, rdma_send_bw: trace each stream's or queue pair's path "
+                "with its own 5-tuple after the last size");
   cmd->add_option("--device", options->params.rdma.device,
                   "RDMA device (default: the first with an active port)");
   cmd->add_option("--ib-port", options->params.rdma.port, "RDMA port (default: first active)");

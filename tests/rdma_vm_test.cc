@@ -14,7 +14,9 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "google/protobuf/util/json_util.h"
+#include "probes/rdma/roce_port.h"
 #include "proto/probe.pb.h"
 #include "proto/report.pb.h"
 #include "tests/skip.h"
@@ -63,6 +65,9 @@ TEST_CASE("Every RDMA probe measures over soft-RoCE in the VM") {
   const std::string script = dir + "/probes.sh";
   std::ofstream(script) << R"(set -u
 F=$FABRICCTL
+echo "=== rxe_ip"
+echo "$RXE_IP"
+echo "=== end"
 port=7430
 for kind in rdma_write_bw rdma_send_bw rdma_read_bw rdma_write_lat rdma_send_lat; do
   case $kind in *_bw) sizes=4K,64K ;; *) sizes=2,4K ;; esac
@@ -113,6 +118,18 @@ for mode in "--iters 200" "--duration 300ms"; do
   echo "=== end"
   wait
 done
+# Each queue pair's path traced with its own 5-tuple: rxe's UDP socket on 4791 drops the short
+# datagram without a word, as a RoCE stack does; the SYN at the same TTL finds the destination.
+port=$((port+1))
+$F probe rdma_write_bw --server --port $port --one-off --device $RXE_DEV >/dev/null &
+i=0; while ! ss -ltn "sport = :$port" | grep -q LISTEN && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+echo "=== trace"
+$F probe rdma_write_bw $RXE_IP:$port --sizes 64K --iters 200 --qps 2 --trace --format json
+echo "=== end"
+wait
+echo "=== trace_read"
+$F probe rdma_read_bw $RXE_IP:1 --trace 2>&1; echo "rc=$?"
+echo "=== end"
 echo "=== check"
 $F check --probes rdma_write_bw --format json
 echo "=== end"
@@ -193,6 +210,7 @@ kill $daemons; wait
     REQUIRE(result.exit_code == 0);
   }
   auto sections = Sections(result.out);
+  const std::string vm_ip(absl::StripAsciiWhitespace(sections["rxe_ip"]));  // the device's
 
   for (const char* kind : {"rdma_write_bw", "rdma_send_bw", "rdma_read_bw"}) {
     INFO(kind << ": " << sections[kind]);
@@ -256,7 +274,10 @@ kill $daemons; wait
       for (const auto& r : pair.results()) {
         CHECK(r.outcome() == v1::PROBE_OK);
         REQUIRE(r.bw_size() == 1);
-        CHECK(r.bw(0).flows_size() == 3);
+        REQUIRE(r.bw(0).flows_size() == 3);
+        // rdma_write_bw's queue pairs traced (to this VM's own address: no router between).
+        for (const auto& flow : r.bw(0).flows())
+          CHECK(flow.traced() == (r.kind() == v1::RDMA_WRITE_BW));
       }
     }
   }
@@ -320,17 +341,39 @@ kill $daemons; wait
     REQUIRE(probe.bw_size() == 1);
     CHECK(probe.bw(0).iterations() == 800);  // 4 queue pairs x 200
     REQUIRE(probe.bw(0).flows_size() == 4);
-    std::set<std::string> sources;
+    std::set<std::string> queue_pairs;
     double sum = 0;
     for (const auto& flow : probe.bw(0).flows()) {
       CHECK(flow.protocol() == "roce");
       CHECK(flow.bw_gbps() > 0);
-      sources.insert(flow.source());
+      CHECK(flow.source().rfind(vm_ip + ":", 0) == 0);  // the queue pair's UDP source port
+      CHECK(flow.destination() == vm_ip + ":4791");
+      queue_pairs.insert(flow.queue_pair());
       sum += flow.bw_gbps();
     }
-    CHECK(sources.size() == 4);  // four queue pairs
+    CHECK(queue_pairs.size() == 4);
     CHECK(sum == Approx(probe.bw(0).bw_avg_gbps()).epsilon(0.001));
     CHECK_FALSE(probe.bw(0).has_bw_peak_gbps());
+  }
+  {
+    // Traced: each flow's 5-tuple is the queue pair's (rxe: 0xC000 + hash_32(QPN, 14)) and its
+    // trace reached the destination, on this VM's own address with no router between.
+    INFO("trace: " << sections["trace"]);
+    v1::ProbeResult probe;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections["trace"], &probe).ok());
+    CHECK(probe.outcome() == v1::PROBE_OK);
+    REQUIRE(probe.bw_size() == 1);
+    REQUIRE(probe.bw(0).flows_size() == 2);
+    for (const auto& flow : probe.bw(0).flows()) {
+      INFO(flow.queue_pair() << ": " << flow.trace_note());
+      uint32_t qpn = 0;
+      REQUIRE(std::sscanf(flow.queue_pair().c_str(), "rxe0:1 qp %u >", &qpn) == 1);
+      CHECK(flow.source() == vm_ip + ":" + std::to_string(probes::QpnHashSourcePort(qpn)));
+      CHECK(flow.traced());
+      CHECK(flow.hops_size() == 0);
+    }
+    CHECK(sections["trace_read"].find("--trace: for rdma_write_bw and rdma_send_bw") !=
+          std::string::npos);
   }
   for (const char* name : {"bidirectional_send_--iters", "bidirectional_send_--duration"}) {
     INFO(name << ": " << sections[name]);

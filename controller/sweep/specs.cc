@@ -57,10 +57,12 @@ absl::StatusOr<v1::ProbeSpec> PairSpec(v1::ProbeKind kind, const v1::SweepReques
     p.tcp_streams = flows;
     p.trace_flows = true;
   }
-  // Each queue pair a flow of its own (RoCE v2 gives each its own UDP source port); untraced.
-  // rdma_send_bw by duration takes one queue pair.
+  // Each queue pair a flow of its own (RoCE v2 gives each its own UDP source port); WRITE's
+  // traced from the client, whose queue pairs carry its data (READ's data comes from the
+  // server's). rdma_send_bw by duration takes one queue pair.
   if ((kind == v1::RDMA_WRITE_BW || kind == v1::RDMA_READ_BW) && flows > 1) {
     p.rdma.queue_pairs = flows;
+    p.trace_flows = kind == v1::RDMA_WRITE_BW;
   }
   p.rdma.device = config.probes().rdma_device();
   p.rdma.port = config.probes().rdma_port();

@@ -241,6 +241,7 @@ void BoundText(v1::ProbeResult* result) {
       f.set_source(Bounded(f.source(), 64));
       f.set_destination(Bounded(f.destination(), 64));
       f.set_trace_note(Bounded(f.trace_note(), kMaxFindingText));
+      f.set_queue_pair(Bounded(f.queue_pair(), 128));
       for (auto& hop : *f.mutable_hops()) {
         hop.set_address(Bounded(hop.address(), 64));
         hop.set_name(Bounded(hop.name(), 253));  // a DNS name's longest

@@ -178,6 +178,7 @@ v1::ProbeSpec ToSpec(const ProbeParams& p) {
     r->set_gpu_index(p.rdma.gpu);
     r->set_netdev(p.netdev);
     r->set_nearest_gpu(p.nearest_gpu);
+    r->set_trace_flows(p.trace_flows);
   }
   return spec;
 }
@@ -225,6 +226,7 @@ ProbeParams FromSpec(const v1::ProbeSpec& spec) {
     p.rdma.gpu = r.gpu_index();
     p.netdev = r.netdev();
     p.nearest_gpu = r.nearest_gpu();
+    p.trace_flows = r.trace_flows();
   }
   return p;
 }
@@ -239,6 +241,7 @@ void AddFlow(const Flow& f, v1::BwPoint* point) {
   flow->set_bw_gbps(f.bw_gbps);
   flow->set_traced(f.traced);
   flow->set_trace_note(f.trace_note);
+  flow->set_queue_pair(f.queue_pair);
   for (const Hop& h : f.hops) {
     v1::Hop* hop = flow->add_hops();
     hop->set_ttl(h.ttl);

@@ -25,6 +25,7 @@ struct Flow {
   std::vector<Hop> hops;
   bool traced = false;
   std::string trace_note;  // why the path is incomplete; empty when traced or not asked
+  std::string queue_pair;  // RoCE: "mlx5_0:1 qp 1234 > qp 5678"
 };
 
 // One bandwidth row, as one line of ib_write_bw's table. Gb/s is 1e9 bit/s.

@@ -169,6 +169,11 @@ absl::Status RdmaEndpoint::SelectGid(const RdmaParams& want) {
     return absl::InvalidArgumentError(
         absl::StrCat("--gid-index: ", gid_index_, " is not readable on ", label()));
   }
+  ibv_gid_entry entry{};
+  roce_v2_ =
+      ethernet && gid_index_ >= 0 &&
+      ibv_query_gid_ex(context_.get(), port_, static_cast<uint32_t>(gid_index_), &entry, 0) == 0 &&
+      TypeOf(entry) == GidType::kRoceV2;
   return absl::OkStatus();
 }
 

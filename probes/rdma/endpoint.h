@@ -69,6 +69,9 @@ class RdmaEndpoint {
   uint32_t max_inline() const { return max_inline_; }
   // "rxe0:1".
   std::string label() const;
+  const std::string& device_name() const { return device_name_; }
+  // Whether the GID in use is RoCE v2's (UDP/IP, port 4791).
+  bool roce_v2() const { return roce_v2_; }
   // Where the buffers are: "host", or the GPU memory's label ("gpu 0 (dma-buf)").
   std::string memory_label() const;
   // perftest's header lines: link type, MTU, GID index, inline size.
@@ -102,6 +105,7 @@ class RdmaEndpoint {
   uint32_t port_ = 1;
   int gid_index_ = -1;
   ibv_gid gid_{};
+  bool roce_v2_ = false;
   ibv_port_attr port_attr_{};
   uint32_t max_rd_atomic_ = 1;
   uint32_t max_inline_ = 0;

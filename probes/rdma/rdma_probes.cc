@@ -11,7 +11,9 @@
 #include "probes/common/stats.h"
 #include "probes/rdma/bw_loop.h"
 #include "probes/rdma/port_counters.h"
+#include "probes/rdma/roce_port.h"
 #include "probes/rdma/session.h"
+#include "probes/trace/path.h"
 
 namespace fabricctl::probes {
 using namespace rdma_internal;  // NOLINT: this probe family's own helpers
@@ -61,17 +63,46 @@ absl::Status TellSent(int control, uint64_t sent) {
   return net::SendFrame(control, done, absl::Now() + kControlTimeout);
 }
 
+// How the queue pairs' flows are named: the driver's source-port rule, and whether they are to
+// be traced (then a flow that cannot be says why).
+struct FlowNaming {
+  SourcePortRule rule = SourcePortRule::kUnknown;
+  std::string driver;
+  bool trace = false;
+};
+
 // Each queue pair as a flow of its own (RoCE v2 gives each its own UDP source port, which
-// equal-cost routing hashes): named by its device and the two queue pair numbers.
+// equal-cost routing hashes): its 5-tuple where the driver's rule for the source port is known
+// (roce_port.h), else named by its device and queue pair number.
 std::vector<Flow> QpFlows(const std::vector<RdmaEndpoint*>& eps,
-                          const std::vector<uint32_t>& server_qpns,
-                          const std::vector<double>& gbps) {
+                          const std::vector<v1::RdmaQpInfo>& server_qps,
+                          const std::vector<double>& gbps, const FlowNaming& naming) {
   std::vector<Flow> flows;
   for (size_t q = 0; q < eps.size(); ++q) {
     Flow f;
     f.protocol = "roce";
-    f.source = absl::StrCat(eps[q]->label(), " qp ", eps[q]->LocalInfo().qpn());
-    f.destination = q < server_qpns.size() ? absl::StrCat("qp ", server_qpns[q]) : "";
+    const v1::RdmaQpInfo mine = eps[q]->LocalInfo();
+    const v1::RdmaQpInfo* peer = q < server_qps.size() ? &server_qps[q] : nullptr;
+    f.queue_pair = absl::StrCat(eps[q]->label(), " qp ", mine.qpn(), " > qp ",
+                                peer != nullptr ? absl::StrCat(peer->qpn()) : "?");
+    const auto source = eps[q]->roce_v2() ? Ipv4OfGid(mine.gid()) : std::nullopt;
+    const auto destination = peer != nullptr ? Ipv4OfGid(peer->gid()) : std::nullopt;
+    const auto port =
+        peer != nullptr ? RoceSourcePort(naming.rule, mine.qpn(), peer->qpn()) : std::nullopt;
+    if (source && destination && port) {
+      f.source = absl::StrCat(*source, ":", *port);
+      f.destination = absl::StrCat(*destination, ":4791");
+    } else {
+      f.source = absl::StrCat(eps[q]->label(), " qp ", mine.qpn());
+      f.destination = peer != nullptr ? absl::StrCat("qp ", peer->qpn()) : "";
+      if (naming.trace) {
+        f.trace_note = !eps[q]->roce_v2() || !source || !destination
+                           ? "not traced: not RoCE v2 over IPv4"
+                           : absl::StrCat("not traced: the UDP source port of driver '",
+                                          naming.driver.empty() ? "unknown" : naming.driver,
+                                          "''s queue pairs is not known");
+      }
+    }
     f.bw_gbps = q < gbps.size() ? gbps[q] : 0;
     flows.push_back(std::move(f));
   }
@@ -166,6 +197,7 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   std::vector<RdmaEndpoint*> eps = {&ep};  // every queue pair (--qps)
   for (auto& more : session->more) eps.push_back(more.get());
   const int control = session->control.get();
+  const FlowNaming naming{RuleOf(kSystem, device), DriverOf(kSystem, device), params.trace_flows};
   for (uint64_t size : params.sizes_bytes) {
     if (both_sends) {
       if (auto s = receiver.Prepare(); !s.ok()) return Finish(run, s);
@@ -181,7 +213,8 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
       return Finish(run, s);
     }
     BwPoint point = mine.point;
-    if (eps.size() > 1) point.flows = QpFlows(eps, session->server_qpns, mine.per_qp_gbps);
+    if (eps.size() > 1 || params.trace_flows)
+      point.flows = QpFlows(eps, session->server_qps, mine.per_qp_gbps, naming);
     if (const auto loss =
             sender ? LossBetween(before, ReadPortCounters(kSystem, device, port)) : std::nullopt;
         loss && loss->packets > 0 && loss->retransmits <= loss->packets) {  // else other traffic's
@@ -200,6 +233,7 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   }
   EndSession(session->control.get());
   run.elapsed_s = absl::ToDoubleSeconds(absl::Now() - started);
+  if (params.trace_flows && !run.bw.empty()) TraceFlows(run.bw.back().flows, params.cancel);
   return Finish(run, absl::OkStatus());
 }
 

@@ -156,8 +156,8 @@ struct ClientSession {
   // Queue pairs 2..N (--qps, perftest -q): each an endpoint of its own, connected to the
   // server's same-numbered one.
   std::vector<std::unique_ptr<RdmaEndpoint>> more;
-  std::vector<uint32_t> server_qpns;  // the server's queue pairs, in the same order
-  std::string server_memory;          // where the server's buffers are, as it said
+  std::vector<v1::RdmaQpInfo> server_qps;  // the server's queue pairs, in the same order
+  std::string server_memory;               // where the server's buffers are, as it said
 };
 
 inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params,
@@ -206,7 +206,7 @@ inline absl::StatusOr<ClientSession> OpenSession(const ProbeParams& params,
   for (uint32_t q = 1; q < qps; ++q) {
     RETURN_IF_ERROR(session.more[q - 1]->Connect(welcome.endpoint().qps(static_cast<int>(q))));
   }
-  for (const auto& qp : welcome.endpoint().qps()) session.server_qpns.push_back(qp.qpn());
+  for (const auto& qp : welcome.endpoint().qps()) session.server_qps.push_back(qp);
   session.server_memory = welcome.memory();
   return session;
 }
@@ -294,6 +294,12 @@ inline absl::Status CheckSupported(const ProbeParams& p, bool bidirectional_ok) 
     return absl::InvalidArgumentError(
         "--qps with rdma_send_bw: by --iters and one way only (not yet by --duration or "
         "--bidirectional)");
+  }
+  // READ's data comes from the server's queue pairs: their paths would be traced from there.
+  if (p.trace_flows && p.kind != v1::RDMA_WRITE_BW && p.kind != v1::RDMA_SEND_BW) {
+    return absl::InvalidArgumentError(
+        "--trace: for rdma_write_bw and rdma_send_bw (the queue pairs that carry the data "
+        "from this side)");
   }
   if (p.rdma.bidirectional && !bidirectional_ok) {
     return absl::InvalidArgumentError("--bidirectional: for rdma_write_bw and rdma_read_bw only");

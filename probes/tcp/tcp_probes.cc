@@ -22,7 +22,6 @@
 #include "probes/common/cause.h"
 #include "probes/common/stats.h"
 #include "probes/tcp/tcp_info.h"
-#include "probes/trace/names.h"
 #include "probes/trace/tcp.h"
 
 namespace fabricctl::probes {
@@ -396,24 +395,6 @@ void FigureFlows(std::vector<Flow>& flows, const std::vector<StreamTally>& talli
     if (ns > 0)
       f.bw_gbps = static_cast<double>(tallies[s].received) * 8.0 / static_cast<double>(ns);
   }
-}
-
-// The flows' paths, one after another within a bound for them all (a fabric whose routers do
-// not answer costs each flow its silent hops' waits, not more).
-void TraceFlows(std::vector<Flow>& flows, const Cancellation* cancel) {
-  constexpr absl::Duration kAllFlows = absl::Seconds(10);
-  const absl::Time deadline = absl::Now() + kAllFlows;
-  for (Flow& f : flows) {
-    TraceLimits limits;
-    limits.total = std::min(limits.total, deadline - absl::Now());
-    if (limits.total <= absl::ZeroDuration()) {
-      f.trace_note = absl::StrCat("not traced: the flows' ", absl::FormatDuration(kAllFlows),
-                                  " for tracing ran out");
-      continue;
-    }
-    TraceTcpFlow(f, limits, cancel);
-  }
-  RouterNames().Name(flows);
 }
 
 }  // namespace

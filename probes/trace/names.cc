@@ -48,7 +48,8 @@ std::string RouterNames::FromHostsFile(const std::string& address) {
     while (read < kMaxHostsBytes && std::getline(in, line)) {
       read += line.size() + 1;
       line = line.substr(0, line.find('#'));
-      std::vector<std::string> fields = absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+      std::vector<std::string> fields =
+          absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
       if (fields.size() >= 2) hosts_.emplace(fields[0], fields[1]);  // the first line wins
     }
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "probes/common/cancel.h"
@@ -40,6 +41,12 @@ using TtlProbe = std::function<HopAnswer(uint32_t ttl, absl::Duration wait)>;
 // silent; RouterNames names them afterwards) and flow.trace_note (why the path is incomplete).
 void TracePath(Flow& flow, const TraceLimits& limits, const Cancellation* cancel,
                const TtlProbe& probe);
+
+// The flows' paths one after another ("tcp" flows by TraceTcpFlow, "roce" by TraceRoceFlow),
+// within 10 s for them all (a fabric whose routers do not answer costs each flow its silent
+// hops' waits, not more), then their routers named (names.h). A flow that already has a
+// trace_note (why it cannot be traced) is left as it is.
+void TraceFlows(std::vector<Flow>& flows, const Cancellation* cancel);
 
 // The ICMP error queued on a socket with IP_RECVERR, if any: a router's time exceeded, the
 // destination reached (an error from `destination` itself), or another ICMP error. `quoted`,

@@ -74,8 +74,8 @@ void TraceRoceFlow(Flow& flow, const TraceLimits& limits, const Cancellation* ca
     }
   }
   if (ntohs(destination.sin_port) != kRoceV2Port) {
-    flow.trace_note = absl::StrCat("not a RoCE v2 flow (port ", kRoceV2Port, "): '",
-                                   flow.destination, "'");
+    flow.trace_note =
+        absl::StrCat("not a RoCE v2 flow (port ", kRoceV2Port, "): '", flow.destination, "'");
     return;
   }
   sockaddr_in any_port = source;

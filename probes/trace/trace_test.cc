@@ -31,18 +31,16 @@ class RoutedPair {
     const std::string a = ns("a"), r = ns("r"), b = ns("b");
     ok_ = Sh(absl::StrCat(
         "set -e; for n in ", a, " ", r, " ", b, "; do ip netns add $n; ",
-        "ip -n $n link set lo up; done; ",
-        "ip link add ", prefix_, "a0 netns ", a, " type veth peer name r0 netns ", r, "; ",
-        "ip link add ", prefix_, "b0 netns ", b, " type veth peer name r1 netns ", r, "; ",
-        "ip -n ", a, " addr add 203.0.113.1/25 dev ", prefix_, "a0; ",
-        "ip -n ", a, " link set ", prefix_, "a0 up; ",
-        "ip -n ", a, " route add default via 203.0.113.126; ",
-        "ip -n ", b, " addr add 203.0.113.129/25 dev ", prefix_, "b0; ",
-        "ip -n ", b, " link set ", prefix_, "b0 up; ",
-        "ip -n ", b, " route add default via 203.0.113.254; ",
-        "ip -n ", r, " addr add 203.0.113.126/25 dev r0; ip -n ", r, " link set r0 up; ",
-        "ip -n ", r, " addr add 203.0.113.254/25 dev r1; ip -n ", r, " link set r1 up; ",
-        "ip netns exec ", r, " sysctl -qw net.ipv4.ip_forward=1 net.ipv4.icmp_ratelimit=0"));
+        "ip -n $n link set lo up; done; ", "ip link add ", prefix_, "a0 netns ", a,
+        " type veth peer name r0 netns ", r, "; ", "ip link add ", prefix_, "b0 netns ", b,
+        " type veth peer name r1 netns ", r, "; ", "ip -n ", a, " addr add 203.0.113.1/25 dev ",
+        prefix_, "a0; ", "ip -n ", a, " link set ", prefix_, "a0 up; ", "ip -n ", a,
+        " route add default via 203.0.113.126; ", "ip -n ", b, " addr add 203.0.113.129/25 dev ",
+        prefix_, "b0; ", "ip -n ", b, " link set ", prefix_, "b0 up; ", "ip -n ", b,
+        " route add default via 203.0.113.254; ", "ip -n ", r,
+        " addr add 203.0.113.126/25 dev r0; ip -n ", r, " link set r0 up; ", "ip -n ", r,
+        " addr add 203.0.113.254/25 dev r1; ip -n ", r, " link set r1 up; ", "ip netns exec ", r,
+        " sysctl -qw net.ipv4.ip_forward=1 net.ipv4.icmp_ratelimit=0"));
   }
   ~RoutedPair() {
     Enter("");
@@ -145,7 +143,8 @@ TEST_CASE("Flows are traced through a router with their own 5-tuple") {
     CHECK(f.hops[0].address == "203.0.113.126");
   }
   SECTION("nothing past the router: the trace ends after its silent hops, untraced") {
-    REQUIRE(RoutedPair::Sh(absl::StrCat("ip -n ", net.ns("b"), " link set ", net.ns(""), "b0 down")));
+    REQUIRE(
+        RoutedPair::Sh(absl::StrCat("ip -n ", net.ns("b"), " link set ", net.ns(""), "b0 down")));
     REQUIRE(net.Enter("a"));
     Flow f = RoceFlow();
     limits.max_silent = 2;
