@@ -118,6 +118,17 @@ for mode in "--iters 200" "--duration 300ms"; do
   echo "=== end"
   wait
 done
+# SEND over several queue pairs by duration (each queue pair's count told to the receiver) and
+# both ways (each side serving all of the other's queue pairs between its posts).
+for mode in "--duration 300ms" "--iters 200 --bidirectional" "--duration 300ms --bidirectional"; do
+  port=$((port+1))
+  $F probe rdma_send_bw --server --port $port --one-off --device $RXE_DEV >/dev/null &
+  i=0; while ! ss -ltn "sport = :$port" | grep -q LISTEN && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+  echo "=== qps_send $mode"
+  $F probe rdma_send_bw $RXE_IP:$port --sizes 4K,64K $mode --warmup 10 --qps 3 --format json
+  echo "=== end"
+  wait
+done
 # Each queue pair's path traced with its own 5-tuple: rxe's UDP socket on 4791 drops the short
 # datagram without a word, as a RoCE stack does; the SYN at the same TTL finds the destination.
 port=$((port+1))
@@ -354,6 +365,21 @@ kill $daemons; wait
     CHECK(queue_pairs.size() == 4);
     CHECK(sum == Approx(probe.bw(0).bw_avg_gbps()).epsilon(0.001));
     CHECK_FALSE(probe.bw(0).has_bw_peak_gbps());
+  }
+  for (const char* mode :
+       {"--duration 300ms", "--iters 200 --bidirectional", "--duration 300ms --bidirectional"}) {
+    const std::string name = std::string("qps_send ") + mode;
+    INFO(name << ": " << sections[name]);
+    v1::ProbeResult probe;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(sections[name], &probe).ok());
+    CHECK(probe.outcome() == v1::PROBE_OK);
+    REQUIRE(probe.bw_size() == 2);
+    for (const auto& point : probe.bw()) {
+      CHECK(point.bw_avg_gbps() > 0);
+      CHECK(point.flows_size() == 3);
+      // By count, both ways: each side's three queue pairs' 200 messages.
+      if (std::string(mode) == "--iters 200 --bidirectional") CHECK(point.iterations() == 1200);
+    }
   }
   {
     // Traced: each flow's 5-tuple is the queue pair's (rxe: 0xC000 + hash_32(QPN, 14)) and its

@@ -13,9 +13,9 @@
 namespace fabricctl::probes::rdma_internal {
 
 absl::Status SendReceiver::Prepare() {
-  by_time_ = params_.duration > absl::ZeroDuration();
-  expected_ = by_time_ ? std::numeric_limits<uint64_t>::max()
-                       : params_.warmup_iterations + params_.iterations;
+  expected_ = params_.duration > absl::ZeroDuration()
+                  ? std::numeric_limits<uint64_t>::max()
+                  : params_.warmup_iterations + params_.iterations;
   received_ = 0;
   return PostMore();
 }
@@ -41,28 +41,65 @@ absl::Status SendReceiver::PollOnce() {
   return n > 0 ? PostMore() : absl::OkStatus();
 }
 
-absl::Status SendReceiver::Receive(int control) {
-  int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout + params_.duration);
+namespace {
+
+// The sender's counts, one a queue pair (a single queue pair's may come as `messages` alone).
+absl::Status ReadCounts(std::vector<SendReceiver>& receivers, int control) {
+  v1::ProbeHello told;
+  RETURN_IF_ERROR(net::RecvFrame(control, &told, absl::Now() + kControlTimeout));
+  if (told.messages_per_qp_size() == static_cast<int>(receivers.size())) {
+    for (size_t q = 0; q < receivers.size(); ++q) receivers[q].Expect(told.messages_per_qp(q));
+  } else if (receivers.size() == 1 && told.messages_per_qp_size() == 0) {
+    receivers[0].Expect(told.messages());
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("the sender told ", told.messages_per_qp_size(),
+                                                   " counts for ", receivers.size(),
+                                                   " queue pairs"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ReceiveAll(std::vector<SendReceiver>& receivers, int control,
+                        const ProbeParams& params) {
+  bool told = params.duration <= absl::ZeroDuration();  // by count each knows its count
+  int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout + params.duration);
   uint32_t idle = 0;
-  while (received_ < expected_) {
-    const uint64_t before = received_;
-    RETURN_IF_ERROR(PollOnce());
-    if (received_ != before) {
+  for (;;) {
+    bool progress = false, done = told;
+    for (auto& r : receivers) {
+      const uint64_t before = r.received();
+      RETURN_IF_ERROR(r.PollOnce());
+      progress = progress || r.received() != before;
+      done = done && r.done();
+    }
+    if (done) return absl::OkStatus();
+    if (progress) {
       deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
       continue;
     }
     if ((++idle & 1023) != 0) continue;
-    if (by_time_ && expected_ == std::numeric_limits<uint64_t>::max() && net::Readable(control)) {
-      v1::ProbeHello done;
-      RETURN_IF_ERROR(net::RecvFrame(control, &done, absl::Now() + kControlTimeout));
-      expected_ = done.messages();
+    if (!told && net::Readable(control)) {
+      RETURN_IF_ERROR(ReadCounts(receivers, control));
+      told = true;
     }
     if (current_cancel != nullptr && current_cancel->cancelled()) {
       return absl::CancelledError("probe cancelled");
     }
     if (NowNs() > deadline) return absl::DeadlineExceededError("receive: no message");
   }
-  return absl::OkStatus();
+}
+
+absl::Status TellSent(int control, const BwResult& result) {
+  v1::ProbeHello done;
+  uint64_t total = 0;
+  for (uint64_t n : result.sent) {
+    done.add_messages_per_qp(n);
+    total += n;
+  }
+  done.set_messages(total);
+  return net::SendFrame(control, done, absl::Now() + kControlTimeout);
 }
 
 namespace {
@@ -78,7 +115,7 @@ struct BwLoop {
   int64_t stop_ns = 0;
   std::vector<int64_t>* posted_ns = nullptr;
   std::vector<Completion>* completions = nullptr;
-  SendReceiver* receiver = nullptr;
+  std::vector<SendReceiver>* receivers = nullptr;
 };
 
 // Posts to queue pair `q` while it has room; by duration the post at the stop is its last.
@@ -128,7 +165,9 @@ absl::Status RunBwLoop(const std::vector<RdmaEndpoint*>& eps, const BwLoop& loop
       }
       progress = progress || n > 0;
     }
-    if (loop.receiver != nullptr) RETURN_IF_ERROR(loop.receiver->PollOnce());
+    if (loop.receivers != nullptr) {
+      for (auto& r : *loop.receivers) RETURN_IF_ERROR(r.PollOnce());
+    }
     if (progress) {
       deadline = NowNs() + slack();
     } else if ((++idle_polls & 4095) == 0 && NowNs() > deadline) {
@@ -149,7 +188,8 @@ uint64_t Sum(const std::vector<uint64_t>& v) {
 }  // namespace
 
 absl::Status MeasureBw(const std::vector<RdmaEndpoint*>& eps, RdmaVerb verb, uint64_t size,
-                       const ProbeParams& params, SendReceiver* receiver, BwResult* out) {
+                       const ProbeParams& params, std::vector<SendReceiver>* receivers,
+                       BwResult* out) {
   const bool by_time = params.duration > absl::ZeroDuration();
   uint64_t tx_depth = params.rdma.tx_depth ? params.rdma.tx_depth : kDefaultTxDepthBw;
   if (!by_time) tx_depth = std::min<uint64_t>(tx_depth, params.iterations);
@@ -159,7 +199,7 @@ absl::Status MeasureBw(const std::vector<RdmaEndpoint*>& eps, RdmaVerb verb, uin
   std::vector<uint64_t> warm(eps.size(), 0), measured(eps.size(), 0);
   if (params.warmup_iterations > 0) {
     BwLoop warmup{verb, size, static_cast<uint32_t>(tx_depth), cq_mod};
-    warmup.receiver = receiver;
+    warmup.receivers = receivers;
     RETURN_IF_ERROR(RunBwLoop(eps, warmup, params.warmup_iterations, &warm));
   }
   const bool one = eps.size() == 1;
@@ -173,9 +213,10 @@ absl::Status MeasureBw(const std::vector<RdmaEndpoint*>& eps, RdmaVerb verb, uin
   BwLoop loop{verb,        size,    static_cast<uint32_t>(tx_depth),
               cq_mod,      stop_ns, one && !by_time ? &posted_ns : nullptr,
               &completions};
-  loop.receiver = receiver;
+  loop.receivers = receivers;
   RETURN_IF_ERROR(RunBwLoop(eps, loop, bound, &measured));
-  out->sent = Sum(warm) + Sum(measured);
+  out->sent.assign(eps.size(), 0);
+  for (size_t q = 0; q < eps.size(); ++q) out->sent[q] = warm[q] + measured[q];
   int64_t last = started;
   for (const Completion& c : completions) last = std::max(last, c.time_ns);
   // By duration, from the start of the loop (what perftest -D divides by); by count, from the

@@ -17,7 +17,6 @@
 
 namespace fabricctl::probes {
 using namespace rdma_internal;  // NOLINT: this probe family's own helpers
-namespace {}                    // namespace
 
 v1::ProbeKind RdmaBwProbe::kind() const {
   return verb_ == RdmaVerb::kWrite  ? v1::RDMA_WRITE_BW
@@ -36,32 +35,6 @@ const char* RdmaBwProbe::title() const {
 }
 
 namespace {
-
-// Until every queue pair's receiver has every message of the size (several queue pairs: by
-// --iters only, CheckSupported), served in turn by one thread.
-absl::Status ReceiveAll(std::vector<SendReceiver>& receivers, int control) {
-  if (receivers.size() == 1) return receivers[0].Receive(control);
-  const int64_t deadline = NowNs() + absl::ToInt64Nanoseconds(size_timeout);
-  for (;;) {
-    bool done = true;
-    for (auto& r : receivers) {
-      RETURN_IF_ERROR(r.PollOnce());
-      done = done && r.done();
-    }
-    if (done) return absl::OkStatus();
-    if (current_cancel != nullptr && current_cancel->cancelled()) {
-      return absl::CancelledError("probe cancelled");
-    }
-    if (NowNs() > deadline) return absl::DeadlineExceededError("receive: no message");
-  }
-}
-
-// By duration the peer counts this side's SENDs until it has as many as this side says.
-absl::Status TellSent(int control, uint64_t sent) {
-  v1::ProbeHello done;
-  done.set_messages(sent);
-  return net::SendFrame(control, done, absl::Now() + kControlTimeout);
-}
 
 // How the queue pairs' flows are named: the driver's source-port rule, and whether they are to
 // be traced (then a flow that cannot be says why).
@@ -152,15 +125,15 @@ absl::Status RdmaBwProbe::Serve(net::UniqueFd connection, const v1::ProbeHello& 
         }
         RETURN_IF_ERROR(net::SendFrame(control, v1::ProbeWelcome(), absl::Now() + kControlTimeout));
         if (!params.rdma.bidirectional) {
-          return send ? ReceiveAll(receivers, control) : absl::OkStatus();
+          return send ? ReceiveAll(receivers, control, params) : absl::OkStatus();
         }
         // Both directions at once (perftest -b): this side runs the same loop towards the
-        // client, serving the client's SENDs between its own posts (SEND both ways: one queue
-        // pair, CheckSupported), and reports its own figures, which the client adds to its own.
+        // client, serving the client's SENDs between its own posts, and reports its own
+        // figures, which the client adds to its own.
         BwResult mine;
-        RETURN_IF_ERROR(MeasureBw(eps, verb_, size, params, send ? &receivers[0] : nullptr, &mine));
-        if (send && by_time) RETURN_IF_ERROR(TellSent(control, mine.sent));
-        if (send) RETURN_IF_ERROR(receivers[0].Receive(control));
+        RETURN_IF_ERROR(MeasureBw(eps, verb_, size, params, send ? &receivers : nullptr, &mine));
+        if (send && by_time) RETURN_IF_ERROR(TellSent(control, mine));
+        if (send) RETURN_IF_ERROR(ReceiveAll(receivers, control, params));
         v1::ProbeResult result;
         v1::BwPoint* b = result.add_bw();
         b->set_bw_avg_gbps(mine.point.bw_avg_gbps);
@@ -193,14 +166,17 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   run.setup = ep.Setup();
   if (params.rdma.bidirectional) run.setup.push_back({"Bidirectional", "ON (both sides summed)"});
   const bool both_sends = params.rdma.bidirectional && verb_ == RdmaVerb::kSend;
-  SendReceiver receiver(ep, params);       // bidirectional SEND: the server's messages to this side
   std::vector<RdmaEndpoint*> eps = {&ep};  // every queue pair (--qps)
   for (auto& more : session->more) eps.push_back(more.get());
+  std::vector<SendReceiver> receivers;  // bidirectional SEND: the server's messages to this side
+  if (both_sends) {
+    for (RdmaEndpoint* e : eps) receivers.emplace_back(*e, params);
+  }
   const int control = session->control.get();
   const FlowNaming naming{RuleOf(kSystem, device), DriverOf(kSystem, device), params.trace_flows};
   for (uint64_t size : params.sizes_bytes) {
-    if (both_sends) {
-      if (auto s = receiver.Prepare(); !s.ok()) return Finish(run, s);
+    for (auto& r : receivers) {
+      if (auto s = r.Prepare(); !s.ok()) return Finish(run, s);
     }
     if (auto s = Meet(control, size); !s.ok()) return Finish(run, s);
     // WRITE and SEND carry the data from this side: its port's retransmissions are the path's
@@ -208,7 +184,7 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
     const bool sender = verb_ != RdmaVerb::kRead;
     const auto before = sender ? ReadPortCounters(kSystem, device, port) : std::nullopt;
     BwResult mine;
-    if (auto s = MeasureBw(eps, verb_, size, params, both_sends ? &receiver : nullptr, &mine);
+    if (auto s = MeasureBw(eps, verb_, size, params, both_sends ? &receivers : nullptr, &mine);
         !s.ok()) {
       return Finish(run, s);
     }
@@ -225,8 +201,8 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
     // ways, this side then serves the server's until it has the count it is told.
     absl::Status s;
     if (verb_ == RdmaVerb::kSend && params.duration > absl::ZeroDuration())
-      s = TellSent(control, mine.sent);
-    if (s.ok() && both_sends) s = receiver.Receive(control);
+      s = TellSent(control, mine);
+    if (s.ok() && both_sends) s = ReceiveAll(receivers, control, params);
     if (s.ok() && params.rdma.bidirectional) s = AddServerHalf(control, &point);
     if (!s.ok()) return Finish(run, s);
     run.bw.push_back(point);

@@ -44,7 +44,8 @@ TEST_CASE("a device's rule comes from its driver in sysfs") {
   std::filesystem::create_symlink(bus + "bnxt_en",
                                   root + "/sys/devices/pci0000:00/0000:00:02.0/driver");
   std::filesystem::create_directories(ib + "mlx5_0");
-  std::filesystem::create_symlink(root + "/sys/devices/pci0000:00/0000:00:01.0", ib + "mlx5_0/device");
+  std::filesystem::create_symlink(root + "/sys/devices/pci0000:00/0000:00:01.0",
+                                  ib + "mlx5_0/device");
   std::filesystem::create_directories(ib + "bnxt_re0");
   std::filesystem::create_symlink(root + "/sys/devices/pci0000:00/0000:00:02.0",
                                   ib + "bnxt_re0/device");

@@ -289,12 +289,6 @@ inline absl::Status CheckSupported(const ProbeParams& p, bool bidirectional_ok) 
   if (p.rdma.queue_pairs > 1 && (p.kind == v1::RDMA_WRITE_LAT || p.kind == v1::RDMA_SEND_LAT)) {
     return absl::InvalidArgumentError("--qps: a latency probe uses one queue pair");
   }
-  if (p.rdma.queue_pairs > 1 && p.kind == v1::RDMA_SEND_BW &&
-      (p.rdma.bidirectional || p.duration > absl::ZeroDuration())) {
-    return absl::InvalidArgumentError(
-        "--qps with rdma_send_bw: by --iters and one way only (not yet by --duration or "
-        "--bidirectional)");
-  }
   // READ's data comes from the server's queue pairs: their paths would be traced from there.
   if (p.trace_flows && p.kind != v1::RDMA_WRITE_BW && p.kind != v1::RDMA_SEND_BW) {
     return absl::InvalidArgumentError(
