@@ -374,8 +374,9 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepCommandOptions* options, SweepFlag
                 "with two rails or more: each node's rails alone and then at once, and "
                 "node_bandwidth_limited where they do not add up");
   cmd->add_option("--flows", options->flows,
-                  "flows per tcp_bw pair probe, each from its own source port and its path "
-                  "traced (default: sweep.flows, else from topology.ecmp_paths; 1: one flow)");
+                  "flows per bandwidth pair probe (tcp_bw streams, RDMA queue pairs), each from "
+                  "its own source port and its path traced (default: sweep.flows, else from "
+                  "topology.ecmp_paths; 1: one flow)");
   cmd->add_option("--allreduce-group", options->allreduce_group_by,
                   "allreduce: one ring per value of this node label (rack, rail)");
   cmd->add_option("--allreduce-backend", options->allreduce_backend,

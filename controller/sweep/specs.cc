@@ -57,12 +57,13 @@ absl::StatusOr<v1::ProbeSpec> PairSpec(v1::ProbeKind kind, const v1::SweepReques
     p.tcp_streams = flows;
     p.trace_flows = true;
   }
-  // Each queue pair a flow of its own (RoCE v2 gives each its own UDP source port); WRITE's
-  // traced from the client, whose queue pairs carry its data (READ's data comes from the
-  // server's). rdma_send_bw by duration takes one queue pair.
-  if ((kind == v1::RDMA_WRITE_BW || kind == v1::RDMA_READ_BW) && flows > 1) {
+  // Each queue pair a flow of its own (RoCE v2 gives each its own UDP source port); WRITE's and
+  // SEND's traced from the client, whose queue pairs carry their data (READ's data comes from
+  // the server's).
+  if ((kind == v1::RDMA_WRITE_BW || kind == v1::RDMA_READ_BW || kind == v1::RDMA_SEND_BW) &&
+      flows > 1) {
     p.rdma.queue_pairs = flows;
-    p.trace_flows = kind == v1::RDMA_WRITE_BW;
+    p.trace_flows = kind != v1::RDMA_READ_BW;
   }
   p.rdma.device = config.probes().rdma_device();
   p.rdma.port = config.probes().rdma_port();

@@ -49,6 +49,40 @@ TEST_CASE("specs: defaults, the request's probes, and unknown probes refused") {
   CHECK(std::string(specs.status().message()).find("'no_such_probe'") != std::string::npos);
 }
 
+TEST_CASE("specs: flows from the fabric's equal-cost paths, and what each probe does with them") {
+  // k x (1 - 1/k)^N <= 0.05: the expected number of paths a pair's flows miss.
+  CHECK(DefaultFlows(0) == 1);
+  CHECK(DefaultFlows(1) == 1);
+  CHECK(DefaultFlows(2) == 6);
+  CHECK(DefaultFlows(4) == 16);
+  CHECK(DefaultFlows(8) == 39);
+  CHECK(DefaultFlows(16) == kMaxFlows);
+  v1::Config config = DefaultConfig();
+  config.mutable_topology()->set_ecmp_paths(2);
+  v1::SweepRequest request;
+  for (auto kind : {v1::TCP_BW, v1::RDMA_WRITE_BW, v1::RDMA_READ_BW, v1::RDMA_SEND_BW})
+    request.add_probes(kind);
+  auto specs = ResolveSpecs(request, config);
+  REQUIRE(specs.ok());
+  CHECK(specs->flows == 6);
+  REQUIRE(specs->specs.size() == 4);
+  CHECK(specs->specs[0].tcp().streams() == 6);
+  CHECK(specs->specs[0].tcp().trace_flows());
+  for (int i = 1; i < 4; ++i) {
+    CHECK(specs->specs[i].rdma().queue_pairs() == 6);
+    // READ's data comes from the server's queue pairs: traced from here it would be the wrong
+    // direction's path.
+    CHECK(specs->specs[i].rdma().trace_flows() == (specs->specs[i].kind() != v1::RDMA_READ_BW));
+  }
+  request.set_flows(1);  // one flow: untraced
+  specs = ResolveSpecs(request, config);
+  REQUIRE(specs.ok());
+  CHECK(specs->specs[0].tcp().streams() == 1);
+  CHECK_FALSE(specs->specs[0].tcp().trace_flows());
+  CHECK(specs->specs[1].rdma().queue_pairs() == 1);
+  CHECK_FALSE(specs->specs[1].rdma().trace_flows());
+}
+
 TEST_CASE("fleet and plan: unreachable nodes are left out of the plan") {
   FakeAgents agents;
   for (const char* n : {"a", "b", "c", "d"}) agents.Add(n);
