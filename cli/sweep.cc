@@ -308,6 +308,9 @@ int RunSweepCommand(const SweepCommandOptions& options, std::ostream& err) {
   // What the controller decided of a --max-age sweep: what it measured, and why.
   if (!report->sweep().max_age_decision().empty())
     err << "fabricctl sweep: " << report->sweep().max_age_decision() << "\n";
+  // The node-bandwidth stage's account: what it measured, or why it could not.
+  if (!report->sweep().node_bandwidth().empty())
+    err << "fabricctl sweep: " << report->sweep().node_bandwidth() << "\n";
   return Finish(*report, options.format, options.output, "sweep", err);
 }
 

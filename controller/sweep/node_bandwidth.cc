@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "controller/sweep/rails.h"
 
 namespace fabricctl::controller::sweep {
@@ -59,11 +60,30 @@ void Add(const std::map<Direction, float>& figures, std::map<Direction, Sums>& s
 
 }  // namespace
 
-bool NodeBandwidthAsked(const SweepContext& sweep) {
-  const bool asked = sweep.request.has_node_bandwidth() ? sweep.request.node_bandwidth()
-                                                        : sweep.config.sweep().node_bandwidth();
-  return asked && sweep.rails.size() >= 2 && sweep.specs.bw_index >= 0 &&
-         !sweep.plan.rounds.empty();
+NodeBandwidthPlan PlanNodeBandwidth(const SweepContext& sweep) {
+  NodeBandwidthPlan plan;
+  plan.asked = sweep.request.has_node_bandwidth() ? sweep.request.node_bandwidth()
+                                                  : sweep.config.sweep().node_bandwidth();
+  if (!plan.asked) return plan;
+  if (sweep.rails.size() < 2) {
+    plan.why_not = absl::StrCat("node bandwidth not measured: ", sweep.rails.size(),
+                                " rail(s); the stage loads two or more at once");
+  } else if (sweep.specs.bw_index < 0) {
+    plan.why_not = "node bandwidth not measured: the sweep runs no bandwidth probe";
+  } else if (sweep.plan.rounds.empty()) {
+    plan.why_not = "node bandwidth not measured: no pairs to measure";
+  }
+  return plan;
+}
+
+std::string DescribeNodeBandwidth(const std::vector<NodeBandwidthPair>& pairs, size_t rails) {
+  std::set<uint32_t> nodes;
+  for (const NodeBandwidthPair& p : pairs) {
+    nodes.insert(p.client);
+    nodes.insert(p.server);
+  }
+  return absl::StrCat("node bandwidth: ", nodes.size(), " node(s) in ", pairs.size(),
+                      " pair direction(s), each of ", rails, " rails alone and all at once");
 }
 
 std::vector<NodeBandwidthPair> MeasureNodeBandwidth(AgentClient& agents, SweepContext& sweep,

@@ -1,6 +1,7 @@
 #ifndef FABRICCTL_CONTROLLER_SWEEP_NODE_BANDWIDTH_H_
 #define FABRICCTL_CONTROLLER_SWEEP_NODE_BANDWIDTH_H_
 
+#include <string>
 #include <vector>
 
 #include "controller/sweep/agent_client.h"
@@ -10,9 +11,18 @@
 
 namespace fabricctl::controller::sweep {
 
-// Whether the sweep runs the node-bandwidth stage: asked (the request, else sweep.node_bandwidth)
-// and two rails or more to load at once.
-bool NodeBandwidthAsked(const SweepContext& sweep);
+// Whether the node-bandwidth stage was asked (the request, else sweep.node_bandwidth), and where
+// it was but cannot run (fewer than two rails to load at once, no bandwidth probe, no pairs),
+// why: SweepInfo.node_bandwidth says so.
+struct NodeBandwidthPlan {
+  bool asked = false;
+  std::string why_not;
+  bool runs() const { return asked && why_not.empty(); }
+};
+NodeBandwidthPlan PlanNodeBandwidth(const SweepContext& sweep);
+
+// What the stage measured, for SweepInfo.node_bandwidth.
+std::string DescribeNodeBandwidth(const std::vector<NodeBandwidthPair>& pairs, size_t rails);
 
 // The node-bandwidth stage: in the plan's first two rounds (each node with two peers under full
 // or topology pairing), each pair's client sends to its server with the sweep's bandwidth probe

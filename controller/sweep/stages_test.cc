@@ -122,6 +122,21 @@ TEST_CASE("a healthy fleet: every pair once, no finding, servers stopped") {
   CHECK(h.fake->OpenServers() == 0);
 }
 
+TEST_CASE("node bandwidth asked of nodes with one rail: the report says it was not measured") {
+  Harness h("node_bandwidth_one_rail", {"a", "b", "c"},
+            [](SweepOptions& o) { o.config.mutable_sweep()->set_node_bandwidth(true); });
+  auto report = h.Sweep();
+  REQUIRE(report.ok());
+  CHECK(report->sweep().node_bandwidth() ==
+        "node bandwidth not measured: 1 rail(s); the stage loads two or more at once");
+  CHECK(report->findings_size() == 0);
+  // Not asked: nothing said.
+  Harness quiet("node_bandwidth_not_asked", {"a", "b"});
+  report = quiet.Sweep();
+  REQUIRE(report.ok());
+  CHECK(report->sweep().node_bandwidth().empty());
+}
+
 TEST_CASE("a dead agent: node_unreachable, its pairs never measured") {
   Harness h("dead", {"a", "b", "c", "d"});
   h.fake->Kill("c");
