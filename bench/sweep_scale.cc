@@ -5,6 +5,7 @@
 //   bazel run -c opt //bench:sweep_scale -- 1024 4096
 //   bazel run -c opt //bench:sweep_scale -- topology 16384   # leaves of 32 under spines of 16
 //   bazel run -c opt //bench:sweep_scale -- rails=8 16384     # the same on 8 rails, one NIC slow
+//   bazel run -c opt //bench:sweep_scale -- ecmp=4 4096        # 4 spines, 16 traced flows a pair
 //
 // With `topology`, the plan is --pairing topology's and one leaf's uplink is slow as well as
 // the stragglers: the analysis must name that uplink and the stragglers, nothing else.
@@ -237,12 +238,87 @@ int RunRails(uint32_t n, uint32_t rails) {
   return correct ? 0 : 1;
 }
 
+// The topology plan over n nodes in leaves of 32, every leaf with one link to each of `spines`
+// spines (equal-cost paths), each pair measured both ways with 16 flows (sweep --flows' default
+// for 4 paths), each hashed onto a spine at random and traced; one leaf-spine link carries its
+// flows at 40 %. The analysis must name that link (slow_ecmp_link) and nothing else.
+int RunEcmp(uint32_t n, uint32_t spines) {
+  constexpr uint32_t kFlows = 16, kLeafSize = 32;
+  std::mt19937 random(n + spines);
+  std::normal_distribution<float> noise(0.0f, 0.3f);
+  std::uniform_int_distribution<uint32_t> spine_of(0, spines - 1);
+  std::vector<std::vector<int32_t>> groups(2, std::vector<int32_t>(n));
+  for (uint32_t i = 0; i < n; ++i) {
+    groups[0][i] = static_cast<int32_t>(i / kLeafSize);
+    groups[1][i] = 0;  // every leaf under every spine: one spine group
+  }
+  const auto rounds = fabricctl::controller::TopologyRounds(n, groups);
+  AnalysisInput in = PlacedNodes(n, groups);
+  const uint32_t leaves = (n + kLeafSize - 1) / kLeafSize;
+  for (uint32_t l = 0; l < leaves; ++l) in.routers.push_back("leaf-" + std::to_string(l));
+  for (uint32_t s = 0; s < spines; ++s) in.routers.push_back("spine-" + std::to_string(s));
+  const uint32_t slow_leaf = 1, slow_spine = 2 % spines;
+  // A flow from leaf a to leaf b through spine s: 25 Gb/s, 40 % of it across the slow link.
+  auto flow = [&](uint32_t pair, bool reverse, uint32_t a, uint32_t b) {
+    fabricctl::controller::FlowInput f;
+    f.pair = pair;
+    f.reverse = reverse;
+    f.complete = true;
+    float bw = 25.0f + noise(random);
+    if (a == b) {
+      f.hops = {static_cast<int32_t>(a)};
+    } else {
+      const uint32_t s = spine_of(random);
+      f.hops = {static_cast<int32_t>(a), static_cast<int32_t>(leaves + s), static_cast<int32_t>(b)};
+      if (s == slow_spine && (a == slow_leaf || b == slow_leaf)) bw *= 0.4f;
+    }
+    f.bw_gbps = bw;
+    in.flows.push_back(std::move(f));
+    return bw;
+  };
+  for (const auto& round : rounds) {
+    for (const auto& p : round) {
+      PairInput pair;
+      pair.client = p.first;
+      pair.server = p.second;
+      const auto index = static_cast<uint32_t>(in.pairs.size());
+      const auto a = static_cast<uint32_t>(groups[0][p.first]);
+      const auto b = static_cast<uint32_t>(groups[0][p.second]);
+      float forward = 0, reverse = 0;
+      for (uint32_t i = 0; i < kFlows; ++i) forward += flow(index, false, a, b);
+      for (uint32_t i = 0; i < kFlows; ++i) reverse += flow(index, true, b, a);
+      pair.forward.bw_gbps = forward;
+      pair.reverse.bw_gbps = reverse;
+      in.pairs.push_back(pair);
+    }
+  }
+  in.thresholds = fabricctl::DefaultConfig().thresholds();
+  in.bandwidth_probe = "rdma_write_bw";
+  auto t1 = std::chrono::steady_clock::now();
+  const auto result = Analyze(in);
+  const double analyse_s = Since(t1);
+  std::set<std::string> found;
+  for (const auto& f : result.findings) found.insert(f.kind() + ":" + f.node() + f.device());
+  const std::string link =
+      "leaf-" + std::to_string(slow_leaf) + " - spine-" + std::to_string(slow_spine);
+  const bool correct = found == std::set<std::string>{"slow_ecmp_link:" + link};
+  std::string names;
+  for (const auto& k : found) names += " " + k;
+  std::printf(
+      "ecmp %u spines x topology nodes %5u  pairs %7zu  flows %8zu  analysis %6.2f s  peak RSS "
+      "%7.1f MiB  findings %zu (%s)%s\n",
+      spines, n, in.pairs.size(), in.flows.size(), analyse_s, PeakRssMiB(), result.findings.size(),
+      correct ? "exactly the planted fault" : "NOT the planted fault",
+      correct ? "" : names.c_str());
+  return correct ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int status = 0;
   bool topology = false;
-  uint32_t rails = 0;
+  uint32_t rails = 0, spines = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "topology") {
@@ -253,8 +329,15 @@ int main(int argc, char** argv) {
       rails = static_cast<uint32_t>(std::atoi(arg.c_str() + 6));
       continue;
     }
+    if (arg.rfind("ecmp=", 0) == 0) {
+      spines = static_cast<uint32_t>(std::atoi(arg.c_str() + 5));
+      continue;
+    }
     const auto n = static_cast<uint32_t>(std::atoi(argv[i]));
-    status |= rails > 0 ? RunRails(n, rails) : topology ? RunTopology(n) : Run(n);
+    status |= spines > 0  ? RunEcmp(n, spines)
+              : rails > 0 ? RunRails(n, rails)
+              : topology  ? RunTopology(n)
+                          : Run(n);
   }
   if (argc < 2) status = Run(1024);
   return status;
