@@ -28,13 +28,19 @@ capability = re.compile(r"ABSL_[A-Z_]*(GUARDED_BY|LOCKS?_|LOCKABLE|LOCK_FUNCTION
                         r"THREAD_SAFETY)|absl::Mutex|MutexLock|absl::CondVar")
 include = re.compile(r'#include "([^"]+)"')
 text = {f: open(f, errors="ignore").read() for f in listed if os.path.isfile(f)}
-memo = {}
-def names_capability(f, path=()):
-    if f not in memo:
-        memo[f] = bool(capability.search(text[f])) or any(
-            names_capability(i, path + (f,))
-            for i in include.findall(text[f]) if i in text and i not in path)
-    return memo[f]
+names = {f: bool(capability.search(t)) for f, t in text.items()}
+includes = {f: [i for i in include.findall(t) if i in text] for f, t in text.items()}
+def names_capability(root):  # the file and every project header it reaches
+    seen, todo = {root}, [root]
+    while todo:
+        f = todo.pop()
+        if names[f]:
+            return True
+        for i in includes[f]:
+            if i not in seen:
+                seen.add(i)
+                todo.append(i)
+    return False
 for f in listed:
     if f.endswith(".cc") and names_capability(f):
         print(f)

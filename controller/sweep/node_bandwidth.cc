@@ -77,6 +77,7 @@ NodeBandwidthPlan PlanNodeBandwidth(const SweepContext& sweep) {
 }
 
 std::string DescribeNodeBandwidth(const std::vector<NodeBandwidthPair>& pairs, size_t rails) {
+  if (pairs.empty()) return "node bandwidth: no pair measured on every rail, alone and at once";
   std::set<uint32_t> nodes;
   for (const NodeBandwidthPair& p : pairs) {
     nodes.insert(p.client);

@@ -518,10 +518,10 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
   if (!stopping_) sweep::AskLinkWatch(*agents_, fleet, options_.inventory_timeout);
   v1::Report report = MakeReport(sweep);
   if (node_bandwidth.asked) {
-    report.mutable_sweep()->set_node_bandwidth(
-        node_bandwidth.runs()
-            ? sweep::DescribeNodeBandwidth(sweep.node_bandwidth, sweep.rails.size())
-            : node_bandwidth.why_not);
+    std::string said = node_bandwidth.why_not;
+    if (said.empty() && stopping_) said = "node bandwidth not measured: the sweep was stopped";
+    if (said.empty()) said = sweep::DescribeNodeBandwidth(sweep.node_bandwidth, sweep.rails.size());
+    report.mutable_sweep()->set_node_bandwidth(said);
   }
   RememberDrains(report, BreakerWindow(config), options_.now());
   NoteFlaps(fleet.WatchFindings(), &report);

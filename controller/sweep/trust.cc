@@ -17,7 +17,7 @@ namespace {
 using google::protobuf::util::TimeUtil;
 
 constexpr uint32_t kMaxGpus = 64;
-// A flow's trace: at most the TTLs the agents try (probes/tcp/trace.h), with room.
+// A flow's trace: at most the TTLs the agents try (probes/trace/path.h), with room.
 constexpr int kMaxHops = 64;
 
 std::string Bounded(const std::string& text, size_t max) {

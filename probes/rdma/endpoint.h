@@ -70,6 +70,8 @@ class RdmaEndpoint {
   // "rxe0:1".
   std::string label() const;
   const std::string& device_name() const { return device_name_; }
+  uint32_t port() const { return port_; }
+  int gid_index() const { return gid_index_; }
   // Whether the GID in use is RoCE v2's (UDP/IP, port 4791).
   bool roce_v2() const { return roce_v2_; }
   // Where the buffers are: "host", or the GPU memory's label ("gpu 0 (dma-buf)").

@@ -69,11 +69,13 @@ std::vector<Flow> QpFlows(const std::vector<RdmaEndpoint*>& eps,
       f.source = absl::StrCat(eps[q]->label(), " qp ", mine.qpn());
       f.destination = peer != nullptr ? absl::StrCat("qp ", peer->qpn()) : "";
       if (naming.trace) {
-        f.trace_note = !eps[q]->roce_v2() || !source || !destination
-                           ? "not traced: not RoCE v2 over IPv4"
-                           : absl::StrCat("not traced: the UDP source port of driver '",
-                                          naming.driver.empty() ? "unknown" : naming.driver,
-                                          "''s queue pairs is not known");
+        f.trace_note =
+            peer == nullptr ? "not traced: the server sent no queue pair for it"
+            : !eps[q]->roce_v2() || !source || !destination
+                ? "not traced: not RoCE v2 over IPv4"
+                : absl::StrCat("not traced: the UDP source port of the queue pairs of driver ",
+                               naming.driver.empty() ? "(unknown)" : naming.driver,
+                               " is not known");
       }
     }
     f.bw_gbps = q < gbps.size() ? gbps[q] : 0;
@@ -209,7 +211,11 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
   }
   EndSession(session->control.get());
   run.elapsed_s = absl::ToDoubleSeconds(absl::Now() - started);
-  if (params.trace_flows && !run.bw.empty()) TraceFlows(run.bw.back().flows, params.cancel);
+  if (params.trace_flows && !run.bw.empty()) {
+    // The datagrams leave by the interface the queue pairs' packets do: the GID's.
+    TraceFlows(run.bw.back().flows, params.cancel,
+               GidNetdev(kSystem, ep.device_name(), ep.port(), ep.gid_index()));
+  }
   return Finish(run, absl::OkStatus());
 }
 

@@ -5,9 +5,11 @@
 namespace fabricctl::probes {
 namespace {
 
-// Drivers whose RC queue pairs take their UDP source port from the kernel's flow-label rule.
-constexpr const char* kFlowLabelDrivers[] = {"mlx5_core", "irdma", "hns_roce_hw_v2", "mana",
-                                             "mana_ib",   "ionic", "ionic_rdma"};
+// The drivers of the PCI functions under RDMA devices whose RC queue pairs take their UDP source
+// port from the kernel's flow-label rule: mlx5 (mlx5_core), irdma (on ice), hns_roce (on hns3),
+// mana_ib (on mana), ionic_rdma (on ionic). The RDMA device's parent is the PCI function, so its
+// driver is the Ethernet one.
+constexpr const char* kFlowLabelDrivers[] = {"mlx5_core", "ice", "hns3", "mana", "ionic"};
 
 }  // namespace
 
@@ -58,6 +60,14 @@ std::optional<uint16_t> RoceSourcePort(SourcePortRule rule, uint32_t local_qpn,
       break;
   }
   return std::nullopt;
+}
+
+std::string GidNetdev(const SysfsRoot& sys, const std::string& device, uint32_t port,
+                      int gid_index) {
+  if (gid_index < 0) return "";
+  const auto netdev = sys.ReadTrimmed(absl::StrCat("/sys/class/infiniband/", device, "/ports/",
+                                                   port, "/gid_attrs/ndevs/", gid_index));
+  return netdev.ok() ? *netdev : "";
 }
 
 std::optional<std::string> Ipv4OfGid(const std::string& gid) {

@@ -14,13 +14,14 @@ namespace fabricctl::probes {
 //  - kQpnHash: soft-RoCE (rxe, drivers/infiniband/sw/rxe/rxe_qp.c): 0xC000 + hash_32(QPN, 14),
 //    fixed when the queue pair is created;
 //  - kFlowLabel: the kernel's rdma_get_udp_sport (mlx5's mlx5_set_path_udp_sport, irdma, hns,
-//    mana, ionic): the path's flow label, or where it is 0 (as here) rdma_calc_flow_label of the
-//    two queue pair numbers, folded into 0xC000..0xFFFF by rdma_flow_label_to_udp_sport;
+//    mana, ionic; their PCI functions' drivers mlx5_core, ice, hns3, mana, ionic): the flow label,
+//    or where it is 0 (as here) rdma_calc_flow_label of the two queue pair numbers, folded into
+//    0xC000..0xFFFF by rdma_flow_label_to_udp_sport;
 //  - kUnknown: any other driver; its flows are not traced.
 enum class SourcePortRule { kUnknown, kQpnHash, kFlowLabel };
 
 // The rule of an RDMA device's driver, from sysfs: rxe has a "parent" attribute and no PCI
-// device; the others by the name of their device's driver.
+// device; the others by the driver of the PCI function their device hangs from.
 SourcePortRule RuleOf(const SysfsRoot& sys, const std::string& device);
 // The driver's name as the rule was chosen ("rxe", "mlx5_core", ...), for notes.
 std::string DriverOf(const SysfsRoot& sys, const std::string& device);
@@ -33,6 +34,11 @@ uint16_t QpnHashSourcePort(uint32_t qpn);
 // The source port of a queue pair's packets to `remote_qpn`, where the rule is known.
 std::optional<uint16_t> RoceSourcePort(SourcePortRule rule, uint32_t local_qpn,
                                        uint32_t remote_qpn);
+
+// The netdev a port's GID is on (sysfs gid_attrs/ndevs), where there is one: the interface its
+// RoCE packets leave by.
+std::string GidNetdev(const SysfsRoot& sys, const std::string& device, uint32_t port,
+                      int gid_index);
 
 // The IPv4 address of an IPv4-mapped GID (::ffff:a.b.c.d, 16 bytes), where it is one.
 std::optional<std::string> Ipv4OfGid(const std::string& gid);

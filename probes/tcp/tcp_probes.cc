@@ -438,7 +438,12 @@ ProbeRun TcpBwProbe::Run(const ProbeParams& params, const ServerAddress& server)
     }
     run.bw.push_back(*std::move(point));
   }
-  if (params.trace_flows && !run.bw.empty()) TraceFlows(run.bw.back().flows, params.cancel);
+  // The traces leave as the streams did: by the rail's interface where the socket could be
+  // bound to it (TcpDevice), else by the routes from its address.
+  if (params.trace_flows && !run.bw.empty()) {
+    const bool bound = !params.netdev.empty() && net::CanBindToDevice(params.netdev);
+    TraceFlows(run.bw.back().flows, params.cancel, bound ? params.netdev : "");
+  }
   run.outcome = Outcome::kOk;
   run.elapsed_s = absl::ToDoubleSeconds(absl::Now() - started);
   return run;

@@ -9,7 +9,8 @@
 
 namespace fabricctl::probes {
 
-void TraceFlows(std::vector<Flow>& flows, const Cancellation* cancel) {
+void TraceFlows(std::vector<Flow>& flows, const Cancellation* cancel,
+                const std::string& interface) {
   constexpr absl::Duration kAllFlows = absl::Seconds(10);
   const absl::Time deadline = absl::Now() + kAllFlows;
   for (Flow& f : flows) {
@@ -22,9 +23,9 @@ void TraceFlows(std::vector<Flow>& flows, const Cancellation* cancel) {
       continue;
     }
     if (f.protocol == "roce") {
-      TraceRoceFlow(f, limits, cancel);
+      TraceRoceFlow(f, limits, cancel, interface);
     } else {
-      TraceTcpFlow(f, limits, cancel);
+      TraceTcpFlow(f, limits, cancel, interface);
     }
   }
   RouterNames().Name(flows);

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <resolv.h>
 
+#include <algorithm>
 #include <fstream>
 #include <utility>
 
@@ -34,7 +35,7 @@ void RouterNames::Name(std::vector<Flow>& flows) {
 std::string RouterNames::NameOf(const std::string& address) {
   if (auto it = cache_.find(address); it != cache_.end()) return it->second;
   std::string name = FromHostsFile(address);
-  if (name.empty() && absl::Now() < deadline_) name = FromDns(address);
+  if (name.empty()) name = FromDns(address);
   if (cache_.size() < kMaxNames) cache_[address] = name;
   return name;
 }
@@ -66,11 +67,19 @@ std::string RouterNames::FromDns(const std::string& address) {
   if (::res_ninit(&state) != 0) return "";
   state.retrans = 1;  // seconds a try
   state.retry = 1;    // one try a server
-  unsigned char answer[NS_PACKETSZ];
-  const int length = ::res_nquery(&state, query.c_str(), ns_c_in, ns_t_ptr, answer, sizeof(answer));
   std::string name;
+  // A query may take a second for each name server: only where that is left of the budget.
+  if (absl::Now() + absl::Seconds(std::max(1, state.nscount)) > deadline_) {
+    ::res_nclose(&state);
+    return name;
+  }
+  // res_nquery returns the answer's whole length even where it did not fit: at most the buffer.
+  std::vector<unsigned char> answer(NS_MAXMSG);
+  const int length = std::min<int>(::res_nquery(&state, query.c_str(), ns_c_in, ns_t_ptr,
+                                                answer.data(), static_cast<int>(answer.size())),
+                                   static_cast<int>(answer.size()));
   ns_msg message;
-  if (length > 0 && ::ns_initparse(answer, length, &message) == 0) {
+  if (length > 0 && ::ns_initparse(answer.data(), length, &message) == 0) {
     for (int i = 0; i < ns_msg_count(message, ns_s_an) && name.empty(); ++i) {
       ns_rr record;
       char text[NS_MAXDNAME];

@@ -11,9 +11,9 @@
 namespace fabricctl::probes {
 
 // Names for the routers of traced flows, each address looked up once: the hosts file first,
-// then a reverse (PTR) query with one try of one second for each name server, all of them
-// within `budget` (a host whose name servers do not answer costs the budget, not a probe's
-// deadline). An address with no name keeps none; the analysis then knows the router by it.
+// then a reverse (PTR) query with one try of one second for each name server, asked only while
+// that much is left of `budget` (a host whose name servers do not answer costs the budget, not a
+// probe's deadline). An address with no name keeps none; the analysis then knows the router by it.
 class RouterNames {
  public:
   explicit RouterNames(absl::Duration budget = absl::Seconds(3),

@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -52,6 +54,15 @@ bool ReadQueuedError(int fd, const sockaddr_in& destination, HopAnswer* answer,
     return true;
   }
   return false;
+}
+
+std::string BindToInterface(int fd, const std::string& interface) {
+  if (interface.empty()) return "";
+  if (::setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, interface.c_str(),
+                   static_cast<socklen_t>(interface.size())) != 0) {
+    return absl::StrCat("SO_BINDTODEVICE ", interface, ": ", std::strerror(errno));
+  }
+  return "";
 }
 
 bool SplitAddress(const std::string& text, std::string* ip, uint16_t* port) {

@@ -43,10 +43,15 @@ void TracePath(Flow& flow, const TraceLimits& limits, const Cancellation* cancel
                const TtlProbe& probe);
 
 // The flows' paths one after another ("tcp" flows by TraceTcpFlow, "roce" by TraceRoceFlow),
-// within 10 s for them all (a fabric whose routers do not answer costs each flow its silent
-// hops' waits, not more), then their routers named (names.h). A flow that already has a
-// trace_note (why it cannot be traced) is left as it is.
-void TraceFlows(std::vector<Flow>& flows, const Cancellation* cancel);
+// leaving by `interface` (empty: the routing table's), within 10 s for them all (a fabric whose
+// routers do not answer costs each flow its silent hops' waits, not more), then their routers
+// named (names.h). A flow that already has a trace_note (why it cannot be traced) is left as
+// it is.
+void TraceFlows(std::vector<Flow>& flows, const Cancellation* cancel,
+                const std::string& interface = "");
+
+// SO_BINDTODEVICE to `interface` (nothing when empty): "" or what failed.
+std::string BindToInterface(int fd, const std::string& interface);
 
 // The ICMP error queued on a socket with IP_RECVERR, if any: a router's time exceeded, the
 // destination reached (an error from `destination` itself), or another ICMP error. `quoted`,

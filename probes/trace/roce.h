@@ -1,6 +1,8 @@
 #ifndef FABRICCTL_PROBES_TRACE_ROCE_H_
 #define FABRICCTL_PROBES_TRACE_ROCE_H_
 
+#include <string>
+
 #include "probes/common/cancel.h"
 #include "probes/common/result.h"
 #include "probes/trace/path.h"
@@ -15,8 +17,11 @@ namespace fabricctl::probes {
 // TTL draws no answer, a TCP SYN to the destination's port 4791 with the same TTL asks whether
 // that TTL reaches the destination (a reset or a connection: equal-cost paths are equally long,
 // whichever one the SYN is hashed onto). A destination that answers the datagram itself (ICMP
-// port unreachable: no RoCE there) is reached too. Needs no privilege.
-void TraceRoceFlow(Flow& flow, const TraceLimits& limits, const Cancellation* cancel);
+// port unreachable: no RoCE there) is reached too. `interface` (the queue pair's netdev; empty:
+// the routing table's) is the one the datagrams and SYNs leave by (SO_BINDTODEVICE, which needs
+// CAP_NET_RAW). A silent hop waits half its time for the datagram and half for the SYN.
+void TraceRoceFlow(Flow& flow, const TraceLimits& limits, const Cancellation* cancel,
+                   const std::string& interface = "");
 
 }  // namespace fabricctl::probes
 

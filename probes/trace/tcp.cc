@@ -13,7 +13,7 @@
 namespace fabricctl::probes {
 
 HopAnswer SynAtTtl(const sockaddr_in& source, const sockaddr_in& destination, uint32_t ttl,
-                   absl::Duration wait) {
+                   absl::Duration wait, const std::string& interface) {
   HopAnswer answer;
   net::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd.valid())
@@ -26,6 +26,8 @@ HopAnswer SynAtTtl(const sockaddr_in& source, const sockaddr_in& destination, ui
       ::setsockopt(fd.get(), IPPROTO_IP, IP_RECVERR, &on, sizeof(on)) != 0) {
     return {HopAnswer::Kind::kError, "", absl::StrCat("setsockopt: ", std::strerror(errno))};
   }
+  if (std::string error = BindToInterface(fd.get(), interface); !error.empty())
+    return {HopAnswer::Kind::kError, "", error};
   if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&source), sizeof(source)) != 0) {
     return {HopAnswer::Kind::kError, "",
             absl::StrCat("bind to the flow's port: ", std::strerror(errno))};
@@ -55,7 +57,8 @@ HopAnswer SynAtTtl(const sockaddr_in& source, const sockaddr_in& destination, ui
   }
 }
 
-void TraceTcpFlow(Flow& flow, const TraceLimits& limits, const Cancellation* cancel) {
+void TraceTcpFlow(Flow& flow, const TraceLimits& limits, const Cancellation* cancel,
+                  const std::string& interface) {
   sockaddr_in source{}, destination{};
   for (const auto& [text, address] :
        {std::pair{&flow.source, &source}, std::pair{&flow.destination, &destination}}) {
@@ -67,7 +70,7 @@ void TraceTcpFlow(Flow& flow, const TraceLimits& limits, const Cancellation* can
     }
   }
   TracePath(flow, limits, cancel, [&](uint32_t ttl, absl::Duration wait) {
-    return SynAtTtl(source, destination, ttl, wait);
+    return SynAtTtl(source, destination, ttl, wait, interface);
   });
 }
 

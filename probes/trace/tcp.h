@@ -3,6 +3,8 @@
 
 #include <netinet/in.h>
 
+#include <string>
+
 #include "probes/common/cancel.h"
 #include "probes/common/result.h"
 #include "probes/trace/path.h"
@@ -16,12 +18,14 @@ namespace fabricctl::probes {
 // error queue (SO_EE_OFFENDER); a connection, a refusal or an ICMP from the destination itself
 // ends the trace (flow.traced). Needs no privilege. The flow's own connection must be gone
 // (closed with a reset, as tcp_bw closes its streams), or its port cannot be bound again.
-void TraceTcpFlow(Flow& flow, const TraceLimits& limits, const Cancellation* cancel);
+// `interface` (empty: the routing table's) is the one the SYNs leave by (SO_BINDTODEVICE).
+void TraceTcpFlow(Flow& flow, const TraceLimits& limits, const Cancellation* cancel,
+                  const std::string& interface = "");
 
 // One SYN from `source` (port 0: any) to `destination` with the given TTL, and what answered
 // within `wait`: a router, the destination (a connection or a refusal), or nothing.
 HopAnswer SynAtTtl(const sockaddr_in& source, const sockaddr_in& destination, uint32_t ttl,
-                   absl::Duration wait);
+                   absl::Duration wait, const std::string& interface);
 
 }  // namespace fabricctl::probes
 

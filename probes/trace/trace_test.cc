@@ -131,6 +131,28 @@ TEST_CASE("Flows are traced through a router with their own 5-tuple") {
     REQUIRE(f.hops.size() == 1);
     CHECK(f.hops[0].address.empty());
   }
+  SECTION("bound to the flow's interface; an interface that is not there ends it with why") {
+    REQUIRE(net.Enter("a"));
+    Flow f = RoceFlow();
+    TraceRoceFlow(f, limits, nullptr, net.ns("a0"));
+    INFO(f.trace_note);
+    CHECK(f.traced);
+    CHECK(f.hops.size() == 1);
+    TraceRoceFlow(f, limits, nullptr, "nosuch0");
+    CHECK_FALSE(f.traced);
+    CHECK(f.trace_note == "TTL 1: SO_BINDTODEVICE nosuch0: No such device");
+  }
+  SECTION("a port another socket holds is not shared: the trace says so") {
+    REQUIRE(net.Enter("a"));
+    net::UniqueFd holder(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    sockaddr_in held{};
+    REQUIRE(ParseEndpoint("203.0.113.1:49999", &held));
+    REQUIRE(::bind(holder.get(), reinterpret_cast<const sockaddr*>(&held), sizeof(held)) == 0);
+    Flow f = RoceFlow();
+    TraceRoceFlow(f, limits, nullptr);
+    CHECK_FALSE(f.traced);
+    CHECK(f.trace_note == "TTL 1: bind to the flow's port: Address already in use");
+  }
   SECTION("a TCP flow: the destination's reset ends it") {
     REQUIRE(net.Enter("a"));
     Flow f;
