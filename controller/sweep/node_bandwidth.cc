@@ -76,7 +76,15 @@ NodeBandwidthPlan PlanNodeBandwidth(const SweepContext& sweep) {
   return plan;
 }
 
-std::string DescribeNodeBandwidth(const std::vector<NodeBandwidthPair>& pairs, size_t rails) {
+std::string RunNodeBandwidth(AgentClient& agents, SweepContext& sweep,
+                             const RoundSettings& settings) {
+  const NodeBandwidthPlan plan = PlanNodeBandwidth(sweep);
+  if (!plan.runs()) return plan.why_not;
+  if (settings.stop != nullptr && settings.stop->load())
+    return "node bandwidth not measured: the sweep was stopped";
+  sweep.node_bandwidth = MeasureNodeBandwidth(agents, sweep, settings);
+  const std::vector<NodeBandwidthPair>& pairs = sweep.node_bandwidth;
+  const size_t rails = sweep.rails.size();
   if (pairs.empty()) return "node bandwidth: no pair measured on every rail, alone and at once";
   std::set<uint32_t> nodes;
   for (const NodeBandwidthPair& p : pairs) {

@@ -21,8 +21,10 @@ struct NodeBandwidthPlan {
 };
 NodeBandwidthPlan PlanNodeBandwidth(const SweepContext& sweep);
 
-// What the stage measured, for SweepInfo.node_bandwidth.
-std::string DescribeNodeBandwidth(const std::vector<NodeBandwidthPair>& pairs, size_t rails);
+// The stage where it was asked: measured into sweep.node_bandwidth unless it cannot run or the
+// sweep is stopping, and what it did or why not (SweepInfo.node_bandwidth); "" when not asked.
+std::string RunNodeBandwidth(AgentClient& agents, SweepContext& sweep,
+                             const RoundSettings& settings);
 
 // The node-bandwidth stage: in the plan's first two rounds (each node with two peers under full
 // or topology pairing), each pair's client sends to its server with the sweep's bandwidth probe

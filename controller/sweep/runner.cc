@@ -511,18 +511,11 @@ absl::StatusOr<v1::Report> SweepRunner::RunStages(
                             std::move(baseline)};
   RETURN_IF_ERROR(Measure(sweep));
   // Every rail of a node at once, against each alone (docs/sweep.md "Every rail at once").
-  const sweep::NodeBandwidthPlan node_bandwidth = sweep::PlanNodeBandwidth(sweep);
-  if (node_bandwidth.runs() && !stopping_)
-    sweep.node_bandwidth = sweep::MeasureNodeBandwidth(*agents_, sweep, settings);
+  const std::string node_bandwidth = sweep::RunNodeBandwidth(*agents_, sweep, settings);
   // What the links did meanwhile: a flap during a slow measurement explains it.
   if (!stopping_) sweep::AskLinkWatch(*agents_, fleet, options_.inventory_timeout);
   v1::Report report = MakeReport(sweep);
-  if (node_bandwidth.asked) {
-    std::string said = node_bandwidth.why_not;
-    if (said.empty() && stopping_) said = "node bandwidth not measured: the sweep was stopped";
-    if (said.empty()) said = sweep::DescribeNodeBandwidth(sweep.node_bandwidth, sweep.rails.size());
-    report.mutable_sweep()->set_node_bandwidth(said);
-  }
+  report.mutable_sweep()->set_node_bandwidth(node_bandwidth);
   RememberDrains(report, BreakerWindow(config), options_.now());
   NoteFlaps(fleet.WatchFindings(), &report);
   // What the measurements earned each node (known-good), once every finding is in.
