@@ -31,15 +31,15 @@ text = {f: open(f, errors="ignore").read() for f in listed if os.path.isfile(f)}
 names = {f: bool(capability.search(t)) for f, t in text.items()}
 includes = {f: [i for i in include.findall(t) if i in text] for f, t in text.items()}
 def names_capability(root):  # the file and every project header it reaches
-    seen, todo = {root}, [root]
-    while todo:
-        f = todo.pop()
+    seen, pending = {root}, [root]
+    while pending:
+        f = pending.pop()
         if names[f]:
             return True
         for i in includes[f]:
             if i not in seen:
                 seen.add(i)
-                todo.append(i)
+                pending.append(i)
     return False
 for f in listed:
     if f.endswith(".cc") and names_capability(f):
