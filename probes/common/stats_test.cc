@@ -83,6 +83,20 @@ TEST_CASE("Tables print perftest's columns") {
   CHECK(FormatBwTable("t", {}, {p}, BwUnit::kMiBps).find("BW average[MiB/sec]") !=
         std::string::npos);
 
+  // Each flow one line: a queue pair's 5-tuple with its queue pair numbers, its path.
+  Flow roce;
+  roce.protocol = "roce";
+  roce.source = "192.0.2.1:55410";
+  roce.destination = "192.0.2.2:4791";
+  roce.queue_pair = "rxe0:1 qp 17 > qp 18";
+  roce.bw_gbps = 1.5;
+  roce.hops = {{1, "198.18.0.1", "leaf-1"}, {2, "", ""}};
+  roce.traced = true;
+  CHECK(FormatFlows({roce}) ==
+        " flow 0   roce 192.0.2.1:55410 > 192.0.2.2:4791  1.500 Gb/s  [rxe0:1 qp 17 > qp 18]"
+        "  path: leaf-1 * >\n" +
+            std::string(kResultLine) + "\n");
+
   auto lat = LatencyStats(2, {1000, 2000, 3000, 4000, 5000}, 1.0);
   std::string lat_table = FormatLatTable("TCP Latency Test", {}, {*lat});
   CHECK(lat_table.find(" 2       5          1.00           4.00         2.00") !=

@@ -88,6 +88,8 @@ std::string FormatFlows(const std::vector<Flow>& flows) {
     const Flow& f = flows[i];
     absl::StrAppend(&out, absl::StrFormat(" flow %-3zu %s %s > %s  %.3f Gb/s", i, f.protocol,
                                           f.source, f.destination, f.bw_gbps));
+    if (!f.queue_pair.empty() && f.source.find(" qp ") == std::string::npos)
+      absl::StrAppend(&out, "  [", f.queue_pair, "]");
     if (!f.hops.empty() || f.traced) {
       out += "  path:";
       for (const Hop& h : f.hops) {
