@@ -156,7 +156,12 @@ TEST_CASE("a verdict about the fabric passes nobody: the next --max-age sweep me
   CHECK(KindOf(degraded.report, "fabric_degraded").size() == 1);
   for (const auto& node : degraded.report.health().nodes()) {
     CHECK_FALSE(node.pass().earned());
-    CHECK(node.pass().why_not() == "fabric_degraded concerns it");
+    // The fabric-wide verdict is named for every node. Loopback on a busy machine may also
+    // scatter a pair's repeats enough for an `unstable` beside it ("fabric_degraded, unstable
+    // concern it"): that is measured too, and not this test's subject.
+    INFO(node.pass().why_not());
+    CHECK(node.pass().why_not().find("fabric_degraded") != std::string::npos);
+    CHECK(node.pass().why_not().find("concern") != std::string::npos);
   }
   Swept again = Sweep(address, aged);
   CHECK(again.report.health().nodes_size() == 3);
