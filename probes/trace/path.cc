@@ -65,28 +65,30 @@ std::string BindToInterface(int fd, const std::string& interface) {
   return "";
 }
 
-bool SplitAddress(const std::string& text, std::string* ip, uint16_t* port) {
+bool ParseEndpoint(const std::string& text, sockaddr_in* address) {
+  *address = sockaddr_in{};
+  address->sin_family = AF_INET;
   const size_t colon = text.rfind(':');
-  if (colon == std::string::npos) return false;
-  *ip = text.substr(0, colon);
-  uint32_t value = 0;
-  in_addr parsed{};
-  if (!absl::SimpleAtoi(text.substr(colon + 1), &value) || value == 0 || value > 65535 ||
-      ::inet_pton(AF_INET, ip->c_str(), &parsed) != 1) {
+  uint32_t port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(text.substr(colon + 1), &port) || port == 0 ||
+      port > 65535 ||
+      ::inet_pton(AF_INET, text.substr(0, colon).c_str(), &address->sin_addr) != 1) {
     return false;
   }
-  *port = static_cast<uint16_t>(value);
+  address->sin_port = htons(static_cast<uint16_t>(port));
   return true;
 }
 
-bool ParseEndpoint(const std::string& text, sockaddr_in* address) {
-  std::string ip;
-  uint16_t port = 0;
-  *address = sockaddr_in{};
-  address->sin_family = AF_INET;
-  if (!SplitAddress(text, &ip, &port) || ::inet_pton(AF_INET, ip.c_str(), &address->sin_addr) != 1)
-    return false;
-  address->sin_port = htons(port);
+bool FlowEndpoints(Flow& flow, sockaddr_in* source, sockaddr_in* destination) {
+  flow.hops.clear();
+  flow.traced = false;
+  for (const auto& [text, address] :
+       {std::pair{&flow.source, source}, std::pair{&flow.destination, destination}}) {
+    if (!ParseEndpoint(*text, address)) {
+      flow.trace_note = absl::StrCat("not an IPv4 address and port: '", *text, "'");
+      return false;
+    }
+  }
   return true;
 }
 

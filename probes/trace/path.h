@@ -60,10 +60,11 @@ std::string BindToInterface(int fd, const std::string& interface);
 bool ReadQueuedError(int fd, const sockaddr_in& destination, HopAnswer* answer,
                      std::string* quoted = nullptr);
 
-// "IP:PORT" into its parts; false when it is not an IPv4 address and port.
-bool SplitAddress(const std::string& text, std::string* ip, uint16_t* port);
 // "IP:PORT" into a socket address; false when it is not an IPv4 address and port.
 bool ParseEndpoint(const std::string& text, sockaddr_in* address);
+// A flow's two ends as socket addresses; where one is not an IPv4 address and port, false,
+// with the flow untraced and its trace_note saying which.
+bool FlowEndpoints(Flow& flow, sockaddr_in* source, sockaddr_in* destination);
 
 }  // namespace fabricctl::probes
 

@@ -87,15 +87,7 @@ HopAnswer DatagramAtTtl(const sockaddr_in& source, const sockaddr_in& destinatio
 void TraceRoceFlow(Flow& flow, const TraceLimits& limits, const Cancellation* cancel,
                    const std::string& interface) {
   sockaddr_in source{}, destination{};
-  flow.hops.clear();
-  flow.traced = false;
-  for (const auto& [text, address] :
-       {std::pair{&flow.source, &source}, std::pair{&flow.destination, &destination}}) {
-    if (!ParseEndpoint(*text, address)) {
-      flow.trace_note = absl::StrCat("not an IPv4 address and port: '", *text, "'");
-      return;
-    }
-  }
+  if (!FlowEndpoints(flow, &source, &destination)) return;
   if (ntohs(destination.sin_port) != kRoceV2Port) {
     flow.trace_note =
         absl::StrCat("not a RoCE v2 flow (port ", kRoceV2Port, "): '", flow.destination, "'");

@@ -60,15 +60,7 @@ HopAnswer SynAtTtl(const sockaddr_in& source, const sockaddr_in& destination, ui
 void TraceTcpFlow(Flow& flow, const TraceLimits& limits, const Cancellation* cancel,
                   const std::string& interface) {
   sockaddr_in source{}, destination{};
-  for (const auto& [text, address] :
-       {std::pair{&flow.source, &source}, std::pair{&flow.destination, &destination}}) {
-    if (!ParseEndpoint(*text, address)) {
-      flow.hops.clear();
-      flow.traced = false;
-      flow.trace_note = absl::StrCat("not an IPv4 address and port: '", *text, "'");
-      return;
-    }
-  }
+  if (!FlowEndpoints(flow, &source, &destination)) return;
   TracePath(flow, limits, cancel, [&](uint32_t ttl, absl::Duration wait) {
     return SynAtTtl(source, destination, ttl, wait, interface);
   });
