@@ -58,7 +58,14 @@ void Add(const std::map<Direction, float>& figures, std::map<Direction, Sums>& s
   }
 }
 
-}  // namespace
+// Whether the node-bandwidth stage was asked (the request, else sweep.node_bandwidth), and where
+// it was but cannot run (fewer than two rails to load at once, no bandwidth probe, no pairs),
+// why.
+struct NodeBandwidthPlan {
+  bool asked = false;
+  std::string why_not;
+  bool runs() const { return asked && why_not.empty(); }
+};
 
 NodeBandwidthPlan PlanNodeBandwidth(const SweepContext& sweep) {
   NodeBandwidthPlan plan;
@@ -75,6 +82,8 @@ NodeBandwidthPlan PlanNodeBandwidth(const SweepContext& sweep) {
   }
   return plan;
 }
+
+}  // namespace
 
 std::string RunNodeBandwidth(AgentClient& agents, SweepContext& sweep,
                              const RoundSettings& settings) {

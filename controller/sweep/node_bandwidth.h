@@ -11,16 +11,6 @@
 
 namespace fabricctl::controller::sweep {
 
-// Whether the node-bandwidth stage was asked (the request, else sweep.node_bandwidth), and where
-// it was but cannot run (fewer than two rails to load at once, no bandwidth probe, no pairs),
-// why: SweepInfo.node_bandwidth says so.
-struct NodeBandwidthPlan {
-  bool asked = false;
-  std::string why_not;
-  bool runs() const { return asked && why_not.empty(); }
-};
-NodeBandwidthPlan PlanNodeBandwidth(const SweepContext& sweep);
-
 // The stage where it was asked: measured into sweep.node_bandwidth unless it cannot run or the
 // sweep is stopping, and what it did or why not (SweepInfo.node_bandwidth); "" when not asked.
 std::string RunNodeBandwidth(AgentClient& agents, SweepContext& sweep,

@@ -175,7 +175,8 @@ ProbeRun RdmaBwProbe::Run(const ProbeParams& params, const ServerAddress& server
     for (RdmaEndpoint* e : eps) receivers.emplace_back(*e, params);
   }
   const int control = session->control.get();
-  const FlowNaming naming{RuleOf(kSystem, device), DriverOf(kSystem, device), params.trace_flows};
+  const std::string driver = DriverOf(kSystem, device);
+  const FlowNaming naming{RuleOfDriver(driver), driver, params.trace_flows};
   for (uint64_t size : params.sizes_bytes) {
     for (auto& r : receivers) {
       if (auto s = r.Prepare(); !s.ok()) return Finish(run, s);

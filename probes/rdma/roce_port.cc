@@ -21,8 +21,7 @@ std::string DriverOf(const SysfsRoot& sys, const std::string& device) {
   return link->substr(link->rfind('/') + 1);
 }
 
-SourcePortRule RuleOf(const SysfsRoot& sys, const std::string& device) {
-  const std::string driver = DriverOf(sys, device);
+SourcePortRule RuleOfDriver(const std::string& driver) {
   if (driver == "rxe") return SourcePortRule::kQpnHash;
   for (const char* d : kFlowLabelDrivers) {
     if (driver == d) return SourcePortRule::kFlowLabel;

@@ -20,11 +20,11 @@ namespace fabricctl::probes {
 //  - kUnknown: any other driver; its flows are not traced.
 enum class SourcePortRule { kUnknown, kQpnHash, kFlowLabel };
 
-// The rule of an RDMA device's driver, from sysfs: rxe has a "parent" attribute and no PCI
-// device; the others by the driver of the PCI function their device hangs from.
-SourcePortRule RuleOf(const SysfsRoot& sys, const std::string& device);
-// The driver's name as the rule was chosen ("rxe", "mlx5_core", ...), for notes.
+// An RDMA device's driver, from sysfs: "rxe" for a device with a "parent" attribute and no PCI
+// device; else the driver of the PCI function it hangs from ("mlx5_core", ...); "" unknown.
 std::string DriverOf(const SysfsRoot& sys, const std::string& device);
+// The rule of a driver DriverOf named.
+SourcePortRule RuleOfDriver(const std::string& driver);
 
 // The kernel's helpers, as include/rdma/ib_verbs.h and include/linux/hash.h define them.
 uint32_t CalcFlowLabel(uint32_t local_qpn, uint32_t remote_qpn);

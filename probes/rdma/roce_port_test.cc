@@ -50,11 +50,11 @@ TEST_CASE("a device's rule comes from its driver in sysfs") {
   std::filesystem::create_symlink(root + "/sys/devices/pci0000:00/0000:00:02.0",
                                   ib + "bnxt_re0/device");
   const SysfsRoot sys(root);
-  CHECK(RuleOf(sys, "rxe0") == SourcePortRule::kQpnHash);
-  CHECK(RuleOf(sys, "mlx5_0") == SourcePortRule::kFlowLabel);
+  CHECK(RuleOfDriver(DriverOf(sys, "rxe0")) == SourcePortRule::kQpnHash);
+  CHECK(RuleOfDriver(DriverOf(sys, "mlx5_0")) == SourcePortRule::kFlowLabel);
   CHECK(DriverOf(sys, "bnxt_re0") == "bnxt_en");
-  CHECK(RuleOf(sys, "bnxt_re0") == SourcePortRule::kUnknown);
-  CHECK(RuleOf(sys, "nosuch") == SourcePortRule::kUnknown);
+  CHECK(RuleOfDriver(DriverOf(sys, "bnxt_re0")) == SourcePortRule::kUnknown);
+  CHECK(RuleOfDriver(DriverOf(sys, "nosuch")) == SourcePortRule::kUnknown);
 }
 
 TEST_CASE("a GID's IPv4 address where it is IPv4-mapped") {
